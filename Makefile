@@ -1,0 +1,19 @@
+# The two commands of the README. Both run the idempotent set-up first, so a fresh
+# Debian 12 machine needs nothing else.
+PLAN ?=
+DB ?= results.sqlite
+
+.PHONY: setup bench test clean
+
+setup:
+	./scripts/setup.sh
+
+bench: setup
+	.venv/bin/stackbench run $(PLAN) --db $(DB)
+
+test: setup
+	cargo test --release --quiet --manifest-path loadgen/Cargo.toml
+	.venv/bin/python -m pytest -q tests
+
+clean:
+	rm -rf .venv loadgen/target

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One-shot, idempotent set-up for a fresh Debian 12 machine: the servers under test
+# (Debian's packages, with services kept from auto-starting), a Python virtualenv with
+# stackbench, and the Rust load engine in release mode. Each step is skipped when done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Every server the stack table names that Debian packages, plus the reference clients
+# (wrk, ab) and the measuring tools. Kept in one list so `stackbench stacks` and this file
+# agree; see stackbench/stacks/packages.py for the binary -> package map.
+PACKAGES=(
+  nginx apache2 libapache2-mod-php8.2 libapache2-mod-fcgid
+  php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache
+  varnish lighttpd h2o caddy haproxy
+  wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc
+)
+
+need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (apt-get install)" >&2; exit 1; }; }
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  need_root
+  # Debian's maintainer scripts start services on install; the lab never uses system
+  # services, so forbid that (exit 101 = "action forbidden", invoke-rc.d(8)).
+  if [ ! -x /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python: a venv with the package in editable mode plus test dependencies.
+if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt .venv/.installed ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e '.[test]'
+  touch .venv/.installed
+fi
+
+# Rust: the load engine, release build (cargo is a no-op when up to date).
+if ! command -v cargo >/dev/null; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+cargo build --release --quiet --manifest-path loadgen/Cargo.toml

@@ -1,0 +1,106 @@
+"""Driving the load engine `stackbench-load` and reading its JSON (never its text).
+
+The JSON contract is loadgen/schema/result-v1.schema.json; tests validate real output
+against it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench.errors import EngineError
+from stackbench.units import engine_duration
+
+SCHEMA_VERSION = 1
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_PATH = REPO_ROOT / "loadgen" / "schema" / "result-v1.schema.json"
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    url: str
+    connections: int
+    threads: int = 1
+    duration_s: float | None = 2.0
+    requests: int | None = None
+    warmup_s: float = 0.0
+    keepalive: bool = True
+    timeout_s: float = 10.0
+    rate: float | None = None
+
+    def argv(self, binary: str) -> list[str]:
+        argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
+                "--timeout", engine_duration(self.timeout_s)]
+        if self.duration_s is not None:
+            argv += ["-d", engine_duration(self.duration_s)]
+        if self.requests is not None:
+            argv += ["-n", str(self.requests)]
+        if self.warmup_s:
+            argv += ["--warmup", engine_duration(self.warmup_s)]
+        if not self.keepalive:
+            argv.append("--no-keepalive")
+        if self.rate is not None:
+            argv += ["--rate", str(self.rate)]
+        return argv + [self.url]
+
+
+def binary() -> str:
+    """The engine: $STACKBENCH_LOAD, the repo's release build, or one on PATH."""
+    candidates = [os.environ.get("STACKBENCH_LOAD"),
+                  str(REPO_ROOT / "loadgen" / "target" / "release" / "stackbench-load"),
+                  shutil.which("stackbench-load")]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    raise EngineError("the load engine stackbench-load is not built",
+                      hint="run ./scripts/setup.sh (it runs cargo build --release in loadgen/)")
+
+
+def run(spec: LoadSpec, cpus: list[int] | None = None) -> dict:
+    """Run one load and return the parsed result document."""
+    argv = spec.argv(binary())
+
+    def preexec() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+
+    budget = (spec.duration_s or 0) + spec.warmup_s + spec.timeout_s + 30
+    if spec.duration_s is None:
+        budget = 600 + spec.warmup_s  # a request count: bounded by this wall-clock limit
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
+    try:
+        out, err = proc.communicate(timeout=budget)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise EngineError(f"the load engine did not finish within {budget:.0f} s", detail=" ".join(argv)) from None
+    except BaseException:  # Ctrl-C: the engine gets SIGINT from the terminal too; make sure
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise EngineError(f"the load engine failed (exit status {proc.returncode})",
+                          detail=err.decode(errors="replace").strip() or " ".join(argv))
+    try:
+        doc = json.loads(out)
+    except json.JSONDecodeError as e:
+        raise EngineError(f"the load engine printed invalid JSON: {e}", detail=out[:300].decode(errors="replace")) from None
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise EngineError(f"the load engine speaks schema {doc.get('schema_version')!r}, this stackbench reads {SCHEMA_VERSION}",
+                          hint="rebuild it: ./scripts/setup.sh")
+    return doc
+
+
+def version() -> str | None:
+    try:
+        out = subprocess.run([binary(), "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (EngineError, OSError, subprocess.TimeoutExpired):
+        return None
+    return out.strip().split()[-1] if out.strip() else None

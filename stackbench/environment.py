@@ -1,0 +1,66 @@
+"""The environment a run was measured in: kernel, CPU, memory, pinning, tool versions.
+
+Recorded with every run so a result can be judged (and reproduced) later.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+from stackbench import __version__, engine
+from stackbench.pinning import Pinning
+
+
+def collect(pinning: Pinning) -> dict:
+    return {
+        "stackbench": __version__,
+        "engine": engine.version(),
+        "kernel": platform.release(),
+        "os": _os_release(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": _mem_total(),
+        "python": platform.python_version(),
+        "pinning": pinning.as_dict(),
+        "cpu_governor": _governor(),
+    }
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _mem_total() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _os_release() -> str | None:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return None
+
+
+def _governor() -> str | None:
+    # None on VMs without cpufreq; "performance" is what benchmarks want.
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip()
+    except OSError:
+        return None

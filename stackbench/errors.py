@@ -1,0 +1,88 @@
+"""Typed errors. Each carries the sentence a user sees and the exit status the CLI returns.
+
+The CLI's single top-level handler (cli.main) turns these into one line on stderr; a
+traceback only appears with --debug (the HTTPie/hyperfine pattern from STYLE.md).
+"""
+
+from __future__ import annotations
+
+
+class StackbenchError(Exception):
+    exit_code = 1
+
+    def __init__(self, message: str, *, detail: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail  # e.g. the tail of a server's error log
+        self.hint = hint  # what the user can do about it
+
+    def render(self) -> str:
+        parts = [f"error: {self.message}"]
+        if self.detail:
+            parts.append(_indent(self.detail.rstrip()))
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class UsageError(StackbenchError):
+    """Bad input from the user: plan file, stack id, knob, flag."""
+
+    exit_code = 2
+
+
+class PlanError(UsageError):
+    pass
+
+
+class MissingBinary(StackbenchError):
+    exit_code = 3
+
+    def __init__(self, binary: str, package: str):
+        super().__init__(
+            f"{binary} is not installed",
+            hint=f"apt-get install {package}   (or run ./scripts/setup.sh, which installs every stack)",
+        )
+        self.binary = binary
+        self.package = package
+
+
+class PortInUse(StackbenchError):
+    exit_code = 4
+
+    def __init__(self, port: int):
+        super().__init__(
+            f"port 127.0.0.1:{port} is already in use",
+            hint="stop whatever listens there, or leave `port` out of the plan so a free port is picked",
+        )
+        self.port = port
+
+
+class ServerError(StackbenchError):
+    """A server failed: config check, start, readiness, or it died while measured."""
+
+    exit_code = 5
+
+
+class ConfigCheckFailed(ServerError):
+    pass
+
+
+class ServerExited(ServerError):
+    pass
+
+
+class VerifyFailed(ServerError):
+    """The stack answered, but not with what the workload must serve: not measured."""
+
+
+class EngineError(StackbenchError):
+    exit_code = 6
+
+
+class Interrupted(StackbenchError):
+    exit_code = 130
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())

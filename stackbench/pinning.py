@@ -1,0 +1,32 @@
+"""Which cores the server gets and which the load engine gets.
+
+With two or more cores they are disjoint (server on the first half, engine on the rest),
+so the engine's CPU use does not come out of the server's budget. With one core they
+share it, and the result says so.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Pinning:
+    server_cpus: list[int]
+    engine_cpus: list[int]
+
+    @property
+    def shared(self) -> bool:
+        return bool(set(self.server_cpus) & set(self.engine_cpus))
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"shared": self.shared}
+
+
+def choose(available: list[int] | None = None) -> Pinning:
+    cpus = sorted(available if available is not None else os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return Pinning(cpus, cpus)
+    half = len(cpus) // 2
+    return Pinning(cpus[:half], cpus[half:])

@@ -1,0 +1,202 @@
+"""Plans: what to measure. A TOML file names stacks (with knobs), workloads, concurrency
+levels, keep-alive modes and timing; `expand` turns it into the ordered list of cells.
+
+Errors name the file and the key, and suggest the nearest valid word.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from stackbench import workloads
+from stackbench.errors import PlanError, UsageError
+from stackbench.stacks import registry
+from stackbench.units import parse_duration_s
+
+ORDERS = ("ascending", "descending", "shuffled")
+TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
+            "stacks", "repetitions", "order", "seed", "threads", "timeout"}
+STACK_KEYS = {"id", "label", "knobs", "port"}
+
+
+@dataclass(frozen=True)
+class StackVariant:
+    """A stack family with knob values: one column of the comparison."""
+
+    id: str
+    label: str
+    knobs: dict[str, Any]  # only what the plan set; defaults are resolved by the stack
+    port: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    stacks: list[StackVariant]
+    workloads: list[str]
+    concurrency: list[int]
+    keepalive: list[bool]
+    duration_s: float | None = 2.0
+    requests: int | None = None
+    warmup_s: float = 0.5
+    timeout_s: float = 10.0
+    repetitions: int = 1
+    order: str = "ascending"
+    seed: int = 1
+    threads: int | None = None  # engine threads; None = one per engine core
+    source: str = "<built-in>"
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One measurement: a stack variant × workload × concurrency × keep-alive mode."""
+
+    seq: int
+    repetition: int
+    stack: StackVariant
+    workload: str
+    concurrency: int
+    keepalive: bool
+
+
+def default_plan_text() -> str:
+    return resources.files("stackbench.plans").joinpath("default.toml").read_text()
+
+
+def load(path: str | Path | None) -> Plan:
+    if path is None:
+        return parse(tomllib.loads(default_plan_text()), "<default plan>")
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise PlanError(f"cannot read plan {p}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise PlanError(f"{p}: not valid TOML: {e}") from None
+    return parse(data, str(p))
+
+
+def parse(data: dict[str, Any], source: str) -> Plan:
+    def fail(msg: str) -> PlanError:
+        return PlanError(f"{source}: {msg}")
+
+    _reject_unknown(data, TOP_KEYS, source, "")
+    try:
+        duration = parse_duration_s(data["duration"]) if "duration" in data else None
+        warmup = parse_duration_s(data.get("warmup", 0.5))
+        timeout = parse_duration_s(data.get("timeout", 10))
+    except ValueError as e:
+        raise fail(str(e)) from None
+    requests = data.get("requests")
+    if requests is not None and (not isinstance(requests, int) or isinstance(requests, bool) or requests < 1):
+        raise fail(f"requests must be a whole number >= 1, not {requests!r}")
+    if duration is None and requests is None:
+        duration = 2.0
+    if duration is not None and duration <= 0:
+        raise fail("duration must be > 0")
+
+    concurrency = _list_of(data, "concurrency", int, [1, 16, 64], fail)
+    if any(c < 1 or c > 20000 for c in concurrency):
+        raise fail("concurrency values must be between 1 and 20000")
+    keepalive = _list_of(data, "keepalive", bool, [True, False], fail)
+    wl = _list_of(data, "workloads", str, list(workloads.WORKLOADS), fail)
+    for w in wl:
+        try:
+            workloads.get(w)
+        except UsageError as e:
+            raise fail(e.message) from None
+
+    order = data.get("order", "ascending")
+    if order not in ORDERS:
+        raise fail(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    repetitions = data.get("repetitions", 1)
+    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+        raise fail(f"repetitions must be a whole number >= 1, not {repetitions!r}")
+    threads = data.get("threads")
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise fail(f"threads must be a whole number >= 1, not {threads!r}")
+
+    raw_stacks = data.get("stacks")
+    if not raw_stacks or not isinstance(raw_stacks, list):
+        raise fail("a plan needs at least one [[stacks]] entry with an id")
+    variants = [_variant(entry, i, source) for i, entry in enumerate(raw_stacks)]
+    labels = [v.label for v in variants]
+    dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
+    if dup:
+        raise fail(f"two stacks have the label {dup!r}; give one a different `label` or different knobs")
+
+    return Plan(
+        name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
+        concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
+        warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
+        seed=int(data.get("seed", 1)), threads=threads, source=source, raw=data,
+    )
+
+
+def expand(plan: Plan) -> list[Cell]:
+    """Cells in run order. Repetitions are the outer loop, so stacks alternate A B A B
+    across repetitions (drift then hits every stack alike). Within a stack, cells are
+    grouped so the stack starts once per repetition."""
+    rng = random.Random(plan.seed)
+    cells: list[Cell] = []
+    for rep in range(plan.repetitions):
+        for variant in plan.stacks:
+            for wl in plan.workloads:
+                levels = sorted(plan.concurrency, reverse=plan.order == "descending")
+                if plan.order == "shuffled":
+                    rng.shuffle(levels)
+                for conc in levels:
+                    for ka in plan.keepalive:
+                        cells.append(Cell(len(cells), rep, variant, wl, conc, ka))
+    return cells
+
+
+def _variant(entry: Any, index: int, source: str) -> StackVariant:
+    where = f"{source}: stacks[{index}]"
+    if not isinstance(entry, dict) or "id" not in entry:
+        raise PlanError(f"{where}: each [[stacks]] entry needs an id")
+    _reject_unknown(entry, STACK_KEYS, source, f"stacks[{index}].")
+    try:
+        stack = registry.get(entry["id"])
+        knobs = entry.get("knobs", {})
+        if not isinstance(knobs, dict):
+            raise PlanError(f"knobs must be a table, e.g. knobs = {{ pm = \"static\" }}")
+        resolved = stack.resolve_knobs(knobs)
+    except UsageError as e:
+        raise PlanError(f"{where}: {e.message}", hint=e.hint) from None
+    defaults = {k.name: k.default for k in stack.knobs}
+    changed = [f"{k}={v}" for k, v in resolved.items() if v != defaults[k]]
+    label = entry.get("label") or " ".join([stack.id] + changed)
+    port = entry.get("port")
+    if port is not None and (not isinstance(port, int) or not 1 <= port <= 65535):
+        raise PlanError(f"{where}: port must be 1..65535, not {port!r}")
+    return StackVariant(stack.id, str(label), dict(knobs), port)
+
+
+def _list_of(data: dict, key: str, kind: type, default: list, fail) -> list:
+    value = data.get(key, default)
+    if not isinstance(value, list):
+        value = [value]
+    if not value:
+        raise fail(f"{key} must not be empty")
+    for v in value:
+        if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            raise fail(f"{key} takes {kind.__name__} values, not {v!r}")
+    return value
+
+
+def _reject_unknown(data: dict, known: set[str], source: str, prefix: str) -> None:
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise PlanError(f"{source}: unknown key {prefix}{key!r}{hint}")

@@ -1,0 +1,1 @@
+"""Presentation: everything here reads stored results (or runner events) and prints."""

@@ -1,0 +1,60 @@
+"""Progress while a plan runs: one line, rewritten in place, on a terminal only."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from stackbench.plan import Cell, Plan, StackVariant
+from stackbench.runner import Events
+from stackbench.report.style import Style
+from stackbench.store import CellRecord
+
+
+class TerminalProgress(Events):
+    def __init__(self, stream: TextIO = sys.stderr):
+        self.stream = stream
+        self.live = stream.isatty()
+        self.style = Style(stream)
+        self.total = 0
+        self.done = 0
+        self.t0 = time.monotonic()
+
+    def _status(self, text: str) -> None:
+        if self.live:
+            self.stream.write("\r\033[K" + text)
+            self.stream.flush()
+
+    def _say(self, text: str) -> None:
+        """A permanent line (errors): always shown, on a terminal or not."""
+        if self.live:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
+        self.total = len(cells)
+        if self.live:
+            self._say(self.style.dim(f"run {run_id}: {len(cells)} cells, plan {plan.name}; "
+                                     f"server on cores {pinning.server_cpus}, engine on {pinning.engine_cpus}"))
+
+    def stack_starting(self, variant: StackVariant) -> None:
+        self._status(f"[{self.done}/{self.total}] starting {variant.label} …")
+
+    def cell_started(self, cell: Cell) -> None:
+        ka = "keep-alive" if cell.keepalive else "no keep-alive"
+        elapsed = time.monotonic() - self.t0
+        self._status(f"[{self.done + 1}/{self.total}] {cell.stack.label} · {cell.workload} · "
+                     f"c={cell.concurrency} · {ka}  ({elapsed:.0f} s)")
+
+    def cell_finished(self, cell: Cell, record: CellRecord) -> None:
+        self.done += 1
+
+    def stack_failed(self, variant: StackVariant, error) -> None:
+        self._say(self.style.error(f"{variant.label} failed:\n{error.render()}"))
+
+    def plan_finished(self, run_id: int, status: str) -> None:
+        if self.live:
+            self.stream.write("\r\033[K")
+            self.stream.flush()

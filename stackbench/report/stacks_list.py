@@ -1,0 +1,34 @@
+"""`stackbench stacks`: every stack, whether it can run here, versions, knobs."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from stackbench.report.style import Style
+from stackbench.stacks import installed
+from stackbench.stacks.registry import STACKS
+
+
+def render(out: TextIO) -> None:
+    style = Style(out)
+    for stack in STACKS.values():
+        gone = installed.missing(stack)
+        if gone:
+            pkgs = " ".join(sorted({r.package for r in gone}))
+            state = style.warn(f"missing: apt-get install {pkgs}")
+        else:
+            vers = ", ".join(f"{k} {v}" for k, v in installed.versions(stack).items() if v)
+            state = f"available ({vers})"
+        out.write(f"{style.bold(stack.id)}  {state}\n  {stack.description}\n")
+        for knob in stack.knobs:
+            choices = f" [{' | '.join(map(str, knob.choices))}]" if knob.choices else ""
+            out.write(f"    {knob.name} = {_toml(knob.default)}{choices}  {style.dim(knob.help)}\n")
+        out.write("\n")
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)

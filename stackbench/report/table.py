@@ -1,0 +1,81 @@
+"""The summary table of a stored run: one row per cell, rows of the same question
+(workload × concurrency × keep-alive) next to each other so stacks compare at a glance."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from stackbench.report.style import Style
+from stackbench.units import format_us
+
+COLUMNS = ("workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx")
+NUMERIC = {"conc", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx"}
+
+
+def rows(cells: list[dict]) -> list[tuple[str, ...]]:
+    ordered = sorted(cells, key=lambda c: (c["workload"], c["concurrency"], not c["keepalive"], c["seq"]))
+    out = []
+    for c in ordered:
+        if c["status"] != "ok" and c["engine"] is None:
+            out.append((c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED",
+                        "-", "-", "-", "-", "-"))
+            continue
+        rps = c["requests_per_s"]
+        out.append((
+            c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"] + ("" if c["status"] == "ok" else " (FAILED)"),
+            "-" if rps is None else f"{rps:,.0f}",
+            format_us(c["latency_mean_us"]), format_us(c["latency_p50_us"]), format_us(c["latency_p99_us"]),
+            str(c["requests_failed"]), str(c["non_2xx"]),
+        ))
+    return out
+
+
+def render(run: dict, cells: list[dict], out: TextIO) -> None:
+    style = Style(out)
+    body = rows(cells)
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(COLUMNS)]
+
+    def line(values: tuple[str, ...]) -> str:
+        return "  ".join(v.rjust(w) if h in NUMERIC else v.ljust(w)
+                         for v, w, h in zip(values, widths, COLUMNS)).rstrip()
+
+    env = run["environment"]
+    pin = env.get("pinning", {})
+    out.write(style.bold(f"run {run['id']} · plan {run['plan_name']} · {run['status']} · {run['started_at']}") + "\n")
+    out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
+                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n\n")
+    out.write(style.bold(line(COLUMNS)) + "\n")
+    previous = None
+    for r in body:
+        group = r[:3]
+        if previous is not None and group != previous:
+            out.write("\n")
+        previous = group
+        out.write(line(r) + "\n")
+
+    notes = _notes(cells)
+    if notes:
+        out.write("\n")
+        for text in notes:
+            out.write(style.warn(f"warning: {text}") + "\n")
+
+
+def _notes(cells: list[dict]) -> list[str]:
+    """Each distinct warning once, with the cells it concerns."""
+    seen: dict[str, list[str]] = {}
+    for c in cells:
+        if c["error"]:
+            seen.setdefault(f"{c['stack_label']}: {c['error']}", [])
+        for w in c["warnings"] or []:
+            seen.setdefault(w, []).append(f"{c['stack_label']} {c['workload']} c={c['concurrency']} {_ka(c)}")
+    out = []
+    for text, where in seen.items():
+        if where:
+            more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
+            text = f"{text} [{'; '.join(where[:2])}{more}]"
+        out.append(text)
+    return out
+
+
+def _ka(cell: dict) -> str:
+    return "on" if cell["keepalive"] else "off"

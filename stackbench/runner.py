@@ -1,0 +1,143 @@
+"""Running a plan: for each stack variant, start → verify → for each cell: warm up,
+load, store → stop. Nothing here formats text; progress goes to an Events observer."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
+from stackbench.errors import EngineError, ServerError, StackbenchError
+from stackbench.plan import Cell, Plan, StackVariant, expand
+from stackbench.stacks import installed, registry
+from stackbench.stacks.lifecycle import StackInstance
+from stackbench.store import CellRecord, Store
+
+
+class Events:
+    """What a run reports while it goes. The default does nothing (tests, non-TTY)."""
+
+    def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: pinning_mod.Pinning) -> None: ...
+    def stack_starting(self, variant: StackVariant) -> None: ...
+    def stack_ready(self, variant: StackVariant, instance: StackInstance) -> None: ...
+    def cell_started(self, cell: Cell) -> None: ...
+    def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
+    def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None: ...
+    def plan_finished(self, run_id: int, status: str) -> None: ...
+
+
+@dataclass
+class Options:
+    workdir: Path | None = None
+    keep_rundir: bool = False
+    pinning: pinning_mod.Pinning | None = None
+
+
+@dataclass
+class Outcome:
+    run_id: int
+    status: str  # complete | failed | interrupted
+    errors: list[StackbenchError] = field(default_factory=list)
+
+
+def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None) -> Outcome:
+    events = events or Events()
+    options = options or Options()
+    cells = expand(plan)
+    preflight(plan, options)
+    engine.binary()  # fail now, not after the first stack started
+    pins = options.pinning or pinning_mod.choose()
+    run_id = store.begin_run(plan.name, plan.source, plan.raw, environment.collect(pins))
+    events.plan_started(run_id, plan, cells, pins)
+    outcome = Outcome(run_id, "failed")
+    try:
+        for _, group in itertools.groupby(cells, key=lambda c: (c.repetition, c.stack.label)):
+            error = _run_group(list(group), plan, store, run_id, pins, events, options)
+            if error:
+                outcome.errors.append(error)
+        outcome.status = "failed" if outcome.errors else "complete"
+    except KeyboardInterrupt:
+        outcome.status = "interrupted"
+        raise
+    finally:
+        store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None)
+        events.plan_finished(run_id, outcome.status)
+    return outcome
+
+
+def preflight(plan: Plan, options: Options) -> None:
+    """Before measuring anything: every stack installed, every config accepted by its
+    server's checker. A typo in the last stack of a long plan fails in a second."""
+    for variant in plan.stacks:
+        installed.require(registry.get(variant.id))
+    for variant in plan.stacks:
+        _instance(variant, [], options).preflight()
+
+
+def _instance(variant: StackVariant, cpus: list[int], options: Options) -> StackInstance:
+    return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
+                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir)
+
+
+def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
+               events: Events, options: Options) -> ServerError | None:
+    """One stack start serving a group of cells. A server failure fails the rest of the
+    group (stored as failed cells, with the reason) and the plan goes on."""
+    variant = cells[0].stack
+    instance = _instance(variant, pins.server_cpus, options)
+    versions = installed.versions(instance.stack)
+    done = 0
+    events.stack_starting(variant)
+    try:
+        instance.up()
+        instance.verify(sorted({c.workload for c in cells}))
+        events.stack_ready(variant, instance)
+        for cell in cells:
+            events.cell_started(cell)
+            record = _measure(cell, plan, instance, versions, pins)
+            store.record_cell(run_id, record)
+            done += 1
+            events.cell_finished(cell, record)
+            instance.check_alive()
+    except ServerError as e:
+        for cell in cells[done:]:
+            store.record_cell(run_id, _record(cell, instance, versions, pins, "failed", error=e.message))
+        events.stack_failed(variant, e)
+        return e
+    finally:
+        instance.down()
+    return None
+
+
+def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning) -> CellRecord:
+    workload = workloads.get(cell.workload)
+    spec = engine.LoadSpec(
+        url=f"http://127.0.0.1:{instance.port}{workload.path}",
+        connections=cell.concurrency,
+        threads=plan.threads or len(pins.engine_cpus) or 1,
+        duration_s=plan.duration_s, requests=plan.requests, warmup_s=plan.warmup_s,
+        keepalive=cell.keepalive, timeout_s=plan.timeout_s,
+    )
+    doc = engine.run(spec, cpus=pins.engine_cpus)
+    dead = instance.dead_servers()
+    if dead:
+        # The server died under load: keep what the engine saw, marked failed.
+        error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
+        rec = _record(cell, instance, versions, pins, "failed", engine_doc=doc, error=error)
+        return rec
+    return _record(cell, instance, versions, pins, "ok", engine_doc=doc)
+
+
+def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: str,
+            engine_doc: dict | None = None, error: str | None = None) -> CellRecord:
+    pin = pins.as_dict()
+    return CellRecord(
+        seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
+        knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
+        status=status, versions=versions, pinning=pin, files=dict(instance.files), engine=engine_doc,
+        error=error, warnings=warnings.for_cell(engine_doc, pin) if engine_doc else [],
+    )
+
+
+__all__ = ["Events", "Options", "Outcome", "run_plan", "preflight", "EngineError"]

@@ -1,0 +1,24 @@
+"""apache-prefork-modphp: Apache 2.4 prefork with PHP embedded (mod_php).
+
+mod_php only works with prefork: Debian's libphp is "not compiled to be threadsafe".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackbench.stacks.base import Context, Requirement, Server, Stack
+from stackbench.stacks.servers import apache
+from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
+
+
+class ApachePreforkModphp(Stack):
+    id = "apache-prefork-modphp"
+    description = "Apache 2.4 prefork + mod_php (PHP inside every Apache child)"
+    knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE,)
+
+    def requirements(self) -> list[Requirement]:
+        return apache.REQUIREMENTS + [apache.MOD_PHP]
+
+    def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
+        return [apache.Apache(ctx, knobs, mpm="prefork", php="mod_php")]

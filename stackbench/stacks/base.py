@@ -1,0 +1,157 @@
+"""The contract every stack family follows.
+
+A *Stack* is a family (nginx-fpm, apache-prefork-modphp, ...) with named knobs. Given a
+Context and knob values it returns its *Servers*, back first (PHP-FPM before nginx).
+A Server is one process tree: it renders its config files, names its checker and start
+command, and says how to tell it is ready. Everything else (checking, starting, waiting,
+verifying, stopping) is generic and lives in lifecycle.py, so a new family is mostly a
+template and a few lines of composition.
+"""
+
+from __future__ import annotations
+
+import signal
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from stackbench.errors import UsageError
+from stackbench.supervise import Probe
+
+_TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "servers" / "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=False,
+)
+
+
+def render(template: str, **values: Any) -> str:
+    return _TEMPLATES.get_template(template).render(**values)
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+    def parse(self, value: Any) -> Any:
+        """Check a value from a plan against this knob's type and choices."""
+        kind = type(self.default)
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise UsageError(f"knob {self.name!r} takes true or false, not {value!r}")
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise UsageError(f"knob {self.name!r} takes a whole number >= 0, not {value!r}")
+        elif not isinstance(value, kind):
+            raise UsageError(f"knob {self.name!r} takes a {kind.__name__}, not {value!r}")
+        if self.choices and value not in self.choices:
+            choices = ", ".join(map(str, self.choices))
+            raise UsageError(f"knob {self.name!r} is one of {choices}, not {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A file the stack needs, and the Debian package that provides it."""
+
+    path: str  # a binary name looked up on PATH, or an absolute path
+    package: str
+
+
+@dataclass
+class Context:
+    """Where and how one instance of a stack runs."""
+
+    stack_label: str
+    rundir: Path
+    docroot: Path
+    port: int
+    cpus: list[int]
+    user: str | None  # unprivileged worker user when the lab runs as root, else None
+    aux_ports: dict[str, int] = field(default_factory=dict)
+
+    def aux_port(self, name: str) -> int:
+        """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
+        if name not in self.aux_ports:
+            from stackbench.ports import free_port
+
+            self.aux_ports[name] = free_port()
+        return self.aux_ports[name]
+
+    def render_values(self) -> dict[str, Any]:
+        return {
+            "stack_label": self.stack_label,
+            "rundir": str(self.rundir),
+            "docroot": str(self.docroot),
+            "port": self.port,
+            "user": self.user,
+        }
+
+
+@dataclass
+class Server(ABC):
+    """One process tree of a stack."""
+
+    ctx: Context
+    knobs: dict[str, Any]
+    name: str = ""
+    stop_signal: int = signal.SIGTERM
+    extra_docroot_files: dict[str, bytes] = field(default_factory=dict)
+
+    @abstractmethod
+    def files(self) -> dict[str, str]:
+        """Config files to write, keyed by path relative to the run directory."""
+
+    @abstractmethod
+    def check_argv(self) -> list[str]:
+        """The server's own config checker (nginx -t, apache2 -t, php-fpm -t)."""
+
+    @abstractmethod
+    def start_argv(self) -> list[str]:
+        """Foreground start command."""
+
+    @abstractmethod
+    def probe(self) -> Probe:
+        """True once the server accepts connections."""
+
+    @abstractmethod
+    def log_paths(self) -> list[Path]:
+        """Error logs whose tail goes into every error message about this server."""
+
+    def env(self) -> dict[str, str] | None:
+        return None
+
+    def status_url(self) -> str | None:
+        """A status page of the server's own (stub_status, server-status), if any."""
+        return None
+
+
+class Stack(ABC):
+    id: str
+    description: str
+    knobs: tuple[Knob, ...]
+
+    @abstractmethod
+    def requirements(self) -> list[Requirement]:
+        """What must be installed, with the package to install."""
+
+    @abstractmethod
+    def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
+        """The servers of this stack, in start order (back end first)."""
+
+    def resolve_knobs(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults overlaid with the plan's values; unknown knobs are an error."""
+        by_name = {k.name: k for k in self.knobs}
+        unknown = sorted(set(given) - set(by_name))
+        if unknown:
+            known = ", ".join(sorted(by_name))
+            raise UsageError(f"stack {self.id!r} has no knob {unknown[0]!r}; its knobs are: {known}")
+        return {name: (knob.parse(given[name]) if name in given else knob.default)
+                for name, knob in by_name.items()}

@@ -1,0 +1,66 @@
+"""Is a stack installed, and which versions of its servers are there."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+
+from stackbench.errors import MissingBinary
+from stackbench.stacks.base import Requirement, Stack
+from stackbench.supervise import run_checked
+
+# How each server tells its version (first match of VERSION_RE in the output).
+VERSION_COMMANDS = {
+    "nginx": ["nginx", "-v"],
+    "apache2": ["apache2", "-v"],
+    "php-fpm8.2": ["php-fpm8.2", "-v"],
+    "php8.2": ["php8.2", "-v"],
+}
+VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+
+
+def present(req: Requirement) -> bool:
+    if req.path.startswith("/"):
+        return os.path.exists(req.path)
+    return shutil.which(req.path, path=_search_path()) is not None
+
+
+def missing(stack: Stack) -> list[Requirement]:
+    return [r for r in stack.requirements() if not present(r)]
+
+
+def require(stack: Stack) -> None:
+    gone = missing(stack)
+    if gone:
+        raise MissingBinary(gone[0].path, " ".join(sorted({r.package for r in gone})))
+
+
+@functools.cache
+def version(binary: str) -> str | None:
+    argv = VERSION_COMMANDS.get(binary)
+    if not argv or shutil.which(argv[0], path=_search_path()) is None:
+        return None
+    try:
+        _, out = run_checked(argv, timeout=10)
+    except OSError:
+        return None
+    m = VERSION_RE.search(out)
+    return m.group(1) if m else None
+
+
+def versions(stack: Stack) -> dict[str, str | None]:
+    """Versions of every versioned binary a stack needs (and PHP's, for PHP stacks)."""
+    result = {}
+    for req in stack.requirements():
+        if req.path in VERSION_COMMANDS:
+            result[req.path] = version(req.path)
+        if "php" in req.package:
+            result["php"] = version("php8.2") or version("php-fpm8.2")
+    return result
+
+
+def _search_path() -> str:
+    # Servers live in /usr/sbin, which a non-root PATH often lacks.
+    return os.environ.get("PATH", "") + ":/usr/sbin:/sbin"

@@ -1,0 +1,1 @@
+"""Server components (one process tree each) that stack families are composed of."""

@@ -1,0 +1,195 @@
+"""The results store: SQLite, in this one module (STYLE.md).
+
+A run id on every row; one transaction per cell, so a cell is stored whole or not at all
+and an interrupted plan keeps everything measured before the interruption; the schema
+version lives in PRAGMA user_version. Measurement writes here; reports only read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from stackbench.errors import UsageError
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,           -- UTC, ISO 8601
+    finished_at TEXT,
+    status TEXT NOT NULL,               -- running | complete | interrupted | failed
+    error TEXT,
+    plan_name TEXT NOT NULL,
+    plan_source TEXT NOT NULL,
+    plan_json TEXT NOT NULL,
+    environment_json TEXT NOT NULL
+);
+CREATE TABLE configs (                  -- rendered config files, stored once per content
+    hash TEXT PRIMARY KEY,
+    files_json TEXT NOT NULL            -- {relative path: text}
+);
+CREATE TABLE cells (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    stack_id TEXT NOT NULL,
+    stack_label TEXT NOT NULL,
+    knobs_json TEXT NOT NULL,           -- every knob, defaults resolved
+    workload TEXT NOT NULL,
+    concurrency INTEGER NOT NULL,
+    keepalive INTEGER NOT NULL,
+    status TEXT NOT NULL,               -- ok | failed
+    error TEXT,
+    config_hash TEXT REFERENCES configs(hash),
+    versions_json TEXT NOT NULL,
+    pinning_json TEXT NOT NULL,
+    started_unix_us INTEGER,
+    duration_us INTEGER,
+    requests_completed INTEGER,
+    requests_failed INTEGER,
+    non_2xx INTEGER,
+    requests_per_s REAL,
+    latency_mean_us REAL,
+    latency_p50_us INTEGER,
+    latency_p99_us INTEGER,
+    engine_json TEXT,                   -- the engine's whole result document
+    warnings_json TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (run_id, seq)
+);
+CREATE INDEX cells_by_run ON cells(run_id, seq);
+"""
+
+
+@dataclass
+class CellRecord:
+    """What the runner learned about one cell."""
+
+    seq: int
+    repetition: int
+    stack_id: str
+    stack_label: str
+    knobs: dict[str, Any]
+    workload: str
+    concurrency: int
+    keepalive: bool
+    status: str
+    versions: dict[str, str | None]
+    pinning: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    engine: dict[str, Any] | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:"):
+        self.path = str(path)
+        try:
+            self.db = sqlite3.connect(self.path)
+        except sqlite3.Error as e:
+            raise UsageError(f"cannot open the results store {self.path}: {e}") from None
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version != 0:
+            raise UsageError(f"{self.path} has results-store schema {version}; this stackbench reads {SCHEMA_VERSION}",
+                             hint="use another --db file")
+        with self.db:
+            self.db.executescript(SCHEMA)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing -----------------------------------------------------------------------
+    def begin_run(self, plan_name: str, plan_source: str, plan: dict, environment: dict) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (started_at, status, plan_name, plan_source, plan_json, environment_json)"
+                " VALUES (?, 'running', ?, ?, ?, ?)",
+                (_now(), plan_name, plan_source, json.dumps(plan), json.dumps(environment)))
+        return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                            (status, error, _now(), run_id))
+
+    def record_cell(self, run_id: int, rec: CellRecord) -> int:
+        """One transaction: the config files (deduplicated) and the cell row."""
+        doc = rec.engine or {}
+        lat = doc.get("latency_us") or {}
+        pct = lat.get("percentiles") or {}
+        req = doc.get("requests") or {}
+        config_hash = None
+        with self.db:
+            if rec.files:
+                blob = json.dumps(rec.files, sort_keys=True)
+                config_hash = hashlib.sha256(blob.encode()).hexdigest()
+                self.db.execute("INSERT OR IGNORE INTO configs (hash, files_json) VALUES (?, ?)", (config_hash, blob))
+            cur = self.db.execute(
+                """INSERT INTO cells (run_id, seq, repetition, stack_id, stack_label, knobs_json, workload,
+                   concurrency, keepalive, status, error, config_hash, versions_json, pinning_json,
+                   started_unix_us, duration_us, requests_completed, requests_failed, non_2xx,
+                   requests_per_s, latency_mean_us, latency_p50_us, latency_p99_us, engine_json, warnings_json)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (run_id, rec.seq, rec.repetition, rec.stack_id, rec.stack_label, json.dumps(rec.knobs),
+                 rec.workload, rec.concurrency, int(rec.keepalive), rec.status, rec.error, config_hash,
+                 json.dumps(rec.versions), json.dumps(rec.pinning),
+                 doc.get("started_unix_us"), doc.get("duration_us"), req.get("completed"), req.get("failed"),
+                 req.get("non_2xx"), doc.get("requests_per_s"), lat.get("mean"), pct.get("50"), pct.get("99"),
+                 json.dumps(rec.engine) if rec.engine is not None else None, json.dumps(rec.warnings)))
+        return int(cur.lastrowid)
+
+    # -- reading -----------------------------------------------------------------------
+    def run(self, run_id: int) -> dict:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no run {run_id} in {self.path}", hint="`stackbench runs` lists the stored runs")
+        d = dict(row)
+        d["plan"] = json.loads(d.pop("plan_json"))
+        d["environment"] = json.loads(d.pop("environment_json"))
+        return d
+
+    def runs(self) -> list[dict]:
+        rows = self.db.execute(
+            "SELECT r.id, r.started_at, r.finished_at, r.status, r.plan_name, "
+            "(SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id) AS cells FROM runs r ORDER BY r.id").fetchall()
+        return [dict(r) for r in rows]
+
+    def latest_run_id(self) -> int | None:
+        row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
+        return row[0]
+
+    def cells(self, run_id: int) -> list[dict]:
+        return list(self._cells(run_id))
+
+    def _cells(self, run_id: int) -> Iterator[dict]:
+        for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
+            d = dict(row)
+            d["keepalive"] = bool(d["keepalive"])
+            for key in ("knobs", "versions", "pinning", "engine", "warnings"):
+                raw = d.pop(f"{key}_json")
+                d[key] = json.loads(raw) if raw is not None else None
+            yield d
+
+    def config_files(self, config_hash: str) -> dict[str, str]:
+        row = self.db.execute("SELECT files_json FROM configs WHERE hash = ?", (config_hash,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

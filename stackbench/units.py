@@ -1,0 +1,34 @@
+"""Parsing and printing durations and sizes: one place, one convention."""
+
+from __future__ import annotations
+
+import re
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$")
+_FACTOR = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration_s(text: str | int | float) -> float:
+    """'2s', '500ms', '1.5m', 3 -> seconds. Raises ValueError on anything else."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a duration: {text!r}")
+    if isinstance(text, (int, float)):
+        if text < 0:
+            raise ValueError(f"negative duration: {text!r}")
+        return float(text)
+    m = _DURATION.match(str(text))
+    if not m:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 2s, 500ms, 1m)")
+    return float(m.group(1)) * _FACTOR[m.group(2)]
+
+
+def engine_duration(seconds: float) -> str:
+    """A duration as the load engine's CLI takes it (milliseconds, exact)."""
+    return f"{round(seconds * 1000)}ms"
+
+
+def format_us(us: float | None) -> str:
+    """Microseconds for a table cell, in ms with 2 decimals; '-' when not computable."""
+    if us is None:
+        return "-"
+    return f"{us / 1000:.2f}"

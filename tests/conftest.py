@@ -1,0 +1,44 @@
+"""Shared fixtures. Tests that start real servers are marked `servers`: they need the
+packages installed by scripts/setup.sh and root (to drop workers to www-data). In CI
+(CI=true) a missing server is a failure; on a developer's machine it is a skip that says why."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from stackbench.stacks import installed
+from stackbench.stacks.registry import STACKS
+
+
+def require_stack(stack_id: str) -> None:
+    gone = installed.missing(STACKS[stack_id])
+    if gone:
+        msg = f"{stack_id} needs {', '.join(r.package for r in gone)} (run ./scripts/setup.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def require_tool(name: str, package: str) -> str:
+    path = shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin")
+    if not path:
+        msg = f"{name} not found (apt-get install {package})"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture
+def workdir():
+    """A run-directory parent the servers' unprivileged workers can traverse (pytest's
+    tmp_path lives under a 0700 directory, which www-data cannot enter)."""
+    path = Path(tempfile.mkdtemp(prefix="stackbench-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

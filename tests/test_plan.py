@@ -1,0 +1,98 @@
+"""Plan parsing and expansion (unit)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackbench import plan as plan_mod
+from stackbench.errors import PlanError
+
+
+def parse(text: str) -> plan_mod.Plan:
+    import tomllib
+
+    return plan_mod.parse(tomllib.loads(text), "test.toml")
+
+
+MINIMAL = """
+concurrency = [64, 1, 16]
+keepalive = [true, false]
+workloads = ["static-12b", "php-hello"]
+[[stacks]]
+id = "nginx-fpm"
+[[stacks]]
+id = "apache-prefork-modphp"
+knobs = { allow_override = "All" }
+"""
+
+
+def test_default_plan_is_the_skeleton_question():
+    plan = plan_mod.load(None)
+    cells = plan_mod.expand(plan)
+    assert [v.label for v in plan.stacks] == [
+        "nginx-fpm", "apache-prefork-modphp", "apache-prefork-modphp allow_override=All"]
+    assert len(cells) == 3 * 3 * 3 * 2
+    assert {c.workload for c in cells} == {"static-12b", "php-hello", "php-100k"}
+    assert sorted({c.concurrency for c in cells}) == [1, 16, 64]
+    # Short enough for the 5-minute budget: 54 cells x (2 s + 0.5 s warm-up) = 135 s of load.
+    assert len(cells) * (plan.duration_s + plan.warmup_s) < 180
+
+
+def test_expand_orders_cells_by_stack_then_workload_then_concurrency():
+    cells = plan_mod.expand(parse(MINIMAL))
+    assert len(cells) == 2 * 2 * 3 * 2
+    assert [c.seq for c in cells] == list(range(len(cells)))
+    first = cells[:6]
+    assert {c.stack.id for c in first} == {"nginx-fpm"}
+    assert [c.concurrency for c in first] == [1, 1, 16, 16, 64, 64]
+    assert [c.keepalive for c in first] == [True, False] * 3
+
+
+def test_descending_and_shuffled_orders():
+    text = 'order = "descending"\n' + MINIMAL
+    desc = plan_mod.expand(parse(text))
+    assert [c.concurrency for c in desc[:6:2]] == [64, 16, 1]
+    shuffled = plan_mod.expand(parse('order = "shuffled"\nseed = 7\n' + MINIMAL))
+    again = plan_mod.expand(parse('order = "shuffled"\nseed = 7\n' + MINIMAL))
+    assert [c.concurrency for c in shuffled] == [c.concurrency for c in again]  # reproducible
+    assert sorted(c.concurrency for c in shuffled[:6:2]) == [1, 16, 64]
+
+
+def test_repetitions_interleave_stacks():
+    cells = plan_mod.expand(parse('repetitions = 2\nworkloads = ["static-12b"]\nconcurrency = [1]\nkeepalive = [true]\n'
+                                  '[[stacks]]\nid = "nginx-fpm"\n[[stacks]]\nid = "apache-prefork-modphp"\n'))
+    assert [(c.repetition, c.stack.id) for c in cells] == [
+        (0, "nginx-fpm"), (0, "apache-prefork-modphp"), (1, "nginx-fpm"), (1, "apache-prefork-modphp")]
+
+
+def test_labels_name_the_knobs_that_differ_from_defaults():
+    plan = parse('[[stacks]]\nid = "nginx-fpm"\nknobs = { pm = "static", pm_max_children = 5 }\n')
+    assert plan.stacks[0].label == "nginx-fpm pm=static"  # 5 is the default: not in the label
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[stacks]]\nid = "nginx-php"\n', "unknown stack 'nginx-php'"),
+    ('[[stacks]]\nid = "nginx-fpm"\nknobs = { pm = "sometimes" }\n', "knob 'pm' is one of"),
+    ('[[stacks]]\nid = "nginx-fpm"\nknobs = { nope = 1 }\n', "has no knob 'nope'"),
+    ('concurency = [1]\n[[stacks]]\nid = "nginx-fpm"\n', "did you mean 'concurrency'"),
+    ('duration = "fast"\n[[stacks]]\nid = "nginx-fpm"\n', "not a duration"),
+    ('workloads = ["php-hello", "cat.gif"]\n[[stacks]]\nid = "nginx-fpm"\n', "unknown workload 'cat.gif'"),
+    ('concurrency = [0]\n[[stacks]]\nid = "nginx-fpm"\n', "between 1 and 20000"),
+    ('name = "x"\n', "at least one [[stacks]]"),
+    ('[[stacks]]\nid = "nginx-fpm"\n[[stacks]]\nid = "nginx-fpm"\n', "two stacks have the label"),
+    ('[[stacks]]\nid = "nginx-fpm"\nknobs = { pm_max_children = "many" }\n', "whole number"),
+])
+def test_bad_plans_say_what_is_wrong(text, message):
+    with pytest.raises(PlanError) as e:
+        parse(text)
+    assert message in e.value.message
+    assert e.value.message.startswith("test.toml")
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("concurrency = [1,\n")
+    with pytest.raises(PlanError, match="not valid TOML"):
+        plan_mod.load(bad)
+    with pytest.raises(PlanError, match="cannot read plan"):
+        plan_mod.load(tmp_path / "absent.toml")

@@ -1,0 +1,124 @@
+"""Real servers from Debian's packages on 127.0.0.1 (integration): each stack starts,
+serves every workload correctly, and leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from stackbench import workloads
+from stackbench.errors import ConfigCheckFailed, PortInUse, ServerExited
+from stackbench.stacks.lifecycle import StackInstance
+from stackbench.stacks.registry import STACKS
+from stackbench.supervise import live_pids_in_group
+from stackbench.workloads.verify import fetch
+
+from conftest import require_stack
+
+pytestmark = pytest.mark.servers
+
+VARIANTS = [
+    ("nginx-fpm", {}),
+    ("nginx-fpm", {"fpm_listen": "tcp", "pm": "static", "pm_max_children": 3, "opcache": False}),
+    ("apache-prefork-modphp", {}),
+    ("apache-prefork-modphp", {"allow_override": "All"}),
+]
+SERVER_COMMS = {"nginx", "apache2", "php-fpm8.2"}
+
+
+def server_processes() -> set[int]:
+    """Every nginx/apache2/php-fpm process in the process table (not only ours)."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    comm = f.read().strip()
+                with open(f"/proc/{entry}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if comm in SERVER_COMMS and state != "Z":
+                pids.add(int(entry))
+    return pids
+
+
+@pytest.mark.parametrize("stack_id, knobs", VARIANTS, ids=lambda v: str(v))
+def test_stack_starts_verifies_and_stops_clean(stack_id, knobs, workdir):
+    require_stack(stack_id)
+    before = server_processes()
+    inst = StackInstance(STACKS[stack_id], knobs, cpus=[0], workdir=workdir)
+    with inst:
+        inst.verify(list(workloads.WORKLOADS))
+        pids = [p for group in inst.pids().values() for p in group]
+        assert pids and set(pids) <= server_processes()
+        if stack_id == "nginx-fpm":
+            assert {"php-fpm", "nginx"} == set(inst.pids())
+        # workers run unprivileged when the lab is root
+        if os.geteuid() == 0:
+            users = {os.stat(f"/proc/{p}").st_uid for p in pids}
+            assert len(users) == 2, "expected a root master and www-data workers"
+        rundir = inst.ctx.rundir
+    assert not inst.leftover_pids()
+    assert server_processes() - before == set(), "server processes left behind"
+    assert not rundir.exists()
+
+
+def test_allow_override_all_makes_apache_read_htaccess(workdir):
+    """With All, a broken .htaccess is an error (500); with None it is never read."""
+    require_stack("apache-prefork-modphp")
+    for override, expected in (("All", 500), ("None", 200)):
+        with StackInstance(STACKS["apache-prefork-modphp"], {"allow_override": override}, cpus=[0],
+                           workdir=workdir) as inst:
+            (inst.ctx.docroot / ".htaccess").write_text("ThisIsNotADirective on\n")
+            status, _, _ = fetch(inst.port, "/hello.html")
+            assert status == expected, override
+
+
+def test_config_check_failure_shows_the_checker_message(workdir):
+    require_stack("nginx-fpm")
+    inst = StackInstance(STACKS["nginx-fpm"], {"nginx_worker_connections": 0}, cpus=[0], workdir=workdir)
+    with pytest.raises(ConfigCheckFailed) as e:
+        inst.up()
+    assert "nginx rejected its configuration" in e.value.message
+    assert "worker_connections" in e.value.detail  # nginx's own words
+    assert not inst.leftover_pids() and not list(workdir.iterdir())
+
+
+def test_port_in_use_is_refused_before_starting(workdir):
+    require_stack("apache-prefork-modphp")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(PortInUse, match=str(port)):
+            StackInstance(STACKS["apache-prefork-modphp"], {}, port=port, workdir=workdir).up()
+
+
+def test_server_that_exits_during_start_reports_its_log(workdir):
+    """PHP-FPM accepts its config but cannot bind its TCP port (taken behind the lab's
+    back): it dies while starting, and the error carries FPM's own log line."""
+    require_stack("nginx-fpm")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))  # bound, not listening: FPM's bind fails, probes get no answer
+        busy = s.getsockname()[1]
+        inst = StackInstance(STACKS["nginx-fpm"], {"fpm_listen": "tcp"}, cpus=[0], workdir=workdir,
+                             aux_ports={"php-fpm": busy})
+        with pytest.raises(ServerExited) as e:
+            inst.up()
+    assert "php-fpm" in e.value.message
+    assert "Address already in use" in e.value.detail
+    assert not inst.leftover_pids()
+
+
+def test_server_killed_mid_run_is_detected(workdir):
+    require_stack("nginx-fpm")
+    with StackInstance(STACKS["nginx-fpm"], {}, cpus=[0], workdir=workdir) as inst:
+        fpm = inst.processes[0]
+        os.kill(fpm.pid, 9)
+        fpm.popen.wait(5)
+        with pytest.raises(ServerExited, match="php-fpm"):
+            inst.check_alive()
+    assert not live_pids_in_group(fpm.pid)
