@@ -16,9 +16,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from stackbench.errors import ServerExited
+
+if TYPE_CHECKING:
+    from stackbench.monitor.cgroup import Cgroup
 
 Probe = Callable[[], bool]
 
@@ -88,13 +91,17 @@ def spawn(
     cpus: list[int] | None = None,
     log_paths: list[Path] | None = None,
     stop_signal: int = signal.SIGTERM,
+    cgroup: "Cgroup | None" = None,
 ) -> ServerProcess:
     """Start `argv` as the leader of a new session (so the terminal's Ctrl-C reaches the
-    lab, not the servers, and the lab stops them in order), pinned to `cpus`."""
+    lab, not the servers, and the lab stops them in order), pinned to `cpus`, inside
+    `cgroup` from its first instruction (so all its memory is charged there)."""
 
     def preexec() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus)
+        if cgroup is not None:
+            cgroup.join(os.getpid())
 
     popen = subprocess.Popen(
         argv,

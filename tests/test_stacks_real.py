@@ -54,6 +54,9 @@ def test_stack_starts_verifies_and_stops_clean(stack_id, knobs, workdir):
         inst.verify(list(workloads.WORKLOADS))
         pids = [p for group in inst.pids().values() for p in group]
         assert pids and set(pids) <= server_processes()
+        if inst.cgroup:  # every process of the stack is in its cgroup, and only those
+            assert set(inst.cgroup.pids()) == set(inst.all_pids()) >= set(pids)
+            cgroup_dirs = list(inst.cgroup.dirs.values())
         if stack_id == "nginx-fpm":
             assert {"php-fpm", "nginx"} == set(inst.pids())
         # workers run unprivileged when the lab is root
@@ -64,6 +67,8 @@ def test_stack_starts_verifies_and_stops_clean(stack_id, knobs, workdir):
     assert not inst.leftover_pids()
     assert server_processes() - before == set(), "server processes left behind"
     assert not rundir.exists()
+    if os.geteuid() == 0:
+        assert cgroup_dirs and not any(d.exists() for d in cgroup_dirs), "cgroup left behind"
 
 
 def test_allow_override_all_makes_apache_read_htaccess(workdir):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import time
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from stackbench import ports, workloads
+from stackbench.monitor.cgroup import Cgroup
 from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError
 from stackbench.stacks import installed
 from stackbench.stacks.base import Context, Server, Stack
@@ -38,6 +41,7 @@ class StackInstance:
         self.processes: list[ServerProcess] = []
         self.files: dict[str, str] = {}  # rendered configs, relative to the run directory
         self.ready_s: dict[str, float] = {}
+        self.cgroup: Cgroup | None = None
 
     @property
     def port(self) -> int:
@@ -52,6 +56,7 @@ class StackInstance:
         try:
             self._prepare()
             self._check()
+            self.cgroup = Cgroup.create(f"{self.ctx.rundir.name}")
             for server in self.servers:
                 self._start(server)
         except BaseException:
@@ -80,13 +85,32 @@ class StackInstance:
     def pids(self) -> dict[str, list[int]]:
         return {p.name: p.group_pids() for p in self.processes}
 
+    def all_pids(self) -> list[int]:
+        """Every live process of the stack: the cgroup's members (which catches anything
+        that left its process group), or the process groups without a cgroup."""
+        pids = {pid for p in self.processes for pid in p.group_pids()}
+        if self.cgroup:
+            pids.update(self.cgroup.pids())
+        return sorted(pids)
+
     def leftover_pids(self) -> list[int]:
-        return [pid for p in self.processes for pid in p.group_pids()]
+        return self.all_pids()
 
     def down(self) -> None:
-        """Stop front first, so the back end never sees a request it cannot finish."""
+        """Stop front first, so the back end never sees a request it cannot finish;
+        then anything still in the stack's cgroup is killed and the cgroup removed."""
         for proc in reversed(self.processes):
             proc.stop()
+        if self.cgroup:
+            deadline = time.monotonic() + 5
+            while self.cgroup.pids() and time.monotonic() < deadline:
+                for pid in self.cgroup.pids():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.02)
+            self.cgroup.remove()
         if self.ctx and not self.keep_rundir:
             shutil.rmtree(self.ctx.rundir, ignore_errors=True)
 
@@ -138,7 +162,8 @@ class StackInstance:
     def _start(self, server: Server) -> None:
         assert self.ctx is not None
         proc = spawn(server.name, server.start_argv(), cwd=self.ctx.rundir, env=server.env(),
-                     cpus=self.cpus, log_paths=server.log_paths(), stop_signal=server.stop_signal)
+                     cpus=self.cpus, log_paths=server.log_paths(), stop_signal=server.stop_signal,
+                     cgroup=self.cgroup)
         self.processes.append(proc)
         self.ready_s[server.name] = wait_ready(proc, server.probe(), READY_DEADLINE_S)
 
