@@ -30,3 +30,13 @@ def choose(available: list[int] | None = None) -> Pinning:
         return Pinning(cpus, cpus)
     half = len(cpus) // 2
     return Pinning(cpus[:half], cpus[half:])
+
+
+def pin_self(cpus: list[int]) -> None:
+    """Move the calling process (the lab) onto `cpus`; children it starts inherit this
+    unless they are pinned explicitly (servers are)."""
+    if cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            pass

@@ -21,7 +21,8 @@ from stackbench.units import parse_duration_s
 
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
-            "stacks", "repetitions", "order", "seed", "threads", "timeout"}
+            "stacks", "repetitions", "order", "seed", "threads", "timeout",
+            "sample_interval", "syscalls"}
 STACK_KEYS = {"id", "label", "knobs", "port"}
 
 
@@ -50,6 +51,8 @@ class Plan:
     order: str = "ascending"
     seed: int = 1
     threads: int | None = None  # engine threads; None = one per engine core
+    sample_interval_s: float = 0.1  # how often the stack's cgroup is sampled
+    syscalls: bool = True  # count system calls with perf (when available)
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -94,8 +97,14 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         duration = parse_duration_s(data["duration"]) if "duration" in data else None
         warmup = parse_duration_s(data.get("warmup", 0.5))
         timeout = parse_duration_s(data.get("timeout", 10))
+        sample_interval = parse_duration_s(data.get("sample_interval", 0.1))
     except ValueError as e:
         raise fail(str(e)) from None
+    if not 0.01 <= sample_interval <= 10:
+        raise fail("sample_interval must be between 10ms and 10s")
+    count_syscalls = data.get("syscalls", True)
+    if not isinstance(count_syscalls, bool):
+        raise fail(f"syscalls takes true or false, not {count_syscalls!r}")
     requests = data.get("requests")
     if requests is not None and (not isinstance(requests, int) or isinstance(requests, bool) or requests < 1):
         raise fail(f"requests must be a whole number >= 1, not {requests!r}")
@@ -138,7 +147,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
         concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
-        seed=int(data.get("seed", 1)), threads=threads, source=source, raw=data,
+        seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
+        syscalls=count_syscalls, source=source, raw=data,
     )
 
 

@@ -4,11 +4,12 @@ load, store → stop. Nothing here formats text; progress goes to an Events obse
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
 from stackbench.errors import EngineError, ServerError, StackbenchError
+from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.plan import Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
@@ -48,6 +49,8 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
     preflight(plan, options)
     engine.binary()  # fail now, not after the first stack started
     pins = options.pinning or pinning_mod.choose()
+    # The lab itself (sampler, perf, Python) stays off the server's cores.
+    pinning_mod.pin_self(pins.engine_cpus)
     run_id = store.begin_run(plan.name, plan.source, plan.raw, environment.collect(pins))
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, "failed")
@@ -88,14 +91,17 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     instance = _instance(variant, pins.server_cpus, options)
     versions = installed.versions(instance.stack)
     done = 0
+    monitor: StackMonitor | None = None
     events.stack_starting(variant)
     try:
         instance.up()
         instance.verify(sorted({c.workload for c in cells}))
+        monitor = StackMonitor(instance.cgroup, plan.sample_interval_s, pins.engine_cpus, plan.syscalls)
+        monitor.start()
         events.stack_ready(variant, instance)
         for cell in cells:
             events.cell_started(cell)
-            record = _measure(cell, plan, instance, versions, pins)
+            record = _measure(cell, plan, instance, versions, pins, monitor)
             store.record_cell(run_id, record)
             done += 1
             events.cell_finished(cell, record)
@@ -106,37 +112,48 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
         events.stack_failed(variant, e)
         return e
     finally:
+        if monitor:
+            monitor.stop()
         instance.down()
     return None
 
 
-def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning) -> CellRecord:
+def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
+             monitor: StackMonitor) -> CellRecord:
     workload = workloads.get(cell.workload)
     spec = engine.LoadSpec(
         url=f"http://127.0.0.1:{instance.port}{workload.path}",
         connections=cell.concurrency,
         threads=plan.threads or len(pins.engine_cpus) or 1,
-        duration_s=plan.duration_s, requests=plan.requests, warmup_s=plan.warmup_s,
+        duration_s=plan.duration_s, requests=plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s,
     )
-    doc = engine.run(spec, cpus=pins.engine_cpus)
+    if plan.warmup_s:
+        # A separate, uncounted run, so the monitor's window is exactly the measured one.
+        engine.run(replace(spec, duration_s=plan.warmup_s, requests=None), cpus=pins.engine_cpus)
+    monitor.begin_cell()
+    doc = None
+    try:
+        doc = engine.run(spec, cpus=pins.engine_cpus)
+    finally:
+        start = doc.get("started_unix_us") if doc else None
+        cost = monitor.end_cell(start, start + doc["duration_us"] if start else None)
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
-        rec = _record(cell, instance, versions, pins, "failed", engine_doc=doc, error=error)
-        return rec
-    return _record(cell, instance, versions, pins, "ok", engine_doc=doc)
+        return _record(cell, instance, versions, pins, "failed", engine_doc=doc, error=error, cost=cost)
+    return _record(cell, instance, versions, pins, "ok", engine_doc=doc, cost=cost)
 
 
 def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: str,
-            engine_doc: dict | None = None, error: str | None = None) -> CellRecord:
+            engine_doc: dict | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
     pin = pins.as_dict()
     return CellRecord(
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
         status=status, versions=versions, pinning=pin, files=dict(instance.files), engine=engine_doc,
-        error=error, warnings=warnings.for_cell(engine_doc, pin) if engine_doc else [],
+        error=error, warnings=warnings.for_cell(engine_doc, pin) if engine_doc else [], cost=cost,
     )
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stackbench.errors import UsageError
+from stackbench.monitor.session import CellCost
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -62,9 +63,51 @@ CREATE TABLE cells (
     latency_p99_us INTEGER,
     engine_json TEXT,                   -- the engine's whole result document
     warnings_json TEXT NOT NULL DEFAULT '[]',
+    -- what the stack cost during the measured window (NULL = not measured)
+    mem_peak_bytes INTEGER,             -- cgroup peak, page cache included
+    mem_rss_peak_bytes INTEGER,         -- highest sampled anonymous memory (+ shmem)
+    cpu_user_us INTEGER,
+    cpu_system_us INTEGER,              -- user/system: USER_HZ resolution (10 ms) on cgroup v1
+    cpu_total_us INTEGER,               -- user + system, exact (cpuacct.usage)
+    cpu_window_us INTEGER,              -- wall time the CPU figures cover
+    procs_max INTEGER,
+    threads_max INTEGER,
+    syscalls_total INTEGER,             -- over syscalls_window_us
+    syscalls_window_us INTEGER,
+    engine_cpu_us INTEGER,
+    monitor_notes_json TEXT NOT NULL DEFAULT '[]',
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);
+CREATE TABLE samples (                  -- the stack's cgroup, every sampling interval
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    t_unix_us INTEGER NOT NULL,         -- same clock as the engine's started_unix_us
+    mem_usage_bytes INTEGER,
+    mem_rss_bytes INTEGER,
+    mem_shmem_bytes INTEGER,
+    mem_cache_bytes INTEGER,
+    cpu_usage_us INTEGER,               -- cumulative since the cgroup was made
+    cpu_user_us INTEGER,
+    cpu_system_us INTEGER,
+    procs INTEGER,
+    threads INTEGER
+);
+CREATE INDEX samples_by_cell ON samples(cell_id, t_unix_us);
+CREATE TABLE processes (                -- one snapshot per cell, right after the load
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    pid INTEGER NOT NULL,
+    ppid INTEGER NOT NULL,
+    comm TEXT NOT NULL,
+    rss_bytes INTEGER,
+    pss_bytes INTEGER,
+    threads INTEGER
+);
+CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    name TEXT NOT NULL,                 -- a call, "total" (all calls) or "other"
+    count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, name)
+);
 """
 
 
@@ -87,6 +130,7 @@ class CellRecord:
     engine: dict[str, Any] | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    cost: "CellCost | None" = None
 
 
 class Store:
@@ -152,7 +196,41 @@ class Store:
                  doc.get("started_unix_us"), doc.get("duration_us"), req.get("completed"), req.get("failed"),
                  req.get("non_2xx"), doc.get("requests_per_s"), lat.get("mean"), pct.get("50"), pct.get("99"),
                  json.dumps(rec.engine) if rec.engine is not None else None, json.dumps(rec.warnings)))
-        return int(cur.lastrowid)
+            cell_id = int(cur.lastrowid)
+            if rec.cost is not None:
+                self._record_cost(cell_id, rec.cost, (doc.get("engine_cpu") or {}))
+        return cell_id
+
+    def _record_cost(self, cell_id: int, cost: CellCost, engine_cpu: dict) -> None:
+        s = cost.samples
+        rss = [x.mem_rss_bytes + (x.mem_shmem_bytes or 0) for x in s if x.mem_rss_bytes is not None]
+        sc = cost.syscalls
+        engine_us = None
+        if engine_cpu.get("user_us") is not None:
+            engine_us = engine_cpu["user_us"] + engine_cpu.get("system_us", 0)
+        self.db.execute(
+            """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
+               cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?, syscalls_window_us = ?,
+               engine_cpu_us = ?, monitor_notes_json = ? WHERE id = ?""",
+            (cost.peak_mem_bytes, max(rss) if rss else None,
+             _cpu_us(s, "user"), _cpu_us(s, "system"), _cpu_us(s, "usage"),
+             (s[-1].t_unix_us - s[0].t_unix_us) if len(s) > 1 else None,
+             max((x.procs for x in s if x.procs is not None), default=None),
+             max((x.threads for x in s if x.threads is not None), default=None),
+             sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
+             engine_us, json.dumps(cost.notes), cell_id))
+        self.db.executemany(
+            "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(cell_id, x.t_unix_us, x.mem_usage_bytes, x.mem_rss_bytes, x.mem_shmem_bytes, x.mem_cache_bytes,
+              x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in s])
+        self.db.executemany(
+            "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
+            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in cost.processes])
+        if sc:
+            named = {k: v for k, v in sc.counts.items() if k != "total"}
+            rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
+                                          ("other", max(0, sc.counts.get("total", 0) - sum(named.values())))]
+            self.db.executemany("INSERT INTO syscalls VALUES (?,?,?)", [(cell_id, k, v) for k, v in rows])
 
     # -- reading -----------------------------------------------------------------------
     def run(self, run_id: int) -> dict:
@@ -181,14 +259,40 @@ class Store:
         for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
             d = dict(row)
             d["keepalive"] = bool(d["keepalive"])
-            for key in ("knobs", "versions", "pinning", "engine", "warnings"):
+            for key in ("knobs", "versions", "pinning", "engine", "warnings", "monitor_notes"):
                 raw = d.pop(f"{key}_json")
                 d[key] = json.loads(raw) if raw is not None else None
             yield d
 
+    def samples(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
+        return [dict(r) for r in rows]
+
+    def processes(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
+        return [dict(r) for r in rows]
+
+    def syscalls(self, cell_id: int) -> dict[str, int]:
+        rows = self.db.execute("SELECT name, count FROM syscalls WHERE cell_id = ?", (cell_id,))
+        return {r["name"]: r["count"] for r in rows}
+
+    def cell(self, run_id: int, seq: int) -> dict:
+        for c in self._cells(run_id):
+            if c["seq"] == seq:
+                return c
+        raise UsageError(f"run {run_id} has no cell {seq}", hint="`stackbench show RUN` lists the cells")
+
     def config_files(self, config_hash: str) -> dict[str, str]:
         row = self.db.execute("SELECT files_json FROM configs WHERE hash = ?", (config_hash,)).fetchone()
         return json.loads(row[0]) if row else {}
+
+
+def _cpu_us(samples: list, kind: str) -> int | None:
+    """CPU time over the sampled window: last cumulative value minus the first."""
+    vals = [getattr(x, f"cpu_{kind}_us") for x in samples]
+    if len(vals) < 2 or vals[0] is None or vals[-1] is None:
+        return None
+    return vals[-1] - vals[0]
 
 
 def _now() -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from stackbench import metrics
 from stackbench.report.style import Style
 from stackbench.units import format_us
 
-COLUMNS = ("workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx")
-NUMERIC = {"conc", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx"}
+COLUMNS = ("workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
+           "mem MB", "CPU µs/req", "calls/req")
+NUMERIC = set(COLUMNS) - {"workload", "keep-alive", "stack"}
 
 
 def rows(cells: list[dict]) -> list[tuple[str, ...]]:
@@ -17,8 +19,8 @@ def rows(cells: list[dict]) -> list[tuple[str, ...]]:
     out = []
     for c in ordered:
         if c["status"] != "ok" and c["engine"] is None:
-            out.append((c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED",
-                        "-", "-", "-", "-", "-"))
+            out.append((c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED")
+                       + ("-",) * (len(COLUMNS) - 5))
             continue
         rps = c["requests_per_s"]
         out.append((
@@ -26,6 +28,8 @@ def rows(cells: list[dict]) -> list[tuple[str, ...]]:
             "-" if rps is None else f"{rps:,.0f}",
             format_us(c["latency_mean_us"]), format_us(c["latency_p50_us"]), format_us(c["latency_p99_us"]),
             str(c["requests_failed"]), str(c["non_2xx"]),
+            _num(metrics.memory_peak_bytes(c), 1 / 2**20, 1), _num(metrics.cpu_us_per_request(c), 1, 0),
+            _num(metrics.syscalls_per_request(c), 1, 1),
         ))
     return out
 
@@ -75,6 +79,10 @@ def _notes(cells: list[dict]) -> list[str]:
             text = f"{text} [{'; '.join(where[:2])}{more}]"
         out.append(text)
     return out
+
+
+def _num(value: float | None, scale: float, digits: int) -> str:
+    return "-" if value is None else f"{value * scale:,.{digits}f}"
 
 
 def _ka(cell: dict) -> str:

@@ -1,0 +1,57 @@
+"""Figures derived from a stored cell, defined once for every report.
+
+None when not computable (nothing measured, zero requests) — never 0 (STYLE.md).
+"""
+
+from __future__ import annotations
+
+
+def cpu_us_per_request(cell: dict) -> float | None:
+    """Stack CPU time (user + system, cgroup accounting) over the sampled window, divided
+    by the requests completed in the measured phase. The sampled window encloses the
+    measured one by a few ms in which the stack is idle."""
+    n = cell.get("requests_completed")
+    cpu = cell.get("cpu_total_us")
+    if not n or cpu is None:
+        return None
+    return cpu / n
+
+
+def engine_cpu_us_per_request(cell: dict) -> float | None:
+    n = cell.get("requests_completed")
+    cpu = cell.get("engine_cpu_us")
+    if not n or cpu is None:
+        return None
+    return cpu / n
+
+
+def syscalls_per_request(cell: dict, count: int | None = None) -> float | None:
+    """System calls counted over whole perf intervals inside the measured window, per
+    request at the window's mean rate: count / (requests/s × window seconds)."""
+    count = cell.get("syscalls_total") if count is None else count
+    window_us = cell.get("syscalls_window_us")
+    rps = cell.get("requests_per_s")
+    if count is None or not window_us or not rps:
+        return None
+    return count / (rps * window_us / 1e6)
+
+
+def memory_peak_bytes(cell: dict) -> int | None:
+    """Peak memory of the stack's processes: anonymous + shared (opcache), page cache
+    excluded. The cgroup's own peak (page cache included) is mem_peak_bytes."""
+    return cell.get("mem_rss_peak_bytes")
+
+
+def per_process_pss(processes: list[dict]) -> dict[str, dict]:
+    """PSS grouped by command name: count, total and mean per process — 'memory per
+    Apache child', 'memory per PHP-FPM worker'."""
+    groups: dict[str, dict] = {}
+    for p in processes:
+        if p.get("pss_bytes") is None:
+            continue
+        g = groups.setdefault(p["comm"], {"count": 0, "pss_total_bytes": 0})
+        g["count"] += 1
+        g["pss_total_bytes"] += p["pss_bytes"]
+    for g in groups.values():
+        g["pss_mean_bytes"] = g["pss_total_bytes"] / g["count"]
+    return groups

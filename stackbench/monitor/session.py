@@ -1,0 +1,86 @@
+"""Monitoring one stack instance across its cells: the cgroup sampler, the per-process
+memory snapshot and the system-call counter, put together per cell as a CellCost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from stackbench.monitor import processes, syscalls
+from stackbench.monitor.cgroup import Cgroup
+from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
+from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
+
+
+@dataclass
+class CellCost:
+    samples: list[CgroupSample] = field(default_factory=list)
+    peak_mem_bytes: int | None = None
+    cpu_user_us: int | None = None  # over the sampled window
+    cpu_system_us: int | None = None
+    window_s: float | None = None  # wall time between the first and last sample
+    processes: list[processes.ProcessMemory] = field(default_factory=list)
+    syscalls: syscalls.WindowCounts | None = None
+    notes: list[str] = field(default_factory=list)  # what could not be measured, and why
+    sampler_cost_s: float = 0.0
+
+
+class StackMonitor:
+    def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
+                 lab_cpus: list[int] | None = None, count_syscalls: bool = True):
+        self.cgroup = cgroup
+        self.interval_s = interval_s
+        self.lab_cpus = lab_cpus
+        self.reader = CgroupReader(cgroup) if cgroup else None
+        self.counter: syscalls.SyscallCounter | None = None
+        self.notes: list[str] = []
+        self._sampler: Sampler | None = None
+        if cgroup is None:
+            self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
+        elif count_syscalls:
+            reason = syscalls.unavailable_reason(cgroup.perf_name())
+            if reason:
+                self.notes.append(f"system calls not counted: {reason}")
+            else:
+                self.counter = syscalls.SyscallCounter(cgroup.perf_name(), cpus=lab_cpus)
+
+    def start(self) -> None:
+        if self.counter:
+            try:
+                self.counter.start()
+            except RuntimeError as e:
+                self.notes.append(f"system calls not counted: {e}")
+                self.counter = None
+
+    def begin_cell(self) -> None:
+        if not self.reader:
+            return
+        self.reader.reset_peak()
+        self._sampler = Sampler(self.reader, self.interval_s)
+        self._sampler.start()
+
+    def end_cell(self, window_start_us: int | None, window_end_us: int | None) -> CellCost:
+        cost = CellCost(notes=list(self.notes))
+        if not self.reader or not self._sampler:
+            return cost
+        cost.samples = self._sampler.stop()
+        cost.sampler_cost_s = self._sampler.cost_s
+        cost.peak_mem_bytes = self.reader.peak_bytes()
+        first, last = cost.samples[0], cost.samples[-1]
+        cost.window_s = (last.t_unix_us - first.t_unix_us) / 1e6
+        if first.cpu_user_us is not None and last.cpu_user_us is not None:
+            cost.cpu_user_us = last.cpu_user_us - first.cpu_user_us
+            cost.cpu_system_us = last.cpu_system_us - first.cpu_system_us
+        # After the load, while every worker still exists (prefork reaps spares slowly).
+        cost.processes = processes.snapshot(self.cgroup.pids())
+        if self.counter and window_start_us and window_end_us:
+            cost.syscalls = self.counter.window(window_start_us, window_end_us)
+            if cost.syscalls is None:
+                cost.notes.append("system calls: the measured window was shorter than one perf interval")
+        self._sampler = None
+        return cost
+
+    def stop(self) -> None:
+        if self._sampler:
+            self._sampler.stop()
+        if self.counter:
+            self.counter.stop()

@@ -1,0 +1,146 @@
+"""Lifecycle order of a plan run, with a fake stack and a fake engine (tier 2, like
+hyperfine's execution_order_tests): start → verify → warm up → measure → store → stop,
+and what survives a Ctrl-C or a server that dies."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from stackbench import engine, plan as plan_mod, runner
+from stackbench.errors import ServerExited
+from stackbench.pinning import Pinning
+from stackbench.store import Store
+
+PLAN = """
+name = "order"
+duration = "1s"
+warmup = "0.2s"
+concurrency = [1, 8]
+keepalive = [true]
+workloads = ["static-12b"]
+[[stacks]]
+id = "nginx-fpm"
+[[stacks]]
+id = "apache-prefork-modphp"
+"""
+
+
+class FakeProc:
+    name = "fake"
+
+    class popen:
+        returncode = 1
+
+
+class FakeInstance:
+    def __init__(self, log, variant, die_on_cell=None):
+        self.log, self.label, self.port = log, variant.label, 1
+        self.knobs, self.files, self.cgroup, self.stack = {"k": 1}, {"conf": "x"}, None, None
+        self.die_on_cell = die_on_cell
+        self.cells_served = 0
+
+    def preflight(self):
+        self.log.append(("preflight", self.label))
+
+    def up(self):
+        self.log.append(("up", self.label))
+
+    def verify(self, wl):
+        self.log.append(("verify", self.label))
+
+    def dead_servers(self):
+        return [FakeProc()] if self.die_on_cell is not None and self.cells_served > self.die_on_cell else []
+
+    def check_alive(self):
+        if self.dead_servers():
+            raise ServerExited("fake exited")
+
+    def down(self):
+        self.log.append(("down", self.label))
+
+
+def doc(rps=100.0):
+    return {"schema_version": 1, "started_unix_us": 1, "duration_us": 1_000_000, "requests_per_s": rps,
+            "requests": {"completed": 100, "ok_2xx": 100, "non_2xx": 0, "failed": 0},
+            "latency_us": {"mean": 10.0, "percentiles": {"50": 9, "99": 20}}, "warnings": []}
+
+
+@pytest.fixture
+def lab(monkeypatch):
+    log: list = []
+    state = {"interrupt_at": None, "die_on_cell": None, "instances": {}}
+
+    def make_instance(variant, cpus, options):
+        inst = FakeInstance(log, variant, state["die_on_cell"] if variant.id == "nginx-fpm" else None)
+        state["instances"][variant.label] = inst
+        return inst
+
+    def fake_run(spec, cpus=None):
+        kind = "warmup" if spec.duration_s == 0.2 else "measure"
+        log.append((kind, spec.connections))
+        measured = [e for e in log if e[0] == "measure"]
+        if kind == "measure" and state["interrupt_at"] == len(measured):
+            raise KeyboardInterrupt
+        if kind == "measure":
+            for inst in state["instances"].values():
+                inst.cells_served += 1
+        return doc()
+
+    monkeypatch.setattr(runner, "_instance", make_instance)
+    monkeypatch.setattr(runner.installed, "require", lambda stack: None)
+    monkeypatch.setattr(runner.installed, "versions", lambda stack: {"fake": "1"})
+    monkeypatch.setattr(runner.environment, "collect", lambda pins: {"fake": True})
+    monkeypatch.setattr(engine, "run", fake_run)
+    monkeypatch.setattr(engine, "binary", lambda: "/bin/true")
+    monkeypatch.setattr(runner.pinning_mod, "pin_self", lambda cpus: None)
+    return log, state
+
+
+def run(store):
+    plan = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
+    return runner.run_plan(plan, store, options=runner.Options(pinning=Pinning([0], [1])))
+
+
+def test_order_of_a_plan(lab):
+    log, _ = lab
+    store = Store()
+    outcome = run(store)
+    assert outcome.status == "complete"
+    a, b = "nginx-fpm", "apache-prefork-modphp"
+    assert log == [
+        ("preflight", a), ("preflight", b),  # every config checked before anything runs
+        ("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", a),
+        ("up", b), ("verify", b), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", b),
+    ]
+    cells = store.cells(outcome.run_id)
+    assert [(c["stack_label"], c["concurrency"], c["status"]) for c in cells] == [
+        (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
+    assert store.run(outcome.run_id)["status"] == "complete"
+
+
+def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
+    log, state = lab
+    state["interrupt_at"] = 3  # during the first cell of the second stack
+    store = Store()
+    with pytest.raises(KeyboardInterrupt):
+        run(store)
+    assert log[-1] == ("down", "apache-prefork-modphp")
+    run_row = store.runs()[-1]
+    assert run_row["status"] == "interrupted" and run_row["cells"] == 2
+
+
+def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
+    log, state = lab
+    state["die_on_cell"] = 0  # nginx-fpm's server dies during its first cell
+    store = Store()
+    outcome = run(store)
+    assert outcome.status == "failed" and len(outcome.errors) == 1
+    cells = store.cells(outcome.run_id)
+    assert [(c["stack_label"], c["status"]) for c in cells] == [
+        ("nginx-fpm", "failed"), ("nginx-fpm", "failed"),
+        ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]
+    assert cells[0]["engine"] is not None and "during the load" in cells[0]["error"]  # what the engine saw is kept
+    assert cells[1]["engine"] is None and cells[1]["error"] == "fake exited"
+    assert ("down", "nginx-fpm") in log and log[-1] == ("down", "apache-prefork-modphp")
