@@ -10,8 +10,8 @@ import traceback
 from pathlib import Path
 
 from stackbench import __version__, plan as plan_mod
-from stackbench.errors import Interrupted, ServerError, StackbenchError
-from stackbench.report import stacks_list, table
+from stackbench.errors import Interrupted, ServerError, StackbenchError, UsageError
+from stackbench.report import explain, stacks_list, table
 from stackbench.report.progress import TerminalProgress
 from stackbench.runner import Options, run_plan
 from stackbench.store import Store
@@ -40,6 +40,17 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--db", default=DEFAULT_DB)
 
     sub.add_parser("stacks", help="list the stacks, whether they can run here, and their knobs")
+
+    ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
+                        description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
+                                    " narrowed by --workload/--concurrency/--keepalive to one cell.")
+    ex.add_argument("a")
+    ex.add_argument("b")
+    ex.add_argument("--run", type=int, help="run the labels refer to (default: the latest)")
+    ex.add_argument("--workload")
+    ex.add_argument("-c", "--concurrency", type=int)
+    ex.add_argument("--keepalive", choices=("on", "off"))
+    ex.add_argument("--db", default=DEFAULT_DB)
     return p
 
 
@@ -70,15 +81,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min")
         return 0
     store = Store(args.db)
+    progress = TerminalProgress()
     outcome = None
     try:
-        outcome = run_plan(plan, store, TerminalProgress(),
-                           Options(workdir=args.workdir, keep_rundir=args.keep_rundir))
+        outcome = run_plan(plan, store, progress, Options(workdir=args.workdir, keep_rundir=args.keep_rundir))
     finally:
-        run_id = outcome.run_id if outcome else store.latest_run_id()
-        if run_id is not None and store.cells(run_id):
-            table.render(store.run(run_id), store.cells(run_id), sys.stdout)
-            print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
+        # Also after an error or Ctrl-C: show what this run stored.
+        if progress.run_id is not None and store.cells(progress.run_id):
+            table.render(store.run(progress.run_id), store.cells(progress.run_id), sys.stdout)
+            print(f"\nstored as run {progress.run_id} in {args.db}", file=sys.stderr)
     if outcome.errors:
         return ServerError.exit_code
     return 0
@@ -104,4 +115,31 @@ def cmd_stacks(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "runs": cmd_runs, "stacks": cmd_stacks}
+def cmd_explain(args: argparse.Namespace) -> int:
+    store = Store(args.db)
+    cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
+    extras = [{"processes": store.processes(c["id"]), "syscalls": store.syscalls(c["id"])} for c in cells]
+    explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
+    return 0
+
+
+def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
+    run_part, _, seq_part = ref.partition(":")
+    if run_part.isdigit() and seq_part.isdigit():
+        return store.cell(int(run_part), int(seq_part))
+    run_id = args.run or store.latest_run_id()
+    if run_id is None:
+        raise UsageError(f"no runs in {args.db}")
+    found = [c for c in store.cells(run_id) if c["stack_label"] == ref
+             and (args.workload is None or c["workload"] == args.workload)
+             and (args.concurrency is None or c["concurrency"] == args.concurrency)
+             and (args.keepalive is None or c["keepalive"] == (args.keepalive == "on"))]
+    if len(found) != 1:
+        labels = sorted({c["stack_label"] for c in store.cells(run_id)})
+        raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",
+                         hint="name a cell as RUN:SEQ, or narrow with --workload, -c and --keepalive; "
+                              f"stacks in run {run_id}: {', '.join(labels)}")
+    return found[0]
+
+
+COMMANDS = {"run": cmd_run, "show": cmd_show, "runs": cmd_runs, "stacks": cmd_stacks, "explain": cmd_explain}

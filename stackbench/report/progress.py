@@ -20,6 +20,7 @@ class TerminalProgress(Events):
         self.total = 0
         self.done = 0
         self.t0 = time.monotonic()
+        self.run_id: int | None = None
 
     def _status(self, text: str) -> None:
         if self.live:
@@ -34,6 +35,7 @@ class TerminalProgress(Events):
         self.stream.flush()
 
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
+        self.run_id = run_id
         self.total = len(cells)
         if self.live:
             self._say(self.style.dim(f"run {run_id}: {len(cells)} cells, plan {plan.name}; "

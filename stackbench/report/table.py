@@ -9,9 +9,9 @@ from stackbench import metrics
 from stackbench.report.style import Style
 from stackbench.units import format_us
 
-COLUMNS = ("workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
+COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "mem MB", "CPU µs/req", "calls/req")
-NUMERIC = set(COLUMNS) - {"workload", "keep-alive", "stack"}
+NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
 
 
 def rows(cells: list[dict]) -> list[tuple[str, ...]]:
@@ -19,12 +19,12 @@ def rows(cells: list[dict]) -> list[tuple[str, ...]]:
     out = []
     for c in ordered:
         if c["status"] != "ok" and c["engine"] is None:
-            out.append((c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED")
-                       + ("-",) * (len(COLUMNS) - 5))
+            out.append((str(c["seq"]), c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED")
+                       + ("-",) * (len(COLUMNS) - 6))
             continue
         rps = c["requests_per_s"]
         out.append((
-            c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"] + ("" if c["status"] == "ok" else " (FAILED)"),
+            str(c["seq"]), c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"] + ("" if c["status"] == "ok" else " (FAILED)"),
             "-" if rps is None else f"{rps:,.0f}",
             format_us(c["latency_mean_us"]), format_us(c["latency_p50_us"]), format_us(c["latency_p99_us"]),
             str(c["requests_failed"]), str(c["non_2xx"]),
@@ -51,12 +51,13 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     out.write(style.bold(line(COLUMNS)) + "\n")
     previous = None
     for r in body:
-        group = r[:3]
+        group = r[1:4]
         if previous is not None and group != previous:
             out.write("\n")
         previous = group
         out.write(line(r) + "\n")
 
+    out.write(style.dim(f"\n# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
     notes = _notes(cells)
     if notes:
         out.write("\n")

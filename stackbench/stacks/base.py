@@ -10,6 +10,8 @@ template and a few lines of composition.
 
 from __future__ import annotations
 
+import os
+import pwd
 import signal
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -62,7 +64,8 @@ class Requirement:
     """A file the stack needs, and the Debian package that provides it."""
 
     path: str  # a binary name looked up on PATH, or an absolute path
-    package: str
+    package: str  # Debian package that provides it; "" when Debian has none
+    reason: str | None = None  # for package "": why it is missing and where to get it
 
 
 @dataclass
@@ -128,6 +131,24 @@ class Server(ABC):
     def env(self) -> dict[str, str] | None:
         return None
 
+    def prepare(self) -> None:
+        """Called after the configs and the docroot are written, before the check: for
+        servers that open files only after dropping privileges (lighttpd, h2o, Caddy)."""
+
+    def give_to_worker(self, *relpaths: str) -> None:
+        """Create run-directory entries (a trailing "/" makes a directory, else an empty
+        file) owned by the worker user, for servers that write them unprivileged."""
+        for rel in relpaths:
+            path = self.ctx.rundir / rel
+            if rel.endswith("/"):
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            if self.ctx.user:
+                pw = pwd.getpwnam(self.ctx.user)
+                os.chown(path, pw.pw_uid, pw.pw_gid)
+
     def status_url(self) -> str | None:
         """A status page of the server's own (stub_status, server-status), if any."""
         return None
@@ -145,6 +166,10 @@ class Stack(ABC):
     @abstractmethod
     def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
         """The servers of this stack, in start order (back end first)."""
+
+    def unavailable(self) -> str | None:
+        """Why this stack cannot run here even with its requirements met, or None."""
+        return None
 
     def resolve_knobs(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults overlaid with the plan's values; unknown knobs are an error."""

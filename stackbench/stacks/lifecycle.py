@@ -146,6 +146,8 @@ class StackInstance:
             docroot.update(server.extra_docroot_files)
         for name, content in docroot.items():
             (self.ctx.docroot / name).write_bytes(content)
+        for server in self.servers:
+            server.prepare()
 
     def _check(self) -> None:
         """Every rendered config passes the server's own checker before anything starts."""

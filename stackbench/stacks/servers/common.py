@@ -8,3 +8,13 @@ KEEPALIVE_KNOBS = (
     Knob("keepalive_timeout", 5, "seconds an idle kept-alive connection stays open"),
     Knob("keepalive_requests", 1000, "requests served on one connection before the server closes it"),
 )
+
+
+def keepalive_knobs(*, requests_unsupported_by: str | None = None) -> tuple[Knob, ...]:
+    """The shared keep-alive knobs; for a front without a per-connection request limit
+    the knob stays (a plan sets it once for every stack) but its help says it is ignored."""
+    if requests_unsupported_by is None:
+        return KEEPALIVE_KNOBS
+    timeout, requests = KEEPALIVE_KNOBS
+    return (timeout, Knob(requests.name, requests.default,
+                          f"ignored: {requests_unsupported_by} has no per-connection request limit"))

@@ -1,0 +1,36 @@
+"""The command line: bad input gets one clear sentence and the documented exit status."""
+
+from __future__ import annotations
+
+from stackbench.cli import main
+
+
+def test_unknown_stack_in_a_plan(tmp_path, capsys):
+    plan = tmp_path / "p.toml"
+    plan.write_text('[[stacks]]\nid = "nginx-php"\n')
+    assert main(["run", str(plan), "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown stack 'nginx-php'" in err and "nginx-fpm" in err and "Traceback" not in err
+    assert "hint: `stackbench stacks`" in err
+
+
+def test_missing_plan_file(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.toml")]) == 2
+    assert "cannot read plan" in capsys.readouterr().err
+
+
+def test_dry_run_lists_cells_without_starting_anything(capsys):
+    assert main(["run", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("keep-alive") == 54 and "54 cells" in out
+
+
+def test_show_on_an_empty_store(tmp_path, capsys):
+    assert main(["show", "--db", str(tmp_path / "empty.sqlite")]) == 1
+    assert "no runs" in capsys.readouterr().err
+
+
+def test_stacks_lists_knobs_and_availability(capsys):
+    assert main(["stacks"]) == 0
+    out = capsys.readouterr().out
+    assert "nginx-fpm" in out and "allow_override" in out and ("available" in out or "missing" in out)

@@ -1,0 +1,84 @@
+"""What a stack costs, measured on real servers through the whole runner (integration):
+memory and processes grow with concurrency on prefork, AllowOverride All costs extra
+system calls per request, and every figure is sane."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+
+import pytest
+
+from stackbench import metrics, plan as plan_mod, runner
+from stackbench.store import Store
+
+from conftest import require_stack
+
+pytestmark = pytest.mark.servers
+
+PLAN = """
+name = "cost"
+duration = "1.5s"
+warmup = "0.5s"
+concurrency = [1, 64]
+keepalive = [true]
+workloads = ["php-hello"]
+[[stacks]]
+id = "apache-prefork-modphp"
+knobs = { allow_override = "None" }
+[[stacks]]
+id = "apache-prefork-modphp"
+knobs = { allow_override = "All" }
+"""
+
+
+@pytest.fixture(scope="module")
+def measured():
+    require_stack("apache-prefork-modphp")
+    if os.geteuid() != 0:
+        pytest.skip("cgroups and perf need root")
+    store = Store()
+    plan = plan_mod.parse(tomllib.loads(PLAN), "cost.toml")
+    outcome = runner.run_plan(plan, store)
+    assert outcome.status == "complete", outcome.errors
+    cells = {(c["stack_label"], c["concurrency"]): c for c in store.cells(outcome.run_id)}
+    return store, cells
+
+
+def test_prefork_memory_and_processes_grow_with_concurrency(measured):
+    store, cells = measured
+    low, high = cells[("apache-prefork-modphp", 1)], cells[("apache-prefork-modphp", 64)]
+    assert high["procs_max"] >= 32 > low["procs_max"], (low["procs_max"], high["procs_max"])
+    assert metrics.memory_peak_bytes(high) > 1.5 * metrics.memory_peak_bytes(low)
+    # per-process PSS is recorded for every Apache child
+    procs = store.processes(high["id"])
+    assert sum(p["comm"] == "apache2" for p in procs) >= 32
+    assert all(p["pss_bytes"] and p["pss_bytes"] <= p["rss_bytes"] for p in procs)
+
+
+def test_allow_override_all_costs_htaccess_lookups(measured):
+    store, cells = measured
+    none, all_ = cells[("apache-prefork-modphp", 1)], cells[("apache-prefork-modphp allow_override=All", 1)]
+    calls_none, calls_all = store.syscalls(none["id"]), store.syscalls(all_["id"])
+
+    def per_req(cell, calls, name):
+        return metrics.syscalls_per_request(cell, calls.get(name, 0))
+
+    # The docroot is /tmp/stackbench-…/docroot/hello.php: Apache tries .htaccess in each of
+    # /, /tmp, the run directory and the docroot, plus hello.php/ → several extra openat.
+    extra_open = per_req(all_, calls_all, "openat") - per_req(none, calls_none, "openat")
+    assert extra_open >= 3, extra_open
+    assert metrics.syscalls_per_request(all_) > metrics.syscalls_per_request(none) + 3
+
+
+def test_figures_are_sane(measured):
+    _, cells = measured
+    for c in cells.values():
+        assert c["status"] == "ok" and c["requests_failed"] == 0 and c["requests_completed"] > 0
+        window_s = c["cpu_window_us"] / 1e6
+        assert 0 < c["cpu_total_us"] / 1e6 <= window_s * os.cpu_count() * 1.05
+        assert 0 < metrics.cpu_us_per_request(c) < 100_000
+        assert c["mem_peak_bytes"] >= metrics.memory_peak_bytes(c) > 0
+        assert 1 <= metrics.syscalls_per_request(c) < 10_000
+        assert c["threads_max"] >= c["procs_max"] >= 1
+        assert c["monitor_notes"] == []
