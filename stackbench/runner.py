@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
 from stackbench.errors import EngineError, ServerError, StackbenchError
-from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.monitor.session import CellCost, StackMonitor, status_pages_of
 from stackbench.plan import Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
@@ -96,7 +96,8 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     try:
         instance.up()
         instance.verify(sorted({c.workload for c in cells}))
-        monitor = StackMonitor(instance.cgroup, plan.sample_interval_s, pins.engine_cpus, plan.syscalls)
+        monitor = StackMonitor(instance.cgroup, plan.sample_interval_s, pins.engine_cpus, plan.syscalls,
+                               status_pages_of(instance.servers))
         monitor.start()
         events.stack_ready(variant, instance)
         for cell in cells:

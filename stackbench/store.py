@@ -102,6 +102,12 @@ CREATE TABLE processes (                -- one snapshot per cell, right after th
     pss_bytes INTEGER,
     threads INTEGER
 );
+CREATE TABLE status_samples (          -- the servers' own status pages, about once a second
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    t_unix_us INTEGER NOT NULL,
+    server TEXT NOT NULL,
+    values_json TEXT NOT NULL
+);
 CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us
     cell_id INTEGER NOT NULL REFERENCES cells(id),
     name TEXT NOT NULL,                 -- a call, "total" (all calls) or "other"
@@ -226,6 +232,9 @@ class Store:
         self.db.executemany(
             "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
             [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in cost.processes])
+        self.db.executemany(
+            "INSERT INTO status_samples VALUES (?,?,?,?)",
+            [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in cost.status])
         if sc:
             named = {k: v for k, v in sc.counts.items() if k != "total"}
             rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
@@ -271,6 +280,10 @@ class Store:
     def processes(self, cell_id: int) -> list[dict]:
         rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
         return [dict(r) for r in rows]
+
+    def status_samples(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM status_samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
+        return [{**dict(r), "values": json.loads(r["values_json"])} for r in rows]
 
     def syscalls(self, cell_id: int) -> dict[str, int]:
         rows = self.db.execute("SELECT name, count FROM syscalls WHERE cell_id = ?", (cell_id,))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stackbench.monitor import processes, syscalls
+from stackbench.monitor import processes, status_pages, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
@@ -22,11 +22,27 @@ class CellCost:
     syscalls: syscalls.WindowCounts | None = None
     notes: list[str] = field(default_factory=list)  # what could not be measured, and why
     sampler_cost_s: float = 0.0
+    status: list[status_pages.StatusSample] = field(default_factory=list)
+
+# Which parser reads a server's status page, by server name.
+STATUS_KIND = {"nginx": "nginx", "apache2": "apache", "php-fpm": "fpm"}
+
+
+def status_pages_of(servers: list) -> dict[str, tuple[str, str]]:
+    """{server name: (kind, url)} for the servers of a stack that have a status page."""
+    pages = {}
+    for server in servers:
+        url = server.status_url()
+        kind = STATUS_KIND.get(server.name)
+        if url and kind:
+            pages[server.name] = (kind, url)
+    return pages
 
 
 class StackMonitor:
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
-                 lab_cpus: list[int] | None = None, count_syscalls: bool = True):
+                 lab_cpus: list[int] | None = None, count_syscalls: bool = True,
+                 pages: dict[str, tuple[str, str]] | None = None):
         self.cgroup = cgroup
         self.interval_s = interval_s
         self.lab_cpus = lab_cpus
@@ -34,6 +50,8 @@ class StackMonitor:
         self.counter: syscalls.SyscallCounter | None = None
         self.notes: list[str] = []
         self._sampler: Sampler | None = None
+        self.pages = pages or {}
+        self._poller: status_pages.StatusPoller | None = None
         if cgroup is None:
             self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
         elif count_syscalls:
@@ -52,6 +70,8 @@ class StackMonitor:
                 self.counter = None
 
     def begin_cell(self) -> None:
+        self._poller = status_pages.StatusPoller(self.pages)
+        self._poller.start()
         if not self.reader:
             return
         self.reader.reset_peak()
@@ -60,6 +80,9 @@ class StackMonitor:
 
     def end_cell(self, window_start_us: int | None, window_end_us: int | None) -> CellCost:
         cost = CellCost(notes=list(self.notes))
+        if self._poller:
+            cost.status = self._poller.stop()
+            self._poller = None
         if not self.reader or not self._sampler:
             return cost
         cost.samples = self._sampler.stop()
@@ -80,6 +103,8 @@ class StackMonitor:
         return cost
 
     def stop(self) -> None:
+        if self._poller:
+            self._poller.stop()
         if self._sampler:
             self._sampler.stop()
         if self.counter:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from stackbench.stacks.base import Knob, Requirement, Server, render
+from stackbench.stacks.base import Context, Knob, Requirement, Server, render
 from stackbench.supervise import Probe, tcp_probe, unix_probe
 
 BINARY = "php-fpm8.2"
@@ -32,6 +33,15 @@ class PhpFpm(Server):
     def __post_init__(self) -> None:
         self.name = "php-fpm"
         self.stop_signal = signal.SIGQUIT  # graceful; FPM stops in a few ms either way
+
+    @classmethod
+    def for_stack(cls, ctx: Context, knobs: dict[str, Any]) -> "PhpFpm":
+        """The pool of an FPM stack, on a unix socket or on a second free TCP port."""
+        return cls(ctx, knobs, tcp_port=ctx.aux_port("php-fpm") if knobs["fpm_listen"] == "tcp" else None)
+
+    @property
+    def tcp(self) -> bool:
+        return self.knobs["fpm_listen"] == "tcp"
 
     @property
     def socket_path(self) -> Path:

@@ -1,0 +1,56 @@
+"""Parsing the servers' status pages (unit; the texts are what the servers print)."""
+
+from stackbench.monitor.status_pages import parse_apache, parse_fpm, parse_nginx
+
+NGINX = """Active connections: 65
+server accepts handled requests
+ 1204 1204 98211
+Reading: 0 Writing: 12 Waiting: 53
+"""
+
+APACHE = """127.0.0.1
+ServerVersion: Apache/2.4.71 (Debian)
+ServerMPM: prefork
+Total Accesses: 5123
+Total kBytes: 80
+Uptime: 3
+ReqPerSec: 1707.67
+BusyWorkers: 17
+IdleWorkers: 3
+Processes: 20
+Scoreboard: WWWW_____
+"""
+
+FPM = """pool:                 www
+process manager:      dynamic
+start time:           22/Nov/2026:13:50:01 +0000
+accepted conn:        4242
+listen queue:         3
+max listen queue:     12
+listen queue len:     511
+idle processes:       0
+active processes:     5
+total processes:      5
+max active processes: 5
+max children reached: 1
+slow requests:        0
+"""
+
+
+def test_nginx():
+    assert parse_nginx(NGINX) == {"active_connections": 65, "accepts": 1204, "handled": 1204, "requests": 98211,
+                                  "reading": 0, "writing": 12, "waiting": 53}
+
+
+def test_apache():
+    assert parse_apache(APACHE) == {"total_accesses": 5123, "busy_workers": 17, "idle_workers": 3, "processes": 20}
+
+
+def test_fpm():
+    v = parse_fpm(FPM)
+    assert v["accepted_connections"] == 4242 and v["listen_queue"] == 3 and v["max_listen_queue"] == 12
+    assert v["active_processes"] == 5 and v["max_children_reached"] == 1 and "listen_queue_len" not in v
+
+
+def test_garbage_gives_nothing():
+    assert parse_nginx("<html>404</html>") == {} and parse_apache("") == {} and parse_fpm("x: y") == {}
