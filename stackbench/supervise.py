@@ -8,6 +8,7 @@ the server's own output and error log, because "it exited" alone helps nobody.
 from __future__ import annotations
 
 import collections
+import ctypes
 import os
 import signal
 import socket
@@ -98,6 +99,9 @@ def spawn(
     `cgroup` from its first instruction (so all its memory is charged there)."""
 
     def preexec() -> None:
+        # If the lab itself is killed (SIGKILL, OOM), its servers must not outlive it:
+        # the kernel sends them SIGTERM when the lab's thread that started them exits.
+        _set_parent_death_signal(signal.SIGTERM)
         if cpus:
             os.sched_setaffinity(0, cpus)
         if cgroup is not None:
@@ -187,6 +191,17 @@ def run_checked(argv: list[str], *, cwd: Path | None = None, env: dict[str, str]
     res = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     return res.returncode, res.stdout.decode(errors="replace")
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _set_parent_death_signal(sig: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    except OSError:
+        pass
 
 
 def _killpg(pgid: int, sig: int) -> None:

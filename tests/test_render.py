@@ -12,21 +12,47 @@ from stackbench.stacks.base import Context
 from stackbench.stacks.registry import STACKS
 
 GOLDEN = Path(__file__).parent / "golden"
+# case -> (stack, knobs). Each stack with its defaults, plus the knobs that change a template.
 CASES = {
-    "nginx-fpm": {},
-    "nginx-fpm-tcp-static-noopcache": {"fpm_listen": "tcp", "pm": "static", "pm_max_children": 16, "opcache": False},
-    "apache-prefork-modphp": {},
-    "apache-prefork-modphp-allowoverride-all": {"allow_override": "All", "start_servers": 100,
-                                                "min_spare_servers": 100, "max_spare_servers": 100,
-                                                "max_request_workers": 256},
+    "nginx-fpm": ("nginx-fpm", {}),
+    "nginx-fpm-tcp-static-noopcache": ("nginx-fpm", {"fpm_listen": "tcp", "pm": "static", "pm_max_children": 16,
+                                                     "opcache": False}),
+    "nginx-fpm-keepconn": ("nginx-fpm", {"fastcgi_keep_conn": True, "upstream_keepalive": 4,
+                                         "pm_max_children": 16}),
+    "apache-prefork-modphp": ("apache-prefork-modphp", {}),
+    "apache-prefork-modphp-allowoverride-all": ("apache-prefork-modphp", {
+        "allow_override": "All", "start_servers": 100, "min_spare_servers": 100, "max_spare_servers": 100,
+        "max_request_workers": 256}),
+    "apache-prefork-modphp-debian-noopcache": ("apache-prefork-modphp", {"apache_modules": "debian",
+                                                                         "opcache": False}),
+    "apache-event-fpm": ("apache-event-fpm", {}),
+    "apache-event-fpm-tcp": ("apache-event-fpm", {"fpm_listen": "tcp", "threads_per_child": 16,
+                                                  "max_request_workers": 100}),
+    "apache-worker-fcgid": ("apache-worker-fcgid", {}),
+    "apache-worker-fcgid-noopcache": ("apache-worker-fcgid", {"opcache": False, "fcgid_max_processes": 8}),
+    "nginx-proxy-apache": ("nginx-proxy-apache", {}),
+    "nginx-proxy-apache-keepalive": ("nginx-proxy-apache", {"proxy_keepalive": True}),
+    "nginx-cache-apache": ("nginx-cache-apache", {}),
+    "varnish-apache": ("varnish-apache", {}),
+    "varnish-apache-pass-php": ("varnish-apache", {"varnish_mode": "pass-php"}),
+    "lighttpd-fpm": ("lighttpd-fpm", {}),
+    "lighttpd-fpm-tcp": ("lighttpd-fpm", {"fpm_listen": "tcp", "keepalive_requests": 1}),
+    "h2o-fpm": ("h2o-fpm", {}),
+    "h2o-fpm-tcp": ("h2o-fpm", {"fpm_listen": "tcp", "h2o_threads": 4}),
+    "caddy-fpm": ("caddy-fpm", {}),
+    "caddy-fpm-tcp": ("caddy-fpm", {"fpm_listen": "tcp"}),
 }
 
 
+def context(case: str, cpus: list[int] | None = None) -> Context:
+    return Context(case, Path("/RUN"), Path("/RUN/docroot"), 8080, cpus or [0], "www-data",
+                   {"php-fpm": 9000, "apache": 8081})
+
+
 def rendered(case: str) -> dict[str, str]:
-    stack_id = "nginx-fpm" if case.startswith("nginx-fpm") else "apache-prefork-modphp"
+    stack_id, knobs = CASES[case]
     stack = STACKS[stack_id]
-    ctx = Context(case, Path("/RUN"), Path("/RUN/docroot"), 8080, [0], "www-data", {"php-fpm": 9000})
-    servers = stack.servers(ctx, stack.resolve_knobs(CASES[case]))
+    servers = stack.servers(context(case), stack.resolve_knobs(knobs))
     files = {}
     for s in servers:
         files.update(s.files())
@@ -61,10 +87,98 @@ def test_nothing_outside_the_run_directory_is_written():
     """Every path a rendered config writes to (logs, pids, sockets, temp) is under /RUN."""
     import re
 
-    writers = re.compile(r"^\s*(pid|error_log|PidFile|ErrorLog|DefaultRuntimeDir|Mutex|listen|\w+_temp_path)\b(.*)$",
+    writers = re.compile(r"^\s*(pid|error_log|PidFile|ErrorLog|DefaultRuntimeDir|Mutex|listen|\w+_temp_path"
+                         r"|proxy_cache_path|FcgidIPCDir|FcgidProcessTableFile|server\.errorlog"
+                         r"|server\.pid-file|server\.upload-dirs|error-log|temp-buffer-path|output file)\b(.*)$",
                          re.M)
     for case in CASES:
         for text in rendered(case).values():
             for _, value in writers.findall(text):
                 paths = re.findall(r"(/[\w./-]+)", value)
                 assert all(p.startswith("/RUN") for p in paths), (case, value)
+
+
+def test_every_stack_that_can_run_has_a_golden_case():
+    from stackbench.stacks.unpackaged import NotPackaged
+
+    covered = {stack_id for stack_id, _ in CASES.values()}
+    assert covered == {s for s, stack in STACKS.items() if not isinstance(stack, NotPackaged)}
+
+
+def test_new_knobs_reach_the_config():
+    event = rendered("apache-event-fpm-tcp")["apache/apache2.conf"]
+    assert 'SetHandler "proxy:fcgi://127.0.0.1:9000"' in event and "LoadModule mpm_event_module" in event
+    assert "ThreadsPerChild 16" in event and "ServerLimit 7" in event  # ceil(100 / 16)
+    assert 'SetHandler "proxy:unix:/RUN/run/php-fpm.sock|fcgi://localhost"' in rendered("apache-event-fpm")[
+        "apache/apache2.conf"]
+    fcgid = rendered("apache-worker-fcgid-noopcache")["apache/apache2.conf"]
+    assert "FcgidMaxProcessesPerClass 8" in fcgid and "-d opcache.enable=0" in fcgid
+    assert "LoadModule mpm_worker_module" in fcgid and "opcache.lockfile_path=/RUN/tmp/php-cgi" in fcgid
+    debian = rendered("apache-prefork-modphp-debian-noopcache")["apache/apache2.conf"]
+    assert "LoadModule negotiation_module" in debian and "Include /etc/apache2/mods-available/mime.conf" in debian
+    assert "php_admin_flag opcache.enable Off" in debian
+    assert "negotiation_module" not in rendered("apache-prefork-modphp")["apache/apache2.conf"]
+    keep = rendered("nginx-fpm-keepconn")["nginx/nginx.conf"]
+    assert "fastcgi_keep_conn on;" in keep and "keepalive 4;" in keep and "fastcgi_pass backend;" in keep
+    assert "fastcgi_keep_conn" not in rendered("nginx-fpm")["nginx/nginx.conf"]
+    proxy = rendered("nginx-proxy-apache-keepalive")
+    assert "proxy_http_version 1.1;" in proxy["nginx/nginx.conf"] and "keepalive 8;" in proxy["nginx/nginx.conf"]
+    assert "Listen 127.0.0.1:8081" in proxy["apache/apache2.conf"]
+    assert "proxy_pass http://127.0.0.1:8081;" in rendered("nginx-proxy-apache")["nginx/nginx.conf"]
+    assert "proxy_cache_valid 200 1s;" in rendered("nginx-cache-apache")["nginx/nginx.conf"]
+    assert "return (pass);" in rendered("varnish-apache-pass-php")["varnish/default.vcl"]
+    assert '"port" => 9000' in rendered("lighttpd-fpm-tcp")["lighttpd/lighttpd.conf"]
+    assert "num-threads: 4" in rendered("h2o-fpm-tcp")["h2o/h2o.conf"]
+    assert "reverse_proxy @php 127.0.0.1:9000" in rendered("caddy-fpm-tcp")["caddy/Caddyfile"]
+
+
+def test_keepalive_requests_means_the_same_on_every_front():
+    """N requests per connection everywhere: Apache and lighttpd count only the requests
+    after the first, so they are given N - 1 (and keep-alive off for N = 1)."""
+    assert "MaxKeepAliveRequests 999" in rendered("apache-prefork-modphp")["apache/apache2.conf"]
+    assert "keepalive_requests 1000;" in rendered("nginx-fpm")["nginx/nginx.conf"]
+    assert "server.max-keep-alive-requests = 999" in rendered("lighttpd-fpm")["lighttpd/lighttpd.conf"]
+    assert "server.max-keep-alive-requests = 0" in rendered("lighttpd-fpm-tcp")["lighttpd/lighttpd.conf"]
+
+
+def test_varnish_writes_only_in_the_run_directory():
+    from stackbench.stacks.servers.varnish import Varnish
+
+    stack = STACKS["varnish-apache"]
+    varnish = [s for s in stack.servers(context("v"), stack.resolve_knobs({})) if isinstance(s, Varnish)][0]
+    for argv in (varnish.start_argv(), varnish.check_argv()):
+        for flag in ("-n", "-P"):
+            if flag in argv:
+                assert argv[argv.index(flag) + 1].startswith("/RUN/")
+    assert "-T" in varnish.start_argv() and "none" in varnish.start_argv()
+
+
+@pytest.mark.parametrize("stack_id, knobs, pool_knob", [
+    ("nginx-fpm", {"fastcgi_keep_conn": True, "nginx_workers": 3, "upstream_keepalive": 2, "pm_max_children": 6},
+     "pm_max_children"),
+    ("nginx-proxy-apache", {"proxy_keepalive": True, "nginx_workers": 1, "upstream_keepalive": 8,
+                            "max_request_workers": 8}, "max_request_workers"),
+])
+def test_kept_alive_upstream_connections_that_could_hold_every_back_end_process_are_refused(
+        stack_id, knobs, pool_knob):
+    from stackbench.errors import UsageError
+
+    stack = STACKS[stack_id]
+    with pytest.raises(UsageError, match=pool_knob):
+        stack.servers(context("x"), stack.resolve_knobs(knobs))
+    # nginx_workers = 0: one worker per core, known only when the cores are: checked at start.
+    auto = {**knobs, "nginx_workers": 0}
+    resolved = stack.resolve_knobs(auto)
+    with pytest.raises(UsageError, match="stall"):
+        stack.servers(context("x", cpus=list(range(8))), resolved)
+    # Off: no connection is kept, nothing to check.
+    off = {k: (False if k in ("fastcgi_keep_conn", "proxy_keepalive") else v) for k, v in knobs.items()}
+    stack.servers(context("x"), stack.resolve_knobs(off))
+
+
+def test_nginx_fpm_plan_with_explicit_workers_is_refused_when_loaded():
+    from stackbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="pm_max_children"):
+        STACKS["nginx-fpm"].resolve_knobs({"fastcgi_keep_conn": True, "nginx_workers": 4, "upstream_keepalive": 2,
+                                           "pm_max_children": 8})

@@ -30,6 +30,7 @@ class Cgroup:
         """Make the cgroup in every usable hierarchy; None when cgroups cannot be used
         (not root, read-only /sys): the lab then falls back to process groups."""
         cg = cls(name)
+        sweep_stale()
         try:
             if (ROOT / "cgroup.controllers").exists():  # pure v2
                 cg._mkdir("v2", ROOT)
@@ -99,6 +100,22 @@ class Cgroup:
                     time.sleep(0.02)
             try:  # the lab's parent directory too, once no other instance uses it
                 d.parent.rmdir()
+            except OSError:
+                pass
+
+
+def sweep_stale() -> None:
+    """Remove the lab's cgroups that an earlier, killed lab left behind: an empty one
+    is simply removed (rmdir fails on a cgroup that still has members, and those are
+    left alone: they may belong to a lab running now)."""
+    for base in [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified")]]:
+        try:
+            children = [p for p in base.iterdir() if p.is_dir()]
+        except OSError:
+            continue
+        for child in children:
+            try:
+                child.rmdir()
             except OSError:
                 pass
 

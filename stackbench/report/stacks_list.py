@@ -12,13 +12,10 @@ from stackbench.stacks.registry import STACKS
 def render(out: TextIO) -> None:
     style = Style(out)
     for stack in STACKS.values():
-        gone = installed.missing(stack)
-        if gone:
-            pkgs = " ".join(sorted({r.package for r in gone}))
-            state = style.warn(f"missing: apt-get install {pkgs}")
-        else:
-            vers = ", ".join(f"{k} {v}" for k, v in installed.versions(stack).items() if v)
-            state = f"available ({vers})"
+        # available (versions) | missing: apt-get install … | unavailable: reason
+        state = installed.describe(stack)
+        if not state.startswith("available"):
+            state = style.warn(state)
         out.write(f"{style.bold(stack.id)}  {state}\n  {stack.description}\n")
         for knob in stack.knobs:
             choices = f" [{' | '.join(map(str, knob.choices))}]" if knob.choices else ""

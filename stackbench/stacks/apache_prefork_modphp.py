@@ -15,7 +15,8 @@ from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
 class ApachePreforkModphp(Stack):
     id = "apache-prefork-modphp"
     description = "Apache 2.4 prefork + mod_php (PHP inside every Apache child)"
-    knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE,)
+    knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE, apache.MODULE_SET,
+                                                      apache.MODPHP_OPCACHE)
 
     def requirements(self) -> list[Requirement]:
         return apache.REQUIREMENTS + [apache.MOD_PHP]

@@ -6,6 +6,7 @@ import functools
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
 from stackbench.errors import MissingBinary
 from stackbench.stacks.base import Requirement, Stack
@@ -17,6 +18,13 @@ VERSION_COMMANDS = {
     "apache2": ["apache2", "-v"],
     "php-fpm8.2": ["php-fpm8.2", "-v"],
     "php8.2": ["php8.2", "-v"],
+    "php-cgi8.2": ["php-cgi8.2", "-v"],
+    "varnishd": ["varnishd", "-V"],
+    "lighttpd": ["lighttpd", "-v"],
+    "h2o": ["h2o", "-v"],
+    "caddy": ["caddy", "version"],
+    "hhvm": ["hhvm", "--version"],
+    "/usr/local/lsws/bin/openlitespeed": ["/usr/local/lsws/bin/openlitespeed", "-v"],
 }
 VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
@@ -31,10 +39,47 @@ def missing(stack: Stack) -> list[Requirement]:
     return [r for r in stack.requirements() if not present(r)]
 
 
-def require(stack: Stack) -> None:
+@dataclass(frozen=True)
+class Availability:
+    state: str  # "available" | "missing" (apt-get install fixes it) | "unavailable"
+    detail: str  # the packages to install, or the reason; "" when available
+    packages: tuple[str, ...] = ()
+
+
+def availability(stack: Stack) -> Availability:
+    """Can the stack run here, and if not what to do: one line for `stackbench stacks`."""
     gone = missing(stack)
+    unpackaged = [r for r in gone if not r.package]
+    if unpackaged:
+        return Availability("unavailable", unpackaged[0].reason or f"{unpackaged[0].path} not found")
     if gone:
-        raise MissingBinary(gone[0].path, " ".join(sorted({r.package for r in gone})))
+        pkgs = tuple(sorted({r.package for r in gone}))
+        return Availability("missing", "apt-get install " + " ".join(pkgs), pkgs)
+    reason = stack.unavailable()
+    if reason:
+        return Availability("unavailable", reason)
+    return Availability("available", "")
+
+
+def describe(stack: Stack) -> str:
+    """available (versions) / missing: apt-get install ... / unavailable: reason."""
+    a = availability(stack)
+    if a.state == "available":
+        return "available (" + ", ".join(f"{k} {v}" for k, v in versions(stack).items() if v) + ")"
+    return f"{a.state}: {a.detail}"
+
+
+def require(stack: Stack) -> None:
+    a = availability(stack)
+    if a.state == "missing":
+        gone = missing(stack)
+        raise MissingBinary(gone[0].path, " ".join(a.packages))
+    if a.state == "unavailable":
+        err = MissingBinary(stack.id, "")
+        err.message = f"stack {stack.id!r} cannot run here: {a.detail}"
+        err.args = (err.message,)
+        err.hint = "`stackbench stacks` lists the stacks that can run on this machine"
+        raise err
 
 
 @functools.cache

@@ -51,7 +51,7 @@ REQUIREMENTS = [Requirement("apache2", "apache2")]
 MOD_PHP = Requirement(f"{MODULES}/libphp8.2.so", "libapache2-mod-php8.2")
 MOD_PROXY_FCGI = Requirement(f"{MODULES}/mod_proxy_fcgi.so", "apache2")
 MOD_FCGID = [Requirement(f"{MODULES}/mod_fcgid.so", "libapache2-mod-fcgid"),
-             Requirement(PHP_CGI, "php8.2-cgi")]
+             Requirement("php-cgi8.2", "php8.2-cgi")]
 CONF = "apache/apache2.conf"
 
 # Only what every role needs (FIELD-NOTES lists the compiled-in modules).

@@ -10,11 +10,9 @@ KEEPALIVE_KNOBS = (
 )
 
 
-def keepalive_knobs(*, requests_unsupported_by: str | None = None) -> tuple[Knob, ...]:
+def keepalive_knobs(*, requests_unsupported_by: str, note: str = "") -> tuple[Knob, ...]:
     """The shared keep-alive knobs; for a front without a per-connection request limit
     the knob stays (a plan sets it once for every stack) but its help says it is ignored."""
-    if requests_unsupported_by is None:
-        return KEEPALIVE_KNOBS
     timeout, requests = KEEPALIVE_KNOBS
     return (timeout, Knob(requests.name, requests.default,
-                          f"ignored: {requests_unsupported_by} has no per-connection request limit"))
+                          f"ignored by {requests_unsupported_by}: it has no per-connection request limit{note}"))

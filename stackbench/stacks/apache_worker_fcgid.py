@@ -1,0 +1,23 @@
+"""apache-worker-fcgid: Apache 2.4 worker MPM, PHP as php-cgi processes that mod_fcgid
+spawns on demand. Spawning is lazy and throttled (requests that find no free php-cgi wait
+in 1-second steps; FIELD-NOTES): measure only after a warm-up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackbench.stacks.base import Context, Requirement, Server, Stack
+from stackbench.stacks.servers import apache
+from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
+
+
+class ApacheWorkerFcgid(Stack):
+    id = "apache-worker-fcgid"
+    description = "Apache 2.4 worker MPM + mod_fcgid (php-cgi processes spawned on demand)"
+    knobs = KEEPALIVE_KNOBS + apache.THREADED_KNOBS + (apache.MODULE_SET,) + apache.FCGID_KNOBS
+
+    def requirements(self) -> list[Requirement]:
+        return apache.REQUIREMENTS + apache.MOD_FCGID
+
+    def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
+        return [apache.Apache(ctx, knobs, mpm="worker", php="fcgid")]

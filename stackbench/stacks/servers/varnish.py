@@ -1,0 +1,74 @@
+"""Varnish Cache as a child process: `varnishd -F` (foreground), VCL in the run directory.
+
+FIELD-NOTES warns that under setsid(1) $! is not varnishd: setsid(1) forks when its caller
+leads a process group. The supervisor calls setsid() itself in the forked child
+(Popen(start_new_session=True)), which does not fork, so the leader is varnishd's manager
+and -P's pid file says the same (the probe waits for that file; the test checks it).
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench.stacks.base import Knob, Requirement, Server, render
+from stackbench.supervise import Probe, tcp_probe
+
+KNOBS = (
+    Knob("varnish_mode", "cache", "cache: Varnish's default (PHP responses too); pass-php: .php passed to "
+                                  "Apache, static files cached; pass: nothing cached (a plain proxy)",
+         ("cache", "pass-php", "pass")),
+    Knob("varnish_storage_mb", 64, "Varnish malloc storage size (MB)"),
+    Knob("varnish_thread_pool_min", 100, "Varnish thread_pool_min (threads per pool kept ready; 2 pools)"),
+    Knob("varnish_thread_pool_max", 5000, "Varnish thread_pool_max (threads per pool at most)"),
+)
+# varnishd compiles the VCL with gcc at start and on -C (FIELD-NOTES).
+REQUIREMENTS = [Requirement("varnishd", "varnish"), Requirement("gcc", "gcc")]
+VCL = "varnish/default.vcl"
+
+
+@dataclass
+class Varnish(Server):
+    backend_port: int = 0
+
+    def __post_init__(self) -> None:
+        self.name = "varnishd"
+        self.stop_signal = signal.SIGTERM  # the manager stops its child, then exits
+
+    @property
+    def pidfile(self) -> Path:
+        return self.ctx.rundir / "run" / "varnishd.pid"
+
+    def files(self) -> dict[str, str]:
+        return {VCL: render("varnish.vcl.j2", **self.ctx.render_values(),
+                            backend_port=self.backend_port, mode=self.knobs["varnish_mode"])}
+
+    def check_argv(self) -> list[str]:
+        # -C compiles the VCL and exits; -n keeps its scratch files in the run directory.
+        return ["varnishd", "-C", "-f", str(self.ctx.rundir / VCL), "-n", str(self.ctx.rundir / "varnish-check")]
+
+    def start_argv(self) -> list[str]:
+        k = self.knobs
+        return [
+            "varnishd", "-F",
+            "-a", f"127.0.0.1:{self.ctx.port}",
+            "-T", "none",  # no management port: the lab stops it with a signal
+            "-f", str(self.ctx.rundir / VCL),
+            "-n", str(self.ctx.rundir / "varnish"),
+            "-P", str(self.pidfile),
+            "-s", f"malloc,{k['varnish_storage_mb']}m",
+            "-p", f"timeout_idle={k['keepalive_timeout']}",
+            # Drop idle back-end connections before Apache does (its KeepAliveTimeout is
+            # the same knob), so Varnish never reuses one Apache is closing.
+            "-p", f"backend_idle_timeout={max(1, k['keepalive_timeout'] - 1)}",
+            "-p", f"thread_pool_min={k['varnish_thread_pool_min']}",
+            "-p", f"thread_pool_max={k['varnish_thread_pool_max']}",
+        ]
+
+    def probe(self) -> Probe:
+        port = tcp_probe("127.0.0.1", self.ctx.port)
+        return lambda: self.pidfile.exists() and port()
+
+    def log_paths(self) -> list[Path]:
+        return []  # varnishd -F writes its errors to stdout, which the supervisor keeps
