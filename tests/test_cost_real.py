@@ -48,11 +48,13 @@ def measured():
 def test_prefork_memory_and_processes_grow_with_concurrency(measured):
     store, cells = measured
     low, high = cells[("apache-prefork-modphp", 1)], cells[("apache-prefork-modphp", 64)]
-    assert high["procs_max"] >= 32 > low["procs_max"], (low["procs_max"], high["procs_max"])
-    assert metrics.memory_peak_bytes(high) > 1.5 * metrics.memory_peak_bytes(low)
-    # per-process PSS is recorded for every Apache child
+    # Prefork spawns 1, 2, 4, … children per second while none is idle, so in these 2 s
+    # it grows by a few: growth is what is asserted, not the 64 a long run would reach.
+    assert high["procs_max"] >= low["procs_max"] + 2, (low["procs_max"], high["procs_max"])
+    assert metrics.memory_peak_bytes(high) > metrics.memory_peak_bytes(low)
+    # per-process PSS is recorded for every Apache process, and PSS <= RSS
     procs = store.processes(high["id"])
-    assert sum(p["comm"] == "apache2" for p in procs) >= 32
+    assert sum(p["comm"] == "apache2" for p in procs) == high["procs_max"]
     assert all(p["pss_bytes"] and p["pss_bytes"] <= p["rss_bytes"] for p in procs)
 
 
@@ -65,10 +67,12 @@ def test_allow_override_all_costs_htaccess_lookups(measured):
         return metrics.syscalls_per_request(cell, calls.get(name, 0))
 
     # The docroot is /tmp/stackbench-…/docroot/hello.php: Apache tries .htaccess in each of
-    # /, /tmp, the run directory and the docroot, plus hello.php/ → several extra openat.
+    # /, /tmp, the run directory and the docroot (one exists: it is read) → ≥ 3 more openat.
     extra_open = per_req(all_, calls_all, "openat") - per_req(none, calls_none, "openat")
     assert extra_open >= 3, extra_open
     assert metrics.syscalls_per_request(all_) > metrics.syscalls_per_request(none) + 3
+    # the named calls explain the profile: what perf counted but did not name is small
+    assert per_req(none, calls_none, "other") < 2
 
 
 def test_figures_are_sane(measured):

@@ -31,6 +31,9 @@ NAMED = (
     "openat", "newstat", "newlstat", "newfstat", "newfstatat", "statx", "access", "getcwd", "readlink",
     "lseek", "fcntl", "ioctl", "getdents64",
     "mmap", "munmap", "brk", "futex", "times", "rt_sigprocmask", "kill", "wait4", "clone", "clone3",
+    # PHP's per-request bookkeeping (seen with strace -c on mod_php and FPM): signal
+    # handlers, the max_execution_time timer, chdir to the script's directory.
+    "rt_sigaction", "setitimer", "chdir", "pselect6", "readlinkat", "getpid", "epoll_pwait",
 )
 TOTAL = "raw_syscalls:sys_enter"
 INTERVAL_MS = 100
