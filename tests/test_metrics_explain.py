@@ -1,0 +1,60 @@
+"""Derived per-request figures (None when not computable) and the explain report (unit)."""
+
+from __future__ import annotations
+
+import io
+
+from stackbench import metrics
+from stackbench.monitor.cgroup_stats import CgroupSample
+from stackbench.monitor.processes import ProcessMemory
+from stackbench.monitor.session import CellCost
+from stackbench.monitor.syscalls import WindowCounts
+from stackbench.report import explain
+from stackbench.store import Store
+
+from test_store import record
+
+
+def sample(t_s: float, cpu_us: int, rss: int) -> CgroupSample:
+    return CgroupSample(int(t_s * 1e6), rss * 2, rss, 1000, 5000, cpu_us, cpu_us // 2, cpu_us // 2, 3, 4)
+
+
+def cost(openat: int) -> CellCost:
+    return CellCost(samples=[sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)], peak_mem_bytes=30 << 20,
+                    processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
+                               ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)],
+                    syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0))
+
+
+def test_none_when_not_computable():
+    assert metrics.cpu_us_per_request({"requests_completed": 0, "cpu_total_us": 5}) is None
+    assert metrics.cpu_us_per_request({"requests_completed": 10, "cpu_total_us": None}) is None
+    assert metrics.syscalls_per_request({"syscalls_total": 5, "syscalls_window_us": 0, "requests_per_s": 1}) is None
+    assert metrics.per_process_pss([{"comm": "x", "pss_bytes": None}]) == {}
+
+
+def test_store_and_explain_a_pair():
+    store = Store()
+    run_id = store.begin_run("p", "s", {}, {})
+    a = store.record_cell(run_id, record(0, cost=cost(openat=0)))
+    b = store.record_cell(run_id, record(1, stack_label="apache All", cost=cost(openat=10_000)))
+    cells = store.cells(run_id)
+    c = cells[0]
+    # 2469 requests (see test_store.engine_doc) over a 2 s window at 1234.5 req/s
+    assert c["cpu_total_us"] == 200_000 and metrics.cpu_us_per_request(c) == 200_000 / 2469
+    assert metrics.syscalls_per_request(c) == 50_000 / (1234.5 * 2)
+    assert metrics.memory_peak_bytes(c) == (12 << 20) + 1000 and c["mem_peak_bytes"] == 30 << 20
+    assert c["procs_max"] == 3 and c["threads_max"] == 4
+    assert store.syscalls(a)["other"] == 30_000 and store.syscalls(b)["openat"] == 10_000
+    pss = metrics.per_process_pss(store.processes(a))
+    assert pss["apache2"] == {"count": 2, "pss_total_bytes": 6 << 20, "pss_mean_bytes": 3 << 20}
+
+    out = io.StringIO()
+    explain.render(cells[0], cells[1], {"processes": store.processes(a), "syscalls": store.syscalls(a)},
+                   {"processes": store.processes(b), "syscalls": store.syscalls(b)}, out)
+    text = out.getvalue()
+    lines = text.splitlines()
+    first_call = lines[lines.index(next(x for x in lines if x.startswith("call"))) + 1]
+    assert first_call.split()[0] == "openat"  # the largest difference comes first
+    assert "+4.05" in first_call  # 10,000 calls / (1234.5 req/s × 2 s)
+    assert "2 × 3.0" in text  # two apache2 processes, 3 MB PSS each
