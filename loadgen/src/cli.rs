@@ -1,0 +1,220 @@
+//! Command-line surface: what the user types, parsed into plain values.
+//! Cross-field rules (e.g. `-c >= -t`) live in `config.rs`, not here.
+
+use std::time::Duration;
+
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stackbench-load",
+    version,
+    about = "HTTP/1.1 load generator of stackbench (closed and open loop, HdrHistogram latencies)",
+    after_help = "Durations: 250us, 500ms, 10s, 2m, 1h (a bare number is seconds).\n\
+                  Exit status: 0 ran (even with failed requests), 1 fatal error, 2 bad usage."
+)]
+pub struct Args {
+    /// Target URL, http:// only: http://HOST[:PORT][/PATH]
+    pub url: String,
+
+    /// Concurrent connections, spread over the threads
+    #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub connections: u32,
+
+    /// Engine threads, each with its own single-threaded event loop
+    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+
+    /// Measured duration (default 10s when neither -d nor -n is given)
+    #[arg(short = 'd', long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Exact number of measured requests across all connections
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+
+    /// Load that runs before measuring and is not counted
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub warmup: Duration,
+
+    /// New TCP connection per request, with `Connection: close` (like ab without -k)
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// Per-request timeout (connect + send + full response)
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub timeout: Duration,
+
+    /// Extra request header, "Name: value" (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<Header>,
+
+    /// Request method
+    #[arg(short = 'm', long, default_value = "GET", value_parser = parse_method)]
+    pub method: String,
+
+    /// Open loop: fixed arrival rate in requests/s across all connections
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: Option<f64>,
+
+    /// Print the result as one JSON document (schema/result-v1.schema.json) on stdout
+    #[arg(long)]
+    pub json: bool,
+
+    /// Allow targets that are not loopback addresses
+    #[arg(long)]
+    pub allow_remote: bool,
+
+    /// Concurrency steps, DURATION:CONNECTIONS,...  e.g. 10s:1,10s:100,5s:10
+    #[arg(long, value_parser = parse_stages)]
+    pub stages: Option<StagePlan>,
+}
+
+/// One `-H` header, already split and checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+}
+
+/// One `--stages` step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stage {
+    pub duration: Duration,
+    pub connections: u32,
+}
+
+/// A newtype so clap treats the whole list as one value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagePlan(pub Vec<Stage>);
+
+/// "10s", "500ms", "250us", "2m", "1h", "1.5s"; a bare number is seconds (as in wrk).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (use e.g. 10s, 500ms, 2m)"))?;
+    let scale_s = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("unknown unit '{unit}' in '{text}' (use us, ms, s, m or h)")),
+    };
+    let seconds = value * scale_s;
+    if !seconds.is_finite() || seconds > 1e9 {
+        return Err(format!("duration '{text}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// RFC 9110 token characters: what a header name or a method may contain.
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+pub fn parse_header(text: &str) -> Result<Header, String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("header '{text}' must look like 'Name: value'"))?;
+    let name = name.trim();
+    let value = value.trim();
+    if !is_token(name) {
+        return Err(format!("'{name}' is not a valid header name"));
+    }
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(format!("header '{name}' has a line break in its value"));
+    }
+    Ok(Header { name: name.to_string(), value: value.to_string() })
+}
+
+pub fn parse_method(text: &str) -> Result<String, String> {
+    if is_token(text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!("'{text}' is not a valid HTTP method"))
+    }
+}
+
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Ok(r),
+        _ => Err(format!("rate '{text}' must be a number of requests/s above 0")),
+    }
+}
+
+pub fn parse_stages(text: &str) -> Result<StagePlan, String> {
+    let mut stages = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (duration, connections) = part
+            .split_once(':')
+            .ok_or_else(|| format!("stage '{part}' must look like DURATION:CONNECTIONS"))?;
+        let duration = parse_duration(duration)?;
+        if duration.is_zero() {
+            return Err(format!("stage '{part}' has a zero duration"));
+        }
+        let connections: u32 = connections
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&c| c > 0)
+            .ok_or_else(|| format!("stage '{part}': connections must be a whole number above 0"))?;
+        stages.push(Stage { duration, connections });
+    }
+    if stages.is_empty() {
+        return Err("--stages needs at least one DURATION:CONNECTIONS step".into());
+    }
+    Ok(StagePlan(stages))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
+        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn headers() {
+        let h = parse_header("X-Test:  a b ").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Test", "a b"));
+        assert!(parse_header("novalue").is_err());
+        assert!(parse_header("bad name: x").is_err());
+    }
+
+    #[test]
+    fn stages() {
+        let p = parse_stages("10s:1, 500ms:100").unwrap();
+        assert_eq!(p.0.len(), 2);
+        assert_eq!(p.0[1], Stage { duration: Duration::from_millis(500), connections: 100 });
+        assert!(parse_stages("10s").is_err());
+        assert!(parse_stages("10s:0").is_err());
+        assert!(parse_stages("").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("100").unwrap(), 100.0);
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("-3").is_err());
+        assert!(parse_rate("nan").is_err());
+    }
+}

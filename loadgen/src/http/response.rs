@@ -1,0 +1,453 @@
+//! Incremental HTTP/1.x response reader.
+//!
+//! Bytes are fed as they arrive, split anywhere. The head is parsed zero-copy by
+//! `httparse` straight from the caller's read buffer; only an *incomplete* head is
+//! copied into `pending` (rare: heads are small), so the reader owns no buffer on
+//! the hot path and a connection costs almost no memory (10,000 connections must
+//! fit in 100 MB). Bodies are framed by Content-Length, chunked coding, or the
+//! connection closing (RFC 9112 §6.3), and counted, not stored.
+
+use std::mem::MaybeUninit;
+
+use super::chunked::ChunkDecoder;
+
+/// A head longer than this is treated as garbage (nginx's default large buffers
+/// are 4 × 8 KB; 64 KB is far above any sane server).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+const MAX_HEADERS: usize = 100;
+
+/// Why a response could not be parsed. All map to the `parse` error class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Status line or header syntax (httparse), or a status outside 100..=599.
+    Head,
+    HeadTooLarge,
+    BadContentLength,
+    Chunk,
+    /// 101 Switching Protocols: we never ask for an upgrade.
+    Upgrade,
+}
+
+/// How the connection ended early, when it closed before a full response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EofError {
+    /// Not one byte of this response arrived.
+    BeforeResponse,
+    /// The head was cut short.
+    InHead,
+    /// The body was shorter than its framing announced.
+    InBody,
+}
+
+/// A fully read response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completed {
+    pub status: u16,
+    /// The connection must not be reused (Connection: close, HTTP/1.0, body ended by close).
+    pub close: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    More,
+    Done(Completed),
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    Head,
+    Length(u64),
+    Chunked(ChunkDecoder),
+    UntilClose,
+    Done,
+}
+
+/// Body framing decided by the head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    Empty,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+#[derive(Debug)]
+pub struct ResponseReader {
+    pending: Vec<u8>,
+    state: State,
+    head_request: bool,
+    status: u16,
+    close: bool,
+    body_bytes: u64,
+    started: bool,
+}
+
+impl Default for ResponseReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseReader {
+    pub fn new() -> Self {
+        ResponseReader {
+            pending: Vec::new(),
+            state: State::Done,
+            head_request: false,
+            status: 0,
+            close: false,
+            body_bytes: 0,
+            started: false,
+        }
+    }
+
+    /// Prepares for the next response on the same connection. Bytes left over from
+    /// the previous one (a server that sent more than it framed) stay and are parsed
+    /// as the start of this one.
+    pub fn start(&mut self, head_request: bool) {
+        self.state = State::Head;
+        self.head_request = head_request;
+        self.status = 0;
+        self.close = false;
+        self.body_bytes = 0;
+        self.started = !self.pending.is_empty();
+    }
+
+    /// Forgets everything, for a new connection.
+    pub fn reset(&mut self) {
+        self.pending.clear();
+        self.state = State::Done;
+        self.started = false;
+    }
+
+    /// Decoded body bytes of the current response so far.
+    pub fn body_bytes(&self) -> u64 {
+        self.body_bytes
+    }
+
+    /// Whether any byte of the current response has arrived.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    pub fn feed(&mut self, data: &[u8]) -> Result<Progress, ParseError> {
+        if data.is_empty() {
+            return Ok(Progress::More);
+        }
+        self.started = true;
+        if self.pending.is_empty() {
+            let (progress, used) = self.consume(data)?;
+            if used < data.len() {
+                self.pending.extend_from_slice(&data[used..]);
+            }
+            self.check_pending(progress)?;
+            return Ok(progress);
+        }
+        // Slow path: a head split across reads. Join, parse, keep the remainder.
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(data);
+        let result = self.consume(&buf);
+        match result {
+            Ok((progress, used)) => {
+                buf.drain(..used);
+                self.pending = buf;
+                self.check_pending(progress)?;
+                Ok(progress)
+            }
+            Err(e) => {
+                buf.clear();
+                self.pending = buf;
+                Err(e)
+            }
+        }
+    }
+
+    /// The peer closed the connection. Completes a body framed by the close itself.
+    pub fn eof(&mut self) -> Result<Completed, EofError> {
+        match self.state {
+            State::UntilClose => {
+                self.state = State::Done;
+                Ok(Completed { status: self.status, close: true })
+            }
+            State::Head if !self.started => Err(EofError::BeforeResponse),
+            State::Head => Err(EofError::InHead),
+            State::Done => Ok(Completed { status: self.status, close: true }),
+            State::Length(_) | State::Chunked(_) => Err(EofError::InBody),
+        }
+    }
+
+    fn check_pending(&mut self, progress: Progress) -> Result<(), ParseError> {
+        if progress == Progress::More && self.pending.len() > MAX_HEAD_BYTES {
+            self.pending.clear();
+            return Err(ParseError::HeadTooLarge);
+        }
+        Ok(())
+    }
+
+    /// Runs the state machine over `data`; returns how many bytes were used. Unused
+    /// bytes are an incomplete head (when More) or bytes after the response (when Done).
+    fn consume(&mut self, data: &[u8]) -> Result<(Progress, usize), ParseError> {
+        let mut used = 0;
+        loop {
+            let rest = &data[used..];
+            match &mut self.state {
+                State::Head => match parse_head(rest, self.head_request)? {
+                    None => return Ok((Progress::More, used)),
+                    Some((head, n)) => {
+                        used += n;
+                        if head.interim {
+                            continue; // 1xx: the real response follows
+                        }
+                        self.status = head.status;
+                        self.close = head.close;
+                        self.state = match head.framing {
+                            Framing::Empty | Framing::Length(0) => State::Done,
+                            Framing::Length(len) => State::Length(len),
+                            Framing::Chunked => State::Chunked(ChunkDecoder::new()),
+                            Framing::UntilClose => State::UntilClose,
+                        };
+                    }
+                },
+                State::Length(remaining) => {
+                    let take = (*remaining).min(rest.len() as u64);
+                    *remaining -= take;
+                    self.body_bytes += take;
+                    used += take as usize;
+                    if *remaining == 0 {
+                        self.state = State::Done;
+                    } else {
+                        return Ok((Progress::More, used));
+                    }
+                }
+                State::Chunked(decoder) => {
+                    let (n, done) = decoder.feed(rest, &mut self.body_bytes)?;
+                    used += n;
+                    if done {
+                        self.state = State::Done;
+                    } else {
+                        return Ok((Progress::More, used));
+                    }
+                }
+                State::UntilClose => {
+                    self.body_bytes += rest.len() as u64;
+                    return Ok((Progress::More, data.len()));
+                }
+                State::Done => {
+                    let done = Completed { status: self.status, close: self.close };
+                    return Ok((Progress::Done(done), used));
+                }
+            }
+        }
+    }
+}
+
+struct Head {
+    status: u16,
+    interim: bool,
+    close: bool,
+    framing: Framing,
+}
+
+/// Parses a complete head at the start of `buf`, or None if it is not complete yet.
+fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(Head, usize)>, ParseError> {
+    // Uninitialised header slots: no 3 KB memset per response.
+    let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        buf,
+        &mut slots,
+    ) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ParseError::Head),
+    };
+    let status = response.code.unwrap_or(0);
+    if !(100..=599).contains(&status) {
+        return Err(ParseError::Head);
+    }
+    if status == 101 {
+        return Err(ParseError::Upgrade);
+    }
+    let http10 = response.version == Some(0);
+    let mut close = http10;
+    let mut length: Option<u64> = None;
+    let mut transfer_encoding: Option<&[u8]> = None;
+    for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let value = parse_length(h.value).ok_or(ParseError::BadContentLength)?;
+            if length.is_some_and(|l| l != value) {
+                return Err(ParseError::BadContentLength);
+            }
+            length = Some(value);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            transfer_encoding = Some(h.value);
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for token in h.value.split(|&b| b == b',').map(trim) {
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                    close = false;
+                }
+            }
+        }
+    }
+    let interim = status < 200;
+    // RFC 9112 §6.3: no body for HEAD, 1xx, 204, 304; Transfer-Encoding beats
+    // Content-Length; a final coding other than chunked means "read until close".
+    let framing = if head_request || interim || status == 204 || status == 304 {
+        Framing::Empty
+    } else if let Some(te) = transfer_encoding {
+        let last = te.split(|&b| b == b',').map(trim).next_back().unwrap_or(b"");
+        if last.eq_ignore_ascii_case(b"chunked") { Framing::Chunked } else { Framing::UntilClose }
+    } else if let Some(len) = length {
+        Framing::Length(len)
+    } else {
+        Framing::UntilClose
+    };
+    if framing == Framing::UntilClose {
+        close = true;
+    }
+    Ok(Some((Head { status, interim, close, framing }, n)))
+}
+
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let value = trim(value);
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    value.iter().try_fold(0u64, |acc, &d| acc.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &s[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(input: &[u8], head: bool) -> (Result<Progress, ParseError>, u64) {
+        let mut r = ResponseReader::new();
+        r.start(head);
+        let p = r.feed(input);
+        (p, r.body_bytes())
+    }
+
+    fn done(status: u16, close: bool) -> Result<Progress, ParseError> {
+        Ok(Progress::Done(Completed { status, close }))
+    }
+
+    #[test]
+    fn content_length() {
+        let (p, body) = read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false);
+        assert_eq!((p, body), (done(200, false), 5));
+    }
+
+    #[test]
+    fn http10_closes_unless_keep_alive() {
+        let (p, _) = read_all(b"HTTP/1.0 404 NF\r\nContent-Length: 0\r\n\r\n", false);
+        assert_eq!(p, done(404, true));
+        let (p, _) = read_all(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n", false);
+        assert_eq!(p, done(200, false));
+        let (p, _) = read_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", false);
+        assert_eq!(p, done(200, true));
+    }
+
+    #[test]
+    fn bodiless_responses() {
+        let (p, _) = read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n", true);
+        assert_eq!(p, done(200, false));
+        let (p, _) = read_all(b"HTTP/1.1 304 NM\r\nContent-Length: 50\r\n\r\n", false);
+        assert_eq!(p, done(304, false));
+    }
+
+    #[test]
+    fn interim_response_is_skipped() {
+        let (p, body) =
+            read_all(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", false);
+        assert_eq!((p, body), (done(201, false), 2));
+    }
+
+    #[test]
+    fn chunked_beats_length() {
+        let input = b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n";
+        assert_eq!(read_all(input, false), (done(200, false), 2));
+    }
+
+    #[test]
+    fn until_close() {
+        let mut r = ResponseReader::new();
+        r.start(false);
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\n\r\nabc"), Ok(Progress::More));
+        assert_eq!(r.feed(b"def"), Ok(Progress::More));
+        assert_eq!(r.eof(), Ok(Completed { status: 200, close: true }));
+        assert_eq!(r.body_bytes(), 6);
+    }
+
+    #[test]
+    fn eof_classes() {
+        let mut r = ResponseReader::new();
+        r.start(false);
+        assert_eq!(r.eof(), Err(EofError::BeforeResponse));
+        r.start(false);
+        r.feed(b"HTTP/1.1 200").unwrap();
+        assert_eq!(r.eof(), Err(EofError::InHead));
+        r.reset();
+        r.start(false);
+        r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc").unwrap();
+        assert_eq!(r.eof(), Err(EofError::InBody));
+    }
+
+    #[test]
+    fn malformed() {
+        assert_eq!(read_all(b"HTTP/1.1 abc OK\r\n\r\n", false).0, Err(ParseError::Head));
+        assert_eq!(read_all(b"HTTP/1.1 600 X\r\n\r\n", false).0, Err(ParseError::Head));
+        assert_eq!(read_all(b"garbage\r\n\r\n", false).0, Err(ParseError::Head));
+        assert_eq!(
+            read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n", false).0,
+            Err(ParseError::BadContentLength)
+        );
+        assert_eq!(
+            read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", false).0,
+            Err(ParseError::BadContentLength)
+        );
+        assert_eq!(read_all(b"HTTP/1.1 101 Up\r\n\r\n", false).0, Err(ParseError::Upgrade));
+    }
+
+    #[test]
+    fn huge_head_is_refused() {
+        let mut r = ResponseReader::new();
+        r.start(false);
+        r.feed(b"HTTP/1.1 200 OK\r\nX-Filler: ").unwrap();
+        let piece = [b'a'; 1000];
+        let mut result = Ok(Progress::More);
+        for _ in 0..100 {
+            result = r.feed(&piece);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert_eq!(result, Err(ParseError::HeadTooLarge));
+        // More than MAX_HEADERS header lines is a head error too.
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..=MAX_HEADERS {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert_eq!(read_all(&many, false).0, Err(ParseError::Head));
+    }
+
+    #[test]
+    fn leftover_bytes_start_the_next_response() {
+        let mut r = ResponseReader::new();
+        r.start(false);
+        let two = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 204 No\r\n\r\n";
+        assert_eq!(r.feed(two), done(200, false));
+        r.start(false);
+        assert!(r.started());
+        assert_eq!(r.feed(b"x"), done(204, false));
+    }
+}

@@ -1,0 +1,82 @@
+//! Warnings with advice (as hyperfine does): things that make a result less
+//! trustworthy than its numbers look.
+
+use super::{PhaseDoc, SATURATION};
+use crate::config::Config;
+
+/// Failed requests above this share of all requests get a warning.
+const FAILED_SHARE: f64 = 0.01;
+/// Open loop: achieved send rate below this share of the target gets a warning.
+const RATE_SHARE: f64 = 0.95;
+
+pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, b) in busy.iter().enumerate() {
+        if let Some(b) = *b
+            && b >= SATURATION
+        {
+            out.push(format!(
+                "engine thread {k} was busy {:.0}% of the time: the result may measure the load \
+                 generator, not the server — add threads or cores",
+                b * 100.0
+            ));
+        }
+    }
+
+    let c = &r.requests;
+    let attempted = c.completed + c.failed;
+    if attempted == 0 {
+        out.push("no request completed or failed in the measured phase".into());
+    } else if c.failed as f64 > FAILED_SHARE * attempted as f64 {
+        let classes: Vec<String> =
+            r.errors.iter().filter(|&(_, &n)| n > 0).map(|(name, n)| format!("{name} {n}")).collect();
+        out.push(format!(
+            "{:.1}% of requests failed ({}): the throughput and latencies describe the requests that succeeded",
+            100.0 * c.failed as f64 / attempted as f64,
+            classes.join(", ")
+        ));
+    }
+    if c.completed > 0 && c.non_2xx > 0 {
+        out.push(format!(
+            "{} responses ({:.1}%) were not 2xx: check the target serves what you meant to measure",
+            c.non_2xx,
+            100.0 * c.non_2xx as f64 / c.completed as f64
+        ));
+    }
+    if r.latency_us.over_range > 0 {
+        out.push(format!(
+            "{} latencies were above the histogram's {} s range and were clamped to it",
+            r.latency_us.over_range,
+            r.latency_us.histogram_max_us / 1_000_000
+        ));
+    }
+    // The engine's timers have 1 ms resolution: a connection waiting for its slot
+    // wakes up to 1 ms late. With fewer than ~2 ms worth of connections, the next
+    // slots fall due meanwhile and count that generator delay as latency.
+    if let Some(rate) = cfg.rate
+        && f64::from(cfg.connections) < rate * 0.002
+    {
+        out.push(format!(
+            "{} connections for {rate} requests/s: with the engine's 1 ms timer resolution, \
+             latency_us may include up to ~1 ms of generator delay — use at least {:.0} connections",
+            cfg.connections,
+            (rate * 0.002).ceil()
+        ));
+    }
+    if let Some(rate) = cfg.rate
+        && r.duration_us > 0
+    {
+        let sent_per_s = attempted as f64 / (r.duration_us as f64 / 1e6);
+        if sent_per_s < RATE_SHARE * rate {
+            out.push(format!(
+                "only {sent_per_s:.0} of the {rate} requests/s asked for were sent: all {} connections \
+                 were busy (latency_us includes that wait) — add connections to keep the loop open",
+                cfg.connections
+            ));
+        }
+    }
+    if r.duration_us > 0 && r.duration_us < 1_000_000 && cfg.requests.is_none() {
+        out.push("the measured phase lasted less than 1 s: results are noisy".into());
+    }
+    out
+}

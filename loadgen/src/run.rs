@@ -1,0 +1,84 @@
+//! Runs the load: starts the engine threads, samples process CPU over the measured
+//! phase, joins and merges. Returns measurements only; reporting is elsewhere.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::config::Config;
+use crate::cpu::{self, CpuTimes};
+use crate::error::Error;
+use crate::schedule::Plan;
+use crate::stats::ThreadStats;
+use crate::worker;
+
+pub struct Measured {
+    /// All threads merged.
+    pub stats: ThreadStats,
+    /// Wall clock at the start of the measured phase, µs since the Unix epoch.
+    pub started_unix_us: u64,
+    /// Wall time of the measured phase.
+    pub duration: Duration,
+    /// Nominal length of each stage (empty without --stages).
+    pub stage_durations: Vec<Duration>,
+    /// Process CPU over the measured phase.
+    pub cpu: CpuTimes,
+    /// Per engine thread: busy fraction over the measured phase.
+    pub busy: Vec<Option<f64>>,
+}
+
+pub fn run(cfg: &Config) -> Result<Measured, Error> {
+    let wall_start = SystemTime::now();
+    let t0 = Instant::now();
+    let plan = Arc::new(Plan::new(cfg, t0));
+    let shared_cfg = Arc::new(cfg.clone());
+
+    let mut handles = Vec::with_capacity(cfg.threads as usize);
+    for k in 0..cfg.threads {
+        let handle = worker::spawn(shared_cfg.clone(), plan.clone(), k)
+            .map_err(|e| Error::Fatal(format!("cannot start engine thread {k}: {e}")))?;
+        handles.push(handle);
+    }
+
+    // The main thread only sleeps: process CPU between these two samples is the
+    // engine threads' work during the measured phase (plus their short teardown).
+    let wait = plan.measure_start.saturating_duration_since(Instant::now());
+    std::thread::sleep(wait);
+    let cpu_start = cpu::process();
+
+    let mut reports = Vec::with_capacity(handles.len());
+    for (k, handle) in handles.into_iter().enumerate() {
+        match handle.join() {
+            Ok(Ok(report)) => reports.push(report),
+            Ok(Err(message)) => return Err(Error::Fatal(message)),
+            Err(_) => return Err(Error::Fatal(format!("engine thread {k} panicked (see above)"))),
+        }
+    }
+    let cpu = cpu::process().since(cpu_start);
+
+    let busy = reports.iter().map(|r| r.busy).collect();
+    let mut reports = reports.into_iter();
+    let mut stats = reports.next().expect("at least one thread").stats;
+    for r in reports {
+        stats.merge(&r.stats);
+    }
+
+    // -d: the measured window. -n: until the last request ended. Both: whichever first.
+    let end = match (plan.run_end, plan.budget_exhausted()) {
+        (Some(run_end), false) => run_end,
+        (Some(run_end), true) => stats.last_event.map_or(run_end, |last| last.min(run_end)),
+        (None, _) => stats.last_event.unwrap_or(plan.measure_start),
+    };
+    let duration = end.saturating_duration_since(plan.measure_start);
+    let started_unix_us = (wall_start + cfg.warmup)
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+
+    Ok(Measured {
+        stats,
+        started_unix_us,
+        duration,
+        stage_durations: cfg.stages.iter().map(|s| s.duration).collect(),
+        cpu,
+        busy,
+    })
+}

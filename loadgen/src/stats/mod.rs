@@ -1,0 +1,257 @@
+//! What the engine counts, per thread, and how threads are merged. Pure data: no
+//! I/O, no clocks, no formatting (the report reads these; it never measures).
+
+pub mod histogram;
+pub mod timeline;
+
+use std::time::Instant;
+
+use histogram::LatencyHist;
+use timeline::Timeline;
+
+/// Error classes of the result schema. A failed request counts in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// TCP connect failed (refused, unreachable, out of ports...).
+    Connect,
+    /// No full response within --timeout (connect + send + receive).
+    Timeout,
+    /// The peer reset the connection (ECONNRESET, EPIPE, ECONNABORTED).
+    Reset,
+    /// Other read error, or the connection closed before or inside the head.
+    Read,
+    /// Other write error.
+    Write,
+    /// Malformed response: status line, headers, chunk framing, head > 64 KB.
+    Parse,
+    /// The connection closed before the body length announced by the response.
+    LengthMismatch,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 7] = [
+        ErrorClass::Connect,
+        ErrorClass::Timeout,
+        ErrorClass::Reset,
+        ErrorClass::Read,
+        ErrorClass::Write,
+        ErrorClass::Parse,
+        ErrorClass::LengthMismatch,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Connect => "connect",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::Reset => "reset",
+            ErrorClass::Read => "read",
+            ErrorClass::Write => "write",
+            ErrorClass::Parse => "parse",
+            ErrorClass::LengthMismatch => "length_mismatch",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ErrorCounts(pub [u64; 7]);
+
+impl ErrorCounts {
+    pub fn add(&mut self, class: ErrorClass) {
+        self.0[class as usize] += 1;
+    }
+    pub fn get(&self, class: ErrorClass) -> u64 {
+        self.0[class as usize]
+    }
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    fn merge(&mut self, other: &ErrorCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+}
+
+/// Timings of one complete response, in µs (see the schema's phases_us).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sample {
+    pub status: u16,
+    /// From the intended send time (open loop) or the actual one (closed loop).
+    pub latency_us: u64,
+    /// From the actual send time; equals latency_us in closed loop.
+    pub uncorrected_us: u64,
+    /// 0 on a reused connection.
+    pub connect_us: u64,
+    /// Request written -> first response byte.
+    pub waiting_us: u64,
+    /// Connect done -> last byte.
+    pub processing_us: u64,
+}
+
+/// Bytes moved by one request, counted whether it succeeded or not.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Transfer {
+    pub sent: u64,
+    pub received: u64,
+    pub body: u64,
+    pub connections_opened: u64,
+}
+
+/// Counters of one stage (or of the whole run without --stages).
+#[derive(Clone, Debug)]
+pub struct PhaseStats {
+    pub completed: u64,
+    pub ok_2xx: u64,
+    pub non_2xx: u64,
+    pub errors: ErrorCounts,
+    /// Index = status code; 100..=599 only (anything else is a parse error).
+    pub status: Box<[u64; 600]>,
+    pub transfer: Transfer,
+    pub latency: LatencyHist,
+    /// Open loop only.
+    pub uncorrected: Option<LatencyHist>,
+    pub connect: LatencyHist,
+    pub waiting: LatencyHist,
+    pub processing: LatencyHist,
+}
+
+impl PhaseStats {
+    pub fn new(open_loop: bool) -> Self {
+        PhaseStats {
+            completed: 0,
+            ok_2xx: 0,
+            non_2xx: 0,
+            errors: ErrorCounts::default(),
+            status: Box::new([0; 600]),
+            transfer: Transfer::default(),
+            latency: LatencyHist::new(),
+            uncorrected: open_loop.then(LatencyHist::new),
+            connect: LatencyHist::new(),
+            waiting: LatencyHist::new(),
+            processing: LatencyHist::new(),
+        }
+    }
+
+    #[inline]
+    fn record_ok(&mut self, s: &Sample) {
+        self.completed += 1;
+        if (200..300).contains(&s.status) {
+            self.ok_2xx += 1;
+        } else {
+            self.non_2xx += 1;
+        }
+        if let Some(slot) = self.status.get_mut(usize::from(s.status)) {
+            *slot += 1;
+        }
+        self.latency.record(s.latency_us);
+        if let Some(h) = &mut self.uncorrected {
+            h.record(s.uncorrected_us);
+        }
+        self.connect.record(s.connect_us);
+        self.waiting.record(s.waiting_us);
+        self.processing.record(s.processing_us);
+    }
+
+    #[inline]
+    fn add_transfer(&mut self, t: &Transfer) {
+        self.transfer.sent += t.sent;
+        self.transfer.received += t.received;
+        self.transfer.body += t.body;
+        self.transfer.connections_opened += t.connections_opened;
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.errors.total()
+    }
+
+    /// ab's "Total" row: connect start -> last byte, i.e. from the actual send.
+    pub fn total(&self) -> &LatencyHist {
+        self.uncorrected.as_ref().unwrap_or(&self.latency)
+    }
+
+    pub fn merge(&mut self, other: &PhaseStats) {
+        self.completed += other.completed;
+        self.ok_2xx += other.ok_2xx;
+        self.non_2xx += other.non_2xx;
+        self.errors.merge(&other.errors);
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        self.add_transfer(&other.transfer);
+        self.latency.merge(&other.latency);
+        if let (Some(a), Some(b)) = (&mut self.uncorrected, &other.uncorrected) {
+            a.merge(b);
+        }
+        self.connect.merge(&other.connect);
+        self.waiting.merge(&other.waiting);
+        self.processing.merge(&other.processing);
+    }
+}
+
+/// What one engine thread measured.
+#[derive(Debug)]
+pub struct ThreadStats {
+    /// One per stage; exactly one without --stages.
+    pub stages: Vec<PhaseStats>,
+    pub timeline: Timeline,
+    /// When the last measured request of this thread ended (completed or failed).
+    pub last_event: Option<Instant>,
+    measure_start: Instant,
+}
+
+/// How one measured request ended.
+#[derive(Clone, Copy, Debug)]
+pub enum Outcome {
+    Completed(Sample),
+    Failed(ErrorClass),
+}
+
+impl ThreadStats {
+    pub fn new(stages: usize, open_loop: bool, measure_start: Instant) -> Self {
+        ThreadStats {
+            stages: (0..stages.max(1)).map(|_| PhaseStats::new(open_loop)).collect(),
+            timeline: Timeline::default(),
+            last_event: None,
+            measure_start,
+        }
+    }
+
+    /// Records one measured request that ended at `end`.
+    #[inline]
+    pub fn record(&mut self, stage: usize, outcome: &Outcome, transfer: &Transfer, end: Instant) {
+        let t_s = end.saturating_duration_since(self.measure_start).as_secs() as usize;
+        let phase = &mut self.stages[stage];
+        phase.add_transfer(transfer);
+        match outcome {
+            Outcome::Completed(s) => {
+                phase.record_ok(s);
+                self.timeline.record_ok(t_s, s.latency_us);
+            }
+            Outcome::Failed(class) => {
+                phase.errors.add(*class);
+                self.timeline.record_error(t_s);
+            }
+        }
+        self.last_event = Some(self.last_event.map_or(end, |t| t.max(end)));
+    }
+
+    pub fn merge(&mut self, other: &ThreadStats) {
+        for (a, b) in self.stages.iter_mut().zip(&other.stages) {
+            a.merge(b);
+        }
+        self.timeline.merge(&other.timeline);
+        self.last_event = match (self.last_event, other.last_event) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// All stages added up: the whole run.
+    pub fn whole_run(&self) -> PhaseStats {
+        let mut total = self.stages[0].clone();
+        for s in &self.stages[1..] {
+            total.merge(s);
+        }
+        total
+    }
+}

@@ -1,0 +1,338 @@
+//! A tiny, deliberately misbehaving HTTP/1.1 server for the engine's tests, plus a
+//! bounded way to run the engine binary. One thread per connection (std::net):
+//! simple and obviously correct, which is what a test oracle must be.
+//!
+//! The response is chosen by the request path:
+//!   /cl/N            N-byte body with Content-Length (keep-alive; no body for HEAD)
+//!   /chunked/N/C     N-byte body in C-byte chunks, with an extension and a trailer
+//!   /close/N         Content-Length body, `Connection: close`, then close
+//!   /untilclose/N    no length: body, then close
+//!   /idleclose/N     Content-Length body, keep-alive announced, but the server closes
+//!   /slow/MS/N       waits MS ms, then a Content-Length body
+//!   /freeze/P/F      answers at once, except during the first F ms of every P ms
+//!                    (since the server started), when it holds responses until then
+//!   /stall           reads the request, never answers
+//!   /badstatus       "HTTP/1.1 abc OK"
+//!   /shortbody       Content-Length 100, 50 bytes, close
+//!   /badchunk        chunk size "zz"
+//!   /hugeheaders     a head larger than 64 KB
+//!   /rstmid          half a body, then a TCP reset
+//!   /eofmid          chunked body cut inside a chunk, then close
+//!   /status/CODE     empty body with that status
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub accepts: Arc<AtomicU64>,
+    pub requests: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let accepts = Arc::new(AtomicU64::new(0));
+        let requests = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, r, s) = (accepts.clone(), requests.clone(), stop.clone());
+        let started = Instant::now();
+        thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        a.fetch_add(1, Ordering::SeqCst);
+                        let (r, s) = (r.clone(), s.clone());
+                        thread::spawn(move || serve(stream, &r, &s, started));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(1)),
+                }
+            }
+        });
+        TestServer { addr, accepts, requests, stop }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    pub fn accepts(&self) -> u64 {
+        self.accepts.load(Ordering::SeqCst)
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads one request head; None when the client closed or the server stops.
+fn read_head(stream: &mut TcpStream, buf: &mut Vec<u8>, stop: &AtomicBool) -> Option<String> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            buf.drain(..end + 4);
+            return Some(head);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+fn reset(stream: &TcpStream) {
+    // SO_LINGER with a zero timeout: close() sends RST instead of FIN.
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+fn num(parts: &[&str], i: usize, default: usize) -> usize {
+    parts.get(i).and_then(|p| p.parse().ok()).unwrap_or(default)
+}
+
+fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started: Instant) {
+    stream.set_read_timeout(Some(Duration::from_millis(50))).ok();
+    stream.set_nodelay(true).ok();
+    let mut buf = Vec::new();
+    while let Some(head) = read_head(&mut stream, &mut buf, stop) {
+        requests.fetch_add(1, Ordering::SeqCst);
+        let is_head = head.starts_with("HEAD ");
+        let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let body = |n: usize| vec![b'x'; n];
+        let keep_going = match parts[0] {
+            "cl" => {
+                let n = num(&parts, 1, 12);
+                let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+                if !is_head {
+                    r.extend(body(n));
+                }
+                stream.write_all(&r).is_ok()
+            }
+            "slow" => {
+                thread::sleep(Duration::from_millis(num(&parts, 1, 10) as u64));
+                let n = num(&parts, 2, 12);
+                let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+                r.extend(body(n));
+                stream.write_all(&r).is_ok()
+            }
+            "freeze" => {
+                let (period, freeze) = (num(&parts, 1, 1000) as u128, num(&parts, 2, 500) as u128);
+                let phase = started.elapsed().as_millis() % period;
+                if phase < freeze {
+                    thread::sleep(Duration::from_millis((freeze - phase) as u64));
+                }
+                stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_ok()
+            }
+            "chunked" => {
+                let (n, c) = (num(&parts, 1, 100), num(&parts, 2, 7).max(1));
+                let mut r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+                let mut left = n;
+                while left > 0 {
+                    let k = left.min(c);
+                    r.extend(format!("{k:x};ext=1\r\n").as_bytes());
+                    r.extend(body(k));
+                    r.extend(b"\r\n");
+                    left -= k;
+                }
+                r.extend(b"0\r\nX-Trailer: yes\r\n\r\n");
+                // Written in small pieces so the engine sees the framing split anywhere.
+                r.chunks(5).all(|piece| stream.write_all(piece).is_ok())
+            }
+            "close" => {
+                let n = num(&parts, 1, 12);
+                let mut r = format!("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+                r.extend(body(n));
+                let _ = stream.write_all(&r);
+                false
+            }
+            "untilclose" => {
+                let n = num(&parts, 1, 12);
+                let mut r = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+                r.extend(body(n));
+                let _ = stream.write_all(&r);
+                false
+            }
+            "idleclose" => {
+                let n = num(&parts, 1, 12);
+                let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+                r.extend(body(n));
+                let _ = stream.write_all(&r);
+                false
+            }
+            "stall" => {
+                while !stop.load(Ordering::Relaxed) {
+                    let mut b = [0u8; 64];
+                    match stream.read(&mut b) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                        Err(_) => break,
+                    }
+                }
+                false
+            }
+            "badstatus" => {
+                let _ = stream.write_all(b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n");
+                false
+            }
+            "shortbody" => {
+                let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".to_vec();
+                r.extend(body(50));
+                let _ = stream.write_all(&r);
+                false
+            }
+            "badchunk" => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
+                false
+            }
+            "hugeheaders" => {
+                let mut r = b"HTTP/1.1 200 OK\r\n".to_vec();
+                for i in 0..1100 {
+                    r.extend(format!("X-Filler-{i}: {}\r\n", "y".repeat(50)).as_bytes());
+                }
+                r.extend(b"Content-Length: 0\r\n\r\n");
+                let _ = stream.write_all(&r);
+                false
+            }
+            "rstmid" => {
+                let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".to_vec();
+                r.extend(body(50));
+                let _ = stream.write_all(&r);
+                thread::sleep(Duration::from_millis(20));
+                reset(&stream);
+                false
+            }
+            "eofmid" => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\nonly a few bytes");
+                let _ = stream.shutdown(Shutdown::Write);
+                thread::sleep(Duration::from_millis(20));
+                false
+            }
+            "status" => {
+                let code = num(&parts, 1, 200);
+                let r = format!("HTTP/1.1 {code} Whatever\r\nContent-Length: 0\r\n\r\n");
+                stream.write_all(r.as_bytes()).is_ok()
+            }
+            _ => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n").is_ok(),
+        };
+        if !keep_going {
+            break;
+        }
+    }
+}
+
+/// What the engine binary printed and how it exited.
+pub struct EngineRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl EngineRun {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+    }
+}
+
+/// Runs the engine with a hard wall-clock limit so a bug can never hang the suite.
+pub fn engine(args: &[&str]) -> EngineRun {
+    let limit = Duration::from_secs(30);
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start stackbench-load");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_thread = thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).ok();
+        s
+    });
+    let err_thread = thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("stackbench-load {args:?} did not finish within {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    EngineRun {
+        code: status.code().unwrap_or(-1),
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Runs the engine with --json and returns the document (asserting exit 0).
+pub fn engine_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let run = engine(&all);
+    assert_eq!(run.code, 0, "exit code; stderr: {}", run.stderr);
+    run.json()
+}
+
+/// Schema violations of a document against schema/result-v1.schema.json.
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result-v1.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+}
+
+/// Asserts a document validates against the schema.
+pub fn assert_valid(doc: &serde_json::Value) {
+    let errors = schema_errors(doc);
+    assert!(errors.is_empty(), "schema violations:\n{}\ndocument: {doc:#}", errors.join("\n"));
+}
+
+pub fn u(doc: &serde_json::Value, pointer: &str) -> u64 {
+    doc.pointer(pointer).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("{pointer} missing in {doc:#}"))
+}

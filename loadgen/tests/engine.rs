@@ -1,0 +1,285 @@
+//! End-to-end tests: the real binary against the misbehaving test server.
+//! Every run is bounded (by -n/-d, --timeout, and a 30 s kill in `engine`).
+
+mod common;
+
+use common::{TestServer, assert_valid, engine, engine_json, schema_errors, u};
+
+#[test]
+fn exact_request_count_and_schema() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "1000", "-c", "8", "-t", "2", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/requests/completed"), 1000);
+    assert_eq!(u(&doc, "/requests/ok_2xx"), 1000);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+    assert_eq!(server.requests(), 1000, "the server must see exactly -n requests");
+    assert_eq!(u(&doc, "/bytes/body_received"), 12_000);
+    assert_eq!(u(&doc, "/status_codes/200"), 1000);
+    assert_eq!(u(&doc, "/latency_us/count"), 1000);
+    assert_eq!(u(&doc, "/phases_us/connect/count"), 1000);
+    assert_eq!(u(&doc, "/connections_opened"), 8);
+    assert!(doc["latency_uncorrected_us"].is_null());
+    assert_eq!(doc["stages"], serde_json::json!([]));
+    assert_eq!(doc["config"]["duration_us"], serde_json::Value::Null);
+
+    // The validator really checks: a broken copy must fail.
+    let mut broken = doc.clone();
+    broken["errors"].as_object_mut().unwrap().remove("parse");
+    broken["latency_us"]["percentiles"]["50"] = serde_json::json!("fast");
+    assert_eq!(schema_errors(&broken).len(), 2, "{:?}", schema_errors(&broken));
+}
+
+#[test]
+fn chunked_bodies_are_read_fully() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/chunked/1000/7")]);
+    assert_eq!(u(&doc, "/requests/completed"), 200);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+    assert_eq!(u(&doc, "/bytes/body_received"), 200_000);
+    assert_eq!(u(&doc, "/connections_opened"), 4, "chunked responses keep the connection alive");
+}
+
+#[test]
+fn large_and_until_close_bodies() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "40", "-c", "2", &server.url("/cl/300000")]);
+    assert_eq!(u(&doc, "/bytes/body_received"), 40 * 300_000);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+
+    let doc = engine_json(&["-n", "40", "-c", "2", &server.url("/untilclose/5000")]);
+    assert_eq!(u(&doc, "/requests/completed"), 40);
+    assert_eq!(u(&doc, "/bytes/body_received"), 40 * 5000);
+    assert_eq!(u(&doc, "/connections_opened"), 40);
+}
+
+#[test]
+fn no_keepalive_opens_one_connection_per_request() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "300", "-c", "4", "--no-keepalive", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/requests/completed"), 300);
+    assert_eq!(u(&doc, "/connections_opened"), 300);
+    assert_eq!(server.accepts(), 300);
+    assert_eq!(server.requests(), 300);
+    assert_eq!(doc["config"]["keepalive"], false);
+    // Every request paid a connect.
+    assert!(u(&doc, "/phases_us/connect/min") > 0);
+}
+
+#[test]
+fn server_closing_kept_connections_is_not_an_error() {
+    let server = TestServer::start();
+    // Announced with Connection: close.
+    let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/close/12")]);
+    assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/requests/failed")), (200, 0));
+    assert_eq!(server.accepts(), 200);
+    // Silently closed between responses: detected on reuse, retried once.
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/idleclose/12")]);
+    assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/requests/failed")), (200, 0), "{doc:#}");
+    assert_eq!(server.requests(), 200);
+}
+
+fn errors_of(path: &str, class: &str) {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "20", "-c", "2", "--timeout", "3s", &server.url(path)]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, &format!("/errors/{class}")), 20, "{path}: {doc:#}");
+    assert_eq!(u(&doc, "/requests/failed"), 20, "{path}: each failure in one class only");
+    assert_eq!(u(&doc, "/requests/completed"), 0, "{path}");
+    assert!(doc["latency_us"]["percentiles"]["99"].is_null());
+    assert!(doc["phases_us"]["total"]["mean"].is_null());
+    assert!(!doc["warnings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn malformed_status_line_is_a_parse_error() {
+    errors_of("/badstatus", "parse");
+}
+
+#[test]
+fn bogus_chunk_size_is_a_parse_error() {
+    errors_of("/badchunk", "parse");
+}
+
+#[test]
+fn huge_head_is_a_parse_error() {
+    errors_of("/hugeheaders", "parse");
+}
+
+#[test]
+fn short_body_is_a_length_mismatch() {
+    errors_of("/shortbody", "length_mismatch");
+}
+
+#[test]
+fn eof_inside_a_chunk_is_a_length_mismatch() {
+    errors_of("/eofmid", "length_mismatch");
+}
+
+#[test]
+fn reset_mid_body_is_a_reset() {
+    errors_of("/rstmid", "reset");
+}
+
+#[test]
+fn timeouts_are_counted_and_bounded() {
+    let server = TestServer::start();
+    let run = engine(&["--json", "-n", "4", "-c", "2", "--timeout", "300ms", &server.url("/stall")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/errors/timeout"), 4);
+    assert_eq!(u(&doc, "/requests/failed"), 4);
+    assert!(run.elapsed.as_secs_f64() < 5.0, "took {:?}", run.elapsed);
+}
+
+#[test]
+fn connection_refused_is_a_connect_error() {
+    // Bind then drop: a port that was free a moment ago and has no listener now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let doc = engine_json(&["-n", "10", "-c", "2", &format!("http://127.0.0.1:{port}/")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/errors/connect"), 10);
+    assert_eq!(u(&doc, "/requests/failed"), 10);
+}
+
+#[test]
+fn non_2xx_are_complete_responses() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "50", "-c", "2", &server.url("/status/404")]);
+    assert_eq!(u(&doc, "/requests/completed"), 50);
+    assert_eq!(u(&doc, "/requests/non_2xx"), 50);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+    assert_eq!(u(&doc, "/status_codes/404"), 50);
+}
+
+#[test]
+fn duration_warmup_and_timeline() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-d", "1500ms", "--warmup", "300ms", "-c", "4", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/duration_us"), 1_500_000);
+    assert_eq!(u(&doc, "/config/warmup_us"), 300_000);
+    let timeline = doc["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 2, "one entry per whole or partial second");
+    let per_second: u64 = timeline.iter().map(|e| e["requests"].as_u64().unwrap()).sum();
+    assert_eq!(per_second, u(&doc, "/requests/completed"));
+    assert!(u(&doc, "/requests/completed") > 100);
+    // Warm-up requests reached the server but were not counted.
+    assert!(server.requests() > u(&doc, "/requests/completed"));
+    assert!(doc["engine_cpu"]["max_thread_busy"].as_f64().is_some());
+}
+
+#[test]
+fn open_loop_keeps_its_rate() {
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "200", "-d", "1s", "-c", "4", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    let completed = u(&doc, "/requests/completed");
+    assert!((180..=201).contains(&completed), "completed {completed}");
+    assert!(doc["latency_uncorrected_us"].is_object());
+    assert_eq!(doc["config"]["rate"], 200.0);
+}
+
+#[test]
+fn open_loop_exact_count() {
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "2000", "-n", "500", "-c", "4", "-t", "2", &server.url("/cl/12")]);
+    assert_eq!(u(&doc, "/requests/completed"), 500);
+    assert_eq!(server.requests(), 500);
+}
+
+#[test]
+fn open_loop_corrects_coordinated_omission() {
+    // One connection, a 50 ms server, 100 requests/s asked: only ~20/s can be sent.
+    // A closed-loop view says ~50 ms; from the intended times, latency keeps growing.
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "100", "-d", "1s", "-c", "1", &server.url("/slow/50/12")]);
+    assert_valid(&doc);
+    let p50_unc = u(&doc, "/latency_uncorrected_us/percentiles/50");
+    let p99 = u(&doc, "/latency_us/percentiles/99");
+    assert!((50_000..150_000).contains(&p50_unc), "uncorrected p50 {p50_unc}");
+    assert!(p99 > 500_000, "corrected p99 {p99} must include the queueing delay");
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("requests/s asked for were sent"), "{warnings}");
+}
+
+#[test]
+fn open_loop_sees_a_freezing_server_as_users_would() {
+    // The server freezes 500 ms of every 1000 ms. Users arriving at a constant rate
+    // during a freeze wait until it ends (0..500 ms), the others not at all: about
+    // p90 = 400 ms. A closed-loop view only sees the few requests stuck in flight.
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "1000", "-c", "50", "-d", "2s", &server.url("/freeze/1000/500")]);
+    assert_valid(&doc);
+    let p90 = u(&doc, "/latency_us/percentiles/90");
+    let p90_unc = u(&doc, "/latency_uncorrected_us/percentiles/90");
+    eprintln!("corrected {}\nuncorrected {}", doc["latency_us"]["percentiles"], doc["latency_uncorrected_us"]["percentiles"]);
+    assert!((250_000..=600_000).contains(&p90), "corrected p90 {p90}");
+    assert!(p90_unc < 200_000, "uncorrected p90 {p90_unc}");
+    assert!(u(&doc, "/requests/completed") >= 1800);
+}
+
+#[test]
+fn stages_report_each_step() {
+    let server = TestServer::start();
+    let doc = engine_json(&["--stages", "400ms:1,400ms:4,300ms:2", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    let stages = doc["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 3);
+    let sum: u64 = stages.iter().map(|s| s["requests"]["completed"].as_u64().unwrap()).sum();
+    assert_eq!(sum, u(&doc, "/requests/completed"));
+    assert_eq!(stages[1]["connections"], 4);
+    assert_eq!(u(&doc, "/config/connections"), 4);
+    assert_eq!(u(&doc, "/duration_us"), 1_100_000);
+    assert!(stages.iter().all(|s| s["requests"]["completed"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn text_output_reads_like_ab() {
+    let server = TestServer::start();
+    let run = engine(&["-n", "100", "-c", "2", &server.url("/cl/12")]);
+    assert_eq!(run.code, 0);
+    for needle in ["Requests per second", "Complete requests:  100", "Connection times (ms)", "99%", "Engine CPU"] {
+        assert!(run.stdout.contains(needle), "missing {needle:?} in\n{}", run.stdout);
+    }
+}
+
+#[test]
+fn non_loopback_targets_are_refused() {
+    for url in ["http://10.1.2.3/", "http://192.0.2.1:8080/", "http://example.com/"] {
+        let run = engine(&["-n", "1", url]);
+        assert_eq!(run.code, 2, "{url}");
+        assert_eq!(run.stderr.trim().lines().count(), 1, "one line: {}", run.stderr);
+        assert!(run.stderr.contains("--allow-remote"), "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+}
+
+#[test]
+fn bad_usage_exits_2_with_one_line() {
+    for args in [
+        &["https://127.0.0.1/"][..],
+        &["-d", "ten", "http://127.0.0.1:1/"],
+        &["-c", "1", "-t", "2", "http://127.0.0.1:1/"],
+        &["--rate", "0", "http://127.0.0.1:1/"],
+        &["--stages", "1s:2", "-d", "1s", "http://127.0.0.1:1/"],
+        &["--bogus"],
+    ] {
+        let run = engine(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{args:?}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn head_responses_have_no_body() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "50", "-c", "2", "-m", "HEAD", &server.url("/cl/1000")]);
+    assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/requests/failed")), (50, 0));
+    assert_eq!(u(&doc, "/bytes/body_received"), 0);
+    assert_eq!(u(&doc, "/connections_opened"), 2);
+    assert_eq!(doc["config"]["method"], "HEAD");
+}
