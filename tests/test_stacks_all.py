@@ -3,20 +3,17 @@ serves every workload correctly under a short concurrent load with zero failures
 leaves no process and no cgroup behind -- also when it fails to start or its config is
 rejected. Parametrized over the registry, so a new family is covered without editing this.
 
-The short load is plain Python (http.client, keep-alive); the lab's own measurements use
-the Rust engine.
+The short load is the lab's own engine (stackbench-load), with exact request counts.
 """
 
 from __future__ import annotations
 
-import http.client
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
-from stackbench import workloads
+from stackbench import engine, workloads
 from stackbench.errors import ConfigCheckFailed, MissingBinary, ServerExited
 from stackbench.stacks import installed, lifecycle
 from stackbench.stacks.base import Context
@@ -75,35 +72,21 @@ def left_behind(before: set[int], inst: StackInstance) -> set[int]:
     return ours
 
 
-def load(port: int, workload: workloads.Workload, requests: int = 200, threads: int = 8,
-         timeout: float = 10.0) -> list[str]:
-    """`requests` GETs over `threads` kept-alive connections; returns what went wrong."""
-    failures: list[str] = []
-    per_thread = [requests // threads + (i < requests % threads) for i in range(threads)]
-
-    def client(n: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-        try:
-            for _ in range(n):
-                try:
-                    conn.request("GET", workload.path)
-                    resp = conn.getresponse()
-                    body = resp.read()
-                except (OSError, http.client.HTTPException) as e:
-                    failures.append(f"{type(e).__name__}: {e}")
-                    conn.close()
-                    continue
-                if resp.status != 200 or (workload.body is not None and body != workload.body):
-                    failures.append(f"status {resp.status}, {len(body)} bytes")
-        finally:
-            conn.close()
-
-    pool = [threading.Thread(target=client, args=(n,)) for n in per_thread]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return failures
+def load(port: int, workload: workloads.Workload, requests: int = 200, connections: int = 8,
+         timeout_s: float = 10.0) -> list[str]:
+    """`requests` GETs over `connections` kept-alive connections with the lab's own
+    engine; returns what went wrong (failed, non-2xx, or a byte count that is off)."""
+    doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{port}{workload.path}", connections=connections,
+                                     duration_s=None, requests=requests, timeout_s=timeout_s))
+    req = doc["requests"]
+    problems = [f"{k}: {v}" for k, v in doc["errors"].items() if v]
+    if req["non_2xx"]:
+        problems.append(f"non-2xx: {doc['status_codes']}")
+    if req["completed"] != requests:
+        problems.append(f"completed {req['completed']} of {requests}")
+    elif doc["bytes"]["body_received"] != requests * workload.expected_length():
+        problems.append(f"body bytes {doc['bytes']['body_received']}, expected {requests * workload.expected_length()}")
+    return problems
 
 
 @pytest.mark.parametrize("stack_id", list(STACKS))
@@ -115,7 +98,7 @@ def test_stack_serves_every_workload_under_load_and_stops_clean(stack_id, workdi
         inst.verify(list(workloads.WORKLOADS))
         for workload in workloads.WORKLOADS.values():
             # Warm-up, not counted (mod_fcgid spawns php-cgi lazily, in 1 s steps; FIELD-NOTES).
-            load(inst.port, workload, requests=16, timeout=40)
+            load(inst.port, workload, requests=16, timeout_s=40)
             failures = load(inst.port, workload)
             assert not failures, f"{workload.id}: {len(failures)} failed, e.g. {failures[:3]}"
         inst.check_alive()

@@ -108,7 +108,7 @@ def test_upstream_keepalive_keeps_connections_to_the_back_end(stack_id, knob, up
         with start(stack_id, {knob: on, "fpm_listen": "tcp"} if stack_id == "nginx-fpm" else {knob: on},
                    workdir) as inst:
             assert ("fastcgi_keep_conn on;" in inst.files["nginx/nginx.conf"]) == (on and stack_id == "nginx-fpm")
-            assert not load(inst.port, HELLO_PHP, requests=40, threads=2)
+            assert not load(inst.port, HELLO_PHP, requests=40, connections=2)
             port = inst.ctx.aux_ports[upstream]
             deadline = time.monotonic() + 2
             while not on and established(port) and time.monotonic() < deadline:

@@ -8,7 +8,6 @@ import socket
 
 import pytest
 
-from stackbench import workloads
 from stackbench.errors import ConfigCheckFailed, PortInUse, ServerExited
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.stacks.registry import STACKS
@@ -19,56 +18,15 @@ from conftest import require_stack
 
 pytestmark = pytest.mark.servers
 
-VARIANTS = [
-    ("nginx-fpm", {}),
-    ("nginx-fpm", {"fpm_listen": "tcp", "pm": "static", "pm_max_children": 3, "opcache": False}),
-    ("apache-prefork-modphp", {}),
-    ("apache-prefork-modphp", {"allow_override": "All"}),
-]
-SERVER_COMMS = {"nginx", "apache2", "php-fpm8.2"}
 
-
-def server_processes() -> set[int]:
-    """Every nginx/apache2/php-fpm process in the process table (not only ours)."""
-    pids = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    comm = f.read().strip()
-                with open(f"/proc/{entry}/stat") as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if comm in SERVER_COMMS and state != "Z":
-                pids.add(int(entry))
-    return pids
-
-
-@pytest.mark.parametrize("stack_id, knobs", VARIANTS, ids=lambda v: str(v))
-def test_stack_starts_verifies_and_stops_clean(stack_id, knobs, workdir):
-    require_stack(stack_id)
-    before = server_processes()
-    inst = StackInstance(STACKS[stack_id], knobs, cpus=[0], workdir=workdir)
-    with inst:
-        inst.verify(list(workloads.WORKLOADS))
-        pids = [p for group in inst.pids().values() for p in group]
-        assert pids and set(pids) <= server_processes()
-        if inst.cgroup:  # every process of the stack is in its cgroup, and only those
-            assert set(inst.cgroup.pids()) == set(inst.all_pids()) >= set(pids)
-            cgroup_dirs = list(inst.cgroup.dirs.values())
-        if stack_id == "nginx-fpm":
-            assert {"php-fpm", "nginx"} == set(inst.pids())
-        # workers run unprivileged when the lab is root
-        if os.geteuid() == 0:
-            users = {os.stat(f"/proc/{p}").st_uid for p in pids}
-            assert len(users) == 2, "expected a root master and www-data workers"
-        rundir = inst.ctx.rundir
-    assert not inst.leftover_pids()
-    assert server_processes() - before == set(), "server processes left behind"
-    assert not rundir.exists()
-    if os.geteuid() == 0:
-        assert cgroup_dirs and not any(d.exists() for d in cgroup_dirs), "cgroup left behind"
+def test_workers_run_unprivileged(workdir):
+    """As root, the masters stay root and the workers run as www-data."""
+    require_stack("nginx-fpm")
+    if os.geteuid() != 0:
+        pytest.skip("the lab runs as root to drop workers to www-data")
+    with StackInstance(STACKS["nginx-fpm"], {}, cpus=[0], workdir=workdir) as inst:
+        pids = inst.all_pids()
+        assert {os.stat(f"/proc/{p}").st_uid for p in pids} == {0, 33}
 
 
 def test_allow_override_all_makes_apache_read_htaccess(workdir):
