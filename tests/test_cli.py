@@ -34,3 +34,18 @@ def test_stacks_lists_knobs_and_availability(capsys):
     assert main(["stacks"]) == 0
     out = capsys.readouterr().out
     assert "nginx-fpm" in out and "allow_override" in out and ("available" in out or "missing" in out)
+
+
+def test_missing_server_binary_names_the_package(monkeypatch, tmp_path, capsys):
+    """A stack whose server is not installed: one line naming the package, exit 3."""
+    from stackbench.stacks import base
+    from stackbench.stacks.registry import STACKS
+
+    stack = STACKS["nginx-fpm"]
+    monkeypatch.setattr(type(stack), "requirements",
+                        lambda self: [base.Requirement("/nonexistent/sbin/nginx", "nginx")])
+    plan = tmp_path / "p.toml"
+    plan.write_text('[[stacks]]\nid = "nginx-fpm"\n')
+    assert main(["run", str(plan), "--db", str(tmp_path / "r.sqlite")]) == 3
+    err = capsys.readouterr().err
+    assert "/nonexistent/sbin/nginx is not installed" in err and "apt-get install nginx" in err
