@@ -11,7 +11,7 @@ from pathlib import Path
 
 from stackbench import __version__, plan as plan_mod
 from stackbench.errors import Interrupted, ServerError, StackbenchError, UsageError
-from stackbench.report import explain, stacks_list, table
+from stackbench.report import explain, stacks_list, table, timeline
 from stackbench.report.progress import TerminalProgress
 from stackbench.runner import Options, run_plan
 from stackbench.store import Store
@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--db", default=DEFAULT_DB)
 
     sub.add_parser("stacks", help="list the stacks, whether they can run here, and their knobs")
+
+    tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
+    tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
+    tl.add_argument("--db", default=DEFAULT_DB)
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
                         description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
@@ -123,6 +127,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_timeline(args: argparse.Namespace) -> int:
+    store = Store(args.db)
+    run_part, _, seq_part = args.cell.partition(":")
+    if not (run_part.isdigit() and seq_part.isdigit()):
+        raise UsageError(f"{args.cell!r} is not a cell reference", hint="write RUN:SEQ, e.g. 1:12")
+    cell = store.cell(int(run_part), int(seq_part))
+    timeline.render(cell, store.samples(cell["id"]), sys.stdout)
+    return 0
+
+
 def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
     run_part, _, seq_part = ref.partition(":")
     if run_part.isdigit() and seq_part.isdigit():
@@ -142,4 +156,5 @@ def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
     return found[0]
 
 
-COMMANDS = {"run": cmd_run, "show": cmd_show, "runs": cmd_runs, "stacks": cmd_stacks, "explain": cmd_explain}
+COMMANDS = {"run": cmd_run, "show": cmd_show, "runs": cmd_runs, "stacks": cmd_stacks, "explain": cmd_explain,
+            "timeline": cmd_timeline}

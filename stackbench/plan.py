@@ -22,7 +22,8 @@ from stackbench.units import parse_duration_s
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
-            "sample_interval", "syscalls"}
+            "sample_interval", "syscalls", "restart"}
+RESTARTS = ("cell", "stack")
 STACK_KEYS = {"id", "label", "knobs", "port"}
 
 
@@ -53,6 +54,10 @@ class Plan:
     threads: int | None = None  # engine threads; None = one per engine core
     sample_interval_s: float = 0.1  # how often the stack's cgroup is sampled
     syscalls: bool = True  # count system calls with perf (when available)
+    # "cell": every cell on a freshly started stack, so no cell inherits the processes an
+    # earlier one made grow; "stack": one start per stack and repetition, cells in a row
+    # (a ramp: what a lazily growing pool looks like on the way up and down).
+    restart: str = "cell"
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -124,6 +129,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         except UsageError as e:
             raise fail(e.message) from None
 
+    restart = data.get("restart", "cell")
+    if restart not in RESTARTS:
+        raise fail(f"restart must be one of {', '.join(RESTARTS)}, not {restart!r}")
     order = data.get("order", "ascending")
     if order not in ORDERS:
         raise fail(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
@@ -148,14 +156,14 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
-        syscalls=count_syscalls, source=source, raw=data,
+        syscalls=count_syscalls, restart=restart, source=source, raw=data,
     )
 
 
 def expand(plan: Plan) -> list[Cell]:
     """Cells in run order. Repetitions are the outer loop, so stacks alternate A B A B
     across repetitions (drift then hits every stack alike). Within a stack, cells are
-    grouped so the stack starts once per repetition."""
+    consecutive, so with restart = "stack" the stack starts once per repetition."""
     rng = random.Random(plan.seed)
     cells: list[Cell] = []
     for rep in range(plan.repetitions):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
 from stackbench.errors import EngineError, ServerError, StackbenchError
-from stackbench.monitor.session import CellCost, StackMonitor, status_pages_of
+from stackbench.monitor.run import RunMonitor
+from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.plan import Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
@@ -54,9 +55,10 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
     run_id = store.begin_run(plan.name, plan.source, plan.raw, environment.collect(pins))
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, "failed")
+    monitor = RunMonitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
     try:
-        for _, group in itertools.groupby(cells, key=lambda c: (c.repetition, c.stack.label)):
-            error = _run_group(list(group), plan, store, run_id, pins, events, options)
+        for _, group in itertools.groupby(cells, key=lambda c: _start_key(c, plan)):
+            error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor)
             if error:
                 outcome.errors.append(error)
         outcome.status = "failed" if outcome.errors else "complete"
@@ -66,7 +68,15 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
     finally:
         store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None)
         events.plan_finished(run_id, outcome.status)
+        monitor.close()
     return outcome
+
+
+def _start_key(cell: Cell, plan: Plan) -> tuple:
+    """Cells with the same key share one start of their stack."""
+    if plan.restart == "cell":
+        return (cell.seq,)
+    return (cell.repetition, cell.stack.label)
 
 
 def preflight(plan: Plan, options: Options) -> None:
@@ -78,17 +88,19 @@ def preflight(plan: Plan, options: Options) -> None:
         _instance(variant, [], options).preflight()
 
 
-def _instance(variant: StackVariant, cpus: list[int], options: Options) -> StackInstance:
+def _instance(variant: StackVariant, cpus: list[int], options: Options,
+              cgroup_parent: str | None = None) -> StackInstance:
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
-                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir)
+                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
+                         cgroup_parent=cgroup_parent)
 
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
-               events: Events, options: Options) -> ServerError | None:
+               events: Events, options: Options, run_monitor: RunMonitor) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
     group (stored as failed cells, with the reason) and the plan goes on."""
     variant = cells[0].stack
-    instance = _instance(variant, pins.server_cpus, options)
+    instance = _instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent)
     versions = installed.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
@@ -96,9 +108,7 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     try:
         instance.up()
         instance.verify(sorted({c.workload for c in cells}))
-        monitor = StackMonitor(instance.cgroup, plan.sample_interval_s, pins.engine_cpus, plan.syscalls,
-                               status_pages_of(instance.servers))
-        monitor.start()
+        monitor = run_monitor.for_stack(instance)
         events.stack_ready(variant, instance)
         for cell in cells:
             events.cell_started(cell)

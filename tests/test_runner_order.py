@@ -15,6 +15,7 @@ from stackbench.store import Store
 
 PLAN = """
 name = "order"
+restart = "stack"
 duration = "1s"
 warmup = "0.2s"
 concurrency = [1, 8]
@@ -61,6 +62,23 @@ class FakeInstance:
         self.log.append(("down", self.label))
 
 
+class FakeRunMonitor:
+    """No cgroups, no perf: the order of the lifecycle is what is tested here."""
+
+    cgroup_parent = None
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def for_stack(self, instance):
+        from stackbench.monitor.session import StackMonitor
+
+        return StackMonitor(None)
+
+    def close(self):
+        pass
+
+
 def doc(rps=100.0):
     return {"schema_version": 1, "started_unix_us": 1, "duration_us": 1_000_000, "requests_per_s": rps,
             "requests": {"completed": 100, "ok_2xx": 100, "non_2xx": 0, "failed": 0},
@@ -72,7 +90,7 @@ def lab(monkeypatch):
     log: list = []
     state = {"interrupt_at": None, "die_on_cell": None, "instances": {}}
 
-    def make_instance(variant, cpus, options):
+    def make_instance(variant, cpus, options, cgroup_parent=None):
         inst = FakeInstance(log, variant, state["die_on_cell"] if variant.id == "nginx-fpm" else None)
         state["instances"][variant.label] = inst
         return inst
@@ -89,6 +107,7 @@ def lab(monkeypatch):
         return doc()
 
     monkeypatch.setattr(runner, "_instance", make_instance)
+    monkeypatch.setattr(runner, "RunMonitor", FakeRunMonitor)
     monkeypatch.setattr(runner.installed, "require", lambda stack: None)
     monkeypatch.setattr(runner.installed, "versions", lambda stack: {"fake": "1"})
     monkeypatch.setattr(runner.environment, "collect", lambda pins: {"fake": True})
@@ -144,3 +163,12 @@ def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
     assert cells[0]["engine"] is not None and "during the load" in cells[0]["error"]  # what the engine saw is kept
     assert cells[1]["engine"] is None and cells[1]["error"] == "fake exited"
     assert ("down", "nginx-fpm") in log and log[-1] == ("down", "apache-prefork-modphp")
+
+
+def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab, monkeypatch):
+    log, _ = lab
+    plan = plan_mod.parse(tomllib.loads(PLAN.replace('restart = "stack"', 'restart = "cell"')), "order.toml")
+    runner.run_plan(plan, Store(), options=runner.Options(pinning=Pinning([0], [1])))
+    a = "nginx-fpm"
+    assert log[2:9] == [("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("down", a), ("up", a), ("verify", a)]
+    assert sum(1 for e in log if e[0] == "up") == 4

@@ -22,15 +22,18 @@ V1_CONTROLLERS = ("memory", "cpuacct", "pids")
 
 @dataclass
 class Cgroup:
-    name: str
+    name: str  # relative to the lab's directory, e.g. "run-123/stackbench-nginx-fpm-x1y2"
     dirs: dict[str, Path] = field(default_factory=dict)  # hierarchy -> directory ("memory", "unified", "v2")
 
     @classmethod
-    def create(cls, name: str) -> "Cgroup | None":
+    def create(cls, name: str, parent: str | None = None) -> "Cgroup | None":
         """Make the cgroup in every usable hierarchy; None when cgroups cannot be used
-        (not root, read-only /sys): the lab then falls back to process groups."""
-        cg = cls(name)
-        sweep_stale()
+        (not root, read-only /sys): the lab then falls back to process groups.
+        Under `parent` (a run's cgroup) when given: perf counting the parent counts
+        every stack of the run, so one perf process serves a whole plan."""
+        cg = cls(f"{parent}/{name}" if parent else name)
+        if parent is None:
+            sweep_stale()
         try:
             if (ROOT / "cgroup.controllers").exists():  # pure v2
                 cg._mkdir("v2", ROOT)
@@ -98,10 +101,13 @@ class Cgroup:
                     if time.monotonic() > deadline:
                         break
                     time.sleep(0.02)
-            try:  # the lab's parent directory too, once no other instance uses it
-                d.parent.rmdir()
-            except OSError:
-                pass
+            # The lab's own directory too, once unused. A stack's cgroup never removes its
+            # run's parent cgroup: the run's perf counter is attached to that one.
+            if "/" not in self.name:
+                try:
+                    d.parent.rmdir()
+                except OSError:
+                    pass
 
 
 def sweep_stale() -> None:
@@ -114,6 +120,11 @@ def sweep_stale() -> None:
         except OSError:
             continue
         for child in children:
+            for grandchild in [p for p in child.iterdir() if p.is_dir()] if child.is_dir() else []:
+                try:
+                    grandchild.rmdir()
+                except OSError:
+                    pass
             try:
                 child.rmdir()
             except OSError:

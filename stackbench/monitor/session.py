@@ -40,34 +40,23 @@ def status_pages_of(servers: list) -> dict[str, tuple[str, str]]:
 
 
 class StackMonitor:
+    """What is measured per cell of one stack instance. The system-call counter is the
+    run's (see run.py): it counts a cgroup enclosing this stack's."""
+
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
-                 lab_cpus: list[int] | None = None, count_syscalls: bool = True,
-                 pages: dict[str, tuple[str, str]] | None = None):
+                 lab_cpus: list[int] | None = None, counter: syscalls.SyscallCounter | None = None,
+                 notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None):
         self.cgroup = cgroup
         self.interval_s = interval_s
         self.lab_cpus = lab_cpus
         self.reader = CgroupReader(cgroup) if cgroup else None
-        self.counter: syscalls.SyscallCounter | None = None
-        self.notes: list[str] = []
+        self.counter = counter
+        self.notes: list[str] = list(notes or [])
         self._sampler: Sampler | None = None
         self.pages = pages or {}
         self._poller: status_pages.StatusPoller | None = None
         if cgroup is None:
             self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
-        elif count_syscalls:
-            reason = syscalls.unavailable_reason(cgroup.perf_name())
-            if reason:
-                self.notes.append(f"system calls not counted: {reason}")
-            else:
-                self.counter = syscalls.SyscallCounter(cgroup.perf_name(), cpus=lab_cpus)
-
-    def start(self) -> None:
-        if self.counter:
-            try:
-                self.counter.start()
-            except RuntimeError as e:
-                self.notes.append(f"system calls not counted: {e}")
-                self.counter = None
 
     def begin_cell(self) -> None:
         self._poller = status_pages.StatusPoller(self.pages)
@@ -103,9 +92,8 @@ class StackMonitor:
         return cost
 
     def stop(self) -> None:
+        """Stop what runs per cell; the shared counter belongs to the run."""
         if self._poller:
             self._poller.stop()
         if self._sampler:
             self._sampler.stop()
-        if self.counter:
-            self.counter.stop()

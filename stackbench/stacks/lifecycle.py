@@ -27,7 +27,7 @@ class StackInstance:
     def __init__(self, stack: Stack, knobs: dict[str, Any], *, label: str | None = None,
                  cpus: list[int] | None = None, port: int | None = None,
                  workdir: Path | None = None, keep_rundir: bool = False,
-                 aux_ports: dict[str, int] | None = None):
+                 aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None):
         self.stack = stack
         self.knobs = stack.resolve_knobs(knobs)
         self.label = label or stack.id
@@ -35,6 +35,7 @@ class StackInstance:
         self._port = port
         self._workdir = workdir
         self._aux_ports = dict(aux_ports or {})
+        self._cgroup_parent = cgroup_parent
         self.keep_rundir = keep_rundir
         self.ctx: Context | None = None
         self.servers: list[Server] = []
@@ -56,7 +57,7 @@ class StackInstance:
         try:
             self._prepare()
             self._check()
-            self.cgroup = Cgroup.create(f"{self.ctx.rundir.name}")
+            self.cgroup = Cgroup.create(self.ctx.rundir.name, parent=self._cgroup_parent)
             for server in self.servers:
                 self._start(server)
         except BaseException:
