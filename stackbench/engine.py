@@ -33,6 +33,7 @@ class LoadSpec:
     keepalive: bool = True
     timeout_s: float = 10.0
     rate: float | None = None
+    count_headers: tuple[str, ...] = ()
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -47,6 +48,8 @@ class LoadSpec:
             argv.append("--no-keepalive")
         if self.rate is not None:
             argv += ["--rate", str(self.rate)]
+        for name in self.count_headers:
+            argv += ["--count-header", name]
         return argv + [self.url]
 
 

@@ -137,7 +137,7 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
         connections=cell.concurrency,
         threads=plan.threads or len(pins.engine_cpus) or 1,
         duration_s=plan.duration_s, requests=plan.requests,
-        keepalive=cell.keepalive, timeout_s=plan.timeout_s,
+        keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
     )
     if plan.warmup_s:
         # A separate, uncounted run, so the monitor's window is exactly the measured one.

@@ -17,6 +17,12 @@ def for_cell(doc: dict, pinning: dict) -> list[str]:
         out.append(f"{req['non_2xx']} responses were not 2xx")
     if total == 0:
         out.append("no request completed")
+    for header, values in (doc.get("header_counts") or {}).items():
+        answered = sum(values.values())
+        hits = values.get("HIT", 0)
+        if answered and hits:
+            out.append(f"{header}: {hits / answered:.0%} of responses were cache hits — this measures the cache, "
+                       "not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 measure PHP behind the cache)")
     if pinning.get("shared"):
         out.append("server and load engine share CPU cores: the engine's work is taken from the server's budget")
     return out

@@ -38,7 +38,8 @@ class FakeProc:
 class FakeInstance:
     def __init__(self, log, variant, die_on_cell=None):
         self.log, self.label, self.port = log, variant.label, 1
-        self.knobs, self.files, self.cgroup, self.stack, self.servers = {"k": 1}, {"conf": "x"}, None, None, []
+        self.knobs, self.files, self.cgroup, self.servers = {"k": 1}, {"conf": "x"}, None, []
+        self.stack = type("FakeStack", (), {"count_headers": ()})()
         self.die_on_cell = die_on_cell
         self.cells_served = 0
 

@@ -14,8 +14,9 @@ use clap::Parser;
                   Exit status: 0 ran (even with failed requests), 1 fatal error, 2 bad usage."
 )]
 pub struct Args {
-    /// Target URL, http:// only: http://HOST[:PORT][/PATH]
-    pub url: String,
+    /// Target URL, http:// only: http://HOST[:PORT][/PATH]. With --url or --page it only
+    /// names the server; with --fastcgi it sets REQUEST_URI and HTTP_HOST (nothing is sent to it)
+    pub url: Option<String>,
 
     /// Concurrent connections, spread over the threads
     #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -68,6 +69,53 @@ pub struct Args {
     /// Concurrency steps, DURATION:CONNECTIONS,...  e.g. 10s:1,10s:100,5s:10
     #[arg(long, value_parser = parse_stages)]
     pub stages: Option<StagePlan>,
+
+    /// Weighted URL mix on one server: PATH or full URL, optional =WEIGHT (default 1), repeatable
+    #[arg(long = "url", value_name = "PATH[=WEIGHT]", value_parser = parse_mix_entry)]
+    pub mix: Vec<MixEntry>,
+
+    /// Count the values of this response header, e.g. X-Cache (repeatable)
+    #[arg(long = "count-header", value_name = "NAME", value_parser = parse_header_name)]
+    pub count_headers: Vec<String>,
+
+    /// Close a kept-alive connection after N requests and open a new one
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keepalive_requests: Option<u32>,
+
+    /// Slow reader: read each connection's responses at most this fast
+    #[arg(long, value_name = "BYTES_PER_S", value_parser = clap::value_parser!(u64).range(1..))]
+    pub read_rate: Option<u64>,
+
+    /// SO_RCVBUF of each TCP socket, set before connect (Linux doubles it)
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub rcvbuf: Option<u32>,
+
+    /// FastCGI mode: talk to the application server directly: unix:/PATH or [tcp:]HOST:PORT
+    #[arg(long, value_name = "ADDRESS")]
+    pub fastcgi: Option<String>,
+
+    /// FastCGI mode: absolute path of the script to run (SCRIPT_FILENAME)
+    #[arg(long, value_name = "PATH", requires = "fastcgi")]
+    pub script: Option<String>,
+
+    /// Page mode: each visitor fetches this page, then --assets in parallel
+    #[arg(long, value_name = "PATH")]
+    pub page: Option<String>,
+
+    /// Page mode: the page's assets, comma-separated paths or URLs
+    #[arg(long, value_name = "PATH,...", value_delimiter = ',', requires = "page")]
+    pub assets: Vec<String>,
+
+    /// Page mode: connections per visitor, the page's own included (browsers use 6 per host)
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub page_conns: u32,
+}
+
+/// One `--url` entry: a path or URL and its weight in the mix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MixEntry {
+    pub target: String,
+    pub weight: u32,
 }
 
 /// One `-H` header, already split and checked.
@@ -134,6 +182,34 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
         return Err(format!("header '{name}' has a line break in its value"));
     }
     Ok(Header { name: name.to_string(), value: value.to_string() })
+}
+
+/// `--count-header` names must be header-name tokens.
+pub fn parse_header_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if is_token(name) {
+        Ok(name.to_string())
+    } else {
+        Err(format!("'{text}' is not a valid header name"))
+    }
+}
+
+/// "PATH" or "PATH=WEIGHT". A trailing `=N` is always the weight: a URL whose query
+/// ends in a number (`/a?page=2`) needs an explicit weight (`/a?page=2=1`).
+pub fn parse_mix_entry(text: &str) -> Result<MixEntry, String> {
+    let (target, weight) = match text.rsplit_once('=') {
+        Some((target, w)) if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) => {
+            let weight = w.parse::<u32>().ok().filter(|&w| w > 0).ok_or_else(|| {
+                format!("weight '{w}' of '{target}' must be a whole number from 1 to {}", u32::MAX)
+            })?;
+            (target, weight)
+        }
+        _ => (text, 1),
+    };
+    if target.is_empty() {
+        return Err(format!("'{text}' has no path"));
+    }
+    Ok(MixEntry { target: target.to_string(), weight })
 }
 
 pub fn parse_method(text: &str) -> Result<String, String> {
@@ -208,6 +284,17 @@ mod tests {
         assert!(parse_stages("10s").is_err());
         assert!(parse_stages("10s:0").is_err());
         assert!(parse_stages("").is_err());
+    }
+
+    #[test]
+    fn mix_entries() {
+        let e = |t: &str, w: u32| MixEntry { target: t.into(), weight: w };
+        assert_eq!(parse_mix_entry("/a.php=3").unwrap(), e("/a.php", 3));
+        assert_eq!(parse_mix_entry("/b.css").unwrap(), e("/b.css", 1));
+        assert_eq!(parse_mix_entry("/q?x=1=2").unwrap(), e("/q?x=1", 2));
+        assert_eq!(parse_mix_entry("/q?x=a").unwrap(), e("/q?x=a", 1));
+        assert!(parse_mix_entry("/a=0").is_err());
+        assert!(parse_mix_entry("=3").is_err());
     }
 
     #[test]

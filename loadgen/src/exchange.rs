@@ -4,31 +4,45 @@
 //! Hot path (keep-alive): one write, one read, three clock reads, no allocation.
 //! Reads go into the thread's shared scratch buffer, borrowed only inside a
 //! synchronous poll (never across an await), so a connection owns no buffer.
+//! The features that are off by default (slow reads, keep-alive budget, header
+//! counting) cost one predictable branch each when off.
 
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Poll, ready};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
 
 use crate::deadline::Watchdog;
-use crate::http::response::{EofError, Progress, ResponseReader};
+use crate::http::capture::Captures;
+use crate::http::response::{EofError, ParseError, Progress};
+use crate::net::{self, ConnectOptions, Endpoint, Stream};
 use crate::schedule::Slot;
+use crate::slow_read::{ReadRate, SlowReader};
 use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::wire::{Protocol, Reader};
 
 /// What every connection of a thread shares (read-only but the scratch buffer).
 pub struct Shared {
-    pub addr: SocketAddr,
-    pub request: Box<[u8]>,
+    pub endpoint: Endpoint,
+    pub connect: ConnectOptions,
+    pub protocol: Protocol,
+    /// One pre-formatted request per URL of the run (index = URL index).
+    pub requests: Box<[Box<[u8]>]>,
     pub keepalive: bool,
+    /// --keepalive-requests: requests per connection before it is closed.
+    pub keepalive_requests: Option<u32>,
     pub head_request: bool,
     pub timeout: Duration,
+    pub measure_start: Instant,
     pub run_end: Option<Instant>,
+    pub read_rate: Option<ReadRate>,
+    /// --count-header names (empty: nothing captured).
+    pub watch: Rc<[String]>,
     /// Read buffer for all connections of the thread (64 KB: big bodies in few reads).
     pub scratch: RefCell<Box<[u8]>>,
 }
@@ -36,16 +50,32 @@ pub struct Shared {
 pub const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// A connection's state between requests.
-#[derive(Default)]
 pub struct Conn {
-    stream: Option<TcpStream>,
-    reader: ResponseReader,
+    stream: Option<Stream>,
+    reader: Reader,
+    /// Requests completed on the current TCP connection (for --keepalive-requests).
+    uses: u32,
+    slow: Option<SlowReader>,
 }
 
 impl Conn {
+    pub fn new(sh: &Shared) -> Conn {
+        Conn {
+            stream: None,
+            reader: Reader::new(sh.protocol, sh.keepalive, sh.watch.clone()),
+            uses: 0,
+            slow: sh.read_rate.map(SlowReader::new),
+        }
+    }
+
     pub fn close(&mut self) {
         self.stream = None;
         self.reader.reset();
+    }
+
+    /// Watched header values of the last response (kept until the next one starts).
+    pub fn captures(&self) -> &Captures {
+        self.reader.captures()
     }
 }
 
@@ -56,14 +86,15 @@ pub enum Ended {
     Abandoned,
 }
 
-pub async fn exchange(sh: &Shared, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot) -> Ended {
+/// Sends request `url` (an index into `Shared::requests`) and reads its response.
+pub async fn exchange(sh: &Shared, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
     let request_deadline = slot.start + sh.timeout;
     let (deadline, cut_by_run_end) = match sh.run_end {
         Some(end) if end <= request_deadline => (end, true),
         _ => (request_deadline, false),
     };
     let mut transfer = Transfer::default();
-    let result = watchdog.run(deadline.into(), attempt(sh, conn, slot, &mut transfer)).await;
+    let result = watchdog.run(deadline.into(), attempt(sh, conn, slot, url, &mut transfer)).await;
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         None => {
@@ -89,18 +120,15 @@ fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
-async fn connect(addr: SocketAddr, keepalive: bool) -> io::Result<TcpStream> {
-    let stream = TcpStream::connect(addr).await?;
-    // Never let Nagle hold a request back on a reused connection. (A fresh
-    // connection has nothing unacknowledged, so Nagle cannot delay its single
-    // write: without keep-alive the syscall per request would buy nothing.)
-    if keepalive {
-        stream.set_nodelay(true)?;
+fn failure(e: ParseError) -> ErrorClass {
+    match e {
+        ParseError::Rejected => ErrorClass::Rejected,
+        _ => ErrorClass::Parse,
     }
-    Ok(stream)
 }
 
-async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) -> (Outcome, Instant) {
+async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut Transfer) -> (Outcome, Instant) {
+    let request = &sh.requests[url];
     // A kept-alive connection the server closed while idle fails on first use with
     // EOF or a reset before any response byte. That is not a failed request: retry
     // once on a fresh connection (as browsers and hyper do) and count no error.
@@ -111,10 +139,11 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
         let connected_at = if reused {
             slot.start
         } else {
-            match connect(sh.addr, sh.keepalive).await {
+            match net::connect(&sh.endpoint, sh.connect).await {
                 Ok(s) => {
                     conn.stream = Some(s);
                     conn.reader.reset();
+                    conn.uses = 0;
                     t.connections_opened += 1;
                     Instant::now()
                 }
@@ -126,7 +155,7 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
         let Some(stream) = conn.stream.as_mut() else { unreachable!("connected above") };
         conn.reader.start(sh.head_request);
 
-        if let Err(e) = stream.write_all(&sh.request).await {
+        if let Err(e) = stream.write_all(request).await {
             conn.close();
             if retry_ok && closed_by_peer(&e) {
                 may_retry = false;
@@ -136,15 +165,28 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
             let class = if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write };
             return (Outcome::Failed(class), Instant::now());
         }
-        t.sent += sh.request.len() as u64;
+        t.sent += request.len() as u64;
         let written = Instant::now();
         let mut first_byte: Option<Instant> = None;
+        let max_read = match (&mut conn.slow, sh.read_rate) {
+            (Some(slow), Some(rate)) => {
+                slow.begin(written);
+                rate.slice_bytes(SCRATCH_BYTES)
+            }
+            _ => SCRATCH_BYTES,
+        };
 
         let (done, end) = loop {
-            match read_some(&sh.scratch, stream, &mut conn.reader).await {
+            if let Some(slow) = &mut conn.slow {
+                slow.wait().await;
+            }
+            match read_some(&sh.scratch, stream, &mut conn.reader, max_read).await {
                 Ok(Read::Data(n, progress)) => {
                     let now = Instant::now();
                     t.received += n as u64;
+                    if let Some(slow) = &mut conn.slow {
+                        slow.consumed(n, now);
+                    }
                     first_byte.get_or_insert(now);
                     if let Progress::Done(c) = progress {
                         break (c, now);
@@ -169,9 +211,9 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
                         }
                     }
                 },
-                Ok(Read::Parse) => {
+                Ok(Read::Bad(e)) => {
                     conn.close();
-                    return (Outcome::Failed(ErrorClass::Parse), Instant::now());
+                    return (Outcome::Failed(failure(e)), Instant::now());
                 }
                 Err(e) => {
                     let nothing_yet = !conn.reader.started();
@@ -189,7 +231,9 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
             }
         };
         t.body += conn.reader.body_bytes();
-        if done.close || !sh.keepalive {
+        conn.uses += 1;
+        let budget_used = sh.keepalive_requests.is_some_and(|n| conn.uses >= n);
+        if done.close || !sh.keepalive || budget_used {
             conn.close();
         }
         let first_byte = first_byte.unwrap_or(end);
@@ -208,19 +252,21 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, t: &mut Transfer) ->
 enum Read {
     Data(usize, Progress),
     Eof,
-    Parse,
+    Bad(ParseError),
 }
 
-/// Reads once into the shared scratch buffer and feeds the bytes to the reader,
-/// all inside one poll, so the buffer borrow never spans a suspension point.
+/// Reads once (at most `max` bytes) into the shared scratch buffer and feeds the
+/// bytes to the reader, all inside one poll, so the buffer borrow never spans a
+/// suspension point.
 fn read_some<'a>(
     scratch: &'a RefCell<Box<[u8]>>,
-    stream: &'a mut TcpStream,
-    reader: &'a mut ResponseReader,
+    stream: &'a mut Stream,
+    reader: &'a mut Reader,
+    max: usize,
 ) -> impl Future<Output = io::Result<Read>> + 'a {
     poll_fn(move |cx| {
         let mut buf = scratch.borrow_mut();
-        let mut read_buf = ReadBuf::new(&mut buf[..]);
+        let mut read_buf = ReadBuf::new(&mut buf[..max]);
         ready!(Pin::new(&mut *stream).poll_read(cx, &mut read_buf))?;
         let n = read_buf.filled().len();
         if n == 0 {
@@ -228,7 +274,7 @@ fn read_some<'a>(
         }
         Poll::Ready(Ok(match reader.feed(&buf[..n]) {
             Ok(progress) => Read::Data(n, progress),
-            Err(_) => Read::Parse,
+            Err(e) => Read::Bad(e),
         }))
     })
 }

@@ -235,6 +235,11 @@ impl Scheduler {
         let (start, origin) = if intended > now {
             pacer.until(intended).await;
             let start = Instant::now();
+            // Woken (up to ~1 ms late) after the end: sending now would only add a
+            // request that is in flight at the end without ever having had a chance.
+            if plan.run_end.is_some_and(|end| start >= end) {
+                return Next::Stop;
+            }
             (start, start)
         } else {
             (now, intended)

@@ -15,12 +15,14 @@ use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::exchange::{SCRATCH_BYTES, Shared};
 use crate::schedule::{Plan, Scheduler};
-use crate::stats::ThreadStats;
+use crate::stats::{self, ThreadStats};
+use crate::urls::{Picker, Shape};
 
 /// Everything the connections of one thread share.
 pub struct Worker {
     pub shared: Shared,
     pub scheduler: Scheduler,
+    pub picker: Picker,
     pub stats: RefCell<ThreadStats>,
 }
 
@@ -44,17 +46,31 @@ fn run(cfg: &Config, plan: Arc<Plan>, thread: u32) -> Result<ThreadReport, Strin
         .build()
         .map_err(|e| format!("cannot start the event loop of engine thread {thread}: {e}"))?;
     let measure_start = plan.measure_start;
+    let shape = stats::Shape {
+        stages: plan.stages.len(),
+        open_loop: plan.rate.is_some(),
+        urls: if cfg.per_url() { cfg.urls.len() } else { 0 },
+        headers: cfg.count_headers.len(),
+        pages: matches!(cfg.shape, Shape::Page { .. }),
+    };
     let worker = Rc::new(Worker {
         shared: Shared {
-            addr: cfg.addr,
-            request: cfg.request.clone().into_boxed_slice(),
+            endpoint: cfg.endpoint.clone(),
+            connect: cfg.connect,
+            protocol: cfg.protocol,
+            requests: cfg.request_bytes.clone().into_boxed_slice(),
             keepalive: cfg.keepalive,
+            keepalive_requests: cfg.keepalive_requests,
             head_request: cfg.is_head(),
             timeout: cfg.timeout,
+            measure_start,
             run_end: plan.run_end,
+            read_rate: cfg.read_rate,
+            watch: Rc::from(cfg.count_headers.clone()),
             scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
         },
-        stats: RefCell::new(ThreadStats::new(plan.stages.len(), plan.rate.is_some(), measure_start)),
+        stats: RefCell::new(ThreadStats::new(shape, measure_start)),
+        picker: Picker::new(&cfg.urls, thread),
         scheduler: Scheduler::new(plan, thread),
     });
     let connections = worker.scheduler.max_connections(cfg.connections);
@@ -67,7 +83,10 @@ fn run(cfg: &Config, plan: Arc<Plan>, thread: u32) -> Result<ThreadReport, Strin
             (Instant::now(), cpu::this_thread())
         });
         let tasks: Vec<_> = (0..connections)
-            .map(|i| tokio::task::spawn_local(crate::conn::run(worker.clone(), i)))
+            .map(|i| match cfg.shape {
+                Shape::Page { conns } => tokio::task::spawn_local(crate::page::run(worker.clone(), i, conns)),
+                _ => tokio::task::spawn_local(crate::conn::run(worker.clone(), i)),
+            })
             .collect();
         for task in tasks {
             if let Err(e) = task.await

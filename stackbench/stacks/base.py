@@ -158,6 +158,9 @@ class Stack(ABC):
     id: str
     description: str
     knobs: tuple[Knob, ...]
+    # Response headers whose values the load engine counts per cell, e.g. X-Cache on
+    # caching stacks, so that a cache hit is never mistaken for a fast PHP stack.
+    count_headers: tuple[str, ...] = ()
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:

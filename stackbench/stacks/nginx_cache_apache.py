@@ -15,6 +15,7 @@ from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
 class NginxCacheApache(Stack):
     id = "nginx-cache-apache"
     description = "nginx proxy_cache micro-cache in front of Apache 2.4 prefork + mod_php (static from nginx)"
+    count_headers = ("X-Cache",)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + (nginx.CACHE_TTL,) + nginx.PROXY_KEEPALIVE_KNOBS + BACKEND_KNOBS
 
     def requirements(self) -> list[Requirement]:

@@ -14,6 +14,7 @@ BACKEND_KNOBS = apache.PREFORK_KNOBS + (apache.MODULE_SET, apache.MODPHP_OPCACHE
 class VarnishApache(Stack):
     id = "varnish-apache"
     description = "Varnish Cache in front of Apache 2.4 prefork + mod_php (X-Cache: HIT / MISS / PASS)"
+    count_headers = ("X-Cache",)
     knobs = keepalive_knobs(requests_unsupported_by="Varnish",
                                 note=" (Apache behind it uses it)") + varnish.KNOBS + BACKEND_KNOBS
 

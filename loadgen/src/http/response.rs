@@ -8,7 +8,9 @@
 //! connection closing (RFC 9112 §6.3), and counted, not stored.
 
 use std::mem::MaybeUninit;
+use std::rc::Rc;
 
+use super::capture::Captures;
 use super::chunked::ChunkDecoder;
 
 /// A head longer than this is treated as garbage (nginx's default large buffers
@@ -26,6 +28,9 @@ pub enum ParseError {
     Chunk,
     /// 101 Switching Protocols: we never ask for an upgrade.
     Upgrade,
+    /// FastCGI: END_REQUEST with a protocol status other than REQUEST_COMPLETE (the
+    /// application refused the request). Its own error class, `rejected`.
+    Rejected,
 }
 
 /// How the connection ended early, when it closed before a full response.
@@ -80,6 +85,7 @@ pub struct ResponseReader {
     close: bool,
     body_bytes: u64,
     started: bool,
+    captures: Captures,
 }
 
 impl Default for ResponseReader {
@@ -90,6 +96,11 @@ impl Default for ResponseReader {
 
 impl ResponseReader {
     pub fn new() -> Self {
+        Self::with_captures(Rc::from(Vec::new()))
+    }
+
+    /// A reader that captures the values of the `watch`ed headers (`--count-header`).
+    pub fn with_captures(watch: Rc<[String]>) -> Self {
         ResponseReader {
             pending: Vec::new(),
             state: State::Done,
@@ -98,7 +109,13 @@ impl ResponseReader {
             close: false,
             body_bytes: 0,
             started: false,
+            captures: Captures::new(watch),
         }
+    }
+
+    /// Watched header values of the current (or just completed) response.
+    pub fn captures(&self) -> &Captures {
+        &self.captures
     }
 
     /// Prepares for the next response on the same connection. Bytes left over from
@@ -111,6 +128,9 @@ impl ResponseReader {
         self.close = false;
         self.body_bytes = 0;
         self.started = !self.pending.is_empty();
+        if self.captures.active() {
+            self.captures.clear();
+        }
     }
 
     /// Forgets everything, for a new connection.
@@ -191,11 +211,14 @@ impl ResponseReader {
         loop {
             let rest = &data[used..];
             match &mut self.state {
-                State::Head => match parse_head(rest, self.head_request)? {
+                State::Head => match parse_head(rest, self.head_request, &mut self.captures)? {
                     None => return Ok((Progress::More, used)),
                     Some((head, n)) => {
                         used += n;
                         if head.interim {
+                            if self.captures.active() {
+                                self.captures.clear(); // count the final response's headers only
+                            }
                             continue; // 1xx: the real response follows
                         }
                         self.status = head.status;
@@ -249,7 +272,7 @@ struct Head {
 }
 
 /// Parses a complete head at the start of `buf`, or None if it is not complete yet.
-fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(Head, usize)>, ParseError> {
+fn parse_head(buf: &[u8], head_request: bool, captures: &mut Captures) -> Result<Option<(Head, usize)>, ParseError> {
     // Uninitialised header slots: no 3 KB memset per response.
     let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
@@ -273,6 +296,13 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(Head, usize)>, P
     let mut close = http10;
     let mut length: Option<u64> = None;
     let mut transfer_encoding: Option<&[u8]> = None;
+    // An incomplete head is parsed again when more bytes come: capture from the
+    // complete one only.
+    if captures.active() {
+        for h in response.headers.iter() {
+            captures.offer(h.name, h.value);
+        }
+    }
     for h in response.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             let value = parse_length(h.value).ok_or(ParseError::BadContentLength)?;
@@ -438,6 +468,20 @@ mod tests {
         }
         many.extend_from_slice(b"\r\n");
         assert_eq!(read_all(&many, false).0, Err(ParseError::Head));
+    }
+
+    #[test]
+    fn captures_watched_headers_of_the_final_response() {
+        let mut r = ResponseReader::with_captures(Rc::from(vec!["X-Cache".to_string()]));
+        r.start(false);
+        let input = b"HTTP/1.1 100 Continue\r\nX-Cache: early\r\n\r\nHTTP/1.1 200 OK\r\nx-cache:  HIT \r\nContent-Length: 0\r\n\r\n";
+        // Split inside the head: the first, incomplete parse must not capture.
+        assert_eq!(r.feed(&input[..60]), Ok(Progress::More));
+        assert_eq!(r.feed(&input[60..]), done(200, false));
+        let values: Vec<&[u8]> = r.captures().values(0).collect();
+        assert_eq!(values, [&b"HIT"[..]]);
+        r.start(false);
+        assert_eq!(r.captures().values(0).count(), 0, "cleared for the next response");
     }
 
     #[test]

@@ -1,112 +1,22 @@
 //! The result document (schema/result-v1.schema.json) built from measurements,
 //! and its two renderings: JSON for the lab, text for people.
 
+pub mod document;
 pub mod json;
 pub mod text;
 pub mod warnings;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+pub use document::*;
 
 use crate::config::Config;
 use crate::run::Measured;
-use crate::stats::histogram::{Latency, Summary};
-use crate::stats::timeline::TimelineEntry;
 use crate::stats::{ErrorClass, PhaseStats};
+use crate::urls::Shape;
+use crate::wire::Protocol;
 
 pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Serialize, Debug)]
-pub struct Document {
-    pub schema_version: u32,
-    pub engine: Engine,
-    pub config: ConfigDoc,
-    pub started_unix_us: u64,
-    #[serde(flatten)]
-    pub result: PhaseDoc,
-    pub timeline: Vec<TimelineEntry>,
-    pub stages: Vec<StageDoc>,
-    pub engine_cpu: EngineCpu,
-    pub warnings: Vec<String>,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Engine {
-    pub name: &'static str,
-    pub version: &'static str,
-}
-
-#[derive(Serialize, Debug)]
-pub struct ConfigDoc {
-    pub url: String,
-    pub method: String,
-    pub connections: u32,
-    pub threads: u32,
-    pub duration_us: Option<u64>,
-    pub requests: Option<u64>,
-    pub warmup_us: u64,
-    pub keepalive: bool,
-    pub timeout_us: u64,
-    pub rate: Option<f64>,
-}
-
-/// The fields shared by the whole run and each stage.
-#[derive(Serialize, Debug)]
-pub struct PhaseDoc {
-    pub requests: Counts,
-    pub errors: BTreeMap<&'static str, u64>,
-    pub status_codes: BTreeMap<u16, u64>,
-    pub bytes: Bytes,
-    pub connections_opened: u64,
-    pub duration_us: u64,
-    pub requests_per_s: Option<f64>,
-    pub bytes_per_s: Option<f64>,
-    pub latency_us: Latency,
-    pub latency_uncorrected_us: Option<Latency>,
-    pub phases_us: Phases,
-}
-
-#[derive(Serialize, Debug)]
-pub struct StageDoc {
-    pub index: usize,
-    pub connections: u32,
-    pub rate: Option<f64>,
-    #[serde(flatten)]
-    pub result: PhaseDoc,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Counts {
-    pub completed: u64,
-    pub ok_2xx: u64,
-    pub non_2xx: u64,
-    pub failed: u64,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Bytes {
-    pub sent: u64,
-    pub received: u64,
-    pub body_received: u64,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Phases {
-    pub connect: Summary,
-    pub waiting: Summary,
-    pub processing: Summary,
-    pub total: Summary,
-}
-
-#[derive(Serialize, Debug)]
-pub struct EngineCpu {
-    pub user_us: u64,
-    pub system_us: u64,
-    pub max_thread_busy: Option<f64>,
-    pub saturated: bool,
-}
 
 /// An engine thread at or above this share of its core probably limited the result.
 pub const SATURATION: f64 = 0.9;
@@ -119,10 +29,22 @@ fn per_second(count: u64, duration: Duration) -> Option<f64> {
     (!duration.is_zero()).then(|| count as f64 / duration.as_secs_f64())
 }
 
-fn phase_doc(p: &PhaseStats, duration: Duration) -> PhaseDoc {
+fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol) -> PhaseDoc {
     PhaseDoc {
-        requests: Counts { completed: p.completed, ok_2xx: p.ok_2xx, non_2xx: p.non_2xx, failed: p.failed() },
-        errors: ErrorClass::ALL.iter().map(|&c| (c.name(), p.errors.get(c))).collect(),
+        requests: Counts {
+            completed: p.completed,
+            ok_2xx: p.ok_2xx,
+            non_2xx: p.non_2xx,
+            failed: p.failed(),
+            in_flight_at_end: None,
+            in_flight_oldest_us: None,
+        },
+        // `rejected` exists only in FastCGI mode, so HTTP documents keep their classes.
+        errors: ErrorClass::ALL
+            .iter()
+            .filter(|&&c| c != ErrorClass::Rejected || protocol == Protocol::FastCgi)
+            .map(|&c| (c.name(), p.errors.get(c)))
+            .collect(),
         status_codes: p
             .status
             .iter()
@@ -160,12 +82,29 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             index,
             connections: stage.connections,
             rate: cfg.rate,
-            result: phase_doc(stats, duration),
+            result: phase_doc(stats, duration, cfg.protocol),
         })
         .collect();
     let timeline_seconds = m.duration.as_micros().div_ceil(1_000_000) as usize;
-    let result = phase_doc(&whole, m.duration);
-    let warnings = warnings::collect(cfg, &result, &m.busy);
+    let mut result = phase_doc(&whole, m.duration, cfg.protocol);
+    let clients = &m.stats.clients;
+    let in_flight = clients.in_flight.summary();
+    result.requests.in_flight_at_end = Some(in_flight.count);
+    result.requests.in_flight_oldest_us = Some(in_flight.max);
+    let per_url = m
+        .stats
+        .urls
+        .iter()
+        .zip(&cfg.urls)
+        .map(|(u, entry)| UrlDoc {
+            path: entry.path.clone(),
+            weight: entry.weight,
+            requests: UrlCounts { completed: u.completed, ok_2xx: u.ok_2xx, non_2xx: u.non_2xx, failed: u.failed },
+            latency_us: u.latency.latency(),
+        })
+        .collect();
+    let pages = m.stats.pages.as_ref();
+    let warnings = warnings::collect(cfg, &result, &m.busy, clients);
     Document {
         schema_version: SCHEMA_VERSION,
         engine: Engine { name: "stackbench-load", version: env!("CARGO_PKG_VERSION") },
@@ -180,9 +119,31 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             keepalive: cfg.keepalive,
             timeout_us: micros(cfg.timeout).max(1),
             rate: cfg.rate,
+            keepalive_requests: cfg.keepalive_requests,
+            read_rate: cfg.read_rate.map(|r| r.bytes_per_s),
+            rcvbuf: cfg.connect.rcvbuf,
+            count_headers: cfg.count_headers.clone(),
+            fastcgi: cfg.fastcgi.as_ref().map(|(address, script)| FastCgiDoc {
+                address: address.clone(),
+                script: script.clone(),
+            }),
+            page_conns: match cfg.shape {
+                Shape::Page { conns } => Some(conns),
+                _ => None,
+            },
         },
         started_unix_us: m.started_unix_us,
         result,
+        connections_measured: clients.measured,
+        connections_without_response: clients.without_response,
+        header_counts: m.stats.headers.to_map(&cfg.count_headers),
+        per_url,
+        pages: pages.map(|p| PagesDoc {
+            completed: p.completed,
+            failed: p.failed,
+            per_s: per_second(p.completed, m.duration),
+        }),
+        page_load_us: pages.map(|p| p.load.latency()),
         timeline: m.stats.timeline.entries(timeline_seconds),
         stages,
         engine_cpu: EngineCpu {

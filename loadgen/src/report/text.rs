@@ -26,10 +26,10 @@ fn row(out: &mut String, name: &str, s: &Summary) {
     );
 }
 
-fn percentiles(out: &mut String, title: &str, l: &Latency) {
-    let _ = writeln!(out, "\n{title} (ms), {} responses", l.count);
+fn percentiles(out: &mut String, title: &str, l: &Latency, what: &str) {
+    let _ = writeln!(out, "\n{title} (ms), {} {what}", l.count);
     for (p, v) in &l.percentiles.0 {
-        let note = if *p == "100" { "  (longest request)" } else { "" };
+        let note = if *p == "100" { "  (longest)" } else { "" };
         let _ = writeln!(out, "  {:>6}%  {:>10}{note}", p, ms(*v));
     }
 }
@@ -48,6 +48,10 @@ fn phase(out: &mut String, r: &PhaseDoc) {
     let codes: Vec<String> = r.status_codes.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = writeln!(out, "Status codes:       {}", if codes.is_empty() { "-".into() } else { codes.join(", ") });
     let _ = writeln!(out, "Connections opened: {}", r.connections_opened);
+    if let Some(n) = c.in_flight_at_end {
+        let oldest = c.in_flight_oldest_us.flatten();
+        let _ = writeln!(out, "In flight at end:   {n}{}", oldest.map_or(String::new(), |o| format!(" (oldest {} ms)", ms(Some(o)))));
+    }
     let _ = writeln!(
         out,
         "Requests per second: {}",
@@ -68,10 +72,10 @@ fn phase(out: &mut String, r: &PhaseDoc) {
     row(out, "Total:", &r.phases_us.total);
     match &r.latency_uncorrected_us {
         Some(unc) => {
-            percentiles(out, "Latency from intended send time (corrected for coordinated omission)", &r.latency_us);
-            percentiles(out, "Latency from actual send time (uncorrected)", unc);
+            percentiles(out, "Latency from intended send time (corrected for coordinated omission)", &r.latency_us, "responses");
+            percentiles(out, "Latency from actual send time (uncorrected)", unc, "responses");
         }
-        None => percentiles(out, "Latency percentiles", &r.latency_us),
+        None => percentiles(out, "Latency percentiles", &r.latency_us, "responses"),
     }
 }
 
@@ -80,16 +84,61 @@ pub fn render(doc: &Document) -> String {
     let c = &doc.config;
     let loop_kind = c.rate.map_or("closed loop".to_string(), |r| format!("open loop at {r} req/s"));
     let _ = writeln!(out, "{} {} — {} {}", doc.engine.name, doc.engine.version, c.method, c.url);
+    let clients = match c.page_conns {
+        Some(n) => format!("{} visitors × up to {n} connections", c.connections),
+        None => format!("{} connections", c.connections),
+    };
     let _ = writeln!(
         out,
-        "{} connections, {} thread(s), {}, keep-alive {}, warm-up {:.3} s\n",
-        c.connections,
+        "{}, {} thread(s), {}, keep-alive {}, warm-up {:.3} s\n",
+        clients,
         c.threads,
         loop_kind,
         if c.keepalive { "on" } else { "off" },
         c.warmup_us as f64 / 1e6
     );
+    if let Some(f) = &c.fastcgi {
+        let _ = writeln!(out, "FastCGI {} script {}\n", f.address, f.script);
+    }
     phase(&mut out, &doc.result);
+    let _ = writeln!(
+        out,
+        "\nClient connections: {} took part, {} got no response",
+        doc.connections_measured, doc.connections_without_response
+    );
+    for (name, values) in &doc.header_counts {
+        let list: Vec<String> = values.iter().map(|(v, n)| format!("{v} {n}")).collect();
+        let _ = writeln!(out, "Header {name}: {}", if list.is_empty() { "-".into() } else { list.join(", ") });
+    }
+    if !doc.per_url.is_empty() {
+        let _ = writeln!(out, "\nPer URL{:>42} {:>8} {:>8} {:>10} {:>10}", "complete", "non-2xx", "failed", "p50 ms", "p99 ms");
+        for u in &doc.per_url {
+            let name = match u.weight {
+                Some(w) => format!("{} (x{w})", u.path),
+                None => u.path.clone(),
+            };
+            let p = &u.latency_us.percentiles.0;
+            let _ = writeln!(
+                out,
+                "  {name:<38} {:>8} {:>8} {:>8} {:>10} {:>10}",
+                u.requests.completed,
+                u.requests.non_2xx,
+                u.requests.failed,
+                ms(p[0].1),
+                ms(p[7].1)
+            );
+        }
+    }
+    if let (Some(pages), Some(load)) = (&doc.pages, &doc.page_load_us) {
+        let _ = writeln!(
+            out,
+            "\nPage views: {} complete, {} failed, {} per second",
+            pages.completed,
+            pages.failed,
+            pages.per_s.map_or("-".into(), |v| format!("{v:.2}"))
+        );
+        percentiles(&mut out, "Page load time", load, "page views");
+    }
 
     for s in &doc.stages {
         let r = &s.result;

@@ -3,14 +3,46 @@
 
 use super::{PhaseDoc, SATURATION};
 use crate::config::Config;
+use crate::stats::clients::ClientStats;
 
 /// Failed requests above this share of all requests get a warning.
 const FAILED_SHARE: f64 = 0.01;
 /// Open loop: achieved send rate below this share of the target gets a warning.
 const RATE_SHARE: f64 = 0.95;
+/// In-flight requests only matter when they are clearly older than any response in
+/// the table: at the end of every run each connection has a request under way.
+const IN_FLIGHT_MIN_AGE_US: u64 = 100_000;
 
-pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>]) -> Vec<String> {
+pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Vec<String> {
     let mut out = Vec::new();
+    if clients.without_response > 0 && clients.without_response == clients.measured {
+        out.push(format!(
+            "none of the {} connections got a response during the measured phase",
+            clients.measured
+        ));
+    } else if clients.without_response > 0 {
+        out.push(format!(
+            "{} of {} connections got no response during the measured phase: the server served only \
+             some clients (e.g. prefork children held by keep-alive); the latencies describe the served ones",
+            clients.without_response, clients.measured
+        ));
+    }
+    // An unanswered request older than the slowest answered one (by 2×, and at
+    // least 100 ms) would have been the worst latency of the run: the table
+    // leaves out its tail.
+    let slowest = r.latency_us.max.unwrap_or(0);
+    let threshold = slowest.saturating_mul(2).max(IN_FLIGHT_MIN_AGE_US);
+    let old = clients.in_flight.count_above(threshold);
+    if old > 0 {
+        let oldest = clients.in_flight.summary().max.unwrap_or(0);
+        out.push(format!(
+            "{old} request(s) still unanswered at the end had waited longer than {:.0} ms (oldest {:.0} ms; \
+             slowest completed response {:.0} ms): the latency figures leave them out",
+            threshold as f64 / 1000.0,
+            oldest as f64 / 1000.0,
+            slowest as f64 / 1000.0
+        ));
+    }
     for (k, b) in busy.iter().enumerate() {
         if let Some(b) = *b
             && b >= SATURATION

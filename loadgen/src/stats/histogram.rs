@@ -131,6 +131,15 @@ impl LatencyHist {
         self.count
     }
 
+    /// How many recorded values are above `value_us` (within the ±0.1 % buckets).
+    pub fn count_above(&self, value_us: u64) -> u64 {
+        if self.count == 0 || value_us >= self.max {
+            return 0;
+        }
+        let at_or_below = self.hist.count_between(0, value_us.min(HIST_MAX_US));
+        self.count.saturating_sub(at_or_below)
+    }
+
     #[cfg(test)]
     pub fn over_range(&self) -> u64 {
         self.over_range
@@ -252,6 +261,18 @@ mod tests {
         assert_eq!(h.percentile(50.0), Some(50));
         assert_eq!(h.percentile(99.0), Some(99));
         assert_eq!(h.percentile(100.0), Some(100));
+    }
+
+    #[test]
+    fn counts_above_a_value() {
+        let mut h = LatencyHist::new();
+        assert_eq!(h.count_above(5), 0);
+        for v in [1, 10, 100, 1000, 10_000] {
+            h.record(v);
+        }
+        assert_eq!(h.count_above(100), 2);
+        assert_eq!(h.count_above(0), 5);
+        assert_eq!(h.count_above(10_000), 0);
     }
 
     #[test]

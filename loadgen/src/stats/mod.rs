@@ -1,12 +1,20 @@
 //! What the engine counts, per thread, and how threads are merged. Pure data: no
 //! I/O, no clocks, no formatting (the report reads these; it never measures).
 
+pub mod clients;
+pub mod header_counts;
 pub mod histogram;
+pub mod pages;
+pub mod per_url;
 pub mod timeline;
 
 use std::time::Instant;
 
+use clients::ClientStats;
+use header_counts::HeaderCounts;
 use histogram::LatencyHist;
+use pages::PageStats;
+use per_url::UrlStats;
 use timeline::Timeline;
 
 /// Error classes of the result schema. A failed request counts in exactly one.
@@ -26,10 +34,13 @@ pub enum ErrorClass {
     Parse,
     /// The connection closed before the body length announced by the response.
     LengthMismatch,
+    /// FastCGI only: the application refused the request (END_REQUEST with a
+    /// protocol status other than REQUEST_COMPLETE, e.g. FCGI_OVERLOADED).
+    Rejected,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 7] = [
+    pub const ALL: [ErrorClass; 8] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Reset,
@@ -37,6 +48,7 @@ impl ErrorClass {
         ErrorClass::Write,
         ErrorClass::Parse,
         ErrorClass::LengthMismatch,
+        ErrorClass::Rejected,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,12 +60,13 @@ impl ErrorClass {
             ErrorClass::Write => "write",
             ErrorClass::Parse => "parse",
             ErrorClass::LengthMismatch => "length_mismatch",
+            ErrorClass::Rejected => "rejected",
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ErrorCounts(pub [u64; 7]);
+pub struct ErrorCounts(pub [u64; 8]);
 
 impl ErrorCounts {
     pub fn add(&mut self, class: ErrorClass) {
@@ -196,7 +209,27 @@ pub struct ThreadStats {
     pub timeline: Timeline,
     /// When the last measured request of this thread ended (completed or failed).
     pub last_event: Option<Instant>,
+    /// Who got served, and what was still in flight at the end.
+    pub clients: ClientStats,
+    /// One per URL with a URL mix or page mode; empty otherwise (nothing recorded).
+    pub urls: Vec<UrlStats>,
+    /// --count-header tallies (no tables without the option).
+    pub headers: HeaderCounts,
+    /// Page mode only.
+    pub pages: Option<PageStats>,
     measure_start: Instant,
+}
+
+/// Which optional statistics a run keeps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shape {
+    pub stages: usize,
+    pub open_loop: bool,
+    /// Number of URLs tracked separately (0 = none).
+    pub urls: usize,
+    /// Number of --count-header names.
+    pub headers: usize,
+    pub pages: bool,
 }
 
 /// How one measured request ended.
@@ -207,18 +240,25 @@ pub enum Outcome {
 }
 
 impl ThreadStats {
-    pub fn new(stages: usize, open_loop: bool, measure_start: Instant) -> Self {
+    pub fn new(shape: Shape, measure_start: Instant) -> Self {
         ThreadStats {
-            stages: (0..stages.max(1)).map(|_| PhaseStats::new(open_loop)).collect(),
+            stages: (0..shape.stages.max(1)).map(|_| PhaseStats::new(shape.open_loop)).collect(),
             timeline: Timeline::default(),
             last_event: None,
+            clients: ClientStats::default(),
+            urls: (0..shape.urls).map(|_| UrlStats::default()).collect(),
+            headers: HeaderCounts::new(shape.headers),
+            pages: shape.pages.then(PageStats::default),
             measure_start,
         }
     }
 
-    /// Records one measured request that ended at `end`.
+    /// Records one measured request to URL `url` that ended at `end`.
     #[inline]
-    pub fn record(&mut self, stage: usize, outcome: &Outcome, transfer: &Transfer, end: Instant) {
+    pub fn record(&mut self, stage: usize, url: usize, outcome: &Outcome, transfer: &Transfer, end: Instant) {
+        if let Some(u) = self.urls.get_mut(url) {
+            u.record(outcome);
+        }
         let t_s = end.saturating_duration_since(self.measure_start).as_secs() as usize;
         let phase = &mut self.stages[stage];
         phase.add_transfer(transfer);
@@ -240,6 +280,14 @@ impl ThreadStats {
             a.merge(b);
         }
         self.timeline.merge(&other.timeline);
+        self.clients.merge(&other.clients);
+        for (a, b) in self.urls.iter_mut().zip(&other.urls) {
+            a.merge(b);
+        }
+        self.headers.merge(&other.headers);
+        if let (Some(a), Some(b)) = (&mut self.pages, &other.pages) {
+            a.merge(b);
+        }
         self.last_event = match (self.last_event, other.last_event) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

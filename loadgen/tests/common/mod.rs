@@ -19,8 +19,16 @@
 //!   /rstmid          half a body, then a TCP reset
 //!   /eofmid          chunked body cut inside a chunk, then close
 //!   /status/CODE     empty body with that status
+//!   /xcache/N        N-byte body with `X-Cache: MISS` on every 4th request the
+//!                    server sees (counted from 0), `X-Cache: HIT` otherwise
+//!   /distinct        `X-Value: v<request number>`: a new value every time
+//!
+//! `TestServer::serving_only(k)` accepts only its first k connections; the others
+//! wait in the accept queue, never served (Apache prefork with k busy children).
 
 #![allow(dead_code)]
+
+pub mod fcgi;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -40,6 +48,15 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start() -> TestServer {
+        Self::start_with(None)
+    }
+
+    /// Accepts (and serves) only the first `k` connections.
+    pub fn serving_only(k: u64) -> TestServer {
+        Self::start_with(Some(k))
+    }
+
+    fn start_with(limit: Option<u64>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
         listener.set_nonblocking(true).unwrap();
@@ -50,6 +67,10 @@ impl TestServer {
         let started = Instant::now();
         thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
+                if limit.is_some_and(|k| a.load(Ordering::SeqCst) >= k) {
+                    thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
                 match listener.accept() {
                     Ok((stream, _)) => {
                         a.fetch_add(1, Ordering::SeqCst);
@@ -126,7 +147,7 @@ fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started
     stream.set_nodelay(true).ok();
     let mut buf = Vec::new();
     while let Some(head) = read_head(&mut stream, &mut buf, stop) {
-        requests.fetch_add(1, Ordering::SeqCst);
+        let n = requests.fetch_add(1, Ordering::SeqCst);
         let is_head = head.starts_with("HEAD ");
         let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
@@ -240,6 +261,17 @@ fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started
                 thread::sleep(Duration::from_millis(20));
                 false
             }
+            "xcache" => {
+                let len = num(&parts, 1, 12);
+                let value = if n.is_multiple_of(4) { "MISS" } else { "HIT" };
+                let mut r = format!("HTTP/1.1 200 OK\r\nX-Cache:  {value} \r\nContent-Length: {len}\r\n\r\n").into_bytes();
+                r.extend(body(len));
+                stream.write_all(&r).is_ok()
+            }
+            "distinct" => {
+                let r = format!("HTTP/1.1 200 OK\r\nX-Value: v{n}\r\nContent-Length: 0\r\n\r\n");
+                stream.write_all(r.as_bytes()).is_ok()
+            }
             "status" => {
                 let code = num(&parts, 1, 200);
                 let r = format!("HTTP/1.1 {code} Whatever\r\nContent-Length: 0\r\n\r\n");
@@ -319,10 +351,16 @@ pub fn engine_json(args: &[&str]) -> serde_json::Value {
     run.json()
 }
 
-/// Schema violations of a document against schema/result-v1.schema.json.
+/// Schema violations of a document against schema/result-v1.schema.json, made
+/// strict for the test: the top level, `config` and stage objects (open in the
+/// schema, so that readers tolerate additions) must not carry undeclared fields,
+/// so every field the engine writes is declared.
 pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result-v1.schema.json");
-    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for pointer in ["", "/properties/config", "/properties/stages/items", "/properties/engine"] {
+        schema.pointer_mut(pointer).unwrap()["additionalProperties"] = serde_json::json!(false);
+    }
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect()
 }

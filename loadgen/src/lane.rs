@@ -1,0 +1,79 @@
+//! One client connection as the statistics see it: runs requests on its
+//! connection, records the measured ones, and remembers whether the server
+//! answered it at all during the measured phase (stats/clients.rs says why).
+//! Closed/open-loop connections (conn.rs) own one lane; page-mode visitors
+//! (page.rs) own several.
+
+use std::time::Instant;
+
+use crate::deadline::Watchdog;
+use crate::exchange::{Conn, Ended, exchange};
+use crate::schedule::Slot;
+use crate::stats::Outcome;
+use crate::worker::Worker;
+
+pub struct Lane {
+    conn: Conn,
+    watchdog: Watchdog,
+    /// A request of this lane ended in, or was in flight at the end of, the measured phase.
+    took_part: bool,
+    /// Complete responses that arrived during the measured phase.
+    responses: u64,
+}
+
+/// How one request on a lane ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Completed(Instant),
+    Failed(Instant),
+    /// Still unanswered when the run ended (or answered after it): counted in
+    /// `in_flight_at_end`. The lane must stop.
+    InFlight,
+}
+
+impl Lane {
+    pub fn new(w: &Worker) -> Lane {
+        Lane { conn: Conn::new(&w.shared), watchdog: Watchdog::new(), took_part: false, responses: 0 }
+    }
+
+    pub fn close(&mut self) {
+        self.conn.close();
+    }
+
+    /// Sends request `url` for `slot` and records what happened.
+    pub async fn send(&mut self, w: &Worker, slot: &Slot, url: usize) -> Fate {
+        let sh = &w.shared;
+        let ended = exchange(sh, &mut self.conn, &mut self.watchdog, slot, url).await;
+        let (outcome, transfer, end) = match ended {
+            // A response that came in after the end of the run is not counted, so the
+            // measured window is exact (the watchdog only has 1 ms resolution).
+            Ended::Done { outcome, transfer, end } if sh.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
+            _ => {
+                // Only a run with an end can cut a request off.
+                let run_end = sh.run_end.unwrap_or_else(Instant::now);
+                let origin = slot.intended.unwrap_or(slot.start);
+                w.stats.borrow_mut().clients.in_flight(run_end.saturating_duration_since(origin).as_micros() as u64);
+                self.took_part = true;
+                return Fate::InFlight;
+            }
+        };
+        let completed = matches!(outcome, Outcome::Completed(_));
+        if end >= sh.measure_start {
+            self.took_part = true;
+            self.responses += u64::from(completed);
+        }
+        if slot.measured {
+            let mut stats = w.stats.borrow_mut();
+            stats.record(slot.stage, url, &outcome, &transfer, end);
+            if completed && !sh.watch.is_empty() {
+                stats.headers.record(self.conn.captures());
+            }
+        }
+        if completed { Fate::Completed(end) } else { Fate::Failed(end) }
+    }
+
+    /// Adds this lane to the client statistics; call once, when it stops.
+    pub fn finish(&self, w: &Worker) {
+        w.stats.borrow_mut().clients.connection(self.took_part, self.responses);
+    }
+}

@@ -1,0 +1,103 @@
+//! Where requests go and how a connection is opened: a TCP address, or a unix
+//! socket (FastCGI to PHP-FPM). One stream type over both, so the exchange code
+//! is the same; the `match` per read/write costs a predictable branch.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp(SocketAddr),
+    /// Local by definition: the loopback guard does not apply.
+    Unix(PathBuf),
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Tcp(addr) => write!(f, "{addr}"),
+            Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConnectOptions {
+    /// TCP_NODELAY, set with keep-alive only: never let Nagle hold a request back
+    /// on a reused connection. (A fresh connection has nothing unacknowledged, so
+    /// Nagle cannot delay its single write: without keep-alive the syscall per
+    /// request would buy nothing.)
+    pub nodelay: bool,
+    /// SO_RCVBUF in bytes, set before connect (TCP only).
+    pub rcvbuf: Option<u32>,
+}
+
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+pub async fn connect(endpoint: &Endpoint, opts: ConnectOptions) -> io::Result<Stream> {
+    match endpoint {
+        Endpoint::Tcp(addr) => {
+            let stream = match opts.rcvbuf {
+                None => TcpStream::connect(*addr).await?,
+                Some(bytes) => {
+                    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+                    // Before connect(): the window scale is fixed in the SYN from the
+                    // buffer size at that moment; tcp(7) says "the socket buffer size must
+                    // be set prior to the listen(2) or connect(2) calls in order to have it
+                    // take effect". Linux doubles the value (bookkeeping overhead).
+                    socket.set_recv_buffer_size(bytes)?;
+                    socket.connect(*addr).await?
+                }
+            };
+            if opts.nodelay {
+                stream.set_nodelay(true)?;
+            }
+            Ok(Stream::Tcp(stream))
+        }
+        Endpoint::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path).await?)),
+    }
+}
+
+impl AsyncRead for Stream {
+    #[inline]
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    #[inline]
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The result document's types (schema/result-v1.schema.json), serialised as is.
+//! Fields added after the first release of schema 1 are optional in the schema
+//! (additive only); the engine always writes them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::stats::histogram::{Latency, Summary};
+use crate::stats::timeline::TimelineEntry;
+
+#[derive(Serialize, Debug)]
+pub struct Document {
+    pub schema_version: u32,
+    pub engine: Engine,
+    pub config: ConfigDoc,
+    pub started_unix_us: u64,
+    #[serde(flatten)]
+    pub result: PhaseDoc,
+    /// Client connections that took part in the measured phase.
+    pub connections_measured: u64,
+    /// Of those, the ones that got no complete response during it.
+    pub connections_without_response: u64,
+    /// --count-header: header name → value → responses.
+    pub header_counts: BTreeMap<String, BTreeMap<String, u64>>,
+    /// URL mix and page mode: one entry per URL; empty otherwise.
+    pub per_url: Vec<UrlDoc>,
+    /// Page mode only.
+    pub pages: Option<PagesDoc>,
+    pub page_load_us: Option<Latency>,
+    pub timeline: Vec<TimelineEntry>,
+    pub stages: Vec<StageDoc>,
+    pub engine_cpu: EngineCpu,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Engine {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+#[derive(Serialize, Debug)]
+pub struct ConfigDoc {
+    pub url: String,
+    pub method: String,
+    pub connections: u32,
+    pub threads: u32,
+    pub duration_us: Option<u64>,
+    pub requests: Option<u64>,
+    pub warmup_us: u64,
+    pub keepalive: bool,
+    pub timeout_us: u64,
+    pub rate: Option<f64>,
+    pub keepalive_requests: Option<u32>,
+    pub read_rate: Option<u64>,
+    pub rcvbuf: Option<u32>,
+    pub count_headers: Vec<String>,
+    pub fastcgi: Option<FastCgiDoc>,
+    pub page_conns: Option<u32>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct FastCgiDoc {
+    pub address: String,
+    pub script: String,
+}
+
+/// The fields shared by the whole run and each stage.
+#[derive(Serialize, Debug)]
+pub struct PhaseDoc {
+    pub requests: Counts,
+    pub errors: BTreeMap<&'static str, u64>,
+    pub status_codes: BTreeMap<u16, u64>,
+    pub bytes: Bytes,
+    pub connections_opened: u64,
+    pub duration_us: u64,
+    pub requests_per_s: Option<f64>,
+    pub bytes_per_s: Option<f64>,
+    pub latency_us: Latency,
+    pub latency_uncorrected_us: Option<Latency>,
+    pub phases_us: Phases,
+}
+
+#[derive(Serialize, Debug)]
+pub struct StageDoc {
+    pub index: usize,
+    pub connections: u32,
+    pub rate: Option<f64>,
+    #[serde(flatten)]
+    pub result: PhaseDoc,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Counts {
+    pub completed: u64,
+    pub ok_2xx: u64,
+    pub non_2xx: u64,
+    pub failed: u64,
+    /// Whole run only (absent in stages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight_at_end: Option<u64>,
+    /// Whole run only; inner None = nothing in flight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight_oldest_us: Option<Option<u64>>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Bytes {
+    pub sent: u64,
+    pub received: u64,
+    pub body_received: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Phases {
+    pub connect: Summary,
+    pub waiting: Summary,
+    pub processing: Summary,
+    pub total: Summary,
+}
+
+#[derive(Serialize, Debug)]
+pub struct EngineCpu {
+    pub user_us: u64,
+    pub system_us: u64,
+    pub max_thread_busy: Option<f64>,
+    pub saturated: bool,
+}
+
+#[derive(Serialize, Debug)]
+pub struct UrlDoc {
+    pub path: String,
+    pub weight: Option<u32>,
+    pub requests: UrlCounts,
+    pub latency_us: Latency,
+}
+
+#[derive(Serialize, Debug)]
+pub struct UrlCounts {
+    pub completed: u64,
+    pub ok_2xx: u64,
+    pub non_2xx: u64,
+    pub failed: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct PagesDoc {
+    pub completed: u64,
+    pub failed: u64,
+    pub per_s: Option<f64>,
+}

@@ -1,0 +1,205 @@
+//! End-to-end tests of the load models beyond plain closed/open loop: who got
+//! served and what was in flight at the end, header counting, keep-alive budget,
+//! URL mixes, slow readers, page mode, and the open loop's rate accuracy.
+//! Every run is bounded (by -n/-d, --timeout, and a 30 s kill in `engine`).
+
+mod common;
+
+use common::{TestServer, assert_valid, engine, engine_json, u};
+
+fn warnings(doc: &serde_json::Value) -> String {
+    doc["warnings"].to_string()
+}
+
+#[test]
+fn clients_the_server_never_served_are_reported() {
+    // 2 of 6 connections are served; 4 wait in the accept queue for the whole run,
+    // like prefork children all held by keep-alive connections.
+    let server = TestServer::serving_only(2);
+    let doc = engine_json(&["-c", "6", "-d", "1s", "--warmup", "200ms", "--timeout", "5s", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(server.accepts(), 2);
+    assert!(u(&doc, "/requests/completed") > 100);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+    assert_eq!(u(&doc, "/connections_measured"), 6);
+    assert_eq!(u(&doc, "/connections_without_response"), 4);
+    // The 4 waiting ones (plus up to 2 under way on the served connections).
+    let in_flight = u(&doc, "/requests/in_flight_at_end");
+    assert!((4..=6).contains(&in_flight), "in flight {in_flight}");
+    // Waiting since before the measured phase: older than the whole 1 s phase.
+    let oldest = u(&doc, "/requests/in_flight_oldest_us");
+    assert!((1_150_000..2_000_000).contains(&oldest), "oldest {oldest}");
+    let w = warnings(&doc);
+    assert!(w.contains("4 of 6 connections got no response during the measured phase"), "{w}");
+    assert!(w.contains("still unanswered at the end"), "{w}");
+    // The text output says so too.
+    let server = TestServer::serving_only(1);
+    let run = engine(&["-c", "3", "-d", "300ms", "--timeout", "5s", &server.url("/cl/12")]);
+    assert!(run.stdout.contains("In flight at end:   "), "{}", run.stdout);
+    assert!(run.stdout.contains("3 took part, 2 got no response"), "{}", run.stdout);
+}
+
+#[test]
+fn a_healthy_run_has_nothing_unserved() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-c", "4", "-d", "500ms", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/connections_measured"), 4);
+    assert_eq!(u(&doc, "/connections_without_response"), 0);
+    assert!(u(&doc, "/requests/in_flight_at_end") <= 4);
+    assert!(!warnings(&doc).contains("unanswered"), "{}", warnings(&doc));
+    // -n runs end when the last request ended: nothing can be in flight.
+    let doc = engine_json(&["-c", "4", "-n", "100", &server.url("/cl/12")]);
+    assert_eq!(u(&doc, "/requests/in_flight_at_end"), 0);
+    assert!(doc["requests"]["in_flight_oldest_us"].is_null());
+    // Stages carry no in-flight fields (they describe the whole run only).
+    let doc = engine_json(&["--stages", "200ms:1,200ms:2", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert!(doc["stages"][0]["requests"].get("in_flight_at_end").is_none());
+}
+
+#[test]
+fn slow_requests_cut_off_by_the_end_are_in_flight() {
+    // Each request takes 300 ms; the run lasts 1 s: the last ones are cut off.
+    let server = TestServer::start();
+    let doc = engine_json(&["-c", "2", "-d", "1s", &server.url("/slow/300/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/connections_without_response"), 0);
+    // Closed loop: each connection has exactly one request under way at the end,
+    // younger than one request's duration.
+    assert_eq!(u(&doc, "/requests/in_flight_at_end"), 2);
+    assert!(u(&doc, "/requests/in_flight_oldest_us") < 350_000);
+    assert!((4..=6).contains(&u(&doc, "/requests/completed")), "3 per connection when the machine keeps up");
+}
+
+#[test]
+fn header_values_are_counted() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "400", "-c", "4", "-t", "2", "--count-header", "X-Cache", "--count-header", "X-None",
+        &server.url("/xcache/12")]);
+    assert_valid(&doc);
+    assert_eq!(doc["header_counts"]["X-Cache"], serde_json::json!({"HIT": 300, "MISS": 100}));
+    assert_eq!(doc["header_counts"]["X-None"], serde_json::json!({"(none)": 400}));
+    assert_eq!(doc["config"]["count_headers"], serde_json::json!(["X-Cache", "X-None"]));
+
+    // Without keep-alive the values survive the connection's close.
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "40", "-c", "2", "--no-keepalive", "--count-header", "x-cache", &server.url("/xcache/1")]);
+    assert_eq!(doc["header_counts"]["x-cache"], serde_json::json!({"HIT": 30, "MISS": 10}));
+
+    // Distinct values are capped; the rest is "(other)".
+    let doc = engine_json(&["-n", "100", "-c", "1", "--count-header", "x-value", &server.url("/distinct")]);
+    let counts = doc["header_counts"]["x-value"].as_object().unwrap();
+    assert_eq!(counts.len(), 33);
+    assert_eq!(counts["(other)"], 68);
+
+    // Without the option: an empty object.
+    let doc = engine_json(&["-n", "10", "-c", "1", &server.url("/xcache/12")]);
+    assert_eq!(doc["header_counts"], serde_json::json!({}));
+}
+
+#[test]
+fn keepalive_budget_reopens_connections() {
+    let server = TestServer::start();
+    // One connection, so the count is exact (two would share the 100 unevenly).
+    let doc = engine_json(&["-n", "100", "-c", "1", "--keepalive-requests", "10", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/requests/completed"), 100);
+    assert_eq!(u(&doc, "/connections_opened"), 10);
+    assert_eq!(server.accepts(), 10);
+    assert_eq!(u(&doc, "/config/keepalive_requests"), 10);
+    let run = engine(&["-n", "1", "--no-keepalive", "--keepalive-requests", "5", &server.url("/cl/12")]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn weighted_url_mix() {
+    let server = TestServer::start();
+    let base = server.url("");
+    let doc = engine_json(&["-n", "4000", "-c", "4", "-t", "2", "--url", "/cl/10=3", "--url", &format!("{base}/cl/30"), &base]);
+    assert_valid(&doc);
+    let per_url = doc["per_url"].as_array().unwrap();
+    assert_eq!(per_url.len(), 2);
+    assert_eq!((per_url[0]["path"].as_str(), per_url[0]["weight"].as_u64()), (Some("/cl/10"), Some(3)));
+    assert_eq!(per_url[1]["weight"], 1);
+    let a = per_url[0]["requests"]["completed"].as_u64().unwrap();
+    let b = per_url[1]["requests"]["completed"].as_u64().unwrap();
+    assert_eq!(a + b, 4000);
+    assert!((2850..=3150).contains(&a), "weight 3 of 4 got {a} of 4000");
+    assert_eq!(u(&doc, "/bytes/body_received"), a * 10 + b * 30, "each URL got its own response");
+    assert_eq!(per_url[0]["latency_us"]["count"], a);
+    // A single URL has no per-URL breakdown; mixes stay on one server.
+    let doc = engine_json(&["-n", "10", "-c", "1", &server.url("/cl/12")]);
+    assert_eq!(doc["per_url"], serde_json::json!([]));
+    let run = engine(&["-n", "1", "--url", &server.url("/a"), "--url", "http://127.0.0.1:1/b"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn slow_reader_takes_as_long_as_its_rate() {
+    // 50,000 bytes at 200,000 bytes/s: each response takes ~250 ms to read.
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "2", "-c", "1", "--read-rate", "200000", "--rcvbuf", "4096", &server.url("/cl/50000")]);
+    assert_valid(&doc);
+    assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/bytes/body_received")), (2, 100_000));
+    let min = u(&doc, "/latency_us/min");
+    assert!((230_000..400_000).contains(&min), "latency min {min}");
+    assert_eq!((u(&doc, "/config/read_rate"), u(&doc, "/config/rcvbuf")), (200_000, 4096));
+    // Unlimited, the same responses take a few ms.
+    let doc = engine_json(&["-n", "2", "-c", "1", &server.url("/cl/50000")]);
+    assert!(u(&doc, "/latency_us/max") < 100_000);
+}
+
+#[test]
+fn page_mode_fetches_assets_in_parallel() {
+    // Three 100 ms assets: over 3 connections the page loads in ~100 ms more than
+    // its own request; over 1 connection in ~300 ms more.
+    let server = TestServer::start();
+    let assets = "/slow/100/10,/slow/100/20,/slow/100/30";
+    let doc = engine_json(&["-n", "4", "-c", "1", "--page", "/cl/100", "--assets", assets, "--page-conns", "3", &server.url("")]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/pages/completed"), 4);
+    assert_eq!(u(&doc, "/pages/failed"), 0);
+    assert_eq!(u(&doc, "/requests/completed"), 16);
+    assert_eq!(server.requests(), 16);
+    assert_eq!(u(&doc, "/connections_opened"), 3, "connections are kept between page views");
+    let per_url = doc["per_url"].as_array().unwrap();
+    assert_eq!(per_url.len(), 4);
+    assert!(per_url.iter().all(|p| p["requests"]["completed"] == 4 && p["weight"].is_null()));
+    let parallel = u(&doc, "/page_load_us/percentiles/50");
+    assert!((95_000..250_000).contains(&parallel), "3 connections: p50 {parallel}");
+    assert_eq!(u(&doc, "/config/page_conns"), 3);
+
+    let doc = engine_json(&["-n", "2", "-c", "1", "--page", "/cl/100", "--assets", assets, "--page-conns", "1", &server.url("")]);
+    let serial = u(&doc, "/page_load_us/min");
+    assert!(serial >= 300_000, "1 connection: {serial}");
+
+    // Outside page mode both are null; --rate is refused with --page.
+    let doc = engine_json(&["-n", "1", "-c", "1", &server.url("/cl/1")]);
+    assert!(doc["pages"].is_null() && doc["page_load_us"].is_null());
+    let run = engine(&["-n", "1", "--rate", "10", "--page", "/", &server.url("")]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn failed_page_fetches_no_assets() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "5", "-c", "1", "--page", "/badstatus", "--assets", "/cl/1,/cl/2", &server.url("")]);
+    assert_valid(&doc);
+    assert_eq!((u(&doc, "/pages/completed"), u(&doc, "/pages/failed")), (0, 5));
+    assert_eq!(u(&doc, "/errors/parse"), 5);
+    assert_eq!(server.requests(), 5);
+    assert_eq!(u(&doc, "/page_load_us/count"), 0);
+}
+
+#[test]
+fn open_loop_rate_is_within_one_percent() {
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "2000", "-d", "2s", "-c", "20", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    let completed = u(&doc, "/requests/completed");
+    assert!(completed.abs_diff(4000) <= 40, "completed {completed} of 2000/s × 2 s");
+    // Every request due in the phase was sent: answered, or under way at the end.
+    let sent = completed + u(&doc, "/requests/failed") + u(&doc, "/requests/in_flight_at_end");
+    assert!((3995..=4000).contains(&sent), "sent {sent}");
+}

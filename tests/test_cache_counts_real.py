@@ -1,0 +1,44 @@
+"""Caching stacks report what their cache did (integration): the runner asks the engine
+to count X-Cache, the counts are stored with the cell, and a mostly-cached cell carries a
+warning, so a cache is never mistaken for a fast PHP stack."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from stackbench import plan as plan_mod, runner
+from stackbench.store import Store
+
+from conftest import require_stack
+
+pytestmark = pytest.mark.servers
+
+PLAN = """
+name = "cache"
+duration = "1s"
+warmup = "0.2s"
+concurrency = [4]
+keepalive = [true]
+workloads = ["php-hello"]
+syscalls = false
+[[stacks]]
+id = "varnish-apache"
+[[stacks]]
+id = "varnish-apache"
+knobs = { varnish_mode = "pass-php" }
+"""
+
+
+def test_x_cache_is_counted_and_a_cached_cell_is_flagged():
+    require_stack("varnish-apache")
+    store = Store()
+    outcome = runner.run_plan(plan_mod.parse(tomllib.loads(PLAN), "cache.toml"), store)
+    assert outcome.status == "complete", outcome.errors
+    cached, passed = store.cells(outcome.run_id)
+    hits = cached["engine"]["header_counts"]["X-Cache"]
+    assert hits.get("HIT", 0) > 0.9 * cached["requests_completed"]
+    assert any("cache hits" in w for w in cached["warnings"])
+    assert passed["engine"]["header_counts"]["X-Cache"] == {"PASS": passed["requests_completed"]}
+    assert not any("cache hits" in w for w in passed["warnings"])
