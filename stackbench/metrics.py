@@ -26,11 +26,12 @@ def engine_cpu_us_per_request(cell: dict) -> float | None:
 
 
 def syscalls_per_request(cell: dict, count: int | None = None) -> float | None:
-    """System calls counted over whole perf intervals inside the measured window, per
-    request at the window's mean rate: count / (requests/s × window seconds)."""
+    """System calls counted over whole perf intervals inside the profile pass's window,
+    per request at that pass's mean rate: count / (requests/s × window seconds).
+    (The profile pass is separate from the measured run: perf slows system calls.)"""
     count = cell.get("syscalls_total") if count is None else count
     window_us = cell.get("syscalls_window_us")
-    rps = cell.get("requests_per_s")
+    rps = cell.get("syscalls_requests_per_s")
     if count is None or not window_us or not rps:
         return None
     return count / (rps * window_us / 1e6)

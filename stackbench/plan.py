@@ -22,7 +22,7 @@ from stackbench.units import parse_duration_s
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
-            "sample_interval", "syscalls", "restart"}
+            "sample_interval", "syscalls", "syscall_profile", "restart"}
 RESTARTS = ("cell", "stack")
 STACK_KEYS = {"id", "label", "knobs", "port"}
 
@@ -54,6 +54,7 @@ class Plan:
     threads: int | None = None  # engine threads; None = one per engine core
     sample_interval_s: float = 0.1  # how often the stack's cgroup is sampled
     syscalls: bool = True  # count system calls with perf (when available)
+    syscall_profile_s: float = 1.0  # length of the separate pass in which they are counted
     # "cell": every cell on a freshly started stack, so no cell inherits the processes an
     # earlier one made grow; "stack": one start per stack and repetition, cells in a row
     # (a ramp: what a lazily growing pool looks like on the way up and down).
@@ -103,6 +104,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         warmup = parse_duration_s(data.get("warmup", 0.5))
         timeout = parse_duration_s(data.get("timeout", 10))
         sample_interval = parse_duration_s(data.get("sample_interval", 0.1))
+        syscall_profile = parse_duration_s(data.get("syscall_profile", 1.0))
     except ValueError as e:
         raise fail(str(e)) from None
     if not 0.01 <= sample_interval <= 10:
@@ -110,6 +112,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     count_syscalls = data.get("syscalls", True)
     if not isinstance(count_syscalls, bool):
         raise fail(f"syscalls takes true or false, not {count_syscalls!r}")
+    if count_syscalls and not 0.3 <= syscall_profile <= 60:
+        raise fail("syscall_profile must be between 300ms (three perf intervals) and 60s")
     requests = data.get("requests")
     if requests is not None and (not isinstance(requests, int) or isinstance(requests, bool) or requests < 1):
         raise fail(f"requests must be a whole number >= 1, not {requests!r}")
@@ -156,7 +160,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
-        syscalls=count_syscalls, restart=restart, source=source, raw=data,
+        syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart, source=source, raw=data,
     )
 
 

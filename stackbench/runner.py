@@ -149,6 +149,12 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
     finally:
         start = doc.get("started_unix_us") if doc else None
         cost = monitor.end_cell(start, start + doc["duration_us"] if start else None)
+    if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
+        # System calls are counted in a pass of their own: perf's tracepoints slow every
+        # system call, so counting during the measured window would bias it (syscalls.py).
+        pdoc = engine.run(replace(spec, duration_s=plan.syscall_profile_s, requests=None), cpus=pins.engine_cpus)
+        monitor.end_profile(cost, pdoc["started_unix_us"], pdoc["started_unix_us"] + pdoc["duration_us"],
+                            pdoc.get("requests_per_s"))
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.

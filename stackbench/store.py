@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from stackbench.errors import UsageError
 from stackbench.monitor.session import CellCost
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -72,8 +72,9 @@ CREATE TABLE cells (
     cpu_window_us INTEGER,              -- wall time the CPU figures cover
     procs_max INTEGER,
     threads_max INTEGER,
-    syscalls_total INTEGER,             -- over syscalls_window_us
+    syscalls_total INTEGER,             -- over syscalls_window_us of the profile pass
     syscalls_window_us INTEGER,
+    syscalls_requests_per_s REAL,       -- the profile pass's throughput (perf slows it)
     engine_cpu_us INTEGER,
     monitor_notes_json TEXT NOT NULL DEFAULT '[]',
     UNIQUE (run_id, seq)
@@ -108,7 +109,7 @@ CREATE TABLE status_samples (          -- the servers' own status pages, about o
     server TEXT NOT NULL,
     values_json TEXT NOT NULL
 );
-CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us
+CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)
     cell_id INTEGER NOT NULL REFERENCES cells(id),
     name TEXT NOT NULL,                 -- a call, "total" (all calls) or "other"
     count INTEGER NOT NULL,
@@ -217,6 +218,7 @@ class Store:
         self.db.execute(
             """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
                cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?, syscalls_window_us = ?,
+               syscalls_requests_per_s = ?,
                engine_cpu_us = ?, monitor_notes_json = ? WHERE id = ?""",
             (cost.peak_mem_bytes, max(rss) if rss else None,
              _cpu_us(s, "user"), _cpu_us(s, "system"), _cpu_us(s, "usage"),
@@ -224,6 +226,7 @@ class Store:
              max((x.procs for x in s if x.procs is not None), default=None),
              max((x.threads for x in s if x.threads is not None), default=None),
              sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
+             cost.syscalls_requests_per_s if sc else None,
              engine_us, json.dumps(cost.notes), cell_id))
         self.db.executemany(
             "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",

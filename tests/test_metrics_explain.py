@@ -23,13 +23,15 @@ def cost(openat: int) -> CellCost:
     return CellCost(samples=[sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)], peak_mem_bytes=30 << 20,
                     processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
                                ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)],
-                    syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0))
+                    syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0),
+                    syscalls_requests_per_s=1234.5)
 
 
 def test_none_when_not_computable():
     assert metrics.cpu_us_per_request({"requests_completed": 0, "cpu_total_us": 5}) is None
     assert metrics.cpu_us_per_request({"requests_completed": 10, "cpu_total_us": None}) is None
-    assert metrics.syscalls_per_request({"syscalls_total": 5, "syscalls_window_us": 0, "requests_per_s": 1}) is None
+    assert metrics.syscalls_per_request({"syscalls_total": 5, "syscalls_window_us": 0,
+                                          "syscalls_requests_per_s": 1}) is None
     assert metrics.per_process_pss([{"comm": "x", "pss_bytes": None}]) == {}
 
 
@@ -40,7 +42,7 @@ def test_store_and_explain_a_pair():
     b = store.record_cell(run_id, record(1, stack_label="apache All", cost=cost(openat=10_000)))
     cells = store.cells(run_id)
     c = cells[0]
-    # 2469 requests (see test_store.engine_doc) over a 2 s window at 1234.5 req/s
+    # 2469 requests (see test_store.engine_doc); the profile pass ran at 1234.5 req/s for 2 s
     assert c["cpu_total_us"] == 200_000 and metrics.cpu_us_per_request(c) == 200_000 / 2469
     assert metrics.syscalls_per_request(c) == 50_000 / (1234.5 * 2)
     assert metrics.memory_peak_bytes(c) == (12 << 20) + 1000 and c["mem_peak_bytes"] == 30 << 20

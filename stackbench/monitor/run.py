@@ -1,10 +1,7 @@
-"""Monitoring shared by every stack of one plan run: the run's parent cgroup and the one
-perf process that counts its system calls.
-
-Why one per run: opening ~55 syscall tracepoints takes 0.15 s, but closing them takes
-~2 s of kernel time that blocks the next perf (measured here), i.e. 2 s per stack start.
-perf's cgroup filter counts a cgroup's descendants, and cells run one at a time, so a
-single perf on the run's cgroup, read per cell window, gives each cell its own counts.
+"""What every stack of one plan run shares: the run's parent cgroup (each stack instance
+makes its own below it, so a killed lab leaves one place to sweep), whether system calls
+can be counted here, and the perf processes still closing their tracepoints (~2 s each),
+which the run waits for before it ends.
 """
 
 from __future__ import annotations
@@ -22,21 +19,16 @@ class RunMonitor:
         self.lab_cpus = lab_cpus
         self.interval_s = interval_s
         self.cgroup = Cgroup.create(f"run-{os.getpid()}")
-        self.counter: syscalls.SyscallCounter | None = None
+        self.count_syscalls = False
         self.notes: list[str] = []
-        if self.cgroup is None:
+        self.reapers: list = []  # perf processes still closing their tracepoints
+        if self.cgroup is None or not count_syscalls:
             return
-        if count_syscalls:
-            reason = syscalls.unavailable_reason(self.cgroup.perf_name())
-            if reason:
-                self.notes.append(f"system calls not counted: {reason}")
-            else:
-                self.counter = syscalls.SyscallCounter(self.cgroup.perf_name(), cpus=lab_cpus)
-                try:
-                    self.counter.start()
-                except RuntimeError as e:
-                    self.notes.append(f"system calls not counted: {e}")
-                    self.counter = None
+        reason = syscalls.unavailable_reason(self.cgroup.perf_name())
+        if reason:
+            self.notes.append(f"system calls not counted: {reason}")
+        else:
+            self.count_syscalls = True
 
     @property
     def cgroup_parent(self) -> str | None:
@@ -44,11 +36,12 @@ class RunMonitor:
         return self.cgroup.name if self.cgroup else None
 
     def for_stack(self, instance) -> StackMonitor:
-        return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, counter=self.counter,
-                            notes=self.notes, pages=status_pages_of(instance.servers))
+        return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, count_syscalls=self.count_syscalls,
+                            notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers)
 
     def close(self) -> None:
-        if self.counter:
-            self.counter.stop()
+        for reaper in self.reapers:
+            if reaper is not None:
+                reaper.join()
         if self.cgroup:
             self.cgroup.remove()

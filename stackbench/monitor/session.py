@@ -19,7 +19,8 @@ class CellCost:
     cpu_system_us: int | None = None
     window_s: float | None = None  # wall time between the first and last sample
     processes: list[processes.ProcessMemory] = field(default_factory=list)
-    syscalls: syscalls.WindowCounts | None = None
+    syscalls: syscalls.WindowCounts | None = None  # from the profile pass, not the measured window
+    syscalls_requests_per_s: float | None = None  # the profile pass's own throughput
     notes: list[str] = field(default_factory=list)  # what could not be measured, and why
     sampler_cost_s: float = 0.0
     status: list[status_pages.StatusSample] = field(default_factory=list)
@@ -40,17 +41,21 @@ def status_pages_of(servers: list) -> dict[str, tuple[str, str]]:
 
 
 class StackMonitor:
-    """What is measured per cell of one stack instance. The system-call counter is the
-    run's (see run.py): it counts a cgroup enclosing this stack's."""
+    """What is measured per cell of one stack instance: during the measured window the
+    cheap things (cgroup sampler, status pages), after it the PSS snapshot, and in a
+    separate profile pass the system calls (see syscalls.py for why apart)."""
 
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
-                 lab_cpus: list[int] | None = None, counter: syscalls.SyscallCounter | None = None,
-                 notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None):
+                 lab_cpus: list[int] | None = None, count_syscalls: bool = False,
+                 notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
+                 reapers: list | None = None):
         self.cgroup = cgroup
         self.interval_s = interval_s
         self.lab_cpus = lab_cpus
         self.reader = CgroupReader(cgroup) if cgroup else None
-        self.counter = counter
+        self.count_syscalls = bool(count_syscalls and cgroup and cgroup.perf_name())
+        self.counter: syscalls.SyscallCounter | None = None
+        self.reapers = reapers if reapers is not None else []
         self.notes: list[str] = list(notes or [])
         self._sampler: Sampler | None = None
         self.pages = pages or {}
@@ -84,16 +89,38 @@ class StackMonitor:
             cost.cpu_system_us = last.cpu_system_us - first.cpu_system_us
         # After the load, while every worker still exists (prefork reaps spares slowly).
         cost.processes = processes.snapshot(self.cgroup.pids())
-        if self.counter and window_start_us and window_end_us:
-            cost.syscalls = self.counter.window(window_start_us, window_end_us)
-            if cost.syscalls is None:
-                cost.notes.append("system calls: the measured window was shorter than one perf interval")
         self._sampler = None
         return cost
 
+    def begin_profile(self) -> bool:
+        """Start counting system calls for a profile pass; False if that cannot be done."""
+        if not self.count_syscalls:
+            return False
+        self.counter = syscalls.SyscallCounter(self.cgroup.perf_name(), cpus=self.lab_cpus)
+        try:
+            self.counter.start()
+        except RuntimeError as e:
+            self.notes.append(f"system calls not counted: {e}")
+            self.count_syscalls = False
+            self.counter = None
+            return False
+        return True
+
+    def end_profile(self, cost: CellCost, window_start_us: int, window_end_us: int, requests_per_s: float | None) -> None:
+        if not self.counter:
+            return
+        cost.syscalls = self.counter.window(window_start_us, window_end_us)
+        cost.syscalls_requests_per_s = requests_per_s
+        if cost.syscalls is None:
+            cost.notes.append("system calls: the profile pass was shorter than one perf interval")
+        self.reapers.append(self.counter.stop(wait=False))
+        self.counter = None
+
     def stop(self) -> None:
-        """Stop what runs per cell; the shared counter belongs to the run."""
         if self._poller:
             self._poller.stop()
         if self._sampler:
             self._sampler.stop()
+        if self.counter:
+            self.reapers.append(self.counter.stop(wait=False))
+            self.counter = None

@@ -1,11 +1,16 @@
 """System calls of a stack's cgroup, counted in the kernel by perf tracepoints.
 
 `perf stat -a -e raw_syscalls:sys_enter,syscalls:sys_enter_X,... -G CG,...` counts every
-call the stack's processes make, with no measurable slowdown here (FIELD-NOTES; strace
-slows servers 2–10×). Opening a tracepoint costs ~40 ms, so one perf process runs per
-stack instance (not per cell) in interval mode (-I), and each cell sums the intervals
-that fall inside its measured window. perf prints interval times relative to its own
-start; the wall-clock offset is fixed when its first interval line appears.
+call the stack's processes make (strace slows servers 2–10×). It is not free either:
+with these tracepoints on, every system call takes the kernel's slow path — nginx
+serving 60k small files/s lost ~15 % (bench/monitor-overhead). So the runner never counts
+during the measured window: it runs a short separate *profile pass* with perf on, after
+the measured run (runner.py). perf runs in interval mode (-I) and the pass sums the
+intervals that fall inside the engine's window; perf prints interval times relative to
+its own start, and the wall-clock offset is fixed when its first line appears.
+
+Closing the tracepoints takes ~2 s of kernel time (and blocks the next perf from
+opening them), so `stop(wait=False)` leaves that to a background reaper.
 
 Only the named calls are counted one by one (all ~360 tracepoints take 14 s to open);
 `raw_syscalls:sys_enter` counts them all, so "other" = total − named.
@@ -18,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,11 +128,22 @@ class SyscallCounter:
                     counts[name] = counts.get(name, 0) + n
         return WindowCounts(counts, seconds) if seconds else None
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> threading.Thread | None:
+        """Stop perf. With wait=False, return the thread that reaps it (join it before
+        the lab exits, so no perf outlives the run)."""
         if self._proc and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGINT)
+        if wait:
+            self._reap()
+            return None
+        reaper = threading.Thread(target=self._reap, name="stackbench-perf-reaper", daemon=True)
+        reaper.start()
+        return reaper
+
+    def _reap(self) -> None:
+        if self._proc:
             try:
-                self._proc.wait(timeout=5)
+                self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
