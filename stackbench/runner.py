@@ -153,8 +153,7 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
         # System calls are counted in a pass of their own: perf's tracepoints slow every
         # system call, so counting during the measured window would bias it (syscalls.py).
         pdoc = engine.run(replace(spec, duration_s=plan.syscall_profile_s, requests=None), cpus=pins.engine_cpus)
-        monitor.end_profile(cost, pdoc["started_unix_us"], pdoc["started_unix_us"] + pdoc["duration_us"],
-                            pdoc.get("requests_per_s"))
+        monitor.end_profile(cost, pdoc["started_unix_us"], pdoc["started_unix_us"] + pdoc["duration_us"], pdoc)
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.

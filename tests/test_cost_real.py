@@ -86,3 +86,25 @@ def test_figures_are_sane(measured):
         assert 1 <= metrics.syscalls_per_request(c) < 10_000
         assert c["threads_max"] >= c["procs_max"] >= 1
         assert c["monitor_notes"] == []
+
+
+def test_strace_fallback_counts_when_perf_cannot(monkeypatch):
+    """Without perf the profile pass uses strace -c (slower), with a note; counts per
+    request stay in the same range as perf's for the same stack."""
+    from stackbench.monitor import syscalls
+
+    require_stack("nginx-fpm")
+    if os.geteuid() != 0:
+        pytest.skip("cgroups need root")
+    monkeypatch.setattr(syscalls, "unavailable_reason", lambda name: "perf disabled by the test")
+    plan = plan_mod.parse(tomllib.loads(
+        'duration = "1s"\nwarmup = "0.2s"\nconcurrency = [4]\nkeepalive = [true]\nworkloads = ["php-hello"]\n'
+        '[[stacks]]\nid = "nginx-fpm"\n'), "strace.toml")
+    store = Store()
+    outcome = runner.run_plan(plan, store)
+    assert outcome.status == "complete", outcome.errors
+    (cell,) = store.cells(outcome.run_id)
+    assert any("strace" in n for n in cell["monitor_notes"])
+    per_req = metrics.syscalls_per_request(cell)
+    assert 20 < per_req < 120, per_req  # nginx + FPM hello world: ~45-50 with perf
+    assert metrics.syscalls_per_request(cell, store.syscalls(cell["id"]).get("writev", 0)) > 0.5

@@ -85,3 +85,19 @@ def test_server_killed_mid_run_is_detected(workdir):
         with pytest.raises(ServerExited, match="php-fpm"):
             inst.check_alive()
     assert not live_pids_in_group(fpm.pid)
+
+
+def test_status_pages_of_nginx_fpm_are_reachable(workdir):
+    """The monitor polls nginx's stub_status and PHP-FPM's status page through nginx."""
+    from stackbench.monitor.session import status_pages_of
+    from stackbench.monitor.status_pages import PARSERS, fetch as fetch_status
+
+    require_stack("nginx-fpm")
+    with StackInstance(STACKS["nginx-fpm"], {}, cpus=[0], workdir=workdir) as inst:
+        pages = status_pages_of(inst.servers)
+        assert set(pages) == {"nginx", "php-fpm"}
+        for kind, url in pages.values():
+            values = PARSERS[kind](fetch_status(url))
+            assert values, (kind, url)
+        fpm = PARSERS["fpm"](fetch_status(pages["php-fpm"][1]))
+        assert fpm["total_processes"] >= 1 and "listen_queue" in fpm

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from stackbench.monitor import syscalls
+from stackbench.monitor import strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S
 from stackbench.monitor.session import StackMonitor, status_pages_of
@@ -19,16 +19,19 @@ class RunMonitor:
         self.lab_cpus = lab_cpus
         self.interval_s = interval_s
         self.cgroup = Cgroup.create(f"run-{os.getpid()}")
-        self.count_syscalls = False
+        self.syscall_method: str | None = None  # "perf", "strace" (fallback) or None
         self.notes: list[str] = []
         self.reapers: list = []  # perf processes still closing their tracepoints
         if self.cgroup is None or not count_syscalls:
             return
         reason = syscalls.unavailable_reason(self.cgroup.perf_name())
-        if reason:
-            self.notes.append(f"system calls not counted: {reason}")
+        if reason is None:
+            self.syscall_method = "perf"
+        elif strace.available():
+            self.syscall_method = "strace"
+            self.notes.append(f"perf cannot count here ({reason})")
         else:
-            self.count_syscalls = True
+            self.notes.append(f"system calls not counted: {reason}; strace is not installed either")
 
     @property
     def cgroup_parent(self) -> str | None:
@@ -36,7 +39,7 @@ class RunMonitor:
         return self.cgroup.name if self.cgroup else None
 
     def for_stack(self, instance) -> StackMonitor:
-        return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, count_syscalls=self.count_syscalls,
+        return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, syscall_method=self.syscall_method,
                             notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers)
 
     def close(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stackbench.monitor import processes, status_pages, syscalls
+from stackbench.monitor import processes, status_pages, strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
@@ -46,15 +46,16 @@ class StackMonitor:
     separate profile pass the system calls (see syscalls.py for why apart)."""
 
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
-                 lab_cpus: list[int] | None = None, count_syscalls: bool = False,
+                 lab_cpus: list[int] | None = None, syscall_method: str | None = None,
                  notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
                  reapers: list | None = None):
         self.cgroup = cgroup
         self.interval_s = interval_s
         self.lab_cpus = lab_cpus
         self.reader = CgroupReader(cgroup) if cgroup else None
-        self.count_syscalls = bool(count_syscalls and cgroup and cgroup.perf_name())
-        self.counter: syscalls.SyscallCounter | None = None
+        # "perf" (cheap, per cgroup), "strace" (fallback, slow: profile pass only) or None
+        self.syscall_method = syscall_method if cgroup else None
+        self.counter = None
         self.reapers = reapers if reapers is not None else []
         self.notes: list[str] = list(notes or [])
         self._sampler: Sampler | None = None
@@ -94,23 +95,35 @@ class StackMonitor:
 
     def begin_profile(self) -> bool:
         """Start counting system calls for a profile pass; False if that cannot be done."""
-        if not self.count_syscalls:
+        if self.syscall_method == "perf":
+            self.counter = syscalls.SyscallCounter(self.cgroup.perf_name(), cpus=self.lab_cpus)
+        elif self.syscall_method == "strace":
+            self.counter = strace.StraceCounter(self.cgroup.pids(), cpus=self.lab_cpus)
+        else:
             return False
-        self.counter = syscalls.SyscallCounter(self.cgroup.perf_name(), cpus=self.lab_cpus)
         try:
             self.counter.start()
         except RuntimeError as e:
             self.notes.append(f"system calls not counted: {e}")
-            self.count_syscalls = False
+            self.syscall_method = None
             self.counter = None
             return False
         return True
 
-    def end_profile(self, cost: CellCost, window_start_us: int, window_end_us: int, requests_per_s: float | None) -> None:
+    def end_profile(self, cost: CellCost, window_start_us: int, window_end_us: int, doc: dict) -> None:
         if not self.counter:
             return
+        if self.syscall_method == "strace":
+            # strace counts from attach to detach: per request = calls / requests completed.
+            self.counter.stop()
+            cost.syscalls = self.counter.window(window_start_us, window_end_us)
+            seconds = cost.syscalls.seconds if cost.syscalls else 0
+            cost.syscalls_requests_per_s = doc["requests"]["completed"] / seconds if seconds else None
+            cost.notes.append(strace.NOTE)
+            self.counter = None
+            return
         cost.syscalls = self.counter.window(window_start_us, window_end_us)
-        cost.syscalls_requests_per_s = requests_per_s
+        cost.syscalls_requests_per_s = doc.get("requests_per_s")
         if cost.syscalls is None:
             cost.notes.append("system calls: the profile pass was shorter than one perf interval")
         self.reapers.append(self.counter.stop(wait=False))

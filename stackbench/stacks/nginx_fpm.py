@@ -27,6 +27,7 @@ class NginxFpm(Stack):
 
     def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
         fpm = phpfpm.PhpFpm.for_stack(ctx, knobs)
+        fpm.status_via_front = True  # nginx.conf routes /stackbench/fpm-status to it
         keepalive = 0
         if knobs["fastcgi_keep_conn"]:
             keepalive = knobs["upstream_keepalive"]

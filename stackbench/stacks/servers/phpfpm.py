@@ -29,10 +29,16 @@ CONF = "php-fpm/php-fpm.conf"
 @dataclass
 class PhpFpm(Server):
     tcp_port: int | None = None  # used when fpm_listen = "tcp"
+    # The front routes /stackbench/fpm-status to FPM's status page (nginx does): then the
+    # lab polls busy/idle workers and the listen queue through it.
+    status_via_front: bool = False
 
     def __post_init__(self) -> None:
         self.name = "php-fpm"
         self.stop_signal = signal.SIGQUIT  # graceful; FPM stops in a few ms either way
+
+    def status_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.ctx.port}/stackbench/fpm-status" if self.status_via_front else None
 
     @classmethod
     def for_stack(cls, ctx: Context, knobs: dict[str, Any]) -> "PhpFpm":
