@@ -4,6 +4,7 @@ load plan → validate → run (per stack: start, verify, load, store, stop) →
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import traceback
@@ -13,7 +14,7 @@ from stackbench import __version__, plan as plan_mod
 from stackbench.errors import Interrupted, ServerError, StackbenchError, UsageError
 from stackbench.report import explain, stacks_list, table, timeline
 from stackbench.report.progress import TerminalProgress
-from stackbench.runner import Options, run_plan
+from stackbench.runner import Options, preflight, run_plan
 from stackbench.store import Store
 
 DEFAULT_DB = "results.sqlite"
@@ -72,17 +73,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: servers stopped; cells measured so far are stored", file=sys.stderr)
         return Interrupted.exit_code
+    except BrokenPipeError:
+        # `stackbench show | head`: the reader left; say nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     plan = plan_mod.load(args.plan)
     cells = plan_mod.expand(plan)
     if args.dry_run:
+        # The same checks as a real run makes before it measures: installed, configs
+        # accepted by each server's own checker, knob combinations.
+        preflight(plan, Options(workdir=args.workdir))
         for c in cells:
             print(f"{c.seq:4d}  {c.stack.label}  {c.workload}  c={c.concurrency}  "
                   f"keep-alive {'on' if c.keepalive else 'off'}")
-        per_cell = (plan.duration_s or 0) + plan.warmup_s + 0.3
-        print(f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min")
+        # start + verify + stop ≈ 0.5 s per cell (restart = "cell"), measured here
+        per_cell = (plan.duration_s or 1.0) + plan.warmup_s + plan.syscall_profile_s + 0.5
+        print(f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min; configs checked")
         return 0
     store = Store(args.db)
     progress = TerminalProgress()
@@ -91,8 +100,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         outcome = run_plan(plan, store, progress, Options(workdir=args.workdir, keep_rundir=args.keep_rundir))
     finally:
         # Also after an error or Ctrl-C: show what this run stored.
-        if progress.run_id is not None and store.cells(progress.run_id):
-            table.render(store.run(progress.run_id), store.cells(progress.run_id), sys.stdout)
+        if progress.run_id is not None:
+            if store.cells(progress.run_id):
+                table.render(store.run(progress.run_id), store.cells(progress.run_id), sys.stdout)
             print(f"\nstored as run {progress.run_id} in {args.db}", file=sys.stderr)
     if outcome.errors:
         return ServerError.exit_code
@@ -100,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = Store(args.db, must_exist=True)
     run_id = args.run_id or store.latest_run_id()
     if run_id is None:
         raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
@@ -109,7 +119,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    for r in Store(args.db).runs():
+    for r in Store(args.db, must_exist=True).runs():
         print(f"{r['id']:4d}  {r['started_at']}  {r['status']:<11}  {r['cells']:4d} cells  {r['plan_name']}")
     return 0
 
@@ -120,7 +130,7 @@ def cmd_stacks(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = Store(args.db, must_exist=True)
     cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
     extras = [{"processes": store.processes(c["id"]), "syscalls": store.syscalls(c["id"])} for c in cells]
     explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
@@ -128,7 +138,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = Store(args.db, must_exist=True)
     run_part, _, seq_part = args.cell.partition(":")
     if not (run_part.isdigit() and seq_part.isdigit()):
         raise UsageError(f"{args.cell!r} is not a cell reference", hint="write RUN:SEQ, e.g. 1:12")

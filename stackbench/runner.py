@@ -65,6 +65,9 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
     except KeyboardInterrupt:
         outcome.status = "interrupted"
         raise
+    except StackbenchError as e:  # e.g. a port in use: the run stops, and says why
+        outcome.errors.append(e)
+        raise
     finally:
         store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None)
         events.plan_finished(run_id, outcome.status)

@@ -141,15 +141,20 @@ class CellRecord:
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", *, must_exist: bool = False):
+        """`must_exist`: for commands that only read, so that a mistyped --db is an
+        error rather than a new empty file."""
         self.path = str(path)
+        if must_exist and self.path != ":memory:" and not Path(self.path).exists():
+            raise UsageError(f"no results store at {self.path}", hint="`stackbench run` makes one; --db names another")
         try:
             self.db = sqlite3.connect(self.path)
-        except sqlite3.Error as e:
-            raise UsageError(f"cannot open the results store {self.path}: {e}") from None
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            raise UsageError(f"{self.path} is not a stackbench results store ({e})",
+                             hint="name another file with --db") from None
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -293,6 +298,7 @@ class Store:
         return {r["name"]: r["count"] for r in rows}
 
     def cell(self, run_id: int, seq: int) -> dict:
+        self.run(run_id)  # "no run N" before "no cell"
         for c in self._cells(run_id):
             if c["seq"] == seq:
                 return c

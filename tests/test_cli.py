@@ -25,9 +25,33 @@ def test_dry_run_lists_cells_without_starting_anything(capsys):
     assert out.count("keep-alive") == 54 and "54 cells" in out
 
 
+def test_read_only_commands_do_not_create_a_store(tmp_path, capsys):
+    for argv in (["show"], ["runs"], ["timeline", "1:0"], ["explain", "1:0", "1:1"]):
+        assert main(argv + ["--db", str(tmp_path / "absent.sqlite")]) == 2
+        assert "no results store at" in capsys.readouterr().err
+    assert not (tmp_path / "absent.sqlite").exists()
+
+
 def test_show_on_an_empty_store(tmp_path, capsys):
+    from stackbench.store import Store
+
+    Store(tmp_path / "empty.sqlite").close()
     assert main(["show", "--db", str(tmp_path / "empty.sqlite")]) == 1
     assert "no runs" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_store(tmp_path, capsys):
+    bad = tmp_path / "notes.sqlite"
+    bad.write_text("these are my notes, not a database\n" * 50)
+    assert main(["runs", "--db", str(bad)]) == 2
+    assert "is not a stackbench results store" in capsys.readouterr().err
+
+
+def test_dry_run_checks_configs_like_a_run(tmp_path, capsys):
+    plan = tmp_path / "p.toml"
+    plan.write_text('[[stacks]]\nid = "nginx-fpm"\nknobs = { nginx_worker_connections = 0 }\n')
+    assert main(["run", "--dry-run", str(plan)]) == 5
+    assert "nginx rejected its configuration" in capsys.readouterr().err
 
 
 def test_stacks_lists_knobs_and_availability(capsys):

@@ -17,13 +17,15 @@ ROWS: list[Row] = [
     ("requests/s", lambda c, x: c["requests_per_s"], "{:,.0f}"),
     ("latency p50 ms", lambda c, x: _ms(c["latency_p50_us"]), "{:.2f}"),
     ("latency p99 ms", lambda c, x: _ms(c["latency_p99_us"]), "{:.2f}"),
+    ("connections without a response", lambda c, x: (c["engine"] or {}).get("connections_without_response"),
+     "{:,.0f}"),
     ("stack CPU µs/request", lambda c, x: metrics.cpu_us_per_request(c), "{:,.1f}"),
     ("engine CPU µs/request", lambda c, x: metrics.engine_cpu_us_per_request(c), "{:,.1f}"),
-    ("memory peak MB (processes)", lambda c, x: _mb(metrics.memory_peak_bytes(c)), "{:,.1f}"),
+    ("memory peak MB (anon + shmem)", lambda c, x: _mb(metrics.memory_peak_bytes(c)), "{:,.1f}"),
     ("memory peak MB (cgroup, with cache)", lambda c, x: _mb(c["mem_peak_bytes"]), "{:,.1f}"),
     ("processes (max)", lambda c, x: c["procs_max"], "{:,.0f}"),
     ("threads (max)", lambda c, x: c["threads_max"], "{:,.0f}"),
-    ("system calls/request", lambda c, x: metrics.syscalls_per_request(c), "{:,.1f}"),
+    ("system calls/request (profile pass)", lambda c, x: metrics.syscalls_per_request(c), "{:,.1f}"),
 ]
 
 
@@ -37,7 +39,8 @@ def render(a: dict, b: dict, extra_a: dict, extra_b: dict, out: TextIO) -> None:
 
     pss_a, pss_b = metrics.per_process_pss(extra_a["processes"]), metrics.per_process_pss(extra_b["processes"])
     if pss_a or pss_b:
-        out.write("\n" + style.bold("memory per process (PSS, after the load)") + "\n")
+        out.write("\n" + style.bold("memory per process (PSS after the load; PSS also counts file-backed "
+                                     "pages such as shared libraries, which the anon + shmem peak does not)") + "\n")
         rows = []
         for comm in sorted(set(pss_a) | set(pss_b)):
             ga, gb = pss_a.get(comm), pss_b.get(comm)

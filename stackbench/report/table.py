@@ -10,7 +10,7 @@ from stackbench.report.style import Style
 from stackbench.units import format_us
 
 COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
-           "mem MB", "CPU µs/req", "calls/req")
+           "unserved", "mem MB", "CPU µs/req", "calls/req")
 NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
 
 
@@ -27,7 +27,7 @@ def rows(cells: list[dict]) -> list[tuple[str, ...]]:
             str(c["seq"]), c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"] + ("" if c["status"] == "ok" else " (FAILED)"),
             "-" if rps is None else f"{rps:,.0f}",
             format_us(c["latency_mean_us"]), format_us(c["latency_p50_us"]), format_us(c["latency_p99_us"]),
-            str(c["requests_failed"]), str(c["non_2xx"]),
+            str(c["requests_failed"]), str(c["non_2xx"]), _unserved(c),
             _num(metrics.memory_peak_bytes(c), 1 / 2**20, 1), _num(metrics.cpu_us_per_request(c), 1, 0),
             _num(metrics.syscalls_per_request(c), 1, 1),
         ))
@@ -46,6 +46,8 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     env = run["environment"]
     pin = env.get("pinning", {})
     out.write(style.bold(f"run {run['id']} · plan {run['plan_name']} · {run['status']} · {run['started_at']}") + "\n")
+    if run.get("error"):
+        out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
                         f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n\n")
     out.write(style.bold(line(COLUMNS)) + "\n")
@@ -57,7 +59,9 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
         previous = group
         out.write(line(r) + "\n")
 
-    out.write(style.dim(f"\n# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
+                        "describe only the clients that were served") + "\n")
+    out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
     notes = _notes(cells)
     if notes:
         out.write("\n")
@@ -80,6 +84,15 @@ def _notes(cells: list[dict]) -> list[str]:
             text = f"{text} [{'; '.join(where[:2])}{more}]"
         out.append(text)
     return out
+
+
+def _unserved(cell: dict) -> str:
+    """Connections that got no response at all: their clients' latency is in no column,
+    so a row that served 11 of 32 clients must not look like the best one."""
+    n = (cell["engine"] or {}).get("connections_without_response")
+    if n is None:
+        return "-"
+    return f"{n}/{cell['concurrency']} !" if n else "0"
 
 
 def _num(value: float | None, scale: float, digits: int) -> str:
