@@ -143,6 +143,10 @@ fn connection_refused_is_a_connect_error() {
     assert_valid(&doc);
     assert_eq!(u(&doc, "/errors/connect"), 10);
     assert_eq!(u(&doc, "/requests/failed"), 10);
+    // The warning says the target is down, and gives no "add threads" advice.
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("no connection to the target succeeded"), "{warnings}");
+    assert!(!warnings.contains("add threads"), "{warnings}");
 }
 
 #[test]

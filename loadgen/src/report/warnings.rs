@@ -43,9 +43,20 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
             slowest as f64 / 1000.0
         ));
     }
+    let c = &r.requests;
+    let connect_errors: u64 = r.errors.iter().filter(|&(name, _)| *name == "connect").map(|(_, &n)| n).sum();
+    let target_down = c.completed == 0 && connect_errors > 0;
+    if target_down {
+        // A busy engine is then only retrying refused connects: "add threads" would be
+        // the wrong advice.
+        out.push(format!(
+            "no connection to the target succeeded ({connect_errors} connect errors): is a server listening there?"
+        ));
+    }
     for (k, b) in busy.iter().enumerate() {
         if let Some(b) = *b
             && b >= SATURATION
+            && !target_down
         {
             out.push(format!(
                 "engine thread {k} was busy {:.0}% of the time: the result may measure the load \
@@ -55,7 +66,6 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
         }
     }
 
-    let c = &r.requests;
     let attempted = c.completed + c.failed;
     if attempted == 0 {
         out.push("no request completed or failed in the measured phase".into());
