@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
 from stackbench.errors import EngineError, ServerError, StackbenchError
+from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.plan import Cell, Plan, StackVariant, expand
@@ -26,6 +27,7 @@ class Events:
     def cell_started(self, cell: Cell) -> None: ...
     def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
     def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None: ...
+    def rundir_kept(self, variant: StackVariant, path: Path) -> None: ...
     def plan_finished(self, run_id: int, status: str) -> None: ...
 
 
@@ -47,6 +49,15 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
     events = events or Events()
     options = options or Options()
     cells = expand(plan)
+    lock = RunLock()
+    lock.acquire()
+    try:
+        return _run_locked(plan, cells, store, events, options)
+    finally:
+        lock.release()
+
+
+def _run_locked(plan: Plan, cells: list[Cell], store: Store, events: Events, options: Options) -> Outcome:
     preflight(plan, options)
     engine.binary()  # fail now, not after the first stack started
     pins = options.pinning or pinning_mod.choose()
@@ -129,6 +140,8 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
         if monitor:
             monitor.stop()
         instance.down()
+        if options.keep_rundir and instance.ctx:
+            events.rundir_kept(variant, instance.ctx.rundir)
     return None
 
 

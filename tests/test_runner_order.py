@@ -173,3 +173,19 @@ def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab, monkeypatch):
     a = "nginx-fpm"
     assert log[2:9] == [("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("down", a), ("up", a), ("verify", a)]
     assert sum(1 for e in log if e[0] == "up") == 4
+
+
+def test_a_second_run_at_the_same_time_is_refused(lab, tmp_path, monkeypatch):
+    from stackbench import lock
+    from stackbench.errors import UsageError
+
+    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "lock")
+    monkeypatch.setattr(runner, "RunLock", lambda: lock.RunLock(tmp_path / "lock"))
+    held = lock.RunLock(tmp_path / "lock")
+    held.acquire()
+    try:
+        with pytest.raises(UsageError, match="another stackbench run"):
+            run(Store())
+    finally:
+        held.release()
+    assert run(Store()).status == "complete"  # free again

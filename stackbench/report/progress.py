@@ -56,6 +56,9 @@ class TerminalProgress(Events):
     def stack_failed(self, variant: StackVariant, error) -> None:
         self._say(self.style.error(f"{variant.label} failed:\n{error.render()}"))
 
+    def rundir_kept(self, variant: StackVariant, path) -> None:
+        self._say(self.style.dim(f"kept {variant.label}'s run directory: {path}"))
+
     def plan_finished(self, run_id: int, status: str) -> None:
         if self.live:
             self.stream.write("\r\033[K")
