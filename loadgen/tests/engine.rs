@@ -74,6 +74,12 @@ fn server_closing_kept_connections_is_not_an_error() {
     let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/close/12")]);
     assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/requests/failed")), (200, 0));
     assert_eq!(server.accepts(), 200);
+    // ... and the result says keep-alive was not in effect (an HTTP/1.0-style server).
+    assert!(doc["warnings"].to_string().contains("keep-alive was asked for, but 200 connections"), "{doc:#}");
+    // A server that keeps connections open gets no such warning.
+    let kept = TestServer::start();
+    let doc = engine_json(&["-n", "200", "-c", "4", &kept.url("/")]);
+    assert!(!doc["warnings"].to_string().contains("keep-alive was asked for"), "{doc:#}");
     // Silently closed between responses: detected on reuse, retried once.
     let server = TestServer::start();
     let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/idleclose/12")]);

@@ -78,6 +78,17 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
             classes.join(", ")
         ));
     }
+    // With keep-alive asked for, a server that closes after (almost) every response
+    // (an HTTP/1.0 server, or keep-alive off in its config) turns the run into a
+    // connect-per-request one: say so, it changes every figure.
+    let budget_allows_reuse = cfg.keepalive_requests.is_none_or(|k| k > 2);
+    if cfg.keepalive && budget_allows_reuse && c.completed >= 100 && r.connections_opened * 2 > c.completed {
+        out.push(format!(
+            "keep-alive was asked for, but {} connections were opened for {} responses: the server closed \
+             the connection after most responses, so this measures a new connection per request",
+            r.connections_opened, c.completed
+        ));
+    }
     if c.completed > 0 && c.non_2xx > 0 {
         out.push(format!(
             "{} responses ({:.1}%) were not 2xx: check the target serves what you meant to measure",
