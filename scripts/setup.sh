@@ -14,6 +14,7 @@ PACKAGES=(
   php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache
   varnish lighttpd h2o caddy haproxy
   wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc
+  python3-venv   # Debian's python3 has no venv/ensurepip without it
 )
 
 need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (apt-get install)" >&2; exit 1; }; }
@@ -47,5 +48,10 @@ fi
 # Rust: the load engine, release build (cargo is a no-op when up to date).
 if ! command -v cargo >/dev/null; then
   [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null; then
+  # Debian 12's own rustc (1.63) is too old for the engine (edition 2024).
+  echo "setup: cargo not found: install Rust >= 1.85 with rustup, then run this again" >&2
+  exit 1
 fi
 cargo build --release --quiet --manifest-path loadgen/Cargo.toml
