@@ -191,7 +191,7 @@ def _variant(entry: Any, index: int, source: str) -> StackVariant:
         stack = registry.get(entry["id"])
         knobs = entry.get("knobs", {})
         if not isinstance(knobs, dict):
-            raise PlanError(f"knobs must be a table, e.g. knobs = {{ pm = \"static\" }}")
+            raise PlanError("knobs must be a table, e.g. knobs = { pm = \"static\" }")
         resolved = stack.resolve_knobs(knobs)
     except UsageError as e:
         raise PlanError(f"{where}: {e.message}", hint=e.hint) from None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
-from stackbench.errors import EngineError, ServerError, StackbenchError
+from stackbench.errors import ServerError, StackbenchError
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
@@ -188,5 +188,3 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
         error=error, warnings=warnings.for_cell(engine_doc, pin) if engine_doc else [], cost=cost,
     )
 
-
-__all__ = ["Events", "Options", "Outcome", "run_plan", "preflight", "EngineError"]
