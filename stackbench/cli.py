@@ -101,8 +101,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         # Also after an error or Ctrl-C: show what this run stored.
         if progress.run_id is not None:
-            if store.cells(progress.run_id):
-                table.render(store.run(progress.run_id), store.cells(progress.run_id), sys.stdout)
+            cells = store.cells(progress.run_id)
+            if cells:
+                table.render(store.run(progress.run_id), cells, sys.stdout)
             print(f"\nstored as run {progress.run_id} in {args.db}", file=sys.stderr)
     if outcome.errors:
         return ServerError.exit_code

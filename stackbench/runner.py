@@ -159,12 +159,10 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
         # A separate, uncounted run, so the monitor's window is exactly the measured one.
         engine.run(replace(spec, duration_s=plan.warmup_s, requests=None), cpus=pins.engine_cpus)
     monitor.begin_cell()
-    doc = None
     try:
         doc = engine.run(spec, cpus=pins.engine_cpus)
-    finally:
-        start = doc.get("started_unix_us") if doc else None
-        cost = monitor.end_cell(start, start + doc["duration_us"] if start else None)
+    finally:  # also on Ctrl-C: the sampler and poller threads must stop
+        cost = monitor.end_cell()
     if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
         # System calls are counted in a pass of their own: perf's tracepoints slow every
         # system call, so counting during the measured window would bias it (syscalls.py).

@@ -73,7 +73,7 @@ class StackMonitor:
         self._sampler = Sampler(self.reader, self.interval_s)
         self._sampler.start()
 
-    def end_cell(self, window_start_us: int | None, window_end_us: int | None) -> CellCost:
+    def end_cell(self) -> CellCost:
         cost = CellCost(notes=list(self.notes))
         if self._poller:
             cost.status = self._poller.stop()
