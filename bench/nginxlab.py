@@ -1,9 +1,11 @@
-"""A throw-away nginx for the engine benchmarks (python3 stdlib only).
+"""A throw-away nginx for the engine benchmarks: one worker, many listening ports, a
+12-byte file — a bare server the engines are compared against, not a stack of the lab.
 
 Renders a minimal config into a private temp dir (pid, logs and all five
 *_temp_path inside it, so nothing under /var is touched), checks it with
-`nginx -t`, starts it pinned to a core, waits until stub_status answers, and
-always stops it again (SIGQUIT, then SIGKILL of its process group).
+`nginx -t`, and runs it under the lab's own supervisor (stackbench/supervise.py:
+pinned, own session, ready by polling stub_status against a deadline, SIGQUIT then
+SIGKILL of the process group).
 """
 
 import contextlib
@@ -13,9 +15,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from stackbench.supervise import run_checked, spawn, wait_ready  # noqa: E402
 
 CONF = """\
 daemon off;
@@ -97,29 +104,23 @@ class Nginx:
             f.write(CONF.format(dir=self.dir, listen=listen, rlimit=rlimit,
                                 worker_connections=self.worker_connections))
         prefix = ["nginx", "-p", self.dir + "/", "-c", conf]
-        check = subprocess.run(prefix + ["-t", "-q"], capture_output=True, text=True)
-        if check.returncode != 0:
+        status, out = run_checked(prefix + ["-t", "-q"])
+        if status != 0:
             self._cleanup()
-            raise RuntimeError(f"nginx -t failed: {check.stderr.strip()}")
-        self.proc = subprocess.Popen(["taskset", "-c", str(self.core)] + prefix,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+            raise RuntimeError(f"nginx -t failed: {out.strip()}")
+        self.proc = spawn("nginx", prefix, cwd=Path(self.dir), cpus=[self.core], stop_signal=signal.SIGQUIT)
         try:
-            self._wait_ready(deadline=time.monotonic() + 5)
+            wait_ready(self.proc, self._answers, deadline_s=5)
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _wait_ready(self, deadline):
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"nginx exited: {self.proc.stderr.read().decode()[-500:]}")
-            with contextlib.suppress(OSError):
-                self.status()
-                return
-            time.sleep(0.02)
-        raise RuntimeError("nginx did not answer within 5 s")
+    def _answers(self):
+        with contextlib.suppress(OSError):
+            self.status()
+            return True
+        return False
 
     def status(self):
         """(active connections, requests served so far, this query excluded)."""
@@ -145,15 +146,8 @@ class Nginx:
         return total
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGQUIT)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        if self.proc:
+            self.proc.stop()
         self._cleanup()
 
     def _cleanup(self):

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from stackbench import __version__, plan as plan_mod
 from stackbench.errors import Interrupted, ServerError, StackbenchError, UsageError
-from stackbench.report import explain, stacks_list, table, timeline
-from stackbench.report.progress import TerminalProgress
+from stackbench.analysis import questions
+from stackbench.report.text import explain, stacks_list, table, timeline
+from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, preflight, run_plan
 from stackbench.store import Store
 
@@ -99,12 +100,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         outcome = run_plan(plan, store, progress, Options(workdir=args.workdir, keep_rundir=args.keep_rundir))
     finally:
-        # Also after an error or Ctrl-C: show what this run stored.
-        if progress.run_id is not None:
-            cells = store.cells(progress.run_id)
+        # Also after an error or Ctrl-C: show what this run stored. (The progress
+        # observer knows the run id even when run_plan did not return.)
+        run_id = outcome.run_id if outcome else progress.run_id
+        if run_id is not None:
+            cells = store.cells(run_id)
             if cells:
-                table.render(store.run(progress.run_id), cells, sys.stdout)
-            print(f"\nstored as run {progress.run_id} in {args.db}", file=sys.stderr)
+                table.render(store.run(run_id), cells, sys.stdout)
+            print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
     if outcome.errors:
         return ServerError.exit_code
     return 0
@@ -155,10 +158,9 @@ def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
     run_id = args.run or store.latest_run_id()
     if run_id is None:
         raise UsageError(f"no runs in {args.db}")
-    found = [c for c in store.cells(run_id) if c["stack_label"] == ref
-             and (args.workload is None or c["workload"] == args.workload)
-             and (args.concurrency is None or c["concurrency"] == args.concurrency)
-             and (args.keepalive is None or c["keepalive"] == (args.keepalive == "on"))]
+    keepalive = None if args.keepalive is None else args.keepalive == "on"
+    found = questions.matching(store.cells(run_id), ref, workload=args.workload, concurrency=args.concurrency,
+                               keepalive=keepalive)
     if len(found) != 1:
         labels = sorted({c["stack_label"] for c in store.cells(run_id)})
         raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",

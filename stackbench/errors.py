@@ -50,9 +50,9 @@ class MissingBinary(StackbenchError):
 class PortInUse(StackbenchError):
     exit_code = 4
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, host: str = "127.0.0.1"):
         super().__init__(
-            f"port 127.0.0.1:{port} is already in use",
+            f"port {host}:{port} is already in use",
             hint="stop whatever listens there, or leave `port` out of the plan so a free port is picked",
         )
         self.port = port

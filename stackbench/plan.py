@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import random
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,13 @@ class Plan:
     restart: str = "cell"
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def checked(self) -> dict[str, Any]:
+        """The plan as it was understood, every default resolved: what the store keeps
+        beside the source, so a stored run says exactly what was measured."""
+        out = asdict(self)
+        out.pop("raw")
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,23 @@
-"""Running a plan: for each stack variant, start → verify → for each cell: warm up,
-load, store → stop. Nothing here formats text; progress goes to an Events observer."""
+"""Running a plan: begin a stored run, then for each group of cells: start the stack →
+verify → (warm up → load + sample → profile pass → store) × cells → stop.
+
+Two entry points, so an interrupted run can be finished: `begin` stores a new run and
+returns its id; `run` measures a list of cells into a run (all of them, or the ones a
+resume still needs). What the runner talks to — the load engine, the stacks, the
+monitor, the environment, the run lock — comes in a `Lab`, so tests pass fakes instead
+of monkeypatching. Nothing here formats text; progress goes to an Events observer.
+"""
 
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable, Iterator
 
-from stackbench import engine, environment, pinning as pinning_mod, warnings, workloads
+from stackbench import caveats, engine, environment, pinning as pinning_mod, workloads
+from stackbench.engine import EngineResult, LoadSpec
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
@@ -15,6 +25,7 @@ from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.plan import Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
+from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
 
 
@@ -28,7 +39,7 @@ class Events:
     def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
     def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None: ...
     def rundir_kept(self, variant: StackVariant, path: Path) -> None: ...
-    def plan_finished(self, run_id: int, status: str) -> None: ...
+    def plan_finished(self, run_id: int, status: RunStatus) -> None: ...
 
 
 @dataclass
@@ -38,43 +49,91 @@ class Options:
     pinning: pinning_mod.Pinning | None = None
 
 
+def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
+                   workload_ids: list[str]) -> StackInstance:
+    return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
+                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
+                         cgroup_parent=cgroup_parent, workloads=[workloads.get(w) for w in workload_ids])
+
+
+@dataclass
+class Lab:
+    """The runner's collaborators. The defaults are the real ones; tests replace some."""
+
+    load: Callable[[LoadSpec, list[int]], EngineResult] = engine.run
+    engine_binary: Callable[[], str] = engine.binary
+    instance: Callable[..., StackInstance] = _make_instance
+    monitor: Callable[[list[int], float, bool], RunMonitor] = RunMonitor
+    environment: Callable[[pinning_mod.Pinning], dict] = environment.collect
+    lock: Callable[[], RunLock] = RunLock
+    require: Callable = installed.require
+    versions: Callable = installed.versions
+    pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
+
+
 @dataclass
 class Outcome:
     run_id: int
-    status: str  # complete | failed | interrupted
+    status: RunStatus
     errors: list[StackbenchError] = field(default_factory=list)
 
 
-def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None) -> Outcome:
-    events = events or Events()
-    options = options or Options()
-    cells = expand(plan)
-    lock = RunLock()
+def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None,
+             lab: Lab | None = None) -> Outcome:
+    """A new run of the whole plan."""
+    lab, options = lab or Lab(), options or Options()
+    with _session(plan, options, lab) as pins:
+        run_id = begin(plan, store, lab, pins)
+        return run(run_id, plan, expand(plan), store, events, options, lab, pins)
+
+
+def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: Events | None = None,
+           options: Options | None = None, lab: Lab | None = None) -> Outcome:
+    """Finish a stored run: the cells whose seq is not in `done_seqs`, in the original order."""
+    lab, options = lab or Lab(), options or Options()
+    remaining = [c for c in expand(plan) if c.seq not in done_seqs]
+    with _session(plan, options, lab) as pins:
+        store.reopen_run(run_id)
+        return run(run_id, plan, remaining, store, events, options, lab, pins)
+
+
+@contextmanager
+def _session(plan: Plan, options: Options, lab: Lab) -> Iterator[pinning_mod.Pinning]:
+    """One measuring run per machine (the lock), and everything checked before the first
+    measurement: packages, configs, the engine."""
+    lock = lab.lock()
     lock.acquire()
     try:
-        return _run_locked(plan, cells, store, events, options)
+        preflight(plan, options, lab)
+        lab.engine_binary()  # fail now, not after the first stack started
+        pins = options.pinning or pinning_mod.choose()
+        # The lab itself (sampler, perf, Python) stays off the server's cores.
+        lab.pin_self(pins.engine_cpus)
+        yield pins
     finally:
         lock.release()
 
 
-def _run_locked(plan: Plan, cells: list[Cell], store: Store, events: Events, options: Options) -> Outcome:
-    preflight(plan, options)
-    engine.binary()  # fail now, not after the first stack started
-    pins = options.pinning or pinning_mod.choose()
-    # The lab itself (sampler, perf, Python) stays off the server's cores.
-    pinning_mod.pin_self(pins.engine_cpus)
-    run_id = store.begin_run(plan.name, plan.source, plan.raw, environment.collect(pins))
+def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
+    """Store a new run (the plan as written and as checked, the environment)."""
+    return store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), lab.environment(pins))
+
+
+def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events | None, options: Options,
+        lab: Lab, pins: pinning_mod.Pinning) -> Outcome:
+    """Measure `cells` into run `run_id`; the run's status says how it ended."""
+    events = events or Events()
     events.plan_started(run_id, plan, cells, pins)
-    outcome = Outcome(run_id, "failed")
-    monitor = RunMonitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
+    outcome = Outcome(run_id, RunStatus.FAILED)
+    monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
     try:
         for _, group in itertools.groupby(cells, key=lambda c: _start_key(c, plan)):
-            error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor)
+            error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor, lab)
             if error:
                 outcome.errors.append(error)
-        outcome.status = "failed" if outcome.errors else "complete"
+        outcome.status = RunStatus.FAILED if outcome.errors else RunStatus.COMPLETE
     except KeyboardInterrupt:
-        outcome.status = "interrupted"
+        outcome.status = RunStatus.INTERRUPTED
         raise
     except StackbenchError as e:  # e.g. a port in use: the run stops, and says why
         outcome.errors.append(e)
@@ -93,29 +152,26 @@ def _start_key(cell: Cell, plan: Plan) -> tuple:
     return (cell.repetition, cell.stack.label)
 
 
-def preflight(plan: Plan, options: Options) -> None:
-    """Before measuring anything: every stack installed, every config accepted by its
-    server's checker. A typo in the last stack of a long plan fails in a second."""
+def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
+    """Before measuring anything: every stack and workload installed, every config
+    accepted by its server's checker. A typo in the last stack of a long plan fails in a
+    second."""
+    lab = lab or Lab()
     for variant in plan.stacks:
-        installed.require(registry.get(variant.id))
+        lab.require(registry.get(variant.id))
+    for wid in plan.workloads:
+        installed.require_workload(workloads.get(wid))
     for variant in plan.stacks:
-        _instance(variant, [], options).preflight()
-
-
-def _instance(variant: StackVariant, cpus: list[int], options: Options,
-              cgroup_parent: str | None = None) -> StackInstance:
-    return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
-                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
-                         cgroup_parent=cgroup_parent)
+        lab.instance(variant, [], options, None, plan.workloads).preflight()
 
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
-               events: Events, options: Options, run_monitor: RunMonitor) -> ServerError | None:
+               events: Events, options: Options, run_monitor: RunMonitor, lab: Lab) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
     group (stored as failed cells, with the reason) and the plan goes on."""
     variant = cells[0].stack
-    instance = _instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent)
-    versions = installed.versions(instance.stack)
+    instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent, plan.workloads)
+    versions = lab.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
     events.stack_starting(variant)
@@ -126,14 +182,14 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
         events.stack_ready(variant, instance)
         for cell in cells:
             events.cell_started(cell)
-            record = _measure(cell, plan, instance, versions, pins, monitor)
+            record = _measure(cell, plan, instance, versions, pins, monitor, lab)
             store.record_cell(run_id, record)
             done += 1
             events.cell_finished(cell, record)
             instance.check_alive()
     except ServerError as e:
         for cell in cells[done:]:
-            store.record_cell(run_id, _record(cell, instance, versions, pins, "failed", error=e.message))
+            store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message))
         events.stack_failed(variant, e)
         return e
     finally:
@@ -145,44 +201,48 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     return None
 
 
-def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
-             monitor: StackMonitor) -> CellRecord:
-    workload = workloads.get(cell.workload)
-    spec = engine.LoadSpec(
-        url=f"http://127.0.0.1:{instance.port}{workload.path}",
+def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod.Pinning) -> LoadSpec:
+    """The measured load of a cell, as the engine is asked for it."""
+    return LoadSpec(
+        url=instance.url(workloads.get(cell.workload).path),
         connections=cell.concurrency,
         threads=plan.threads or len(pins.engine_cpus) or 1,
         duration_s=plan.duration_s, requests=plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
     )
+
+
+def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
+             monitor: StackMonitor, lab: Lab) -> CellRecord:
+    spec = load_spec(cell, plan, instance, pins)
     if plan.warmup_s:
         # A separate, uncounted run, so the monitor's window is exactly the measured one.
-        engine.run(replace(spec, duration_s=plan.warmup_s, requests=None), cpus=pins.engine_cpus)
+        lab.load(replace(spec, duration_s=plan.warmup_s, requests=None, phase="warmup"), pins.engine_cpus)
     monitor.begin_cell()
     try:
-        doc = engine.run(spec, cpus=pins.engine_cpus)
+        result = lab.load(spec, pins.engine_cpus)
     finally:  # also on Ctrl-C: the sampler and poller threads must stop
         cost = monitor.end_cell()
     if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
         # System calls are counted in a pass of their own: perf's tracepoints slow every
         # system call, so counting during the measured window would bias it (syscalls.py).
-        pdoc = engine.run(replace(spec, duration_s=plan.syscall_profile_s, requests=None), cpus=pins.engine_cpus)
-        monitor.end_profile(cost, pdoc["started_unix_us"], pdoc["started_unix_us"] + pdoc["duration_us"], pdoc)
+        profile = lab.load(replace(spec, duration_s=plan.syscall_profile_s, requests=None, phase="profile"),
+                           pins.engine_cpus)
+        monitor.end_profile(cost, profile)
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
-        return _record(cell, instance, versions, pins, "failed", engine_doc=doc, error=error, cost=cost)
-    return _record(cell, instance, versions, pins, "ok", engine_doc=doc, cost=cost)
+        return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost)
+    return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost)
 
 
-def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: str,
-            engine_doc: dict | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
+def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: CellStatus,
+            result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
     pin = pins.as_dict()
     return CellRecord(
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
-        status=status, versions=versions, pinning=pin, files=dict(instance.files), engine=engine_doc,
-        error=error, warnings=warnings.for_cell(engine_doc, pin) if engine_doc else [], cost=cost,
+        status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
+        error=error, caveats=caveats.for_cell(result, pin) if result else [], cost=cost,
     )
-

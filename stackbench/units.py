@@ -32,3 +32,6 @@ def format_us(us: float | None) -> str:
     if us is None:
         return "-"
     return f"{us / 1000:.2f}"
+
+
+MiB = 2**20  # memory is shown in MiB (2**20 bytes) everywhere, and labelled so

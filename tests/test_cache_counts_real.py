@@ -39,6 +39,6 @@ def test_x_cache_is_counted_and_a_cached_cell_is_flagged():
     cached, passed = store.cells(outcome.run_id)
     hits = cached["engine"]["header_counts"]["X-Cache"]
     assert hits.get("HIT", 0) > 0.9 * cached["requests_completed"]
-    assert any("cache hits" in w for w in cached["warnings"])
+    assert any(c["code"] == "cache_hits" for c in cached["caveats"])
     assert passed["engine"]["header_counts"]["X-Cache"] == {"PASS": passed["requests_completed"]}
-    assert not any("cache hits" in w for w in passed["warnings"])
+    assert not any(c["code"] == "cache_hits" for c in passed["caveats"])

@@ -9,7 +9,8 @@ import tomllib
 
 import pytest
 
-from stackbench import metrics, plan as plan_mod, runner
+from stackbench import plan as plan_mod, runner
+from stackbench.analysis import metrics
 from stackbench.store import Store
 
 from conftest import require_stack

@@ -41,7 +41,7 @@ def schema() -> dict:
 def test_document_validates_and_counts_match_the_server(nginx, keepalive):
     before = served(nginx)
     doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{nginx.port}/hello.php", connections=8,
-                                     duration_s=None, requests=2000, keepalive=keepalive))
+                                     duration_s=None, requests=2000, keepalive=keepalive)).raw
     after = served(nginx) - 1  # the first status request is counted too
     jsonschema.validate(doc, schema())
     assert doc["requests"]["completed"] == 2000 and doc["requests"]["failed"] == 0
@@ -57,11 +57,11 @@ def test_document_validates_and_counts_match_the_server(nginx, keepalive):
 def test_php_100k_bodies_are_read_whole(nginx):
     """nginx + FPM answers PHP with chunked transfer encoding over HTTP/1.1."""
     doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{nginx.port}/100k.php", connections=4,
-                                     duration_s=None, requests=200))
+                                     duration_s=None, requests=200)).raw
     from stackbench.workloads import WORKLOADS
 
     assert doc["requests"]["completed"] == 200 and doc["requests"]["failed"] == 0
-    assert doc["bytes"]["body_received"] == 200 * WORKLOADS["php-100k"].expected_length()
+    assert doc["bytes"]["body_received"] == 200 * WORKLOADS["php-100k"].check.expected_length()
 
 
 def test_engine_refuses_non_loopback_targets():

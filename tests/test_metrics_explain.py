@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import io
 
-from stackbench import metrics
+from stackbench.analysis import metrics
 from stackbench.monitor.cgroup_stats import CgroupSample
 from stackbench.monitor.processes import ProcessMemory
 from stackbench.monitor.session import CellCost
 from stackbench.monitor.syscalls import WindowCounts
-from stackbench.report import explain
+from stackbench.report.text import explain
 from stackbench.store import Store
 
 from test_store import record
@@ -20,11 +20,13 @@ def sample(t_s: float, cpu_us: int, rss: int) -> CgroupSample:
 
 
 def cost(openat: int) -> CellCost:
-    return CellCost(samples=[sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)], peak_mem_bytes=30 << 20,
-                    processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
-                               ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)],
-                    syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0),
-                    syscalls_requests_per_s=1234.5)
+    c = CellCost(samples=[sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)], peak_mem_bytes=30 << 20,
+                 processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
+                            ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)],
+                 syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0),
+                 syscalls_requests_per_s=1234.5)
+    c.derive()
+    return c
 
 
 def test_none_when_not_computable():
@@ -37,7 +39,7 @@ def test_none_when_not_computable():
 
 def test_store_and_explain_a_pair():
     store = Store()
-    run_id = store.begin_run("p", "s", {}, {})
+    run_id = store.begin_run("p", "s", {}, {}, {})
     a = store.record_cell(run_id, record(0, cost=cost(openat=0)))
     b = store.record_cell(run_id, record(1, stack_label="apache All", cost=cost(openat=10_000)))
     cells = store.cells(run_id)
@@ -59,4 +61,4 @@ def test_store_and_explain_a_pair():
     first_call = lines[lines.index(next(x for x in lines if x.startswith("call"))) + 1]
     assert first_call.split()[0] == "openat"  # the largest difference comes first
     assert "+4.05" in first_call  # 10,000 calls / (1234.5 req/s × 2 s)
-    assert "2 × 3.0" in text  # two apache2 processes, 3 MB PSS each
+    assert "2 × 3.0" in text  # two apache2 processes, 3 MiB PSS each

@@ -8,7 +8,8 @@ import tomllib
 
 import pytest
 
-from stackbench import engine, plan as plan_mod, runner
+from stackbench import plan as plan_mod, runner
+from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited
 from stackbench.pinning import Pinning
 from stackbench.store import Store
@@ -42,6 +43,9 @@ class FakeInstance:
         self.stack = type("FakeStack", (), {"count_headers": ()})()
         self.die_on_cell = die_on_cell
         self.cells_served = 0
+
+    def url(self, path):
+        return f"http://fake{path}"
 
     def preflight(self):
         self.log.append(("preflight", self.label))
@@ -80,53 +84,56 @@ class FakeRunMonitor:
         pass
 
 
+class FreeLock:
+    def acquire(self):
+        pass
+
+    def release(self):
+        pass
+
+
 def doc(rps=100.0):
     return {"schema_version": 1, "started_unix_us": 1, "duration_us": 1_000_000, "requests_per_s": rps,
             "requests": {"completed": 100, "ok_2xx": 100, "non_2xx": 0, "failed": 0},
-            "latency_us": {"mean": 10.0, "percentiles": {"50": 9, "99": 20}}, "warnings": []}
+            "latency_us": {"mean": 10.0, "percentiles": {"50": 9, "99": 20}}, "warnings": [], "warning_codes": []}
 
 
 @pytest.fixture
-def lab(monkeypatch):
+def lab():
+    """A Lab whose engine and stacks are fakes that write what happens to `log`."""
     log: list = []
     state = {"interrupt_at": None, "die_on_cell": None, "instances": {}}
 
-    def make_instance(variant, cpus, options, cgroup_parent=None):
+    def make_instance(variant, cpus, options, cgroup_parent, workload_ids):
         inst = FakeInstance(log, variant, state["die_on_cell"] if variant.id == "nginx-fpm" else None)
         state["instances"][variant.label] = inst
         return inst
 
-    def fake_run(spec, cpus=None):
-        kind = "warmup" if spec.duration_s == 0.2 else "measure"
-        log.append((kind, spec.connections))
+    def fake_load(spec, cpus=None):
+        log.append((spec.phase, spec.connections))
         measured = [e for e in log if e[0] == "measure"]
-        if kind == "measure" and state["interrupt_at"] == len(measured):
+        if spec.phase == "measure" and state["interrupt_at"] == len(measured):
             raise KeyboardInterrupt
-        if kind == "measure":
+        if spec.phase == "measure":
             for inst in state["instances"].values():
                 inst.cells_served += 1
-        return doc()
+        return EngineResult.from_doc(doc())
 
-    monkeypatch.setattr(runner, "_instance", make_instance)
-    monkeypatch.setattr(runner, "RunMonitor", FakeRunMonitor)
-    monkeypatch.setattr(runner.installed, "require", lambda stack: None)
-    monkeypatch.setattr(runner.installed, "versions", lambda stack: {"fake": "1"})
-    monkeypatch.setattr(runner.environment, "collect", lambda pins: {"fake": True})
-    monkeypatch.setattr(engine, "run", fake_run)
-    monkeypatch.setattr(engine, "binary", lambda: "/bin/true")
-    monkeypatch.setattr(runner.pinning_mod, "pin_self", lambda cpus: None)
-    return log, state
+    fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
+                      monitor=FakeRunMonitor, environment=lambda pins: {"fake": True}, lock=FreeLock,
+                      require=lambda stack: None, versions=lambda stack: {"fake": "1"}, pin_self=lambda cpus: None)
+    return log, state, fake
 
 
-def run(store):
-    plan = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
-    return runner.run_plan(plan, store, options=runner.Options(pinning=Pinning([0], [1])))
+def run(store, lab, text=PLAN):
+    plan = plan_mod.parse(tomllib.loads(text), "order.toml")
+    return runner.run_plan(plan, store, options=runner.Options(pinning=Pinning([0], [1])), lab=lab)
 
 
 def test_order_of_a_plan(lab):
-    log, _ = lab
+    log, _, fake = lab
     store = Store()
-    outcome = run(store)
+    outcome = run(store, fake)
     assert outcome.status == "complete"
     a, b = "nginx-fpm", "apache-prefork-modphp"
     assert log == [
@@ -141,21 +148,21 @@ def test_order_of_a_plan(lab):
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
-    log, state = lab
+    log, state, fake = lab
     state["interrupt_at"] = 3  # during the first cell of the second stack
     store = Store()
     with pytest.raises(KeyboardInterrupt):
-        run(store)
+        run(store, fake)
     assert log[-1] == ("down", "apache-prefork-modphp")
     run_row = store.runs()[-1]
     assert run_row["status"] == "interrupted" and run_row["cells"] == 2
 
 
 def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
-    log, state = lab
+    log, state, fake = lab
     state["die_on_cell"] = 0  # nginx-fpm's server dies during its first cell
     store = Store()
-    outcome = run(store)
+    outcome = run(store, fake)
     assert outcome.status == "failed" and len(outcome.errors) == 1
     cells = store.cells(outcome.run_id)
     assert [(c["stack_label"], c["status"]) for c in cells] == [
@@ -166,26 +173,53 @@ def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
     assert ("down", "nginx-fpm") in log and log[-1] == ("down", "apache-prefork-modphp")
 
 
-def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab, monkeypatch):
-    log, _ = lab
-    plan = plan_mod.parse(tomllib.loads(PLAN.replace('restart = "stack"', 'restart = "cell"')), "order.toml")
-    runner.run_plan(plan, Store(), options=runner.Options(pinning=Pinning([0], [1])))
+def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):
+    log, _, fake = lab
+    run(Store(), fake, PLAN.replace('restart = "stack"', 'restart = "cell"'))
     a = "nginx-fpm"
     assert log[2:9] == [("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("down", a), ("up", a), ("verify", a)]
     assert sum(1 for e in log if e[0] == "up") == 4
 
 
-def test_a_second_run_at_the_same_time_is_refused(lab, tmp_path, monkeypatch):
+def test_a_second_run_at_the_same_time_is_refused(lab, tmp_path):
     from stackbench import lock
     from stackbench.errors import UsageError
 
-    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "lock")
-    monkeypatch.setattr(runner, "RunLock", lambda: lock.RunLock(tmp_path / "lock"))
+    _, _, fake = lab
+    fake.lock = lambda: lock.RunLock(tmp_path / "lock")
     held = lock.RunLock(tmp_path / "lock")
     held.acquire()
     try:
         with pytest.raises(UsageError, match="another stackbench run"):
-            run(Store())
+            run(Store(), fake)
     finally:
         held.release()
-    assert run(Store()).status == "complete"  # free again
+    assert run(Store(), fake).status == "complete"  # free again
+
+
+def test_resume_runs_only_the_missing_cells_in_order(lab):
+    log, state, fake = lab
+    state["interrupt_at"] = 3
+    store = Store()
+    with pytest.raises(KeyboardInterrupt):
+        run(store, fake)
+    run_id = store.latest_run_id()
+    done = {c["seq"] for c in store.cells(run_id)}
+    assert done == {0, 1}
+    state["interrupt_at"] = None
+    log.clear()
+    plan = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
+    outcome = runner.resume(run_id, plan, done, store, options=runner.Options(pinning=Pinning([0], [1])), lab=fake)
+    assert outcome.run_id == run_id and outcome.status == "complete"
+    assert [e for e in log if e[0] == "measure"] == [("measure", 1), ("measure", 8)]
+    assert [c["seq"] for c in store.cells(run_id)] == [0, 1, 2, 3]
+    assert store.run(run_id)["status"] == "complete"
+
+
+def test_the_checked_plan_is_stored_with_the_run(lab):
+    _, _, fake = lab
+    store = Store()
+    outcome = run(store, fake)
+    checked = store.run(outcome.run_id)["plan_checked"]
+    assert checked["duration_s"] == 1.0 and checked["warmup_s"] == 0.2 and checked["restart"] == "stack"
+    assert [s["id"] for s in checked["stacks"]] == ["nginx-fpm", "apache-prefork-modphp"]

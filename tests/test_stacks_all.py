@@ -77,15 +77,15 @@ def load(port: int, workload: workloads.Workload, requests: int = 200, connectio
     """`requests` GETs over `connections` kept-alive connections with the lab's own
     engine; returns what went wrong (failed, non-2xx, or a byte count that is off)."""
     doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{port}{workload.path}", connections=connections,
-                                     duration_s=None, requests=requests, timeout_s=timeout_s))
+                                     duration_s=None, requests=requests, timeout_s=timeout_s)).raw
     req = doc["requests"]
     problems = [f"{k}: {v}" for k, v in doc["errors"].items() if v]
     if req["non_2xx"]:
         problems.append(f"non-2xx: {doc['status_codes']}")
     if req["completed"] != requests:
         problems.append(f"completed {req['completed']} of {requests}")
-    elif doc["bytes"]["body_received"] != requests * workload.expected_length():
-        problems.append(f"body bytes {doc['bytes']['body_received']}, expected {requests * workload.expected_length()}")
+    elif doc["bytes"]["body_received"] != requests * workload.check.expected_length():
+        problems.append(f"body bytes {doc['bytes']['body_received']}, expected {requests * workload.check.expected_length()}")
     return problems
 
 
@@ -111,7 +111,7 @@ def test_stack_serves_every_workload_under_load_and_stops_clean(stack_id, workdi
         if os.geteuid() == 0:  # whatever serves requests does not run as root
             assert any(os.stat(f"/proc/{p}").st_uid != 0 for p in pids)
         rundir = inst.ctx.rundir
-    assert not inst.leftover_pids()
+    assert not inst.all_pids()
     assert not left_behind(before, inst), "server processes left behind"
     assert not rundir.exists()
     if os.geteuid() == 0:
@@ -138,7 +138,7 @@ def test_front_that_never_gets_ready_leaves_nothing_running(stack_id, workdir, m
     with pytest.raises(ServerExited, match="not ready"):
         inst.up()
     assert len(inst.processes) == len(inst.servers), "every server had been started"
-    assert not inst.leftover_pids()
+    assert not inst.all_pids()
     assert not left_behind(before, inst), "server processes left behind"
     assert not list(workdir.iterdir()), "run directory left behind"
 
@@ -189,7 +189,7 @@ def test_bad_config_is_refused_with_the_checkers_message(stack_id, server_name, 
         inst.up()
     assert f"{server_name} rejected its configuration" in e.value.message
     assert "bogus" in e.value.detail.lower() or "parse" in e.value.detail.lower(), e.value.detail
-    assert not inst.processes and not inst.leftover_pids() and not list(workdir.iterdir())
+    assert not inst.processes and not inst.all_pids() and not list(workdir.iterdir())
 
 
 def test_unpackaged_stacks_are_listed_with_a_reason():

@@ -58,7 +58,7 @@ def test_opcache_knob_turns_opcache_off(stack_id, workdir):
     for opcache in (True, False):
         with start(stack_id, {"opcache": opcache}, workdir) as inst:
             (inst.ctx.docroot / "opcache.php").write_bytes(OPCACHE_PHP)
-            status, _, body = fetch(inst.port, "/opcache.php", timeout=40)
+            status, _, body = fetch(inst.host, inst.port, "/opcache.php", timeout=40)
             assert (status, body) == (200, b"on" if opcache else b"off")
 
 
@@ -66,7 +66,7 @@ def test_apache_module_set_debian_loads_debians_default_modules(workdir):
     """Debian's alias.conf maps /icons/ (mod_alias is in Debian's set, not in ours)."""
     for modules, expected in (("debian", 200), ("minimal", 404)):
         with start("apache-prefork-modphp", {"apache_modules": modules}, workdir) as inst:
-            status, _, _ = fetch(inst.port, "/icons/apache_pb.png")
+            status, _, _ = fetch(inst.host, inst.port, "/icons/apache_pb.png")
             assert status == expected, modules
             inst.verify(list(workloads.WORKLOADS))
 
@@ -128,7 +128,7 @@ def test_caches_say_what_they_did_in_x_cache(stack_id, knobs, path, expected, wo
     with start(stack_id, knobs, workdir) as inst:
         seen = []
         for _ in expected:
-            status, headers, _ = fetch(inst.port, path)
+            status, headers, _ = fetch(inst.host, inst.port, path)
             assert status == 200
             seen.append(headers.get("x-cache"))
         assert seen == expected

@@ -36,7 +36,7 @@ def test_allow_override_all_makes_apache_read_htaccess(workdir):
         with StackInstance(STACKS["apache-prefork-modphp"], {"allow_override": override}, cpus=[0],
                            workdir=workdir) as inst:
             (inst.ctx.docroot / ".htaccess").write_text("ThisIsNotADirective on\n")
-            status, _, _ = fetch(inst.port, "/hello.html")
+            status, _, _ = fetch(inst.host, inst.port, "/hello.html")
             assert status == expected, override
 
 
@@ -47,7 +47,7 @@ def test_config_check_failure_shows_the_checker_message(workdir):
         inst.up()
     assert "nginx rejected its configuration" in e.value.message
     assert "worker_connections" in e.value.detail  # nginx's own words
-    assert not inst.leftover_pids() and not list(workdir.iterdir())
+    assert not inst.all_pids() and not list(workdir.iterdir())
 
 
 def test_port_in_use_is_refused_before_starting(workdir):
@@ -73,7 +73,7 @@ def test_server_that_exits_during_start_reports_its_log(workdir):
             inst.up()
     assert "php-fpm" in e.value.message
     assert "Address already in use" in e.value.detail
-    assert not inst.leftover_pids()
+    assert not inst.all_pids()
 
 
 def test_server_killed_mid_run_is_detected(workdir):

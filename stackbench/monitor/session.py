@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from stackbench.engine.result import EngineResult
 from stackbench.monitor import processes, status_pages, strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
@@ -13,17 +14,45 @@ from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
 
 @dataclass
 class CellCost:
+    """What a stack cost during one measured window. Every figure is derived here, once,
+    from the samples; the store persists them as they are."""
+
     samples: list[CgroupSample] = field(default_factory=list)
-    peak_mem_bytes: int | None = None
-    cpu_user_us: int | None = None  # over the sampled window
+    peak_mem_bytes: int | None = None  # the cgroup's own peak, page cache included
+    anon_peak_bytes: int | None = None  # highest sampled anonymous + shared memory
+    cpu_user_us: int | None = None  # over the sampled window (USER_HZ resolution on v1)
     cpu_system_us: int | None = None
-    window_s: float | None = None  # wall time between the first and last sample
+    cpu_total_us: int | None = None  # user + system, exact (cpuacct.usage / cpu.stat)
+    window_us: int | None = None  # wall time between the first and last sample
+    procs_max: int | None = None
+    threads_max: int | None = None
     processes: list[processes.ProcessMemory] = field(default_factory=list)
     syscalls: syscalls.WindowCounts | None = None  # from the profile pass, not the measured window
     syscalls_requests_per_s: float | None = None  # the profile pass's own throughput
     notes: list[str] = field(default_factory=list)  # what could not be measured, and why
     sampler_cost_s: float = 0.0
     status: list[status_pages.StatusSample] = field(default_factory=list)
+
+    def derive(self) -> None:
+        """Figures over the sampled window: last cumulative value minus the first,
+        maxima of the gauges. Not computable (fewer than two samples) stays None."""
+        s = self.samples
+        anon = [x.mem_rss_bytes + (x.mem_shmem_bytes or 0) for x in s if x.mem_rss_bytes is not None]
+        self.anon_peak_bytes = max(anon) if anon else None
+        self.procs_max = max((x.procs for x in s if x.procs is not None), default=None)
+        self.threads_max = max((x.threads for x in s if x.threads is not None), default=None)
+        if len(s) < 2:
+            return
+        self.window_us = s[-1].t_unix_us - s[0].t_unix_us
+        self.cpu_user_us = _delta(s, "cpu_user_us")
+        self.cpu_system_us = _delta(s, "cpu_system_us")
+        self.cpu_total_us = _delta(s, "cpu_usage_us")
+
+
+def _delta(samples: list[CgroupSample], attr: str) -> int | None:
+    first, last = getattr(samples[0], attr), getattr(samples[-1], attr)
+    return None if first is None or last is None else last - first
+
 
 # Which parser reads a server's status page, by server name.
 STATUS_KIND = {"nginx": "nginx", "apache2": "apache", "php-fpm": "fpm"}
@@ -83,11 +112,7 @@ class StackMonitor:
         cost.samples = self._sampler.stop()
         cost.sampler_cost_s = self._sampler.cost_s
         cost.peak_mem_bytes = self.reader.peak_bytes()
-        first, last = cost.samples[0], cost.samples[-1]
-        cost.window_s = (last.t_unix_us - first.t_unix_us) / 1e6
-        if first.cpu_user_us is not None and last.cpu_user_us is not None:
-            cost.cpu_user_us = last.cpu_user_us - first.cpu_user_us
-            cost.cpu_system_us = last.cpu_system_us - first.cpu_system_us
+        cost.derive()
         # After the load, while every worker still exists (prefork reaps spares slowly).
         cost.processes = processes.snapshot(self.cgroup.pids())
         self._sampler = None
@@ -110,7 +135,9 @@ class StackMonitor:
             return False
         return True
 
-    def end_profile(self, cost: CellCost, window_start_us: int, window_end_us: int, doc: dict) -> None:
+    def end_profile(self, cost: CellCost, result: EngineResult) -> None:
+        """The profile pass ran as `result`: count its system calls over its window."""
+        window_start_us, window_end_us = result.started_unix_us, result.ended_unix_us
         if not self.counter:
             return
         if self.syscall_method == "strace":
@@ -118,12 +145,12 @@ class StackMonitor:
             self.counter.stop()
             cost.syscalls = self.counter.window(window_start_us, window_end_us)
             seconds = cost.syscalls.seconds if cost.syscalls else 0
-            cost.syscalls_requests_per_s = doc["requests"]["completed"] / seconds if seconds else None
+            cost.syscalls_requests_per_s = result.requests.completed / seconds if seconds else None
             cost.notes.append(strace.NOTE)
             self.counter = None
             return
         cost.syscalls = self.counter.window(window_start_us, window_end_us)
-        cost.syscalls_requests_per_s = doc.get("requests_per_s")
+        cost.syscalls_requests_per_s = result.requests_per_s
         if cost.syscalls is None:
             cost.notes.append("system calls: the profile pass was shorter than one perf interval")
         self.reapers.append(self.counter.stop(wait=False))

@@ -1,1 +1,2 @@
-"""Presentation: everything here reads stored results (or runner events) and prints."""
+"""Reports render models built by stackbench.analysis from the store: text/ for a
+terminal (tables, explain, timeline, progress). They format; they do not compute."""

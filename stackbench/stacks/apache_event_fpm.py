@@ -21,6 +21,6 @@ class ApacheEventFpm(Stack):
     def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
         fpm = phpfpm.PhpFpm.for_stack(ctx, knobs)
         # mod_proxy_fcgi's spelling: a unix socket needs a dummy fcgi://localhost part.
-        handler = (f"proxy:fcgi://127.0.0.1:{fpm.tcp_port}" if fpm.tcp
+        handler = (f"proxy:fcgi://{ctx.host}:{fpm.tcp_port}" if fpm.tcp
                    else f"proxy:unix:{fpm.socket_path}|fcgi://localhost")
         return [fpm, apache.Apache(ctx, knobs, mpm="event", php="fpm", fpm_handler=handler)]

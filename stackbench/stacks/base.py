@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from stackbench.errors import UsageError
+from stackbench.ports import LOOPBACK
 from stackbench.supervise import Probe
 
 _TEMPLATES = Environment(
@@ -79,13 +80,16 @@ class Context:
     cpus: list[int]
     user: str | None  # unprivileged worker user when the lab runs as root, else None
     aux_ports: dict[str, int] = field(default_factory=dict)
+    # The address every server of the stack listens on and its hops use; the one place
+    # it is decided (a network namespace will give another).
+    host: str = LOOPBACK
 
     def aux_port(self, name: str) -> int:
         """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
         if name not in self.aux_ports:
             from stackbench.ports import free_port
 
-            self.aux_ports[name] = free_port()
+            self.aux_ports[name] = free_port(self.host)
         return self.aux_ports[name]
 
     def render_values(self) -> dict[str, Any]:
@@ -95,6 +99,7 @@ class Context:
             "docroot": str(self.docroot),
             "port": self.port,
             "user": self.user,
+            "host": self.host,
         }
 
 

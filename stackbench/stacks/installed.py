@@ -82,6 +82,13 @@ def require(stack: Stack) -> None:
         raise err
 
 
+def require_workload(workload) -> None:
+    """A workload's own packages (e.g. php8.2-mysql for WordPress)."""
+    for req in workload.requirements:
+        if not present(req):
+            raise MissingBinary(req.path, req.package)
+
+
 @functools.cache
 def version(binary: str) -> str | None:
     argv = VERSION_COMMANDS.get(binary)

@@ -11,12 +11,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from stackbench import ports, workloads
+from stackbench import ports, workloads as workloads_mod
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError
 from stackbench.stacks import installed
 from stackbench.stacks.base import Context, Server, Stack
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
+from stackbench.workloads.base import Workload
 from stackbench.workloads.verify import verify
 
 WORKER_USER = "www-data"
@@ -27,7 +28,9 @@ class StackInstance:
     def __init__(self, stack: Stack, knobs: dict[str, Any], *, label: str | None = None,
                  cpus: list[int] | None = None, port: int | None = None,
                  workdir: Path | None = None, keep_rundir: bool = False,
-                 aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None):
+                 aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None,
+                 workloads: list[Workload] | None = None, host: str = ports.LOOPBACK):
+        """`workloads`: what the docroot gets (default: every registered workload)."""
         self.stack = stack
         self.knobs = stack.resolve_knobs(knobs)
         self.label = label or stack.id
@@ -37,29 +40,41 @@ class StackInstance:
         self._aux_ports = dict(aux_ports or {})
         self._cgroup_parent = cgroup_parent
         self.keep_rundir = keep_rundir
+        self.workloads = list(workloads if workloads is not None else workloads_mod.WORKLOADS.values())
+        self.host = host
         self.ctx: Context | None = None
+        self.services: list[Server] = []  # what the workloads bring (a database), started first
         self.servers: list[Server] = []
         self.processes: list[ServerProcess] = []
         self.files: dict[str, str] = {}  # rendered configs, relative to the run directory
-        self.ready_s: dict[str, float] = {}
         self.cgroup: Cgroup | None = None
+        # The workloads' services get a cgroup of their own, so the stack's cost is the
+        # stack's alone and the database's is shown beside it.
+        self.services_cgroup: Cgroup | None = None
 
     @property
     def port(self) -> int:
         assert self.ctx is not None
         return self.ctx.port
 
+    def url(self, path: str) -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
     # -- lifecycle ---------------------------------------------------------------------
     def up(self) -> None:
         installed.require(self.stack)
         if self._port is not None:
-            ports.ensure_free(self._port)
+            ports.ensure_free(self._port, self.host)
         try:
             self._prepare()
             self._check()
+            if self.services:
+                self.services_cgroup = Cgroup.create(self.ctx.rundir.name + "-services", parent=self._cgroup_parent)
+                for service in self.services:
+                    self._start(service, self.services_cgroup)
             self.cgroup = Cgroup.create(self.ctx.rundir.name, parent=self._cgroup_parent)
             for server in self.servers:
-                self._start(server)
+                self._start(server, self.cgroup)
         except BaseException:
             self.down()
             raise
@@ -74,11 +89,12 @@ class StackInstance:
             self.down()
             self.files.clear()
             self.servers = []
+            self.services = []
             self.ctx = None
 
     def verify(self, workload_ids: list[str]) -> None:
         for wid in workload_ids:
-            verify(self.port, workloads.get(wid), self.label)
+            verify(self.host, self.port, workloads_mod.get(wid), self.label)
 
     def dead_servers(self) -> list[ServerProcess]:
         return [p for p in self.processes if not p.alive()]
@@ -90,28 +106,19 @@ class StackInstance:
         """Every live process of the stack: the cgroup's members (which catches anything
         that left its process group), or the process groups without a cgroup."""
         pids = {pid for p in self.processes for pid in p.group_pids()}
-        if self.cgroup:
-            pids.update(self.cgroup.pids())
+        for cgroup in (self.cgroup, self.services_cgroup):
+            if cgroup:
+                pids.update(cgroup.pids())
         return sorted(pids)
-
-    def leftover_pids(self) -> list[int]:
-        return self.all_pids()
 
     def down(self) -> None:
         """Stop front first, so the back end never sees a request it cannot finish;
         then anything still in the stack's cgroup is killed and the cgroup removed."""
         for proc in reversed(self.processes):
             proc.stop()
-        if self.cgroup:
-            deadline = time.monotonic() + 5
-            while self.cgroup.pids() and time.monotonic() < deadline:
-                for pid in self.cgroup.pids():
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.02)
-            self.cgroup.remove()
+        for cgroup in (self.cgroup, self.services_cgroup):
+            if cgroup:
+                _empty_and_remove(cgroup)
         if self.ctx and not self.keep_rundir:
             shutil.rmtree(self.ctx.rundir, ignore_errors=True)
 
@@ -134,26 +141,30 @@ class StackInstance:
         user = WORKER_USER if os.geteuid() == 0 else None
         if user:
             _check_traversable(rundir)
-        self.ctx = Context(self.label, rundir, rundir / "docroot",
-                           self._port or ports.free_port(), self.cpus, user, dict(self._aux_ports))
+        self.ctx = Context(self.label, rundir, rundir / "docroot", self._port or ports.free_port(self.host),
+                           self.cpus, user, dict(self._aux_ports), host=self.host)
+        self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
         self.servers = self.stack.servers(self.ctx, self.knobs)
-        docroot = workloads.docroot_files()
-        for server in self.servers:
+        # Only the plan's workloads go into the docroot (a server's own extras too,
+        # e.g. Apache's .htaccess for AllowOverride All).
+        (self.ctx.docroot / "index.html").write_bytes(workloads_mod.INDEX_HTML)
+        for workload in self.workloads:
+            workload.install(self.ctx.docroot)
+        for server in self.services + self.servers:
             for rel, text in server.files().items():
                 path = rundir / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 self.files[rel] = text
-            docroot.update(server.extra_docroot_files)
-        for name, content in docroot.items():
-            (self.ctx.docroot / name).write_bytes(content)
-        for server in self.servers:
+            for name, content in server.extra_docroot_files.items():
+                (self.ctx.docroot / name).write_bytes(content)
+        for server in self.services + self.servers:
             server.prepare()
 
     def _check(self) -> None:
         """Every rendered config passes the server's own checker before anything starts."""
         assert self.ctx is not None
-        for server in self.servers:
+        for server in self.services + self.servers:
             status, out = run_checked(server.check_argv(), cwd=self.ctx.rundir, env=server.env())
             if status != 0:
                 raise ConfigCheckFailed(
@@ -162,19 +173,33 @@ class StackInstance:
                     hint="run again with --keep-rundir to keep the rendered files for inspection",
                 )
 
-    def _start(self, server: Server) -> None:
+    def _start(self, server: Server, cgroup: Cgroup | None) -> None:
         assert self.ctx is not None
         proc = spawn(server.name, server.start_argv(), cwd=self.ctx.rundir, env=server.env(),
                      cpus=self.cpus, log_paths=server.log_paths(), stop_signal=server.stop_signal,
-                     cgroup=self.cgroup)
+                     cgroup=cgroup)
         self.processes.append(proc)
-        self.ready_s[server.name] = wait_ready(proc, server.probe(), READY_DEADLINE_S)
+        wait_ready(proc, server.probe(), READY_DEADLINE_S)
 
     def check_alive(self) -> None:
         """Raise if a server died (e.g. mid-run), with its last words."""
         for proc in self.dead_servers():
             raise ServerExited(f"{proc.name} of {self.label} exited with status {proc.popen.returncode}",
                                detail=proc.tail())
+
+
+def _empty_and_remove(cgroup: Cgroup) -> None:
+    """Kill whatever is left in a cgroup (a worker that left its process group), then
+    remove it."""
+    deadline = time.monotonic() + 5
+    while cgroup.pids() and time.monotonic() < deadline:
+        for pid in cgroup.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    cgroup.remove()
 
 
 def _check_traversable(path: Path) -> None:

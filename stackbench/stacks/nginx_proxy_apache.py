@@ -20,7 +20,7 @@ def proxied_apache(ctx: Context, knobs: dict[str, Any], *, cache_ttl: int | None
         keepalive = knobs["upstream_keepalive"]
         nginx.check_upstream_pool(nginx.worker_count(ctx, knobs), keepalive,
                                   knobs["max_request_workers"], "max_request_workers")
-    front = nginx.Nginx(ctx, knobs, proxy_upstream=f"127.0.0.1:{backend.port}",
+    front = nginx.Nginx(ctx, knobs, proxy_upstream=f"{ctx.host}:{backend.port}",
                         upstream_keepalive=keepalive, cache_ttl=cache_ttl)
     return [backend, front]
 

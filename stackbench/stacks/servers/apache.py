@@ -140,10 +140,10 @@ class Apache(Server):
         return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C"}
 
     def probe(self) -> Probe:
-        return tcp_probe("127.0.0.1", self.port)
+        return tcp_probe(self.ctx.host, self.port)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / "logs" / "apache-error.log"]
 
     def status_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/stackbench/server-status?auto"
+        return f"http://{self.ctx.host}:{self.port}/stackbench/server-status?auto"

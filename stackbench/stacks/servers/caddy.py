@@ -33,7 +33,7 @@ class Caddy(Server):
 
     def files(self) -> dict[str, str]:
         assert self.fpm is not None
-        upstream = f"127.0.0.1:{self.fpm.tcp_port}" if self.fpm.tcp else f"unix/{self.fpm.socket_path}"
+        upstream = f"{self.ctx.host}:{self.fpm.tcp_port}" if self.fpm.tcp else f"unix/{self.fpm.socket_path}"
         return {CONF: render("Caddyfile.j2", **self.ctx.render_values(),
                              keepalive_timeout=self.knobs["keepalive_timeout"], upstream=upstream)}
 
@@ -63,7 +63,7 @@ class Caddy(Server):
         return env
 
     def probe(self) -> Probe:
-        return tcp_probe("127.0.0.1", self.ctx.port)
+        return tcp_probe(self.ctx.host, self.ctx.port)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / HOME / "caddy.log"]

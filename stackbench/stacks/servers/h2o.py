@@ -52,7 +52,7 @@ class H2o(Server):
         return ["h2o", "-c", str(self.ctx.rundir / CONF)]
 
     def probe(self) -> Probe:
-        return tcp_probe("127.0.0.1", self.ctx.port)
+        return tcp_probe(self.ctx.host, self.ctx.port)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / "logs" / "h2o-error.log"]

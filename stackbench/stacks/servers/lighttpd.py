@@ -50,7 +50,7 @@ class Lighttpd(Server):
         return ["lighttpd", "-D", "-f", str(self.ctx.rundir / CONF)]
 
     def probe(self) -> Probe:
-        return tcp_probe("127.0.0.1", self.ctx.port)
+        return tcp_probe(self.ctx.host, self.ctx.port)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / ERROR_LOG]

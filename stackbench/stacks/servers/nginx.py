@@ -95,10 +95,10 @@ class Nginx(Server):
         return self._base_argv()
 
     def probe(self) -> Probe:
-        return tcp_probe("127.0.0.1", self.ctx.port)
+        return tcp_probe(self.ctx.host, self.ctx.port)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / "logs" / "nginx-error.log"]
 
     def status_url(self) -> str:
-        return f"http://127.0.0.1:{self.ctx.port}/stackbench/nginx-status"
+        return f"http://{self.ctx.host}:{self.ctx.port}/stackbench/nginx-status"

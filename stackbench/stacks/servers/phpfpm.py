@@ -38,7 +38,7 @@ class PhpFpm(Server):
         self.stop_signal = signal.SIGQUIT  # graceful; FPM stops in a few ms either way
 
     def status_url(self) -> str | None:
-        return f"http://127.0.0.1:{self.ctx.port}/stackbench/fpm-status" if self.status_via_front else None
+        return f"http://{self.ctx.host}:{self.ctx.port}/stackbench/fpm-status" if self.status_via_front else None
 
     @classmethod
     def for_stack(cls, ctx: Context, knobs: dict[str, Any]) -> "PhpFpm":
@@ -56,7 +56,7 @@ class PhpFpm(Server):
     @property
     def listen(self) -> str:
         if self.knobs["fpm_listen"] == "tcp":
-            return f"127.0.0.1:{self.tcp_port}"
+            return f"{self.ctx.host}:{self.tcp_port}"
         return str(self.socket_path)
 
     @property
@@ -91,7 +91,7 @@ class PhpFpm(Server):
 
     def probe(self) -> Probe:
         if self.knobs["fpm_listen"] == "tcp":
-            return tcp_probe("127.0.0.1", self.tcp_port)
+            return tcp_probe(self.ctx.host, self.tcp_port)
         return unix_probe(self.socket_path)
 
     def log_paths(self) -> list[Path]:

@@ -52,7 +52,7 @@ class Varnish(Server):
         k = self.knobs
         return [
             "varnishd", "-F",
-            "-a", f"127.0.0.1:{self.ctx.port}",
+            "-a", f"{self.ctx.host}:{self.ctx.port}",
             "-T", "none",  # no management port: the lab stops it with a signal
             "-f", str(self.ctx.rundir / VCL),
             "-n", str(self.ctx.rundir / "varnish"),
@@ -67,7 +67,7 @@ class Varnish(Server):
         ]
 
     def probe(self) -> Probe:
-        port = tcp_probe("127.0.0.1", self.ctx.port)
+        port = tcp_probe(self.ctx.host, self.ctx.port)
         return lambda: self.pidfile.exists() and port()
 
     def log_paths(self) -> list[Path]:

@@ -5,33 +5,39 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench import metrics
-from stackbench.report.style import Style
-from stackbench.units import format_us
+from stackbench.analysis import figures, questions
+from stackbench.analysis.figures import CellFigures, Unserved
+from stackbench.report.text.caveats import sentence
+from stackbench.report.text.style import Style
+from stackbench.states import CellStatus
+from stackbench.units import MiB, format_us
 
 COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
-           "unserved", "mem MB", "CPU µs/req", "calls/req")
+           "unserved", "mem MiB", "CPU µs/req", "calls/req")
 NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
 
 
 def rows(cells: list[dict]) -> list[tuple[str, ...]]:
-    ordered = sorted(cells, key=lambda c: (c["workload"], c["concurrency"], not c["keepalive"], c["seq"]))
     out = []
-    for c in ordered:
-        if c["status"] != "ok" and c["engine"] is None:
-            out.append((str(c["seq"]), c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"], "FAILED")
-                       + ("-",) * (len(COLUMNS) - 6))
-            continue
-        rps = c["requests_per_s"]
-        out.append((
-            str(c["seq"]), c["workload"], str(c["concurrency"]), _ka(c), c["stack_label"] + ("" if c["status"] == "ok" else " (FAILED)"),
-            "-" if rps is None else f"{rps:,.0f}",
-            format_us(c["latency_mean_us"]), format_us(c["latency_p50_us"]), format_us(c["latency_p99_us"]),
-            str(c["requests_failed"]), str(c["non_2xx"]), _unserved(c),
-            _num(metrics.memory_peak_bytes(c), 1 / 2**20, 1), _num(metrics.cpu_us_per_request(c), 1, 0),
-            _num(metrics.syscalls_per_request(c), 1, 1),
-        ))
+    for group in questions.group(cells).values():
+        for c in group:
+            out.append(_row(figures.of(c)))
     return out
+
+
+def _row(f: CellFigures) -> tuple[str, ...]:
+    q = f.question
+    head = (str(f.seq), q.workload, str(q.concurrency), _ka(q.keepalive))
+    if not f.measured:
+        return head + (f.stack_label, "FAILED") + ("-",) * (len(COLUMNS) - 6)
+    return head + (
+        f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
+        _num(f.requests_per_s, 1, 0),
+        format_us(f.latency_mean_us), format_us(f.latency_p50_us), format_us(f.latency_p99_us),
+        _int(f.requests_failed), _int(f.non_2xx), _unserved(f.unserved),
+        _num(f.memory_peak_bytes, 1 / MiB, 1), _num(f.cpu_us_per_request, 1, 0),
+        _num(f.syscalls_per_request, 1, 1),
+    )
 
 
 def render(run: dict, cells: list[dict], out: TextIO) -> None:
@@ -70,13 +76,16 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
 
 
 def _notes(cells: list[dict]) -> list[str]:
-    """Each distinct warning once, with the cells it concerns."""
+    """Each distinct caveat once, with the cells it concerns."""
     seen: dict[str, list[str]] = {}
     for c in cells:
-        if c["error"]:
-            seen.setdefault(f"{c['stack_label']}: {c['error']}", [])
-        for w in c["warnings"] or []:
-            seen.setdefault(w, []).append(f"{c['stack_label']} {c['workload']} c={c['concurrency']} {_ka(c)}")
+        f = figures.of(c)
+        if f.error:
+            seen.setdefault(f"{f.stack_label}: {f.error}", [])
+        for caveat in f.caveats:
+            q = f.question
+            seen.setdefault(sentence(caveat), []).append(
+                f"{f.stack_label} {q.workload} c={q.concurrency} {_ka(q.keepalive)}")
     out = []
     for text, where in seen.items():
         if where:
@@ -86,18 +95,19 @@ def _notes(cells: list[dict]) -> list[str]:
     return out
 
 
-def _unserved(cell: dict) -> str:
-    """Connections that got no response at all: their clients' latency is in no column,
-    so a row that served 11 of 32 clients must not look like the best one."""
-    n = (cell["engine"] or {}).get("connections_without_response")
-    if n is None:
+def _unserved(u: Unserved | None) -> str:
+    if u is None:
         return "-"
-    return f"{n}/{cell['concurrency']} !" if n else "0"
+    return f"{u.without_response}/{u.connections} !" if u.without_response else "0"
 
 
 def _num(value: float | None, scale: float, digits: int) -> str:
     return "-" if value is None else f"{value * scale:,.{digits}f}"
 
 
-def _ka(cell: dict) -> str:
-    return "on" if cell["keepalive"] else "off"
+def _int(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _ka(keepalive: bool) -> str:
+    return "on" if keepalive else "off"

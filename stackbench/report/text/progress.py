@@ -8,7 +8,7 @@ from typing import TextIO
 
 from stackbench.plan import Cell, Plan, StackVariant
 from stackbench.runner import Events
-from stackbench.report.style import Style
+from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
 
 

@@ -5,27 +5,27 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from stackbench import metrics
-from stackbench.report.style import Style
+from stackbench.analysis import figures, metrics
+from stackbench.analysis.figures import CellFigures
+from stackbench.report.text.style import Style
+from stackbench.units import MiB
 
-MiB = 2**20
 TOP_CALLS = 12
 
-Row = tuple[str, Callable[[dict, dict], float | None], str]
+Row = tuple[str, Callable[[CellFigures], float | None], str]
 
 ROWS: list[Row] = [
-    ("requests/s", lambda c, x: c["requests_per_s"], "{:,.0f}"),
-    ("latency p50 ms", lambda c, x: _ms(c["latency_p50_us"]), "{:.2f}"),
-    ("latency p99 ms", lambda c, x: _ms(c["latency_p99_us"]), "{:.2f}"),
-    ("connections without a response", lambda c, x: (c["engine"] or {}).get("connections_without_response"),
-     "{:,.0f}"),
-    ("stack CPU µs/request", lambda c, x: metrics.cpu_us_per_request(c), "{:,.1f}"),
-    ("engine CPU µs/request", lambda c, x: metrics.engine_cpu_us_per_request(c), "{:,.1f}"),
-    ("memory peak MB (anon + shmem)", lambda c, x: _mb(metrics.memory_peak_bytes(c)), "{:,.1f}"),
-    ("memory peak MB (cgroup, with cache)", lambda c, x: _mb(c["mem_peak_bytes"]), "{:,.1f}"),
-    ("processes (max)", lambda c, x: c["procs_max"], "{:,.0f}"),
-    ("threads (max)", lambda c, x: c["threads_max"], "{:,.0f}"),
-    ("system calls/request (profile pass)", lambda c, x: metrics.syscalls_per_request(c), "{:,.1f}"),
+    ("requests/s", lambda f: f.requests_per_s, "{:,.0f}"),
+    ("latency p50 ms", lambda f: _ms(f.latency_p50_us), "{:.2f}"),
+    ("latency p99 ms", lambda f: _ms(f.latency_p99_us), "{:.2f}"),
+    ("connections without a response", lambda f: f.unserved and f.unserved.without_response, "{:,.0f}"),
+    ("stack CPU µs/request", lambda f: f.cpu_us_per_request, "{:,.1f}"),
+    ("engine CPU µs/request", lambda f: f.engine_cpu_us_per_request, "{:,.1f}"),
+    ("memory peak MiB (anon + shmem)", lambda f: _mib(f.memory_peak_bytes), "{:,.1f}"),
+    ("memory peak MiB (cgroup, with cache)", lambda f: _mib(f.cgroup_peak_bytes), "{:,.1f}"),
+    ("processes (max)", lambda f: f.procs_max, "{:,.0f}"),
+    ("threads (max)", lambda f: f.threads_max, "{:,.0f}"),
+    ("system calls/request (profile pass)", lambda f: f.syscalls_per_request, "{:,.1f}"),
 ]
 
 
@@ -33,9 +33,9 @@ def render(a: dict, b: dict, extra_a: dict, extra_b: dict, out: TextIO) -> None:
     """`extra_*` hold the cell's processes and syscalls from the store."""
     style = Style(out)
     out.write(style.bold(f"A: {_name(a)}\nB: {_name(b)}") + "\n\n")
+    fa, fb = figures.of(a), figures.of(b)
     _table(out, style, ["", "A", "B", "B vs A"],
-           [[label, _fmt(fa(a, extra_a), fmt), _fmt(fa(b, extra_b), fmt), _delta(fa(a, extra_a), fa(b, extra_b))]
-            for label, fa, fmt in ROWS])
+           [[label, _fmt(get(fa), fmt), _fmt(get(fb), fmt), _delta(get(fa), get(fb))] for label, get, fmt in ROWS])
 
     pss_a, pss_b = metrics.per_process_pss(extra_a["processes"]), metrics.per_process_pss(extra_b["processes"])
     if pss_a or pss_b:
@@ -45,12 +45,12 @@ def render(a: dict, b: dict, extra_a: dict, extra_b: dict, out: TextIO) -> None:
         for comm in sorted(set(pss_a) | set(pss_b)):
             ga, gb = pss_a.get(comm), pss_b.get(comm)
             rows.append([comm, _proc(ga), _proc(gb)])
-        _table(out, style, ["process", "A: count × mean MB", "B: count × mean MB"], rows)
+        _table(out, style, ["process", "A: count × mean MiB", "B: count × mean MiB"], rows)
 
     calls_a, calls_b = _per_request(a, extra_a["syscalls"]), _per_request(b, extra_b["syscalls"])
     if calls_a and calls_b:
         names = (set(calls_a) | set(calls_b)) - {"total"}
-        diff = sorted(names, key=lambda n: -abs(calls_b.get(n, 0) - calls_a.get(n, 0)))[:TOP_CALLS]
+        diff = sorted(names, key=lambda n: (-abs(calls_b.get(n, 0) - calls_a.get(n, 0)), n))[:TOP_CALLS]
         out.write("\n" + style.bold("system calls per request, largest differences first") + "\n")
         _table(out, style, ["call", "A", "B", "B − A"],
                [[n, f"{calls_a.get(n, 0):.2f}", f"{calls_b.get(n, 0):.2f}",
@@ -100,7 +100,7 @@ def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000
 
 
-def _mb(b: float | None) -> float | None:
+def _mib(b: float | None) -> float | None:
     return None if b is None else b / MiB
 
 

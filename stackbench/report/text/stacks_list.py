@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.report.style import Style
+from stackbench.report.text.style import Style
 from stackbench.stacks import installed
 from stackbench.stacks.registry import STACKS
 

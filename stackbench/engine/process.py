@@ -1,4 +1,5 @@
-"""Driving the load engine `stackbench-load` and reading its JSON (never its text).
+"""Driving the load engine `stackbench-load` as a child process and reading its JSON
+(never its text) into an EngineResult.
 
 The JSON contract is loadgen/schema/result-v1.schema.json; tests validate real output
 against it.
@@ -14,11 +15,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA_PATH = REPO_ROOT / "loadgen" / "schema" / "result-v1.schema.json"
 
 
@@ -34,6 +36,9 @@ class LoadSpec:
     timeout_s: float = 10.0
     rate: float | None = None
     count_headers: tuple[str, ...] = ()
+    # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
+    # engine never sees it; it names the load for the runner's observers and tests.
+    phase: str = "measure"
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -65,8 +70,8 @@ def binary() -> str:
                       hint="run ./scripts/setup.sh (it runs cargo build --release in loadgen/)")
 
 
-def run(spec: LoadSpec, cpus: list[int] | None = None) -> dict:
-    """Run one load and return the parsed result document."""
+def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
+    """Run one load and return its result, parsed once."""
     argv = spec.argv(binary())
 
     def preexec() -> None:
@@ -98,7 +103,7 @@ def run(spec: LoadSpec, cpus: list[int] | None = None) -> dict:
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise EngineError(f"the load engine speaks schema {doc.get('schema_version')!r}, this stackbench reads {SCHEMA_VERSION}",
                           hint="rebuild it: ./scripts/setup.sh")
-    return doc
+    return EngineResult.from_doc(doc)
 
 
 def version() -> str | None:

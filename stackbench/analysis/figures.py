@@ -1,0 +1,70 @@
+"""One stored cell's figures, typed, computed once: what the table, explain and (later)
+the HTML report show. None when not computable (STYLE.md), never 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from stackbench.analysis import metrics, questions
+from stackbench.engine.result import Caveat
+from stackbench.states import CellStatus
+
+
+@dataclass(frozen=True)
+class Unserved:
+    """Connections of the measured phase that never got a response. Their clients'
+    latency is in no column, so a row that served 11 of 32 clients must say so. The
+    denominator is the engine's own count of connections (a page-mode visitor opens
+    several), not the plan's concurrency."""
+
+    without_response: int
+    connections: int
+
+
+@dataclass(frozen=True)
+class CellFigures:
+    run_id: int
+    seq: int
+    repetition: int
+    stack_label: str
+    question: questions.Question
+    status: CellStatus
+    error: str | None
+    measured: bool  # the engine ran (a failed cell may still have what the engine saw)
+    requests_per_s: float | None
+    latency_mean_us: float | None
+    latency_p50_us: int | None
+    latency_p99_us: int | None
+    requests_failed: int | None
+    non_2xx: int | None
+    unserved: Unserved | None
+    memory_peak_bytes: int | None  # anonymous + shared memory of the stack's processes
+    cgroup_peak_bytes: int | None  # the cgroup's own peak, page cache included
+    cpu_us_per_request: float | None
+    engine_cpu_us_per_request: float | None
+    syscalls_per_request: float | None
+    procs_max: int | None
+    threads_max: int | None
+    caveats: tuple[Caveat, ...]
+
+
+def of(cell: Mapping) -> CellFigures:
+    unserved = None
+    if cell.get("connections_without_response") is not None:
+        unserved = Unserved(cell["connections_without_response"],
+                            cell.get("connections_measured") or cell["concurrency"])
+    return CellFigures(
+        run_id=cell["run_id"], seq=cell["seq"], repetition=cell["repetition"], stack_label=cell["stack_label"],
+        question=questions.of(cell), status=CellStatus(cell["status"]), error=cell.get("error"),
+        measured=cell.get("engine") is not None,
+        requests_per_s=cell.get("requests_per_s"), latency_mean_us=cell.get("latency_mean_us"),
+        latency_p50_us=cell.get("latency_p50_us"), latency_p99_us=cell.get("latency_p99_us"),
+        requests_failed=cell.get("requests_failed"), non_2xx=cell.get("non_2xx"), unserved=unserved,
+        memory_peak_bytes=metrics.memory_peak_bytes(cell), cgroup_peak_bytes=cell.get("mem_peak_bytes"),
+        cpu_us_per_request=metrics.cpu_us_per_request(cell),
+        engine_cpu_us_per_request=metrics.engine_cpu_us_per_request(cell),
+        syscalls_per_request=metrics.syscalls_per_request(cell),
+        procs_max=cell.get("procs_max"), threads_max=cell.get("threads_max"),
+        caveats=tuple(Caveat.from_dict(c) for c in cell.get("caveats") or ()),
+    )

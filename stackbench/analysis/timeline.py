@@ -1,0 +1,47 @@
+"""One cell second by second: what the engine saw next to what the stack did, on the
+same wall clock (the engine's started_unix_us and the samples' t_unix_us)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Second:
+    t_s: int
+    requests: int
+    errors: int
+    p50_us: int | None
+    p99_us: int | None
+    procs: int | None
+    threads: int | None
+    memory_bytes: int | None  # anonymous + shared memory, highest sample in the second
+    cpu_share: float | None  # the stack's CPU time over wall time: 1.0 = one core busy
+
+
+def seconds(cell: Mapping, samples: list[Mapping]) -> list[Second]:
+    doc = cell.get("engine") or {}
+    start = doc.get("started_unix_us")
+    if start is None:
+        return []
+    out = []
+    for sec in doc.get("timeline") or []:
+        lo, hi = start + sec["t_s"] * 1_000_000, start + (sec["t_s"] + 1) * 1_000_000
+        inside = [s for s in samples if lo <= s["t_unix_us"] < hi]
+        before = [s for s in samples if s["t_unix_us"] < lo]
+        first = before[-1] if before else (inside[0] if inside else None)
+        last = inside[-1] if inside else None
+        cpu = None
+        if first and last and last["cpu_usage_us"] is not None and first["cpu_usage_us"] is not None:
+            span = last["t_unix_us"] - first["t_unix_us"]
+            cpu = (last["cpu_usage_us"] - first["cpu_usage_us"]) / span if span else None
+        out.append(Second(
+            t_s=sec["t_s"], requests=sec["requests"], errors=sec["errors"], p50_us=sec["p50_us"],
+            p99_us=sec["p99_us"],
+            procs=max((s["procs"] for s in inside if s["procs"] is not None), default=None),
+            threads=max((s["threads"] for s in inside if s["threads"] is not None), default=None),
+            memory_bytes=max((s["mem_rss_bytes"] + (s["mem_shmem_bytes"] or 0) for s in inside
+                              if s["mem_rss_bytes"] is not None), default=None),
+            cpu_share=cpu))
+    return out

@@ -1,0 +1,1 @@
+"""Reports for a terminal: they render what analysis/ computed, and compute nothing."""

@@ -1,0 +1,75 @@
+"""Caveats in words: the one place each {code, params} becomes a sentence with advice.
+
+Codes come from the load engine (loadgen/README.md, "warning_codes") and from the lab
+(stackbench/caveats.py). A code this version does not know is shown with its params
+rather than dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from stackbench.engine.result import Caveat
+
+
+def _ms(us: Any) -> str:
+    return f"{(us or 0) / 1000:.0f} ms"
+
+
+def _pct(share: Any) -> str:
+    return f"{100 * (share or 0):.1f}%"
+
+
+SENTENCES: dict[str, Callable[[dict], str]] = {
+    # -- from the load engine
+    "no_response_all": lambda p: f"none of the {p.get('connections')} connections got a response during the "
+                                 "measured phase",
+    "clients_unserved": lambda p: f"{p.get('without_response')} of {p.get('connections')} connections got no "
+                                  "response during the measured phase: the server served only some clients (e.g. "
+                                  "prefork children held by keep-alive); the latencies describe the served ones",
+    "in_flight_old": lambda p: f"{p.get('count')} request(s) still unanswered at the end had waited longer than "
+                               f"{_ms(p.get('threshold_us'))} (oldest {_ms(p.get('oldest_us'))}; slowest completed "
+                               f"response {_ms(p.get('slowest_us'))}): the latency figures leave them out",
+    "target_down": lambda p: f"no connection to the target succeeded ({p.get('connect_errors')} connect errors): "
+                             "is a server listening there?",
+    "engine_saturated": lambda p: f"the load engine's thread {p.get('thread')} was busy {_pct(p.get('busy'))} of "
+                                  "the time: the result may measure the load generator, not the server — add "
+                                  "threads or cores",
+    "no_requests": lambda p: "no request completed or failed in the measured phase",
+    "requests_failed": lambda p: f"{_pct(p.get('share'))} of requests failed"
+                                 + (f" ({', '.join(f'{k} {v}' for k, v in (p.get('errors') or {}).items() if v)})"
+                                    if p.get("errors") else "")
+                                 + ": the figures describe a stack that was overloaded or broken, not its speed",
+    "server_closed_keepalive": lambda p: f"keep-alive was asked for, but {p.get('connections_opened')} connections "
+                                         f"were opened for {p.get('responses')} responses: the server closed the "
+                                         "connection after most responses, so this measures a new connection per "
+                                         "request",
+    "non_2xx": lambda p: f"{p.get('count')} responses ({_pct(p.get('share'))}) were not 2xx: check the target "
+                         "serves what you meant to measure",
+    "latency_over_range": lambda p: f"{p.get('count')} latencies were above the histogram's {p.get('range_s')} s "
+                                    "range and were clamped to it",
+    "rate_timer_resolution": lambda p: f"{p.get('connections')} connections for {p.get('rate')} requests/s: with "
+                                       "the engine's 1 ms timer resolution, latency may include up to ~1 ms of "
+                                       f"generator delay — use at least {p.get('min_connections')} connections",
+    "rate_not_reached": lambda p: f"only {p.get('sent_per_s', 0):.0f} of the {p.get('rate')} requests/s asked for "
+                                 f"were sent: all {p.get('connections')} connections were busy — add connections "
+                                 "to keep the loop open",
+    "short_run": lambda p: "the measured phase lasted less than 1 s: results are noisy",
+    # -- from the lab
+    "cache_hits": lambda p: f"{p.get('header')}: {100 * (p.get('share') or 0):.0f}% of responses were cache hits — "
+                            "this measures the cache, not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 "
+                            "measure PHP behind the cache)",
+    "cores_shared": lambda p: "server and load engine share CPU cores: the engine's work is taken from the "
+                              "server's budget",
+    # -- sentences stored before caveats had codes (store v3), and an older engine's
+    "text": lambda p: str(p.get("text")),
+    "engine_text": lambda p: str(p.get("text")),
+}
+
+
+def sentence(caveat: Caveat) -> str:
+    words = SENTENCES.get(caveat.code)
+    if words is None:
+        params = ", ".join(f"{k}={v}" for k, v in caveat.params.items())
+        return f"{caveat.code}" + (f" ({params})" if params else "")
+    return words(caveat.params)

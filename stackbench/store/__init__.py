@@ -1,0 +1,7 @@
+"""The results store (SQLite): db.py reads and writes, schema.py is the current schema,
+migrations.py brings older stores up to it."""
+
+from stackbench.store.db import CellRecord, Store
+from stackbench.store.schema import VERSION as SCHEMA_VERSION
+
+__all__ = ["CellRecord", "Store", "SCHEMA_VERSION"]

@@ -1,0 +1,227 @@
+"""The results store: SQLite, spoken only in this package (STYLE.md).
+
+A run id on every row; one transaction per cell, so a cell is stored whole or not at all
+and an interrupted plan keeps everything measured before the interruption; WAL, so a
+kill -9 at any moment leaves a consistent file. The schema version lives in PRAGMA
+user_version; older stores are migrated (migrations.py). Measurement writes here;
+analysis reads; nothing here computes a figure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from stackbench.engine.result import Caveat, EngineResult
+from stackbench.errors import UsageError
+from stackbench.monitor.session import CellCost
+from stackbench.states import CellStatus, RunStatus
+from stackbench.store import migrations
+
+@dataclass
+class CellRecord:
+    """What the runner learned about one cell."""
+
+    seq: int
+    repetition: int
+    stack_id: str
+    stack_label: str
+    knobs: dict[str, Any]
+    workload: str
+    concurrency: int
+    keepalive: bool
+    status: CellStatus
+    versions: dict[str, str | None]
+    pinning: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    result: EngineResult | None = None
+    error: str | None = None
+    caveats: list[Caveat] = field(default_factory=list)
+    cost: "CellCost | None" = None
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:", *, must_exist: bool = False):
+        """`must_exist`: for commands that only read, so that a mistyped --db is an
+        error rather than a new empty file."""
+        self.path = str(path)
+        if must_exist and self.path != ":memory:" and not Path(self.path).exists():
+            raise UsageError(f"no results store at {self.path}", hint="`stackbench run` makes one; --db names another")
+        try:
+            self.db = sqlite3.connect(self.path)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                # WAL + synchronous NORMAL: a committed cell survives kill -9 of the lab.
+                self.db.execute("PRAGMA journal_mode = WAL")
+            old = migrations.pending(self.db)
+            if old is not None and self.path != ":memory:":
+                # A copy of the store as it was, before the first write of a migration.
+                self.backup_path: str | None = f"{self.path}.v{old}.bak"
+                with sqlite3.connect(self.backup_path) as copy:
+                    self.db.backup(copy)
+            else:
+                self.backup_path = None
+            self.migrated_from = migrations.migrate(self.db)
+        except migrations.TooNew as e:
+            raise UsageError(f"{self.path} was written by a newer stackbench (store schema {e.args[0]}; "
+                             f"this one reads up to {migrations.VERSION})",
+                             hint="upgrade stackbench, or name another file with --db") from None
+        except migrations.TooOld as e:
+            raise UsageError(f"{self.path} has a pre-release store schema ({e.args[0]}) that cannot be migrated",
+                             hint="name another file with --db") from None
+        except sqlite3.DatabaseError as e:
+            raise UsageError(f"{self.path} is not a stackbench results store ({e})",
+                             hint="name another file with --db") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing -----------------------------------------------------------------------
+    def begin_run(self, plan_name: str, plan_source: str, plan: dict, plan_checked: dict,
+                  environment: dict) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (started_at, status, plan_name, plan_source, plan_json, plan_checked_json,"
+                " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (_now(), RunStatus.RUNNING.value, plan_name, plan_source, json.dumps(plan),
+                 json.dumps(plan_checked), json.dumps(environment)))
+        return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, status: RunStatus, error: str | None = None) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                            (RunStatus(status).value, error, _now(), run_id))
+
+    def reopen_run(self, run_id: int) -> None:
+        """A stopped run is measuring again (`run --resume`)."""
+        with self.db:
+            self.db.execute("UPDATE runs SET status = ?, error = NULL, finished_at = NULL WHERE id = ?",
+                            (RunStatus.RUNNING.value, run_id))
+
+    def record_cell(self, run_id: int, rec: CellRecord) -> int:
+        """One transaction: the config files (deduplicated) and the cell row."""
+        r = rec.result
+        config_hash = None
+        with self.db:
+            if rec.files:
+                blob = json.dumps(rec.files, sort_keys=True)
+                config_hash = hashlib.sha256(blob.encode()).hexdigest()
+                self.db.execute("INSERT OR IGNORE INTO configs (hash, files_json) VALUES (?, ?)", (config_hash, blob))
+            cur = self.db.execute(
+                """INSERT INTO cells (run_id, seq, repetition, stack_id, stack_label, knobs_json, workload,
+                   concurrency, keepalive, status, error, config_hash, versions_json, pinning_json,
+                   started_unix_us, duration_us, requests_completed, requests_failed, non_2xx,
+                   requests_per_s, latency_mean_us, latency_p50_us, latency_p99_us, engine_json,
+                   connections_measured, connections_without_response, engine_cpu_us, warnings_json)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (run_id, rec.seq, rec.repetition, rec.stack_id, rec.stack_label, json.dumps(rec.knobs),
+                 rec.workload, rec.concurrency, int(rec.keepalive), CellStatus(rec.status).value, rec.error,
+                 config_hash, json.dumps(rec.versions), json.dumps(rec.pinning),
+                 r and r.started_unix_us, r and r.duration_us, r and r.requests.completed,
+                 r and r.requests.failed, r and r.requests.non_2xx, r and r.requests_per_s,
+                 r and r.latency.mean_us, r and r.latency.p50_us, r and r.latency.p99_us,
+                 json.dumps(r.raw) if r else None, r and r.clients.measured, r and r.clients.without_response,
+                 r and r.engine_cpu_us, json.dumps([c.as_dict() for c in rec.caveats])))
+            cell_id = int(cur.lastrowid)
+            if rec.cost is not None:
+                self._record_cost(cell_id, rec.cost)
+        return cell_id
+
+    def _record_cost(self, cell_id: int, cost: CellCost) -> None:
+        sc = cost.syscalls
+        self.db.execute(
+            """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
+               cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?,
+               syscalls_window_us = ?, syscalls_requests_per_s = ?, monitor_notes_json = ? WHERE id = ?""",
+            (cost.peak_mem_bytes, cost.anon_peak_bytes, cost.cpu_user_us, cost.cpu_system_us, cost.cpu_total_us,
+             cost.window_us, cost.procs_max, cost.threads_max,
+             sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
+             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cell_id))
+        s = cost.samples
+        self.db.executemany(
+            "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(cell_id, x.t_unix_us, x.mem_usage_bytes, x.mem_rss_bytes, x.mem_shmem_bytes, x.mem_cache_bytes,
+              x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in s])
+        self.db.executemany(
+            "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
+            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in cost.processes])
+        self.db.executemany(
+            "INSERT INTO status_samples VALUES (?,?,?,?)",
+            [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in cost.status])
+        if sc:
+            named = {k: v for k, v in sc.counts.items() if k != "total"}
+            rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
+                                          ("other", max(0, sc.counts.get("total", 0) - sum(named.values())))]
+            self.db.executemany("INSERT INTO syscalls VALUES (?,?,?)", [(cell_id, k, v) for k, v in rows])
+
+    # -- reading -----------------------------------------------------------------------
+    def run(self, run_id: int) -> dict:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no run {run_id} in {self.path}", hint="`stackbench runs` lists the stored runs")
+        d = dict(row)
+        d["plan"] = json.loads(d.pop("plan_json"))
+        checked = d.pop("plan_checked_json")
+        d["plan_checked"] = json.loads(checked) if checked is not None else None
+        d["environment"] = json.loads(d.pop("environment_json"))
+        return d
+
+    def runs(self) -> list[dict]:
+        rows = self.db.execute(
+            "SELECT r.id, r.started_at, r.finished_at, r.status, r.plan_name, "
+            "(SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id) AS cells FROM runs r ORDER BY r.id").fetchall()
+        return [dict(r) for r in rows]
+
+    def latest_run_id(self) -> int | None:
+        row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
+        return row[0]
+
+    def cells(self, run_id: int) -> list[dict]:
+        return list(self._cells(run_id))
+
+    def _cells(self, run_id: int) -> Iterator[dict]:
+        for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
+            d = dict(row)
+            d["keepalive"] = bool(d["keepalive"])
+            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes"):
+                raw = d.pop(f"{key}_json")
+                d[key] = json.loads(raw) if raw is not None else None
+            d["caveats"] = json.loads(d.pop("warnings_json"))  # [{code, params}]
+            yield d
+
+    def samples(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
+        return [dict(r) for r in rows]
+
+    def processes(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
+        return [dict(r) for r in rows]
+
+    def status_samples(self, cell_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM status_samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
+        return [{**dict(r), "values": json.loads(r["values_json"])} for r in rows]
+
+    def syscalls(self, cell_id: int) -> dict[str, int]:
+        rows = self.db.execute("SELECT name, count FROM syscalls WHERE cell_id = ?", (cell_id,))
+        return {r["name"]: r["count"] for r in rows}
+
+    def cell(self, run_id: int, seq: int) -> dict:
+        self.run(run_id)  # "no run N" before "no cell"
+        for c in self._cells(run_id):
+            if c["seq"] == seq:
+                return c
+        raise UsageError(f"run {run_id} has no cell {seq}", hint="`stackbench show RUN` lists the cells")
+
+    def config_files(self, config_hash: str) -> dict[str, str]:
+        row = self.db.execute("SELECT files_json FROM configs WHERE hash = ?", (config_hash,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,90 @@
+"""Bringing an older results store up to the current schema, so a new stackbench never
+orphans the results a user already measured.
+
+Each step takes the store from version N to N + 1 (PRAGMA user_version) inside one
+transaction: a step either lands whole or not at all. Steps are never edited once
+released; a schema change adds a step. Each is tested on a real store file of its
+version kept under tests/data/ (tests/test_migrations.py).
+
+Versions 1 and 2 were development-only and never released: they are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Callable
+
+from stackbench.store.schema import SCHEMA, VERSION
+
+OLDEST_MIGRATABLE = 3
+
+
+def _v3_to_v4(db: sqlite3.Connection) -> None:
+    """v4: warnings become caveats {code, params} (stored v3 sentences are kept under
+    the code `text`); the unserved counts get their own columns (read from the stored
+    engine document); runs keep the checked plan beside its source (NULL here: a v3
+    run did not store it)."""
+    db.execute("ALTER TABLE runs ADD COLUMN plan_checked_json TEXT")
+    db.execute("ALTER TABLE cells ADD COLUMN connections_measured INTEGER")
+    db.execute("ALTER TABLE cells ADD COLUMN connections_without_response INTEGER")
+    db.execute("""UPDATE cells SET
+                    connections_measured = json_extract(engine_json, '$.connections_measured'),
+                    connections_without_response = json_extract(engine_json, '$.connections_without_response')
+                  WHERE engine_json IS NOT NULL""")
+    rows = db.execute("SELECT id, warnings_json FROM cells").fetchall()
+    for cell_id, raw in rows:
+        caveats = [{"code": "text", "params": {"text": w}} if isinstance(w, str) else w
+                   for w in json.loads(raw or "[]")]
+        db.execute("UPDATE cells SET warnings_json = ? WHERE id = ?", (json.dumps(caveats), cell_id))
+
+
+# from version -> the step that makes version + 1
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    3: _v3_to_v4,
+}
+
+
+class TooNew(Exception):
+    pass
+
+
+class TooOld(Exception):
+    pass
+
+
+def pending(db: sqlite3.Connection) -> int | None:
+    """The version of a store that migrate() would change, else None."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    return version if OLDEST_MIGRATABLE <= version < VERSION else None
+
+
+def migrate(db: sqlite3.Connection) -> list[int]:
+    """Bring `db` to VERSION; returns the versions it passed through (empty if none).
+    An empty file gets the current schema directly."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0 and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+        with db:
+            db.executescript(SCHEMA)
+            db.execute(f"PRAGMA user_version = {VERSION}")
+        return []
+    if version > VERSION:
+        raise TooNew(version)
+    if version < OLDEST_MIGRATABLE:
+        raise TooOld(version)
+    passed = []
+    while version < VERSION:
+        step = STEPS[version]
+        # One explicit transaction per step: Python's sqlite3 would run ALTER TABLE in
+        # autocommit mode, and a step must land whole or not at all.
+        db.execute("BEGIN")
+        try:
+            step(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        passed.append(version)
+        version += 1
+    return passed

@@ -1,0 +1,104 @@
+"""The current schema of the results store. A new store is made from this; an older
+one is brought here by migrations.py, step by step."""
+
+VERSION = 4
+
+SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,           -- UTC, ISO 8601
+    finished_at TEXT,
+    status TEXT NOT NULL,               -- running | complete | interrupted | failed
+    error TEXT,
+    plan_name TEXT NOT NULL,
+    plan_source TEXT NOT NULL,
+    plan_json TEXT NOT NULL,            -- the plan file's data as written
+    plan_checked_json TEXT,             -- the plan after checking: every default resolved (NULL before v4)
+    environment_json TEXT NOT NULL
+);
+CREATE TABLE configs (                  -- rendered config files, stored once per content
+    hash TEXT PRIMARY KEY,
+    files_json TEXT NOT NULL            -- {relative path: text}
+);
+CREATE TABLE cells (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    stack_id TEXT NOT NULL,
+    stack_label TEXT NOT NULL,
+    knobs_json TEXT NOT NULL,           -- every knob, defaults resolved
+    workload TEXT NOT NULL,
+    concurrency INTEGER NOT NULL,
+    keepalive INTEGER NOT NULL,
+    status TEXT NOT NULL,               -- ok | failed
+    error TEXT,
+    config_hash TEXT REFERENCES configs(hash),
+    versions_json TEXT NOT NULL,
+    pinning_json TEXT NOT NULL,
+    started_unix_us INTEGER,
+    duration_us INTEGER,
+    requests_completed INTEGER,
+    requests_failed INTEGER,
+    non_2xx INTEGER,
+    requests_per_s REAL,
+    latency_mean_us REAL,
+    latency_p50_us INTEGER,
+    latency_p99_us INTEGER,
+    engine_json TEXT,                   -- the engine's whole result document
+    connections_measured INTEGER,       -- connections of the measured phase
+    connections_without_response INTEGER,  -- of those, how many never got a response
+    warnings_json TEXT NOT NULL DEFAULT '[]',  -- caveats: [{"code": ..., "params": {...}}]
+    -- what the stack cost during the measured window (NULL = not measured)
+    mem_peak_bytes INTEGER,             -- cgroup peak, page cache included
+    mem_rss_peak_bytes INTEGER,         -- highest sampled anonymous memory (+ shmem)
+    cpu_user_us INTEGER,
+    cpu_system_us INTEGER,              -- user/system: USER_HZ resolution (10 ms) on cgroup v1
+    cpu_total_us INTEGER,               -- user + system, exact (cpuacct.usage)
+    cpu_window_us INTEGER,              -- wall time the CPU figures cover
+    procs_max INTEGER,
+    threads_max INTEGER,
+    syscalls_total INTEGER,             -- over syscalls_window_us of the profile pass
+    syscalls_window_us INTEGER,
+    syscalls_requests_per_s REAL,       -- the profile pass's throughput (perf slows it)
+    engine_cpu_us INTEGER,
+    monitor_notes_json TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (run_id, seq)
+);
+CREATE INDEX cells_by_run ON cells(run_id, seq);
+CREATE TABLE samples (                  -- the stack's cgroup, every sampling interval
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    t_unix_us INTEGER NOT NULL,         -- same clock as the engine's started_unix_us
+    mem_usage_bytes INTEGER,
+    mem_rss_bytes INTEGER,
+    mem_shmem_bytes INTEGER,
+    mem_cache_bytes INTEGER,
+    cpu_usage_us INTEGER,               -- cumulative since the cgroup was made
+    cpu_user_us INTEGER,
+    cpu_system_us INTEGER,
+    procs INTEGER,
+    threads INTEGER
+);
+CREATE INDEX samples_by_cell ON samples(cell_id, t_unix_us);
+CREATE TABLE processes (                -- one snapshot per cell, right after the load
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    pid INTEGER NOT NULL,
+    ppid INTEGER NOT NULL,
+    comm TEXT NOT NULL,
+    rss_bytes INTEGER,
+    pss_bytes INTEGER,
+    threads INTEGER
+);
+CREATE TABLE status_samples (          -- the servers' own status pages, about once a second
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    t_unix_us INTEGER NOT NULL,
+    server TEXT NOT NULL,
+    values_json TEXT NOT NULL
+);
+CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)
+    cell_id INTEGER NOT NULL REFERENCES cells(id),
+    name TEXT NOT NULL,                 -- a call, "total" (all calls) or "other"
+    count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, name)
+);
+"""

@@ -1,0 +1,134 @@
+"""Unit tests of what the reports show: the table (order, unserved, failed rows, MiB),
+caveats (one source, worded once), durations and pinning."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from stackbench import caveats, pinning
+from stackbench.analysis import figures, questions
+from stackbench.engine import Caveat, EngineResult
+from stackbench.report.text import caveats as words, table
+from stackbench.units import engine_duration, format_us, parse_duration_s
+
+
+def cell(seq, label="nginx-fpm", workload="php-hello", conc=16, ka=True, **kw):
+    base = {"id": seq + 1, "run_id": 1, "seq": seq, "repetition": 0, "stack_label": label, "workload": workload,
+            "concurrency": conc, "keepalive": ka, "status": "ok", "error": None, "engine": {"x": 1},
+            "requests_per_s": 1234.4, "latency_mean_us": 1500.0, "latency_p50_us": 1200, "latency_p99_us": 9000,
+            "requests_failed": 0, "non_2xx": 0, "connections_measured": conc, "connections_without_response": 0,
+            "mem_rss_peak_bytes": 3 * 2**20, "mem_peak_bytes": 4 * 2**20, "requests_completed": 1000,
+            "cpu_total_us": 50_000, "engine_cpu_us": 20_000, "syscalls_total": None, "syscalls_window_us": None,
+            "syscalls_requests_per_s": None, "procs_max": 3, "threads_max": 3, "caveats": []}
+    base.update(kw)
+    return base
+
+
+RUN = {"id": 1, "plan_name": "p", "status": "complete", "started_at": "now", "error": None,
+       "environment": {"cpu_model": "cpu", "cpu_count": 2, "kernel": "6", "pinning": {}}}
+
+
+def test_rows_of_one_question_are_together_keepalive_on_first():
+    cells = [cell(0, ka=False), cell(1, conc=1), cell(2, label="apache", ka=False), cell(3), cell(4, workload="a")]
+    order = [(r[0], r[1], r[2], r[3]) for r in table.rows(cells)]
+    assert order == [("4", "a", "16", "on"), ("1", "php-hello", "1", "on"), ("3", "php-hello", "16", "on"),
+                     ("0", "php-hello", "16", "off"), ("2", "php-hello", "16", "off")]
+    groups = questions.group(cells)
+    assert list(groups)[2] == questions.Question("php-hello", 16, True)
+
+
+def test_figures_in_the_row_and_memory_in_mib():
+    (row,) = table.rows([cell(0)])
+    assert row[5:] == ("1,234", "1.50", "1.20", "9.00", "0", "0", "0", "3.0", "50", "-")
+    assert "mem MiB" in table.COLUMNS
+
+
+def test_unserved_uses_the_engines_connection_count_not_the_plans_concurrency():
+    # page mode: 4 visitors × 6 connections each = 24 connections, 10 unserved
+    c = cell(0, conc=4, connections_measured=24, connections_without_response=10)
+    assert figures.of(c).unserved == figures.Unserved(10, 24)
+    assert table.rows([c])[0][11] == "10/24 !"
+    assert table.rows([cell(0, connections_without_response=None)])[0][11] == "-"
+
+
+def test_a_failed_cell_without_measurement_is_one_failed_row():
+    row = table.rows([cell(0, status="failed", engine=None, requests_per_s=None, error="nginx exited")])[0]
+    assert row[5] == "FAILED" and set(row[6:]) == {"-"}
+    out = io.StringIO()
+    table.render(RUN, [cell(0, status="failed", engine=None, error="nginx exited")], out)
+    assert "warning: nginx-fpm: nginx exited" in out.getvalue()
+
+
+def test_each_caveat_is_shown_once_with_the_cells_it_concerns():
+    cv = [{"code": "short_run", "params": {"duration_us": 500_000}}]
+    cells = [cell(i, conc=c, caveats=cv) for i, c in enumerate((1, 2, 4, 8))]
+    out = io.StringIO()
+    table.render(RUN, cells, out)
+    lines = [x for x in out.getvalue().splitlines() if x.startswith("warning:")]
+    assert len(lines) == 1 and "less than 1 s" in lines[0] and "(+2 more)" in lines[0]
+
+
+def doc(**kw):
+    d = {"started_unix_us": 1, "duration_us": 2_000_000, "requests_per_s": 10.0,
+         "requests": {"completed": 20, "failed": 0, "non_2xx": 0}, "latency_us": {"mean": 1.0, "percentiles": {}},
+         "warnings": [], "warning_codes": []}
+    d.update(kw)
+    return d
+
+
+def test_the_engines_caveats_are_taken_as_they_are_not_re_derived():
+    # 1 failed of 100: the engine's threshold is "> 1 %", so it emitted nothing; the lab
+    # must not add its own "failed" caveat with another threshold.
+    r = EngineResult.from_doc(doc(requests={"completed": 99, "failed": 1, "non_2xx": 0}))
+    assert caveats.for_cell(r, {}) == []
+    r = EngineResult.from_doc(doc(warning_codes=[{"code": "requests_failed", "params": {"share": 0.05}}]))
+    assert [c.code for c in caveats.for_cell(r, {})] == ["requests_failed"]
+
+
+def test_lab_caveats_cache_hits_and_shared_cores():
+    r = EngineResult.from_doc(doc(header_counts={"X-Cache": {"HIT": 90, "MISS": 10}}))
+    got = caveats.for_cell(r, {"shared": True})
+    assert got == [Caveat("cache_hits", {"header": "X-Cache", "share": 0.9}), Caveat("cores_shared")]
+    assert "90% of responses were cache hits" in words.sentence(got[0])
+
+
+def test_an_older_engine_without_codes_keeps_its_sentences():
+    r = EngineResult.from_doc(doc(warning_codes=None, warnings=["something odd"]))
+    assert words.sentence(r.caveats[0]) == "something odd"
+
+
+@pytest.mark.parametrize("code", sorted(set(words.SENTENCES) - {"text", "engine_text"}))
+def test_every_known_code_has_a_sentence_even_with_no_params(code):
+    assert words.sentence(Caveat(code, {})).strip()
+
+
+def test_an_unknown_code_is_shown_not_dropped():
+    assert words.sentence(Caveat("new_thing", {"n": 3})) == "new_thing (n=3)"
+
+
+@pytest.mark.parametrize("text,seconds", [("2s", 2.0), ("500ms", 0.5), ("1.5m", 90.0), (3, 3.0), ("250us", 0.00025),
+                                          (" 2 s ", 2.0)])
+def test_durations(text, seconds):
+    assert parse_duration_s(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("bad", ["2 days", "-1s", -1, True, "", "s"])
+def test_bad_durations(bad):
+    with pytest.raises(ValueError):
+        parse_duration_s(bad)
+
+
+def test_engine_duration_and_format():
+    assert engine_duration(0.5) == "500ms" and engine_duration(2) == "2000ms"
+    assert format_us(None) == "-" and format_us(1234) == "1.23"
+
+
+def test_pinning_keeps_server_and_engine_apart():
+    p = pinning.choose([0, 1])
+    assert p.server_cpus == [0] and p.engine_cpus == [1] and not p.shared
+    p = pinning.choose([0, 1, 2, 3, 4])
+    assert p.server_cpus == [0, 1] and p.engine_cpus == [2, 3, 4]
+    p = pinning.choose([3])
+    assert p.server_cpus == p.engine_cpus == [3] and p.shared and p.as_dict()["shared"] is True
