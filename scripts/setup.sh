@@ -45,13 +45,30 @@ if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt .venv/.installed ]; then
   touch .venv/.installed
 fi
 
-# Rust: the load engine, release build (cargo is a no-op when up to date).
-if ! command -v cargo >/dev/null; then
-  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+# Rust: the load engine, release build (cargo is a no-op when up to date). It needs
+# Rust >= 1.85 (edition 2024, loadgen/Cargo.toml's rust-version). A rustup toolchain in
+# ~/.cargo is used when present; otherwise Debian 12's own modern toolchain
+# (cargo-web/rustc-web, from bookworm and bookworm-security), since rustup's servers
+# cannot be reached from many machines. Debian's plain `cargo` (1.63) is too old.
+RUST_MIN=1.85
+rust_ok() {
+  command -v cargo >/dev/null || return 1
+  local v; v=$(cargo --version 2>/dev/null | awk '{print $2}')
+  [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_MIN" "$v" | sort -V | head -1)" = "$RUST_MIN" ]
+}
+if ! rust_ok && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
 fi
-if ! command -v cargo >/dev/null; then
-  # Debian 12's own rustc (1.63) is too old for the engine (edition 2024).
-  echo "setup: cargo not found: install Rust >= 1.85 with rustup, then run this again" >&2
-  exit 1
+if ! rust_ok; then
+  need_root
+  echo "setup: no cargo >= $RUST_MIN found; installing Debian's cargo-web and rustc-web"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends cargo-web rustc-web >/dev/null
+  hash -r
+  if ! rust_ok; then
+    echo "setup: cargo is still missing or older than $RUST_MIN ($(cargo --version 2>&1 || true))" >&2
+    exit 1
+  fi
 fi
 cargo build --release --quiet --manifest-path loadgen/Cargo.toml
