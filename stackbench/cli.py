@@ -1,5 +1,6 @@
-"""The `stackbench` command. `run` reads like a table of contents:
-load plan → validate → run (per stack: start, verify, load, store, stop) → report."""
+"""The `stackbench` command: arguments → a command (stackbench/commands/) → an exit
+status. One top-level handler turns every StackbenchError into one sentence on stderr
+(tracebacks only with --debug)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from stackbench import __version__, plan as plan_mod
-from stackbench.errors import Interrupted, ServerError, StackbenchError, UsageError
-from stackbench.analysis import questions
-from stackbench.report.text import explain, stacks_list, table, timeline
-from stackbench.report.text.progress import TerminalProgress
-from stackbench.runner import Options, preflight, run_plan
-from stackbench.store import Store
+from stackbench import __version__
+from stackbench.commands import inspect, measure, scenario
+from stackbench.errors import Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
 
@@ -33,10 +30,43 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    run.add_argument("--resume", type=int, metavar="RUN",
+                     help="finish an interrupted run: cells already stored are not run again")
 
-    show = sub.add_parser("show", help="print the table of a stored run")
+    sc = sub.add_parser("scenario", help="named questions: list, show, run")
+    sc_sub = sc.add_subparsers(dest="scenario_command", required=True)
+    sc_sub.add_parser("list", help="the questions stackbench can answer, one line each")
+    sc_show = sc_sub.add_parser("show", help="a scenario's question, plan and how to read the result")
+    sc_show.add_argument("name")
+    sc_run = sc_sub.add_parser("run", help="run a scenario; ends with the verdicts")
+    sc_run.add_argument("name")
+    sc_run.add_argument("--quick", action="store_true", help="the scenario's short version (about 2 minutes)")
+    sc_run.add_argument("--db", default=DEFAULT_DB)
+    sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
+    sc_run.add_argument("--keep-rundir", action="store_true")
+    sc_run.add_argument("--workdir", type=Path)
+
+    show = sub.add_parser("show", help="print a stored run: table or summary, caveats, verdicts")
     show.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
+    show.add_argument("--all", action="store_true", help="every repetition as its own row")
+    show.add_argument("--baseline", help="verdicts against this stack label (default: the plan's baseline)")
     show.add_argument("--db", default=DEFAULT_DB)
+
+    cmp = sub.add_parser("compare", help="two stored runs, or two sets of cells, as verdicts (A is the baseline)",
+                         description="A and B: a run id (its cells are matched to B's by stack label and "
+                                     "question), or a set of cells RUN:SEQ,SEQ,…")
+    cmp.add_argument("a")
+    cmp.add_argument("b")
+    cmp.add_argument("--equivalence", type=float, default=0.02,
+                     help="differences within ± this share are 'equivalent' (default 0.02)")
+    cmp.add_argument("--db", default=DEFAULT_DB)
+
+    exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON")
+    exp.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
+    exp.add_argument("--format", choices=("csv", "json"), default="csv")
+    exp.add_argument("--verdicts", action="store_true", help="CSV: the verdicts instead of the cells")
+    exp.add_argument("-o", "--output", help="file to write (default: standard output)")
+    exp.add_argument("--db", default=DEFAULT_DB)
 
     runs = sub.add_parser("runs", help="list the stored runs")
     runs.add_argument("--db", default=DEFAULT_DB)
@@ -65,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM is handled like Ctrl-C: stop the servers, keep what was measured.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        return COMMANDS[args.command](args)
+        key = (args.command, args.scenario_command) if args.command == "scenario" else args.command
+        return COMMANDS[key](args)
     except StackbenchError as e:
         if args.debug:
             traceback.print_exc()
@@ -80,94 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    plan = plan_mod.load(args.plan)
-    cells = plan_mod.expand(plan)
-    if args.dry_run:
-        # The same checks as a real run makes before it measures: installed, configs
-        # accepted by each server's own checker, knob combinations.
-        preflight(plan, Options(workdir=args.workdir))
-        for c in cells:
-            print(f"{c.seq:4d}  {c.stack.label}  {c.workload}  c={c.concurrency}  "
-                  f"keep-alive {'on' if c.keepalive else 'off'}")
-        # start + verify + stop ≈ 0.5 s per cell (restart = "cell"), measured here
-        per_cell = (plan.duration_s or 1.0) + plan.warmup_s + plan.syscall_profile_s + 0.5
-        print(f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min; configs checked")
-        return 0
-    store = Store(args.db)
-    progress = TerminalProgress()
-    outcome = None
-    try:
-        outcome = run_plan(plan, store, progress, Options(workdir=args.workdir, keep_rundir=args.keep_rundir))
-    finally:
-        # Also after an error or Ctrl-C: show what this run stored. (The progress
-        # observer knows the run id even when run_plan did not return.)
-        run_id = outcome.run_id if outcome else progress.run_id
-        if run_id is not None:
-            cells = store.cells(run_id)
-            if cells:
-                table.render(store.run(run_id), cells, sys.stdout)
-            print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    if outcome.errors:
-        return ServerError.exit_code
-    return 0
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    store = Store(args.db, must_exist=True)
-    run_id = args.run_id or store.latest_run_id()
-    if run_id is None:
-        raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
-    table.render(store.run(run_id), store.cells(run_id), sys.stdout)
-    return 0
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    for r in Store(args.db, must_exist=True).runs():
-        print(f"{r['id']:4d}  {r['started_at']}  {r['status']:<11}  {r['cells']:4d} cells  {r['plan_name']}")
-    return 0
-
-
-def cmd_stacks(args: argparse.Namespace) -> int:
-    stacks_list.render(sys.stdout)
-    return 0
-
-
-def cmd_explain(args: argparse.Namespace) -> int:
-    store = Store(args.db, must_exist=True)
-    cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
-    extras = [{"processes": store.processes(c["id"]), "syscalls": store.syscalls(c["id"])} for c in cells]
-    explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
-    return 0
-
-
-def cmd_timeline(args: argparse.Namespace) -> int:
-    store = Store(args.db, must_exist=True)
-    run_part, _, seq_part = args.cell.partition(":")
-    if not (run_part.isdigit() and seq_part.isdigit()):
-        raise UsageError(f"{args.cell!r} is not a cell reference", hint="write RUN:SEQ, e.g. 1:12")
-    cell = store.cell(int(run_part), int(seq_part))
-    timeline.render(cell, store.samples(cell["id"]), sys.stdout)
-    return 0
-
-
-def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
-    run_part, _, seq_part = ref.partition(":")
-    if run_part.isdigit() and seq_part.isdigit():
-        return store.cell(int(run_part), int(seq_part))
-    run_id = args.run or store.latest_run_id()
-    if run_id is None:
-        raise UsageError(f"no runs in {args.db}")
-    keepalive = None if args.keepalive is None else args.keepalive == "on"
-    found = questions.matching(store.cells(run_id), ref, workload=args.workload, concurrency=args.concurrency,
-                               keepalive=keepalive)
-    if len(found) != 1:
-        labels = sorted({c["stack_label"] for c in store.cells(run_id)})
-        raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",
-                         hint="name a cell as RUN:SEQ, or narrow with --workload, -c and --keepalive; "
-                              f"stacks in run {run_id}: {', '.join(labels)}")
-    return found[0]
-
-
-COMMANDS = {"run": cmd_run, "show": cmd_show, "runs": cmd_runs, "stacks": cmd_stacks, "explain": cmd_explain,
-            "timeline": cmd_timeline}
+COMMANDS = {
+    "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
+    "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
+    "export": inspect.cmd_export,
+    ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
+    ("scenario", "run"): measure.cmd_scenario_run,
+}

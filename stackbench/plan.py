@@ -22,7 +22,9 @@ from stackbench.units import parse_duration_s
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
-            "sample_interval", "syscalls", "syscall_profile", "restart"}
+            "sample_interval", "syscalls", "syscall_profile", "restart",
+            "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario"}
+SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 STACK_KEYS = {"id", "label", "knobs", "port"}
 
@@ -59,6 +61,16 @@ class Plan:
     # earlier one made grow; "stack": one start per stack and repetition, cells in a row
     # (a ramp: what a lazily growing pool looks like on the way up and down).
     restart: str = "cell"
+    # Verdicts: every stack against this one (a stack label); None = no verdicts.
+    baseline: str | None = None
+    # repetitions = "auto": interleave whole repetitions until every compared pair's CI
+    # is narrower than ±target_ci, at least min_repetitions, at most max_repetitions.
+    adaptive: bool = False
+    min_repetitions: int = 5
+    max_repetitions: int = 15
+    target_ci: float = 0.03
+    equivalence: float = 0.02  # a difference inside ±this is "equivalent" (practically none)
+    scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -147,8 +159,22 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if order not in ORDERS:
         raise fail(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     repetitions = data.get("repetitions", 1)
-    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
-        raise fail(f"repetitions must be a whole number >= 1, not {repetitions!r}")
+    adaptive = repetitions == "auto"
+    min_reps = _whole(data, "min_repetitions", 5, fail)
+    max_reps = _whole(data, "max_repetitions", 15, fail)
+    if adaptive:
+        if min_reps > max_reps:
+            raise fail(f"min_repetitions ({min_reps}) is above max_repetitions ({max_reps})")
+        repetitions = max_reps
+    elif not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+        raise fail(f"repetitions must be a whole number >= 1 or \"auto\", not {repetitions!r}")
+    target_ci = _share(data, "target_ci", 0.03, fail)
+    equivalence = _share(data, "equivalence", 0.02, fail)
+    scenario = data.get("scenario")
+    if scenario is not None:
+        if not isinstance(scenario, dict):
+            raise fail("scenario must be a table: [scenario] with question = \"...\"")
+        _reject_unknown(scenario, SCENARIO_KEYS, source, "scenario.")
     threads = data.get("threads")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise fail(f"threads must be a whole number >= 1, not {threads!r}")
@@ -161,20 +187,30 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
     if dup:
         raise fail(f"two stacks have the label {dup!r}; give one a different `label` or different knobs")
+    baseline = data.get("baseline")
+    if baseline is not None and baseline not in labels:
+        close = difflib.get_close_matches(str(baseline), labels, n=1)
+        raise fail(f"baseline {baseline!r} is not one of the plan's stacks"
+                   + (f" (did you mean {close[0]!r}?)" if close else f"; its stacks are: {', '.join(labels)}"))
 
     return Plan(
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
         concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
-        syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart, source=source, raw=data,
+        syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
+        baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
+        target_ci=target_ci, equivalence=equivalence, scenario=scenario, source=source, raw=data,
     )
 
 
 def expand(plan: Plan) -> list[Cell]:
     """Cells in run order. Repetitions are the outer loop, so stacks alternate A B A B
     across repetitions (drift then hits every stack alike). Within a stack, cells are
-    consecutive, so with restart = "stack" the stack starts once per repetition."""
+    consecutive, so with restart = "stack" the stack starts once per repetition.
+    With repetitions = "auto" this is every repetition up to the cap; the runner stops
+    early when the intervals are narrow enough. A cell's seq does not depend on how many
+    repetitions run, so a resumed run numbers its cells as the first attempt did."""
     rng = random.Random(plan.seed)
     cells: list[Cell] = []
     for rep in range(plan.repetitions):
@@ -209,6 +245,26 @@ def _variant(entry: Any, index: int, source: str) -> StackVariant:
     if port is not None and (not isinstance(port, int) or not 1 <= port <= 65535):
         raise PlanError(f"{where}: port must be 1..65535, not {port!r}")
     return StackVariant(stack.id, str(label), dict(knobs), port)
+
+
+def _whole(data: dict, key: str, default: int, fail) -> int:
+    value = data.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise fail(f"{key} must be a whole number >= 1, not {value!r}")
+    return value
+
+
+def _share(data: dict, key: str, default: float, fail) -> float:
+    """A relative width: 0.03 or "3%"."""
+    value = data.get(key, default)
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            value = float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise fail(f"{key} takes a share such as 0.03 or \"3%\", not {data[key]!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise fail(f"{key} takes a share such as 0.03 or \"3%\", not {data.get(key)!r}")
+    return float(value)
 
 
 def _list_of(data: dict, key: str, kind: type, default: list, fail) -> list:

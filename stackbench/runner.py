@@ -1,7 +1,9 @@
 """Running a plan: begin a stored run, then for each group of cells: start the stack →
 verify → (warm up → load + sample → profile pass → store) × cells → stop.
 
-Two entry points, so an interrupted run can be finished: `begin` stores a new run and
+Adaptive repetitions (repetitions = "auto") ask analysis/verdicts.py after each whole
+repetition whether the intervals are narrow enough — the one place the runner reads
+analysis. Two entry points, so an interrupted run can be finished: `begin` stores a new run and
 returns its id; `run` measures a list of cells into a run (all of them, or the ones a
 resume still needs). What the runner talks to — the load engine, the stacks, the
 monitor, the environment, the run lock — comes in a `Lab`, so tests pass fakes instead
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from stackbench import caveats, engine, environment, pinning as pinning_mod, workloads
+from stackbench.analysis import verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.lock import RunLock
@@ -76,6 +79,9 @@ class Outcome:
     run_id: int
     status: RunStatus
     errors: list[StackbenchError] = field(default_factory=list)
+    # How many repetitions ran and why they stopped: {"reason": "fixed" | "target" |
+    # "cap", "repetitions": n, "worst_half_width": w, "target": t, "open_pairs": k}
+    stop: dict | None = None
 
 
 def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None,
@@ -126,11 +132,20 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
-    try:
-        for _, group in itertools.groupby(cells, key=lambda c: _start_key(c, plan)):
+
+    def measure(batch: list[Cell]) -> None:
+        for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
             error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor, lab)
             if error:
                 outcome.errors.append(error)
+
+    try:
+        if plan.adaptive:
+            outcome.stop = _run_adaptive(run_id, plan, cells, store, measure)
+        else:
+            measure(cells)
+            outcome.stop = {"reason": "fixed", "repetitions": plan.repetitions}
+        store.set_stop(run_id, outcome.stop)
         outcome.status = RunStatus.FAILED if outcome.errors else RunStatus.COMPLETE
     except KeyboardInterrupt:
         outcome.status = RunStatus.INTERRUPTED
@@ -143,6 +158,26 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
         events.plan_finished(run_id, outcome.status)
         monitor.close()
     return outcome
+
+
+def _run_adaptive(run_id: int, plan: Plan, cells: list[Cell], store: Store,
+                  measure: Callable[[list[Cell]], None]) -> dict:
+    """Whole repetitions, interleaved A B A B, until every compared pair's CI is within
+    ±target_ci (after at least min_repetitions), or max_repetitions ran (the Phoronix
+    Test Suite's dynamic run count, with a CI instead of a standard deviation)."""
+    by_rep = {rep: list(group) for rep, group in itertools.groupby(cells, key=lambda c: c.repetition)}
+    for rep in range(plan.max_repetitions):
+        if rep >= plan.min_repetitions:
+            spread = verdicts.spread(store.cells(run_id), plan.baseline)
+            if spread.worst_half_width is not None and spread.worst_half_width <= plan.target_ci:
+                return _stop("target", rep, spread, plan)
+        measure(by_rep.get(rep, []))  # empty when a resumed run already has it
+    return _stop("cap", plan.max_repetitions, verdicts.spread(store.cells(run_id), plan.baseline), plan)
+
+
+def _stop(reason: str, repetitions: int, spread: "verdicts.Spread", plan: Plan) -> dict:
+    return {"reason": reason, "repetitions": repetitions, "worst_half_width": spread.worst_half_width,
+            "target": plan.target_ci, "open_pairs": spread.open_pairs}
 
 
 def _start_key(cell: Cell, plan: Plan) -> tuple:

@@ -26,16 +26,44 @@ knobs = { allow_override = "All" }
 """
 
 
-def test_default_plan_is_the_skeleton_question():
+def test_default_plan_is_the_seeds_question_with_verdicts():
     plan = plan_mod.load(None)
     cells = plan_mod.expand(plan)
     assert [v.label for v in plan.stacks] == [
         "nginx-fpm", "apache-prefork-modphp", "apache-prefork-modphp allow_override=All"]
-    assert len(cells) == 3 * 3 * 3 * 2
+    assert plan.baseline == "nginx-fpm" and plan.repetitions == 6
+    assert len(cells) == 3 * 3 * 6
     assert {c.workload for c in cells} == {"static-12b", "php-hello", "php-100k"}
-    assert sorted({c.concurrency for c in cells}) == [1, 16, 64]
-    # Short enough for the 5-minute budget: 54 cells x (2 s + 0.5 s warm-up) = 135 s of load.
-    assert len(cells) * (plan.duration_s + plan.warmup_s) < 180
+    # Short enough for the 5-minute budget with set-up: load, warm-up and profile pass
+    # plus ~0.5 s to start and stop a stack per cell.
+    per_cell = plan.duration_s + plan.warmup_s + plan.syscall_profile_s + 0.5
+    assert len(cells) * per_cell < 210
+
+
+def test_verdict_keys():
+    plan = parse('baseline = "nginx-fpm"\nrepetitions = "auto"\ntarget_ci = "2%"\n'
+                 'min_repetitions = 3\nmax_repetitions = 7\nequivalence = 0.01\n' + MINIMAL)
+    assert (plan.baseline, plan.adaptive, plan.target_ci, plan.min_repetitions, plan.max_repetitions,
+            plan.equivalence) == ("nginx-fpm", True, 0.02, 3, 7, 0.01)
+    assert plan.repetitions == 7  # expanded up to the cap; the runner stops earlier
+    assert max(c.repetition for c in plan_mod.expand(plan)) == 6
+
+
+@pytest.mark.parametrize("extra,message", [
+    ('baseline = "nginx"', "baseline 'nginx' is not one of the plan's stacks (did you mean 'nginx-fpm'?)"),
+    ('repetitions = "many"', 'repetitions must be a whole number >= 1 or "auto"'),
+    ('repetitions = "auto"\nmin_repetitions = 9\nmax_repetitions = 5', "min_repetitions (9) is above max_repetitions"),
+    ('target_ci = "3 percent"', 'target_ci takes a share such as 0.03 or "3%"'),
+    ("equivalence = 2", 'equivalence takes a share'),
+    ("max_repetitions = 0", "max_repetitions must be a whole number >= 1"),
+    ('scenario = "x"', "scenario must be a table"),
+    ('[scenario]\nquestin = "?"', "unknown key scenario.'questin' (did you mean 'question'?)"),
+])
+def test_bad_verdict_keys(extra, message):
+    with pytest.raises(PlanError) as e:
+        # a table goes after the plan's [[stacks]], a key before them
+        parse(MINIMAL + extra + "\n" if extra.startswith("[") else extra + "\n" + MINIMAL)
+    assert message in e.value.message
 
 
 def test_expand_orders_cells_by_stack_then_workload_then_concurrency():

@@ -45,7 +45,7 @@ class FakeInstance:
         self.cells_served = 0
 
     def url(self, path):
-        return f"http://fake{path}"
+        return f"http://{self.label}{path}"
 
     def preflight(self):
         self.log.append(("preflight", self.label))
@@ -117,7 +117,8 @@ def lab():
         if spec.phase == "measure":
             for inst in state["instances"].values():
                 inst.cells_served += 1
-        return EngineResult.from_doc(doc())
+        rps = state["rps"](spec.url.split("/")[2]) if "rps" in state else 100.0
+        return EngineResult.from_doc(doc(rps))
 
     fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
                       monitor=FakeRunMonitor, environment=lambda pins: {"fake": True}, lock=FreeLock,
@@ -223,3 +224,38 @@ def test_the_checked_plan_is_stored_with_the_run(lab):
     checked = store.run(outcome.run_id)["plan_checked"]
     assert checked["duration_s"] == 1.0 and checked["warmup_s"] == 0.2 and checked["restart"] == "stack"
     assert [s["id"] for s in checked["stacks"]] == ["nginx-fpm", "apache-prefork-modphp"]
+
+
+ADAPTIVE = PLAN.replace('restart = "stack"', 'restart = "cell"\nrepetitions = "auto"\nmin_repetitions = 5\n'
+                        'max_repetitions = 9\ntarget_ci = "3%"\nbaseline = "nginx-fpm"').replace(
+                        "concurrency = [1, 8]", "concurrency = [8]")
+
+
+def test_adaptive_repetitions_stop_when_the_intervals_are_narrow(lab):
+    import random
+
+    log, state, fake = lab
+    rng = random.Random(7)
+    # 0.5 % noise: every CI is far inside ±3 % once the minimum of 5 repetitions ran
+    state["rps"] = lambda label: (1000 if label == "nginx-fpm" else 1200) * rng.gauss(1, 0.005)
+    store = Store()
+    outcome = run(store, fake, ADAPTIVE)
+    assert outcome.stop["reason"] == "target" and outcome.stop["repetitions"] == 5
+    assert outcome.stop["worst_half_width"] < 0.03
+    measured = [e for e in log if e[0] == "measure"]
+    assert len(measured) == 5 * 2  # whole repetitions, two stacks each
+    reps = [c["repetition"] for c in store.cells(outcome.run_id)]
+    assert reps == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]  # interleaved A B A B
+    assert store.run(outcome.run_id)["stop"] == outcome.stop
+
+
+def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):
+    import random
+
+    log, state, fake = lab
+    rng = random.Random(7)
+    state["rps"] = lambda label: 1000 * rng.lognormvariate(0, 0.3)  # 30 % noise never narrows to ±3 %
+    outcome = run(Store(), fake, ADAPTIVE)
+    assert outcome.stop["reason"] == "cap" and outcome.stop["repetitions"] == 9
+    assert outcome.stop["worst_half_width"] > 0.03
+    assert len([e for e in log if e[0] == "measure"]) == 9 * 2

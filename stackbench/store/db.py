@@ -98,6 +98,10 @@ class Store:
             self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                             (RunStatus(status).value, error, _now(), run_id))
 
+    def set_stop(self, run_id: int, stop: dict | None) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET stop_json = ? WHERE id = ?", (json.dumps(stop), run_id))
+
     def reopen_run(self, run_id: int) -> None:
         """A stopped run is measuring again (`run --resume`)."""
         with self.db:
@@ -169,6 +173,8 @@ class Store:
         d["plan"] = json.loads(d.pop("plan_json"))
         checked = d.pop("plan_checked_json")
         d["plan_checked"] = json.loads(checked) if checked is not None else None
+        stop = d.pop("stop_json")
+        d["stop"] = json.loads(stop) if stop is not None else None
         d["environment"] = json.loads(d.pop("environment_json"))
         return d
 

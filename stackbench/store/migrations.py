@@ -39,9 +39,16 @@ def _v3_to_v4(db: sqlite3.Connection) -> None:
         db.execute("UPDATE cells SET warnings_json = ? WHERE id = ?", (json.dumps(caveats), cell_id))
 
 
+def _v4_to_v5(db: sqlite3.Connection) -> None:
+    """v5: runs say how many repetitions ran and why they stopped (adaptive
+    repetitions); NULL for older runs."""
+    db.execute("ALTER TABLE runs ADD COLUMN stop_json TEXT")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
+    4: _v4_to_v5,
 }
 
 

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 4
+VERSION = 5
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -14,7 +14,8 @@ CREATE TABLE runs (
     plan_source TEXT NOT NULL,
     plan_json TEXT NOT NULL,            -- the plan file's data as written
     plan_checked_json TEXT,             -- the plan after checking: every default resolved (NULL before v4)
-    environment_json TEXT NOT NULL
+    environment_json TEXT NOT NULL,
+    stop_json TEXT                      -- repetitions run and why they stopped (NULL before v5)
 );
 CREATE TABLE configs (                  -- rendered config files, stored once per content
     hash TEXT PRIMARY KEY,

@@ -29,3 +29,6 @@ class Style:
 
     def error(self, text: str) -> str:
         return self._wrap("31", text)
+
+    def good(self, text: str) -> str:
+        return self._wrap("32", text)

@@ -49,13 +49,7 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
         return "  ".join(v.rjust(w) if h in NUMERIC else v.ljust(w)
                          for v, w, h in zip(values, widths, COLUMNS)).rstrip()
 
-    env = run["environment"]
-    pin = env.get("pinning", {})
-    out.write(style.bold(f"run {run['id']} · plan {run['plan_name']} · {run['status']} · {run['started_at']}") + "\n")
-    if run.get("error"):
-        out.write(style.error(f"error: {run['error']}") + "\n")
-    out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
-                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n\n")
+    header(run, out)
     out.write(style.bold(line(COLUMNS)) + "\n")
     previous = None
     for r in body:
@@ -68,6 +62,22 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
                         "describe only the clients that were served") + "\n")
     out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    warnings(cells, out)
+
+
+def header(run: dict, out: TextIO) -> None:
+    style = Style(out)
+    env = run["environment"]
+    pin = env.get("pinning", {})
+    out.write(style.bold(f"run {run['id']} · plan {run['plan_name']} · {run['status']} · {run['started_at']}") + "\n")
+    if run.get("error"):
+        out.write(style.error(f"error: {run['error']}") + "\n")
+    out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
+                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n\n")
+
+
+def warnings(cells: list[dict], out: TextIO) -> None:
+    style = Style(out)
     notes = _notes(cells)
     if notes:
         out.write("\n")

@@ -1,0 +1,420 @@
+"""Statistics over repetitions: one cell's summary, and candidate B against baseline A.
+
+Pure: numbers in, numbers out, no I/O. "Not computable" is None, never 0.
+
+The unit of replication is the run: each value passed here is one repetition's figure
+(its throughput, its p99, …). Requests inside one run are autocorrelated; treating them
+as samples would manufacture significance.
+
+Verdict rule (compare(), and again in adjust() after Holm)
+-----------------------------------------------------------
+1. INSUFFICIENT if either side has fewer than MIN_RUNS runs, or the ratio of medians or
+   its interval is not computable (baseline median <= 0, or a baseline value <= 0, which
+   lets a resampled baseline median reach 0). No test is made then: p_value is None, so
+   the comparison does not join a Holm family it could not win anyway. `runs_needed`
+   says how many more runs a side would make it decidable (None when more runs would
+   not help, e.g. a baseline median of 0).
+2. EQUIVALENT if the whole CI of the ratio lies inside [1 - band, 1 + band]. This is an
+   interval-inclusion equivalence test (Schuirmann 1987's two one-sided tests are the
+   same thing with a 1 - 2α interval; a 95 % interval inside the band is the stricter,
+   α = 2.5 % version). It needs no p-value: "the data rule out any difference bigger
+   than the band" is what a reader wants from "equivalent".
+3. HIGHER / LOWER only if the (Holm-adjusted) Mann–Whitney p < ALPHA AND the CI of the
+   ratio excludes 1 on that side AND the rank statistic points the same way. The rank
+   test and the interval answer slightly different questions (stochastic ordering vs.
+   the ratio of medians); requiring both means a verdict never contradicts the interval
+   printed beside it, and the multiplicity control of Holm still applies.
+4. Otherwise NO_DIFFERENCE.
+
+Why MIN_RUNS = 5: with n = 3 a side no rank test can reach p < 0.05 — the smallest
+two-sided exact Mann–Whitney p is 2 / C(6, 3) = 2/20 = 0.1. With 5 vs 5 it is
+2 / C(10, 5) = 2/252 ≈ 0.0079, so a clear difference can survive a Holm family of a few
+comparisons (4 comparisons: 4 × 0.0079 ≈ 0.032 < 0.05).
+
+Intervals: bootstrap percentile (Efron & Tibshirani 1993, "An Introduction to the
+Bootstrap", ch. 13), seeded `random.Random(seed)` so a report is reproducible. Why
+percentile rather than BCa (E&T 1993 ch. 14): BCa's acceleration is estimated by the
+jackknife, and the jackknife is inconsistent for the median, a non-smooth statistic
+(E&T 1993 §11.6) — with 5–15 runs its estimate jumps with every added run; and BCa's
+bias correction z0 is ill-defined when, as for the median of a few values, the
+bootstrap distribution has large atoms at the sample median. The percentile interval
+is simple, transformation-respecting (so the interval of B/A is the reciprocal of the
+interval of A/B up to resampling noise) and documented.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import random
+from bisect import bisect_right
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from statistics import mean as _exact_mean, stdev as _exact_stdev
+from typing import Iterable, Sequence
+
+ALPHA = 0.05
+MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
+
+# Exact Mann–Whitney null distribution up to this many values in both samples together
+# (a few ms at worst, cached by tie pattern); beyond it the normal approximation is
+# accurate to well under 0.01 in p (Hollander, Wolfe & Chicken 2014, §4.1).
+EXACT_MAX_N = 50
+# Resample medians are drawn from their exact law up to this sample size (the law has
+# O(n²) support points); beyond it, resamples are drawn literally. Same distribution.
+LAW_MAX_N = 100
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One cell over its repetitions."""
+
+    n: int
+    median: float | None
+    mean: float | None
+    min: float | None
+    max: float | None
+    cv: float | None  # sample stdev (n - 1) / |mean|; None when n < 2 or mean == 0
+    ci_low: float | None  # bootstrap percentile CI of the median; None when n < 2
+    ci_high: float | None
+
+
+class Verdict(enum.Enum):
+    HIGHER = "higher"  # B's median significantly above A's
+    LOWER = "lower"
+    NO_DIFFERENCE = "no_difference"
+    EQUIVALENT = "equivalent"  # the whole CI of the ratio lies inside 1 ± band
+    INSUFFICIENT = "insufficient"  # fewer than MIN_RUNS a side, or the ratio is not computable
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B against baseline A."""
+
+    n_a: int
+    n_b: int
+    ratio: float | None  # median(B) / median(A)
+    ci_low: float | None  # bootstrap percentile CI of that ratio (A and B resampled independently)
+    ci_high: float | None
+    p_value: float | None  # two-sided Mann–Whitney; None when no test was made (INSUFFICIENT)
+    p_adjusted: float | None  # after Holm (== p_value until adjust())
+    verdict: Verdict
+    runs_needed: int | None  # when INSUFFICIENT for lack of runs: how many more a side
+    band: float = 0.02  # the equivalence band the verdict was decided with (adjust() re-decides)
+    direction: int = 0  # sign of U_B - n_a·n_b/2: +1 B's values rank above A's, -1 below
+
+
+# ---------------------------------------------------------------- descriptive
+
+
+def _clean(values: Iterable[float]) -> list[float]:
+    out = [float(v) for v in values]
+    for v in out:
+        if not math.isfinite(v):
+            raise ValueError(f"statistics need finite values, got {v!r}")
+    return out
+
+
+def _median_sorted(s: Sequence[float]) -> float:
+    """The sample median: the middle order statistic, or the mean of the two middle ones
+    (Hyndman & Fan 1996's definition 7 at p = 0.5; same as statistics.median)."""
+    n = len(s)
+    h = n // 2
+    return s[h] if n % 2 else (s[h - 1] + s[h]) / 2
+
+
+def median(values: Iterable[float]) -> float | None:
+    s = sorted(_clean(values))
+    return _median_sorted(s) if s else None
+
+
+def summarize(values: Iterable[float], confidence: float = 0.95, resamples: int = 2000,
+              seed: int = 1) -> Summary:
+    """Median, mean, range, coefficient of variation and a bootstrap percentile CI of the
+    median (Efron & Tibshirani 1993 ch. 13; see percentile_interval) of one cell's runs.
+
+    cv is the sample standard deviation (n - 1 denominator) over |mean| (the usual
+    coefficient of variation, e.g. Everitt, Cambridge Dictionary of Statistics);
+    None for n < 2 or a mean of 0. The CI is None for n < 2; for all-equal values it
+    collapses to that value."""
+    _check(confidence, resamples)
+    s = sorted(_clean(values))
+    n = len(s)
+    if n == 0:
+        return Summary(0, None, None, None, None, None, None, None)
+    mu = float(_exact_mean(s))  # exact (fractions): all-equal values give that value back
+    cv = None
+    if n >= 2 and mu != 0:
+        cv = float(_exact_stdev(s)) / abs(mu)
+    lo = hi = None
+    if n >= 2:
+        lo, hi = percentile_interval(resample_medians(s, resamples, random.Random(seed)), confidence)
+    return Summary(n, _median_sorted(s), mu, s[0], s[-1], cv, lo, hi)
+
+
+def ci_half_width(s: Summary) -> float | None:
+    """Half the CI of the median relative to the median, (ci_high - ci_low) / 2 / |median|:
+    the precision figure adaptive repetition stops on. None when not computable."""
+    if s.ci_low is None or s.ci_high is None or not s.median:
+        return None
+    return (s.ci_high - s.ci_low) / 2 / abs(s.median)
+
+
+# ---------------------------------------------------------------- bootstrap
+
+
+@lru_cache(maxsize=128)
+def _median_position_law(n: int) -> tuple[tuple[tuple[int, int], ...], tuple[float, ...]]:
+    """The exact law of the median of a bootstrap resample, over positions in the sorted
+    sample: pairs (i, j) of 0-based positions whose values' mean is the resample median
+    (i == j for a middle order statistic), with cumulative probabilities.
+
+    Efron 1979 ("Bootstrap methods: another look at the jackknife", Ann. Statist. 7, §3)
+    and Maritz & Jarrett 1978 (JASA 73) give it for odd n = 2k - 1: the resample median
+    is ≤ x_(i) iff at least k of the n draws are ≤ x_(i), so
+        P(median* ≤ x_(i)) = P(Binomial(n, i/n) ≥ k).
+    For even n = 2k the median is (X*_(k) + X*_(k+1)) / 2. For positions i < j (1-based)
+    the k-th order statistic is x_(i) and the (k+1)-th is x_(j) iff exactly k draws are
+    ≤ x_(i) with the largest of them at i, and the other k are ≥ x_(j) with the smallest
+    at j:  P = C(n, k)·(i^k − (i−1)^k)·((n−j+1)^k − (n−j)^k) / n^n; the diagonal i = j is
+    the rest of P(X*_(k) = x_(i)). Integer arithmetic throughout, so the law is exact.
+    It depends on n only, hence the cache."""
+    total = n ** n
+
+    def at_most(i: int, k: int) -> int:  # n^n · P(X*_(k) ≤ x_(i))
+        return sum(math.comb(n, t) * i ** t * (n - i) ** (n - t) for t in range(k, n + 1))
+
+    weights: list[tuple[tuple[int, int], int]] = []
+    if n % 2:
+        k = (n + 1) // 2
+        f = [at_most(i, k) for i in range(n + 1)]
+        weights = [((i - 1, i - 1), f[i] - f[i - 1]) for i in range(1, n + 1)]
+    else:
+        k = n // 2
+        f = [at_most(i, k) for i in range(n + 1)]
+        pw = [i ** k for i in range(n + 1)]
+        ck = math.comb(n, k)
+        for i in range(1, n + 1):
+            low = ck * (pw[i] - pw[i - 1])
+            off = 0
+            for j in range(i + 1, n + 1):
+                w = low * (pw[n - j + 1] - pw[n - j])
+                weights.append(((i - 1, j - 1), w))
+                off += w
+            weights.append(((i - 1, i - 1), f[i] - f[i - 1] - off))
+    pairs, cum, acc = [], [], 0
+    for pair, w in weights:
+        if w:
+            acc += w
+            pairs.append(pair)
+            cum.append(acc / total)
+    assert acc == total
+    return tuple(pairs), tuple(cum)
+
+
+def resample_medians(sorted_values: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
+    """Medians of `resamples` bootstrap resamples (n draws with replacement) of a sorted
+    sample. Each median is drawn from its exact law (_median_position_law) by inverse CDF
+    — the same distribution as materialising the resample and taking its median, about
+    ten times faster. Samples larger than LAW_MAX_N are resampled literally."""
+    s = sorted_values
+    n = len(s)
+    if n > LAW_MAX_N:
+        choices = rng.choices
+        return [_median_sorted(sorted(choices(s, k=n))) for _ in range(resamples)]
+    pairs, cum = _median_position_law(n)
+    vals = [s[i] if i == j else (s[i] + s[j]) / 2 for i, j in pairs]
+    r = rng.random
+    return [vals[bisect_right(cum, r())] for _ in range(resamples)]
+
+
+def percentile_interval(replicates: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """The bootstrap percentile interval (Efron & Tibshirani 1993, §13.3): the α/2 and
+    1 − α/2 empirical quantiles of the replicates, α = 1 − confidence. Quantile
+    definition: the inverse of the empirical CDF, the ⌈qB⌉-th smallest of B
+    (Hyndman & Fan 1996, definition 1), as E&T's "B·α-th value"."""
+    v = sorted(replicates)
+    b = len(v)
+    tail = (1 - confidence) / 2
+
+    def q(p: float) -> float:
+        # 1e-9: (1 - 0.95) / 2 · 2000 is 50.00000000000004 in floating point, not 50
+        return v[min(b - 1, max(0, math.ceil(p * b - 1e-9) - 1))]
+
+    return q(tail), q(1 - tail)
+
+
+# ---------------------------------------------------------------- Mann–Whitney
+
+
+def _doubled_midranks(values: Sequence[float]) -> tuple[list[int], int]:
+    """Twice the mid-ranks (integers) of the values, in input order, and Σ(t³ − t) over
+    tie groups of size t (for the variance's tie correction)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0] * len(values)
+    ties = 0
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        r2 = i + j + 2  # (i+1) + (j+1): twice the mean 1-based rank of the group
+        for k in range(i, j + 1):
+            ranks[order[k]] = r2
+        t = j - i + 1
+        ties += t ** 3 - t
+        i = j + 1
+    return ranks, ties
+
+
+@lru_cache(maxsize=256)
+def _rank_sum_counts(ranks: tuple[int, ...], m: int) -> tuple[int, ...]:
+    """counts[t] = how many of the C(N, m) ways to pick m of the N (integer) ranks sum to t:
+    the exact permutation null distribution of a rank sum, conditional on the tie pattern
+    (Hollander, Wolfe & Chicken 2014, "Nonparametric Statistical Methods", 3rd ed., §4.1
+    on ties; Lehmann 1975, "Nonparametrics", §1.4). Computed as the coefficients of
+    Π(1 + y·x^r) (the shift algorithm of Streitberg & Röhmel 1986), each polynomial in x
+    packed into one Python integer so a step is one shift and one add."""
+    n_all = len(ranks)
+    # every partial count is ≤ C(N, m) when m ≤ N/2: fixed-width slots never overflow
+    width = (math.comb(n_all, m).bit_length() // 8 + 1) * 8
+    polys = [1] + [0] * m
+    for i, r in enumerate(ranks):
+        shift = r * width
+        for k in range(min(m, i + 1), 0, -1):
+            polys[k] += polys[k - 1] << shift
+    p = polys[m]
+    step = width // 8
+    raw = p.to_bytes((p.bit_length() + 7) // 8, "little")
+    return tuple(int.from_bytes(raw[o:o + step], "little") for o in range(0, len(raw), step))
+
+
+def _rank_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
+    """Two-sided Mann–Whitney p and the direction of B against A (sign of U_B − mn/2)."""
+    m, n = len(a), len(b)
+    if not m or not n:
+        return None
+    n_all = m + n
+    r2, ties = _doubled_midranks([*a, *b])
+    t_b2 = sum(r2[m:])  # twice B's rank sum
+    # U_B = R_B − n(n+1)/2; E[U_B] = mn/2. In doubled units: 2U_B − mn = t_b2 − n(N+1).
+    dev2 = t_b2 - n * (n_all + 1)
+    direction = (dev2 > 0) - (dev2 < 0)
+    if n_all <= EXACT_MAX_N:
+        small, t2 = (m, sum(r2[:m])) if m <= n else (n, t_b2)
+        g = math.gcd(*r2)  # 2 unless some tie group has even size: halves the work
+        counts = _rank_sum_counts(tuple(sorted(x // g for x in r2)), small)
+        centre2 = small * (n_all + 1)  # twice E[rank sum]
+        d = abs(t2 - centre2)
+        # P(|T − E T| ≥ |t − E T|): symmetric without ties, where it equals 2·min(tails)
+        extreme = sum(c for t, c in enumerate(counts) if abs(t * g - centre2) >= d)
+        return min(1.0, extreme / math.comb(n_all, small)), direction
+    # Normal approximation with tie and continuity correction (Hollander, Wolfe & Chicken
+    # 2014 §4.1; as scipy.stats.mannwhitneyu(method="asymptotic", use_continuity=True)).
+    var = m * n / 12 * ((n_all + 1) - ties / (n_all * (n_all - 1)))
+    if var <= 0:
+        return 1.0, 0
+    z = max(0.0, abs(dev2) / 2 - 0.5) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2))), direction
+
+
+def mann_whitney_u(a: Iterable[float], b: Iterable[float]) -> float | None:
+    """Two-sided p of the Mann–Whitney U (Wilcoxon rank-sum) test (Mann & Whitney 1947,
+    Ann. Math. Statist. 18:50–60). None when either sample is empty.
+
+    Exact for up to EXACT_MAX_N values in all: the permutation distribution of the
+    (mid-)rank sum, enumerated by _rank_sum_counts. Without ties this is Mann & Whitney's
+    exact null; with ties it is the exact conditional null — better than the normal
+    approximation at 5 runs a side, where ties of integer microseconds or bytes are
+    common. p = P(|W − E W| ≥ |w − E W|), which for untied data is twice the smaller tail
+    (5 vs 5 fully separated: 2/252). Larger samples: normal approximation with tie and
+    continuity correction."""
+    r = _rank_test(_clean(a), _clean(b))
+    return None if r is None else r[0]
+
+
+# ---------------------------------------------------------------- Holm
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm–Bonferroni adjusted p-values (Holm 1979, Scand. J. Statist. 6:65–70; adjusted
+    p-values as in Wright 1992, Biometrics 48:1005–1013): with the k non-None p sorted
+    ascending, p̃_(i) = max_{j ≤ i} min(1, (k − j + 1)·p_(j)). Monotone in p, capped at 1,
+    never below p; None (no test made) stays None and does not count in k. Rejecting
+    p̃ < α controls the family-wise error rate at α under any dependence."""
+    idx = sorted((i for i, p in enumerate(p_values) if p is not None), key=lambda i: p_values[i])
+    k = len(idx)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        p = float(p_values[i])
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"a p-value must lie in [0, 1], got {p!r}")
+        running = max(running, min(1.0, (k - rank) * p))
+        out[i] = running
+    return out
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def _verdict(n_a: int, n_b: int, ratio: float | None, lo: float | None, hi: float | None,
+             p: float | None, direction: int, band: float) -> Verdict:
+    """The module docstring's rule, in order."""
+    if min(n_a, n_b) < MIN_RUNS or ratio is None or lo is None or hi is None:
+        return Verdict.INSUFFICIENT
+    if lo >= 1 - band and hi <= 1 + band:
+        return Verdict.EQUIVALENT
+    if p is not None and p < ALPHA:
+        if lo > 1 and direction > 0:
+            return Verdict.HIGHER
+        if hi < 1 and direction < 0:
+            return Verdict.LOWER
+    return Verdict.NO_DIFFERENCE
+
+
+def compare(a: Iterable[float], b: Iterable[float], band: float = 0.02, confidence: float = 0.95,
+            resamples: int = 2000, seed: int = 1) -> Comparison:
+    """B against baseline A: the ratio of medians median(B) / median(A), its bootstrap
+    percentile CI (A and B resampled independently — they are independent runs;
+    Efron & Tibshirani 1993 §13.3, and ch. 8 for two-sample problems), the two-sided
+    Mann–Whitney p, and a verdict by the module docstring's rule. Seeded: the same input
+    gives the same output."""
+    _check(confidence, resamples)
+    if band < 0:
+        raise ValueError(f"the equivalence band must be >= 0, got {band!r}")
+    sa, sb = sorted(_clean(a)), sorted(_clean(b))
+    n_a, n_b = len(sa), len(sb)
+    ratio = lo = hi = None
+    if n_a and n_b and _median_sorted(sa) > 0:
+        ratio = _median_sorted(sb) / _median_sorted(sa)
+        # a resampled baseline median can be as low as min(A): the ratio needs it > 0
+        if n_a >= 2 and n_b >= 2 and sa[0] > 0:
+            rng = random.Random(seed)
+            ma = resample_medians(sa, resamples, rng)
+            mb = resample_medians(sb, resamples, rng)
+            lo, hi = percentile_interval([y / x for x, y in zip(ma, mb)], confidence)
+    short = min(n_a, n_b) < MIN_RUNS
+    p, direction = None, 0
+    if not short and lo is not None:
+        p, direction = _rank_test(sa, sb)
+    runs_needed = MIN_RUNS - min(n_a, n_b) if short and not (n_a and n_b and ratio is None) else None
+    return Comparison(n_a, n_b, ratio, lo, hi, p, p,
+                      _verdict(n_a, n_b, ratio, lo, hi, p, direction, band), runs_needed, band, direction)
+
+
+def adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """Holm over a family of comparisons (one metric's comparisons in one report):
+    p_adjusted = holm(p_value), and each verdict re-derived from p_adjusted by the same
+    rule. Uses the raw p_value, so adjusting twice changes nothing."""
+    adjusted = holm([c.p_value for c in comparisons])
+    return [replace(c, p_adjusted=p, verdict=_verdict(c.n_a, c.n_b, c.ratio, c.ci_low, c.ci_high, p,
+                                                      c.direction, c.band))
+            for c, p in zip(comparisons, adjusted)]
+
+
+def _check(confidence: float, resamples: int) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples!r}")

@@ -1,0 +1,184 @@
+"""Verdicts: for each question a plan asks (workload × concurrency × keep-alive), each
+stack against the plan's baseline, on each metric — faster / slower / no significant
+difference / equivalent, with the interval and the number of runs beside it.
+
+The unit of replication is the run (one cell's repetition), never the request: requests
+inside one run are autocorrelated, and treating them as samples manufactures
+significance. Repetitions that failed a validity gate (stackbench/caveats.py:
+INVALIDATING, a failed server) are left out, and said so.
+
+Holm–Bonferroni adjusts each metric's family of comparisons in a run (all its
+throughput comparisons together, all its p99 ones together, …): a plan that asks many
+questions must not find differences by asking often (Holm 1979, via stats.adjust).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Mapping
+
+from stackbench import caveats
+from stackbench.analysis import figures, questions, stats
+from stackbench.analysis.questions import Question
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str  # for a sentence: "throughput", "p99 latency"
+    higher_is_better: bool
+    value: Callable[[figures.CellFigures], float | None]
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("throughput", "throughput", True, lambda f: f.requests_per_s),
+    Metric("latency_p50", "p50 latency", False, lambda f: f.latency_p50_us),
+    Metric("latency_p99", "p99 latency", False, lambda f: f.latency_p99_us),
+    Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes),
+    Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request),
+)
+METRIC = {m.key: m for m in METRICS}
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A repetition shown but kept out of verdicts, and why."""
+
+    run_id: int
+    seq: int
+    stack_label: str
+    question: Question
+    reasons: tuple[str, ...]  # caveat codes, or "failed"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    question: Question
+    metric: Metric
+    baseline: str
+    candidate: str
+    comparison: stats.Comparison
+    baseline_values: tuple[float, ...]
+    candidate_values: tuple[float, ...]
+
+    @property
+    def better(self) -> bool | None:
+        """True: the candidate is significantly better on this metric; False: worse;
+        None: no significant difference, equivalent, or not enough runs."""
+        v = self.comparison.verdict
+        if v == stats.Verdict.HIGHER:
+            return self.metric.higher_is_better
+        if v == stats.Verdict.LOWER:
+            return not self.metric.higher_is_better
+        return None
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    baseline: str
+    verdicts: tuple[Verdict, ...]
+    excluded: tuple[Excluded, ...]
+    family_sizes: dict[str, int]  # per metric key: comparisons adjusted together (Holm)
+    band: float
+
+    def for_metric(self, key: str) -> list[Verdict]:
+        return [v for v in self.verdicts if v.metric.key == key]
+
+
+def invalid_reasons(cell: Mapping) -> tuple[str, ...]:
+    """Why a repetition cannot enter a verdict; empty when it can."""
+    reasons = []
+    if cell["status"] != "ok" or cell.get("engine") is None:
+        reasons.append("failed")
+    for c in cell.get("caveats") or ():
+        if c["code"] in caveats.INVALIDATING and c["code"] not in reasons:
+            reasons.append(c["code"])
+    return tuple(reasons)
+
+
+def split_valid(cells: Iterable[Mapping]) -> tuple[list[Mapping], list[Excluded]]:
+    valid, excluded = [], []
+    for c in cells:
+        reasons = invalid_reasons(c)
+        if reasons:
+            excluded.append(Excluded(c["run_id"], c["seq"], c["stack_label"], questions.of(c), reasons))
+        else:
+            valid.append(c)
+    return valid, excluded
+
+
+def samples(cells: Iterable[Mapping]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
+    """Valid repetitions by (question, stack label), in run order."""
+    out: dict[tuple[Question, str], list[figures.CellFigures]] = {}
+    for c in sorted(cells, key=lambda c: (c["run_id"], c["seq"])):
+        f = figures.of(c)
+        out.setdefault((f.question, f.stack_label), []).append(f)
+    return out
+
+
+def decide(cells: Iterable[Mapping], baseline: str, *, band: float = 0.02,
+           metrics: tuple[Metric, ...] = METRICS) -> Verdicts:
+    """Every stack against `baseline` on every question both answered."""
+    valid, excluded = split_valid(cells)
+    by = samples(valid)
+    asked = sorted({q for q, _ in by} | {e.question for e in excluded}, key=Question.sort_key)
+    labels = list(dict.fromkeys([f.stack_label for fs in by.values() for f in fs]
+                                + [e.stack_label for e in excluded]))
+    out: list[Verdict] = []
+    sizes: dict[str, int] = {}
+    for metric in metrics:
+        family: list[Verdict] = []
+        for q in asked:
+            base = _values(by.get((q, baseline), []), metric)
+            for label in labels:
+                if label == baseline:
+                    continue
+                if (q, label) not in by and not any(e.question == q and e.stack_label == label for e in excluded):
+                    continue
+                cand = _values(by.get((q, label), []), metric)
+                if not base and not cand:
+                    continue
+                family.append(Verdict(q, metric, baseline, label, stats.compare(base, cand, band=band),
+                                      tuple(base), tuple(cand)))
+        adjusted = stats.adjust([v.comparison for v in family])
+        out += [replace(v, comparison=c) for v, c in zip(family, adjusted)]
+        sizes[metric.key] = sum(1 for v in family if v.comparison.p_value is not None)
+    return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band)
+
+
+def _values(fs: list[figures.CellFigures], metric: Metric) -> list[float]:
+    return [float(v) for v in (metric.value(f) for f in fs) if v is not None]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How precise the compared figures are so far (for adaptive repetitions)."""
+
+    worst_half_width: float | None  # widest relative CI half-width among computable pairs
+    pairs: int  # pairs (or cells, without a baseline) with a computable interval
+    open_pairs: int  # pairs whose interval is not computable yet (fewer than 2 valid runs a side)
+
+
+def spread(cells: Iterable[Mapping], baseline: str | None, metric: Metric = METRICS[0]) -> Spread:
+    """With a baseline: the relative half-width of each comparison's CI of the ratio of
+    medians (what a verdict prints). Without: each cell's CI of its median."""
+    valid, _ = split_valid(cells)
+    by = samples(valid)
+    widths: list[float] = []
+    open_pairs = 0
+    if baseline is None:
+        items = [(stats.ci_half_width(stats.summarize(_values(fs, metric)))) for fs in by.values()]
+    else:
+        items = []
+        for (q, label), fs in by.items():
+            if label == baseline:
+                continue
+            c = stats.compare(_values(by.get((q, baseline), []), metric), _values(fs, metric), resamples=500)
+            ok = c.ci_low is not None and c.ci_high is not None and c.ratio
+            items.append((c.ci_high - c.ci_low) / 2 / c.ratio if ok else None)
+    for w in items:
+        if w is None:
+            open_pairs += 1
+        else:
+            widths.append(w)
+    return Spread(max(widths) if widths else None, len(widths), open_pairs)

@@ -1,0 +1,121 @@
+"""Commands that read the store: show, runs, stacks, timeline, explain, compare, export."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stackbench.analysis import compare as compare_mod, questions
+from stackbench.errors import StackbenchError, UsageError
+from stackbench.report import export
+from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
+from stackbench.store import Store
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = Store(args.db, must_exist=True)
+    run_id = _run_id(store, args.run_id, args.db)
+    run_report.render(store.run(run_id), store.cells(run_id), sys.stdout, every_run=args.all,
+                      baseline=args.baseline)
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    for r in Store(args.db, must_exist=True).runs():
+        print(f"{r['id']:4d}  {r['started_at']}  {r['status']:<11}  {r['cells']:4d} cells  {r['plan_name']}")
+    return 0
+
+
+def cmd_stacks(args: argparse.Namespace) -> int:
+    stacks_list.render(sys.stdout)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    store = Store(args.db, must_exist=True)
+    cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
+    extras = [{"processes": store.processes(c["id"]), "syscalls": store.syscalls(c["id"])} for c in cells]
+    explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    store = Store(args.db, must_exist=True)
+    run_part, _, seq_part = args.cell.partition(":")
+    if not (run_part.isdigit() and seq_part.isdigit()):
+        raise UsageError(f"{args.cell!r} is not a cell reference", hint="write RUN:SEQ, e.g. 1:12")
+    cell = store.cell(int(run_part), int(seq_part))
+    timeline.render(cell, store.samples(cell["id"]), sys.stdout)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two stored runs (the same stacks asked the same questions), or two sets of cells
+    RUN:SEQ,SEQ…: the first is the baseline, the verdicts have the same form as a run's."""
+    store = Store(args.db, must_exist=True)
+    a, b = (_cell_set(store, ref) for ref in (args.a, args.b))
+    result = compare_mod.compare(a, b, _side(args.a), _side(args.b), band=args.equivalence)
+    if not result.verdicts.verdicts:
+        raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
+                         hint="compare runs of the same plan, or name cells: RUN:SEQ,SEQ,…")
+    verdicts_text.render(result.verdicts, sys.stdout)
+    for note in result.notes:
+        print(note)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    store = Store(args.db, must_exist=True)
+    run_id = _run_id(store, args.run_id, args.db)
+    out = open(args.output, "w", newline="") if args.output else sys.stdout
+    try:
+        export.write(store.run(run_id), store.cells(run_id), args.format, out, verdicts_only=args.verdicts)
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _run_id(store: Store, given: int | None, db: str) -> int:
+    run_id = given or store.latest_run_id()
+    if run_id is None:
+        raise StackbenchError(f"no runs in {db}", hint="`stackbench run` makes one")
+    return run_id
+
+
+def _side(ref: str) -> str:
+    return f"run {ref}" if ref.isdigit() else f"cells {ref}"
+
+
+def _cell_set(store: Store, ref: str) -> list[dict]:
+    """RUN (every cell) or RUN:SEQ[,SEQ…]."""
+    run_part, _, seqs = ref.partition(":")
+    if not run_part.isdigit() or (seqs and not all(s.strip().isdigit() for s in seqs.split(","))):
+        raise UsageError(f"{ref!r} is neither a run nor a set of cells", hint="write RUN, or RUN:SEQ,SEQ,… e.g. 3:0,4,8")
+    cells = store.cells(store.run(int(run_part))["id"])
+    if not seqs:
+        return cells
+    wanted = [int(s) for s in seqs.split(",")]
+    found = [c for c in cells if c["seq"] in wanted]
+    if len(found) != len(wanted):
+        missing = sorted(set(wanted) - {c["seq"] for c in found})
+        raise UsageError(f"run {run_part} has no cell {missing[0]}", hint="`stackbench show RUN --all` lists the cells")
+    return found
+
+
+def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
+    run_part, _, seq_part = ref.partition(":")
+    if run_part.isdigit() and seq_part.isdigit():
+        return store.cell(int(run_part), int(seq_part))
+    run_id = args.run or store.latest_run_id()
+    if run_id is None:
+        raise UsageError(f"no runs in {args.db}")
+    keepalive = None if args.keepalive is None else args.keepalive == "on"
+    found = questions.matching(store.cells(run_id), ref, workload=args.workload, concurrency=args.concurrency,
+                               keepalive=keepalive)
+    if len(found) != 1:
+        labels = sorted({c["stack_label"] for c in store.cells(run_id)})
+        raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",
+                         hint="name a cell as RUN:SEQ, or narrow with --workload, -c and --keepalive; "
+                              f"stacks in run {run_id}: {', '.join(labels)}")
+    return found[0]

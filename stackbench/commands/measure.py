@@ -1,0 +1,99 @@
+"""Commands that measure: `run` (a plan, or `--resume RUN`) and `scenario run`.
+
+Each reads like the table of contents of a run: load plan → validate → run (per stack:
+start, verify, load, store, stop) → report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stackbench import plan as plan_mod, scenarios
+from stackbench.errors import ServerError, UsageError
+from stackbench.report.text import run_report
+from stackbench.report.text.progress import TerminalProgress
+from stackbench.runner import Options, Outcome, preflight, resume, run_plan
+from stackbench.states import RunStatus
+from stackbench.store import Store
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.resume is not None:
+        if args.plan:
+            raise UsageError("--resume continues a stored run with its own plan; leave the plan file out")
+        return _resume(args)
+    return _run(plan_mod.load(args.plan), args)
+
+
+def cmd_scenario_run(args: argparse.Namespace) -> int:
+    return _run(scenarios.get(args.name).plan(quick=args.quick), args)
+
+
+def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    if args.dry_run:
+        return _dry_run(plan, args)
+    store = Store(args.db)
+    progress = TerminalProgress()
+    outcome = None
+    try:
+        outcome = run_plan(plan, store, progress, _options(args))
+    finally:
+        _report(store, outcome, progress, args)
+    return ServerError.exit_code if outcome.errors else 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    store = Store(args.db, must_exist=True)
+    run = store.run(args.resume)
+    if run["status"] == RunStatus.COMPLETE:
+        raise UsageError(f"run {args.resume} is complete: nothing to resume",
+                         hint="`stackbench show` prints it; `stackbench run` starts a new one")
+    plan = plan_mod.parse(run["plan"], run["plan_source"])
+    done = {c["seq"] for c in store.cells(args.resume)}
+    progress = TerminalProgress()
+    outcome = None
+    try:
+        outcome = resume(args.resume, plan, done, store, progress, _options(args))
+    finally:
+        _report(store, outcome, progress, args, run_id=args.resume)
+    return ServerError.exit_code if outcome.errors else 0
+
+
+def _options(args: argparse.Namespace) -> Options:
+    return Options(workdir=args.workdir, keep_rundir=args.keep_rundir)
+
+
+def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, args: argparse.Namespace,
+            run_id: int | None = None) -> None:
+    """Also after an error or Ctrl-C: show what this run stored. (The progress observer
+    knows the run id even when the runner did not return.)"""
+    run_id = outcome.run_id if outcome else (run_id or progress.run_id)
+    if run_id is None:
+        return
+    cells = store.cells(run_id)
+    if cells:
+        run_report.render(store.run(run_id), cells, sys.stdout)
+    print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
+    if outcome is None or outcome.status != RunStatus.COMPLETE:
+        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
+
+
+def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    """The same checks as a real run makes before it measures: installed, configs
+    accepted by each server's own checker, knob combinations."""
+    preflight(plan, Options(workdir=args.workdir))
+    cells = plan_mod.expand(plan)
+    if plan.adaptive:
+        cells = [c for c in cells if c.repetition < plan.min_repetitions]
+    for c in cells:
+        print(f"{c.seq:4d}  {c.stack.label}  {c.workload}  c={c.concurrency}  "
+              f"keep-alive {'on' if c.keepalive else 'off'}" + (f"  rep {c.repetition}" if plan.repetitions > 1 else ""))
+    # start + verify + stop ≈ 0.5 s per cell (restart = "cell"), measured here
+    per_cell = (plan.duration_s or 1.0) + plan.warmup_s + plan.syscall_profile_s + 0.5
+    line = f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min; configs checked"
+    if plan.adaptive:
+        per_rep = len(cells) // plan.min_repetitions
+        line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
+                 f"up to {per_rep * plan.max_repetitions * per_cell / 60:.1f} min)")
+    print(line)
+    return 0

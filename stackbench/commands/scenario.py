@@ -1,0 +1,38 @@
+"""`stackbench scenario list` and `scenario show NAME`: the questions it can answer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+
+from stackbench import scenarios
+from stackbench.report.text.style import Style
+
+
+def cmd_scenario_list(args: argparse.Namespace) -> int:
+    style = Style(sys.stdout)
+    all_ = scenarios.all_scenarios()
+    width = max(len(s.name) for s in all_)
+    for s in all_:
+        missing = s.missing
+        line = f"{s.name.ljust(width)}  {s.question}"
+        if missing:
+            line = style.dim(line + f"  [not yet: needs {', '.join(missing)}]")
+        print(line)
+    print(style.dim("\n`stackbench scenario show NAME` for the plan; `stackbench scenario run NAME [--quick]` runs it"))
+    return 0
+
+
+def cmd_scenario_show(args: argparse.Namespace) -> int:
+    s = scenarios.get(args.name)
+    style = Style(sys.stdout)
+    print(style.bold(s.name) + ": " + s.question)
+    for label, text in (("the argument", s.seed), ("what to look at", s.look_at)):
+        if text:
+            print(textwrap.fill(f"{label}: {text}", width=100, subsequent_indent="  "))
+    if s.missing:
+        print(style.warn(f"cannot run yet: needs {', '.join(s.missing)}"))
+    print(style.dim("\nthe plan (copy it to change it: stackbench run FILE):"))
+    print(s.text.rstrip())
+    return 0

@@ -1,0 +1,165 @@
+"""Verdicts in words, and the per-stack summary over repetitions, for a terminal.
+
+A verdict line reads: `php-hello c=16 keep-alive: apache-prefork-modphp is 58 % faster than
+nginx-fpm (95 % CI 51–66 %, 5 vs 5 runs) — and uses 0.61x the CPU per request`. The
+throughput verdict is always shown; another metric joins it when it is significant and
+at least LARGE apart (the rest are in `stackbench export`).
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from stackbench.analysis import stats
+from stackbench.analysis.questions import Question
+from stackbench.analysis.summary import CellSummary
+from stackbench.analysis.verdicts import Verdict, Verdicts
+from stackbench.report.text.style import Style
+from stackbench.units import MiB, format_us
+
+LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
+
+
+def question_name(q: Question) -> str:
+    return f"{q.workload} c={q.concurrency} {'keep-alive' if q.keepalive else 'no keep-alive'}"
+
+
+def _pct(ratio: float) -> str:
+    return f"{abs(ratio - 1) * 100:.0f} %"
+
+
+def _signed(ratio: float | None) -> str:
+    return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f} %".replace("-", "−")
+
+
+def _ci_pct(c: stats.Comparison) -> str:
+    """The CI of the change, in the direction of the headline: '51–66 %'."""
+    lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
+    return f"{lo:.0f}–{hi:.0f} %"
+
+
+def headline(v: Verdict, band: float) -> str:
+    c = v.comparison
+    runs = f"{c.n_b} vs {c.n_a} runs"  # candidate vs baseline, in the sentence's order
+    if c.verdict == stats.Verdict.INSUFFICIENT:
+        need = f"; {c.runs_needed} more valid run(s) a side needed" if c.runs_needed else ""
+        return f"{v.candidate} vs {v.baseline}: no verdict ({runs}{need})"
+    if c.verdict == stats.Verdict.EQUIVALENT:
+        return (f"{v.candidate} and {v.baseline} are equivalent in {v.metric.label} ({_signed(c.ratio)}, "
+                f"CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, within ±{band:.0%}; {runs})")
+    if c.verdict == stats.Verdict.NO_DIFFERENCE:
+        return (f"{v.candidate} vs {v.baseline}: no significant difference in {v.metric.label} "
+                f"({_signed(c.ratio)}, CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs})")
+    return f"{v.candidate} {_comparative(v)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)})"
+
+
+def _p(c: stats.Comparison) -> str:
+    if c.p_adjusted is None:
+        return ""
+    return f", p = {c.p_adjusted:.3g}" if c.p_adjusted >= 0.001 else ", p < 0.001"
+
+
+def _comparative(v: Verdict) -> str:
+    r = v.comparison.ratio or 1.0
+    key = v.metric.key
+    if key == "throughput":
+        return f"is {_pct(r)} {'faster' if r > 1 else 'slower'} than"
+    if key.startswith("latency"):
+        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label} than"
+    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')} of"
+
+
+def _aside(v: Verdict) -> str:
+    """A secondary metric, shortly: 'uses 0.61x the CPU per request'."""
+    r = v.comparison.ratio or 1.0
+    if v.metric.key.startswith("latency"):
+        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label}"
+    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
+
+
+def render(vs: Verdicts, out: TextIO) -> None:
+    style = Style(out)
+    through = vs.for_metric("throughput")
+    if not through:
+        return
+    others = {(v.question, v.candidate): [] for v in through}
+    for v in vs.verdicts:
+        if v.metric.key != "throughput" and v.better is not None and v.comparison.ratio is not None \
+                and abs(v.comparison.ratio - 1) >= LARGE and (v.question, v.candidate) in others:
+            others[(v.question, v.candidate)].append(v)
+    out.write("\n" + style.bold(f"verdicts (baseline: {vs.baseline})") + "\n")
+    for v in through:
+        line = f"{question_name(v.question)}: " + headline(v, vs.band)
+        extra = others[(v.question, v.candidate)]
+        if extra:
+            line += " — and " + ", ".join(_aside(x) for x in extra)
+        color = style.good if v.better else (lambda s: s)  # green: the candidate wins
+        out.write(color(line) + "\n")
+    n = vs.family_sizes.get("throughput", 0)
+    notes = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit"]
+    if n > 1:
+        notes.append(f"p-values: Mann–Whitney U, Holm–Bonferroni-adjusted over the {n} throughput comparisons")
+    for text in notes:
+        out.write(style.dim(text) + "\n")
+    if vs.excluded:
+        reasons: dict[str, int] = {}
+        for e in vs.excluded:
+            for r in e.reasons:
+                reasons[r] = reasons.get(r, 0) + 1
+        listed = ", ".join(f"{k} ×{n}" for k, n in sorted(reasons.items()))
+        cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
+        more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
+        out.write(style.warn(f"left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate "
+                             f"({listed}): {cells}{more}") + "\n")
+
+
+SUMMARY_HEAD = ("workload", "conc", "keep-alive", "stack", "runs", "req/s median", "95 % CI", "CV",
+                "p50 ms", "p99 ms", "mem MiB", "CPU µs/req")
+
+
+def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> None:
+    style = Style(out)
+    body = []
+    for r in rows:
+        t = r.metrics["throughput"]
+        ci = "-" if t.ci_low is None else f"{t.ci_low:,.0f}–{t.ci_high:,.0f}"
+        body.append((r.question.workload, str(r.question.concurrency), "on" if r.question.keepalive else "off",
+                     r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
+                     "-" if t.median is None else f"{t.median:,.0f}", ci,
+                     "-" if t.cv is None else f"{t.cv:.1%}",
+                     format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
+                     _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0)))
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(SUMMARY_HEAD)]
+    text_cols = {0, 2, 3}
+
+    def line(values) -> str:
+        return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
+                         for i, (v, w) in enumerate(zip(values, widths))).rstrip()
+
+    out.write("\n" + style.bold("over repetitions (medians of valid runs)") + "\n")
+    out.write(style.bold(line(SUMMARY_HEAD)) + "\n")
+    previous = None
+    for b in body:
+        if previous is not None and b[:3] != previous:
+            out.write("\n")
+        previous = b[:3]
+        out.write(line(b) + "\n")
+    if stop:
+        out.write(style.dim(stop_sentence(stop)) + "\n")
+
+
+def stop_sentence(stop: dict) -> str:
+    n = stop.get("repetitions")
+    if stop.get("reason") == "target":
+        return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop['target']:.0%} "
+                f"(widest ±{stop['worst_half_width']:.1%})")
+    if stop.get("reason") == "cap":
+        w = stop.get("worst_half_width")
+        widest = f"widest ±{w:.1%}" if w is not None else "not computable"
+        return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
+                f"±{stop['target']:.0%} ({widest})")
+    return f"repetitions: {n} (fixed by the plan)"
+
+
+def _num(value: float | None, scale: float, digits: int) -> str:
+    return "-" if value is None else f"{value * scale:,.{digits}f}"

@@ -1,0 +1,75 @@
+"""Named scenarios: shipped plans, one per question people argue about, each with a
+[scenario] table (the question, the seed of the argument, what to look at).
+
+A scenario whose `requires` names a workload or load model this stackbench does not have
+yet is listed with the reason, and becomes runnable when that lands: `workload:ID` is
+met when the workload is registered, `load:NAME` when the plan format has that load model
+(LOAD_MODELS below).
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from stackbench import plan as plan_mod, workloads
+from stackbench.errors import UsageError
+
+# Load models the plan format supports beyond closed-loop concurrency (none yet; the
+# load-models work adds "slow-readers", "ramps", "open-loop", "capacity").
+LOAD_MODELS: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    question: str
+    seed: str
+    look_at: str
+    requires: tuple[str, ...]
+    text: str  # the TOML as shipped
+
+    @property
+    def missing(self) -> list[str]:
+        """What this stackbench lacks to run it, in words; empty when runnable."""
+        out = []
+        for need in self.requires:
+            kind, _, what = need.partition(":")
+            if kind == "workload" and what not in workloads.WORKLOADS:
+                out.append(f"the workload {what!r}")
+            elif kind == "load" and what not in LOAD_MODELS:
+                out.append(f"the {what} load model")
+        return out
+
+    def plan(self, quick: bool = False) -> plan_mod.Plan:
+        if self.missing:
+            raise UsageError(f"scenario {self.name!r} cannot run yet: it needs {', '.join(self.missing)}",
+                             hint="`stackbench scenario list` shows which scenarios can run")
+        data = tomllib.loads(self.text)
+        overrides = data["scenario"].get("quick", {})
+        if quick:
+            data.update(overrides)
+        return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else ""))
+
+
+def names() -> list[str]:
+    files = resources.files(__name__).iterdir()
+    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+
+
+def get(name: str) -> Scenario:
+    if name not in names():
+        close = difflib.get_close_matches(name, names(), n=1)
+        raise UsageError(f"no scenario {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                         hint="`stackbench scenario list` lists them")
+    text = resources.files(__name__).joinpath(f"{name}.toml").read_text()
+    meta: dict[str, Any] = tomllib.loads(text)["scenario"]
+    return Scenario(name, meta["question"], meta.get("seed", ""), meta.get("look_at", ""),
+                    tuple(meta.get("requires", ())), text)
+
+
+def all_scenarios() -> list[Scenario]:
+    return [get(n) for n in names()]
