@@ -58,7 +58,7 @@ MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
 
 # Exact Mann–Whitney null distribution up to this many values in both samples together
 # (a few ms at worst, cached by tie pattern); beyond it the normal approximation is
-# accurate to well under 0.01 in p (Hollander, Wolfe & Chicken 2014, §4.1).
+# within a few thousandths of the exact p (tests/test_stats.py checks it at 24 vs 25).
 EXACT_MAX_N = 50
 # Resample medians are drawn from their exact law up to this sample size (the law has
 # O(n²) support points); beyond it, resamples are drawn literally. Same distribution.
@@ -272,7 +272,7 @@ def _rank_sum_counts(ranks: tuple[int, ...], m: int) -> tuple[int, ...]:
     """counts[t] = how many of the C(N, m) ways to pick m of the N (integer) ranks sum to t:
     the exact permutation null distribution of a rank sum, conditional on the tie pattern
     (Hollander, Wolfe & Chicken 2014, "Nonparametric Statistical Methods", 3rd ed., §4.1
-    on ties; Lehmann 1975, "Nonparametrics", §1.4). Computed as the coefficients of
+    on ties; Lehmann 1975, "Nonparametrics", ch. 1 on ties). Computed as the coefficients of
     Π(1 + y·x^r) (the shift algorithm of Streitberg & Röhmel 1986), each polynomial in x
     packed into one Python integer so a step is one shift and one add."""
     n_all = len(ranks)
