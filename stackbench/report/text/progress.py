@@ -21,6 +21,7 @@ class TerminalProgress(Events):
         self.done = 0
         self.t0 = time.monotonic()
         self.run_id: int | None = None
+        self.reps = ""
 
     def _status(self, text: str) -> None:
         if self.live:
@@ -37,8 +38,13 @@ class TerminalProgress(Events):
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id = run_id
         self.total = len(cells)
+        self.reps = ""
+        if plan.adaptive:
+            # Adaptive repetitions: the cells up to the cap; the run usually stops earlier.
+            self.reps = f" of up to {plan.max_repetitions}"
+            self.total = f"≤{len(cells)}"
         if self.live:
-            self._say(self.style.dim(f"run {run_id}: {len(cells)} cells, plan {plan.name}; "
+            self._say(self.style.dim(f"run {run_id}: {self.total} cells, plan {plan.name}; "
                                      f"server on cores {pinning.server_cpus}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
@@ -47,8 +53,8 @@ class TerminalProgress(Events):
     def cell_started(self, cell: Cell) -> None:
         ka = "keep-alive" if cell.keepalive else "no keep-alive"
         elapsed = time.monotonic() - self.t0
-        self._status(f"[{self.done + 1}/{self.total}] {cell.stack.label} · {cell.workload} · "
-                     f"c={cell.concurrency} · {ka}  ({elapsed:.0f} s)")
+        self._status(f"[{self.done + 1}/{self.total}] rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · "
+                     f"{cell.workload} · c={cell.concurrency} · {ka}  ({elapsed:.0f} s)")
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:
         self.done += 1
