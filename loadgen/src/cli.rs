@@ -1,5 +1,7 @@
-//! Command-line surface: what the user types, parsed into plain values.
-//! Cross-field rules (e.g. `-c >= -t`) live in `config.rs`, not here.
+//! Command-line surface: what the user types, parsed into plain values of this
+//! module's own types (std and clap only). `config/from_cli.rs` turns them into
+//! the engine's `Config`, with the cross-field rules (e.g. `-c >= -t`); nothing
+//! else reads them.
 
 use std::time::Duration;
 

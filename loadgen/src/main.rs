@@ -4,26 +4,18 @@
 //! Exit status: 0 the run happened (even if requests failed), 1 fatal, 2 usage.
 
 mod cli;
+mod client;
 mod config;
-mod conn;
 mod cpu;
-mod deadline;
 mod error;
-mod exchange;
-mod fastcgi;
-mod http;
-mod lane;
 mod net;
-mod page;
+mod protocol;
 mod report;
 mod run;
 mod schedule;
-mod slow_read;
 mod stats;
 mod target;
 mod urls;
-mod wire;
-mod worker;
 
 use clap::Parser;
 

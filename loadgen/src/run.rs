@@ -9,7 +9,7 @@ use crate::cpu::{self, CpuTimes};
 use crate::error::Error;
 use crate::schedule::Plan;
 use crate::stats::ThreadStats;
-use crate::worker;
+use crate::client::worker;
 
 pub struct Measured {
     /// All threads merged.

@@ -1,13 +1,20 @@
 //! Which URLs a run requests, all on one server: the URL alone, a weighted mix
 //! (`--url /a.php=3 --url /b.css=1`), or a page and its assets (`--page`,
-//! `--assets`). Each is formatted into request bytes once (config.rs); per
+//! `--assets`). Each is formatted into request bytes once (config/from_cli.rs); per
 //! request, `Picker` chooses the index of the mix.
 
 use std::cell::Cell;
 
-use crate::cli::MixEntry;
 use crate::error::Error;
 use crate::target::{Url, parse_url};
+
+/// One entry of a weighted mix: a path or full URL on the run's server, and its
+/// weight (at least 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MixEntry {
+    pub target: String,
+    pub weight: u32,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UrlEntry {
@@ -35,8 +42,8 @@ pub struct Urls {
     pub shape: Shape,
 }
 
-/// What the command line says about URLs.
-pub struct UrlArgs<'a> {
+/// What is asked for: the URL argument, a mix, or a page and its assets.
+pub struct UrlSpec<'a> {
     pub positional: Option<&'a str>,
     pub mix: &'a [MixEntry],
     pub page: Option<&'a str>,
@@ -68,7 +75,7 @@ fn entry_path(target: &str, server: &Url) -> Result<String, Error> {
     Ok(parse_url(&format!("http://{}{target}", server.host_header()))?.path)
 }
 
-pub fn resolve(a: &UrlArgs) -> Result<Urls, Error> {
+pub fn resolve(a: &UrlSpec) -> Result<Urls, Error> {
     if a.page.is_some() && !a.mix.is_empty() {
         return Err(Error::Usage("--page and --url cannot be combined".into()));
     }
@@ -160,8 +167,8 @@ mod tests {
         entries.iter().map(|&(t, w)| MixEntry { target: t.into(), weight: w }).collect()
     }
 
-    fn args<'a>(positional: Option<&'a str>, mix: &'a [MixEntry]) -> UrlArgs<'a> {
-        UrlArgs { positional, mix, page: None, assets: &[], page_conns: 6 }
+    fn args<'a>(positional: Option<&'a str>, mix: &'a [MixEntry]) -> UrlSpec<'a> {
+        UrlSpec { positional, mix, page: None, assets: &[], page_conns: 6 }
     }
 
     #[test]
@@ -179,7 +186,7 @@ mod tests {
         assert_eq!((u.server.port, u.entries[1].path.as_str()), (81, "/b"));
 
         let assets = vec!["/a.css".to_string(), "/b.js".to_string()];
-        let a = UrlArgs { positional: Some("http://localhost:80"), mix: &[], page: Some("/"), assets: &assets, page_conns: 4 };
+        let a = UrlSpec { positional: Some("http://localhost:80"), mix: &[], page: Some("/"), assets: &assets, page_conns: 4 };
         let u = resolve(&a).unwrap();
         assert_eq!(u.shape, Shape::Page { conns: 4 });
         assert_eq!(u.entries.len(), 3);

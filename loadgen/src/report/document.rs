@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::warnings::Warning;
 use crate::stats::histogram::{Latency, Summary};
 use crate::stats::timeline::TimelineEntry;
 
@@ -31,7 +32,10 @@ pub struct Document {
     pub timeline: Vec<TimelineEntry>,
     pub stages: Vec<StageDoc>,
     pub engine_cpu: EngineCpu,
+    /// For people: one sentence per warning.
     pub warnings: Vec<String>,
+    /// For programs: the same warnings, same order, as a code and its numbers.
+    pub warning_codes: Vec<Warning>,
 }
 
 #[derive(Serialize, Debug)]

@@ -11,10 +11,10 @@ use std::time::Duration;
 pub use document::*;
 
 use crate::config::Config;
+use crate::protocol::Protocol;
 use crate::run::Measured;
 use crate::stats::{ErrorClass, PhaseStats};
 use crate::urls::Shape;
-use crate::wire::Protocol;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -105,6 +105,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
         .collect();
     let pages = m.stats.pages.as_ref();
     let warnings = warnings::collect(cfg, &result, &m.busy, clients);
+    let warning_sentences = warnings.iter().map(ToString::to_string).collect();
     Document {
         schema_version: SCHEMA_VERSION,
         engine: Engine { name: "stackbench-load", version: env!("CARGO_PKG_VERSION") },
@@ -120,7 +121,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             timeout_us: micros(cfg.timeout).max(1),
             rate: cfg.rate,
             keepalive_requests: cfg.keepalive_requests,
-            read_rate: cfg.read_rate.map(|r| r.bytes_per_s),
+            read_rate: cfg.read_bytes_per_s,
             rcvbuf: cfg.connect.rcvbuf,
             count_headers: cfg.count_headers.clone(),
             fastcgi: cfg.fastcgi.as_ref().map(|(address, script)| FastCgiDoc {
@@ -152,6 +153,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             max_thread_busy: max_busy,
             saturated,
         },
-        warnings,
+        warnings: warning_sentences,
+        warning_codes: warnings,
     }
 }

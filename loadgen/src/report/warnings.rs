@@ -1,5 +1,16 @@
 //! Warnings with advice (as hyperfine does): things that make a result less
 //! trustworthy than its numbers look.
+//!
+//! Each warning is a value first: the document carries its sentence in
+//! `warnings` and, at the same index, its code and numbers in `warning_codes`,
+//! so a program can tell warnings apart, or word its own, without parsing text.
+//! A new kind of warning is a new variant here, its sentence in `Display`, and
+//! its code in the schema's enum (schema/result-v1.schema.json) and the README.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
 
 use super::{PhaseDoc, SATURATION};
 use crate::config::Config;
@@ -13,19 +24,122 @@ const RATE_SHARE: f64 = 0.95;
 /// the table: at the end of every run each connection has a request under way.
 const IN_FLIGHT_MIN_AGE_US: u64 = 100_000;
 
-pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Vec<String> {
+/// One warning: serialised as `{"code": "<variant in snake_case>", "params": {...}}`.
+/// Fractions are 0..1; durations are integer µs unless the name says otherwise.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "code", content = "params", rename_all = "snake_case")]
+pub enum Warning {
+    /// Not one of the connections got a response during the measured phase.
+    NoResponseAll { connections: u64 },
+    /// Some connections got no response during the measured phase.
+    ClientsUnserved { without_response: u64, connections: u64 },
+    /// Requests still unanswered at the end were older than the slowest response.
+    InFlightOld { count: u64, threshold_us: u64, oldest_us: u64, slowest_us: u64 },
+    /// Nothing completed and connects failed.
+    TargetDown { connect_errors: u64 },
+    /// An engine thread was busy at least `SATURATION` of the measured phase.
+    EngineSaturated { thread: usize, busy: f64 },
+    /// Nothing completed or failed in the measured phase.
+    NoRequests {},
+    /// More than `FAILED_SHARE` of the requests failed; `errors`: class → count.
+    RequestsFailed { share: f64, failed: u64, attempted: u64, errors: BTreeMap<&'static str, u64> },
+    /// Keep-alive asked for, but the server closed after most responses.
+    ServerClosedKeepalive { connections_opened: u64, responses: u64 },
+    /// Complete responses with a status outside 2xx.
+    #[serde(rename = "non_2xx")]
+    Non2xx {
+        count: u64,
+        share: f64,
+        /// The sentence's denominator; not a parameter (share says it).
+        #[serde(skip)]
+        completed: u64,
+    },
+    /// Latencies above the histogram's range, clamped to it.
+    LatencyOverRange { count: u64, range_s: u64 },
+    /// Open loop with fewer connections than the 1 ms timer resolution needs.
+    RateTimerResolution { connections: u32, rate: f64, min_connections: u64 },
+    /// Open loop that sent less than `RATE_SHARE` of the asked rate.
+    RateNotReached { sent_per_s: f64, rate: f64, connections: u32 },
+    /// A measured phase under 1 s (runs ended by `-n` are exempt).
+    ShortRun { duration_us: u64 },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::NoResponseAll { connections } => {
+                write!(f, "none of the {connections} connections got a response during the measured phase")
+            }
+            Warning::ClientsUnserved { without_response, connections } => write!(
+                f,
+                "{without_response} of {connections} connections got no response during the measured phase: the \
+                 server served only some clients (e.g. prefork children held by keep-alive); the latencies describe \
+                 the served ones"
+            ),
+            Warning::InFlightOld { count, threshold_us, oldest_us, slowest_us } => write!(
+                f,
+                "{count} request(s) still unanswered at the end had waited longer than {:.0} ms (oldest {:.0} ms; \
+                 slowest completed response {:.0} ms): the latency figures leave them out",
+                *threshold_us as f64 / 1000.0,
+                *oldest_us as f64 / 1000.0,
+                *slowest_us as f64 / 1000.0
+            ),
+            Warning::TargetDown { connect_errors } => write!(
+                f,
+                "no connection to the target succeeded ({connect_errors} connect errors): is a server listening there?"
+            ),
+            Warning::EngineSaturated { thread, busy } => write!(
+                f,
+                "engine thread {thread} was busy {:.0}% of the time: the result may measure the load generator, not \
+                 the server — add threads or cores",
+                busy * 100.0
+            ),
+            Warning::NoRequests {} => f.write_str("no request completed or failed in the measured phase"),
+            Warning::RequestsFailed { failed, attempted, errors, .. } => {
+                let classes: Vec<String> = errors.iter().map(|(name, n)| format!("{name} {n}")).collect();
+                write!(
+                    f,
+                    "{:.1}% of requests failed ({}): the throughput and latencies describe the requests that succeeded",
+                    100.0 * *failed as f64 / *attempted as f64,
+                    classes.join(", ")
+                )
+            }
+            Warning::ServerClosedKeepalive { connections_opened, responses } => write!(
+                f,
+                "keep-alive was asked for, but {connections_opened} connections were opened for {responses} \
+                 responses: the server closed the connection after most responses, so this measures a new \
+                 connection per request"
+            ),
+            Warning::Non2xx { count, completed, .. } => write!(
+                f,
+                "{count} responses ({:.1}%) were not 2xx: check the target serves what you meant to measure",
+                100.0 * *count as f64 / *completed as f64
+            ),
+            Warning::LatencyOverRange { count, range_s } => {
+                write!(f, "{count} latencies were above the histogram's {range_s} s range and were clamped to it")
+            }
+            Warning::RateTimerResolution { connections, rate, min_connections } => write!(
+                f,
+                "{connections} connections for {rate} requests/s: with the engine's 1 ms timer resolution, \
+                 latency_us may include up to ~1 ms of generator delay — use at least {min_connections} connections"
+            ),
+            Warning::RateNotReached { sent_per_s, rate, connections } => write!(
+                f,
+                "only {sent_per_s:.0} of the {rate} requests/s asked for were sent: all {connections} connections \
+                 were busy (latency_us includes that wait) — add connections to keep the loop open"
+            ),
+            Warning::ShortRun { .. } => f.write_str("the measured phase lasted less than 1 s: results are noisy"),
+        }
+    }
+}
+
+pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Vec<Warning> {
     let mut out = Vec::new();
     if clients.without_response > 0 && clients.without_response == clients.measured {
-        out.push(format!(
-            "none of the {} connections got a response during the measured phase",
-            clients.measured
-        ));
+        out.push(Warning::NoResponseAll { connections: clients.measured });
     } else if clients.without_response > 0 {
-        out.push(format!(
-            "{} of {} connections got no response during the measured phase: the server served only \
-             some clients (e.g. prefork children held by keep-alive); the latencies describe the served ones",
-            clients.without_response, clients.measured
-        ));
+        let (without_response, connections) = (clients.without_response, clients.measured);
+        out.push(Warning::ClientsUnserved { without_response, connections });
     }
     // An unanswered request older than the slowest answered one (by 2×, and at
     // least 100 ms) would have been the worst latency of the run: the table
@@ -35,13 +149,7 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     let old = clients.in_flight.count_above(threshold);
     if old > 0 {
         let oldest = clients.in_flight.summary().max.unwrap_or(0);
-        out.push(format!(
-            "{old} request(s) still unanswered at the end had waited longer than {:.0} ms (oldest {:.0} ms; \
-             slowest completed response {:.0} ms): the latency figures leave them out",
-            threshold as f64 / 1000.0,
-            oldest as f64 / 1000.0,
-            slowest as f64 / 1000.0
-        ));
+        out.push(Warning::InFlightOld { count: old, threshold_us: threshold, oldest_us: oldest, slowest_us: slowest });
     }
     let c = &r.requests;
     let connect_errors: u64 = r.errors.iter().filter(|&(name, _)| *name == "connect").map(|(_, &n)| n).sum();
@@ -49,59 +157,47 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     if target_down {
         // A busy engine is then only retrying refused connects: "add threads" would be
         // the wrong advice.
-        out.push(format!(
-            "no connection to the target succeeded ({connect_errors} connect errors): is a server listening there?"
-        ));
+        out.push(Warning::TargetDown { connect_errors });
     }
     for (k, b) in busy.iter().enumerate() {
         if let Some(b) = *b
             && b >= SATURATION
             && !target_down
         {
-            out.push(format!(
-                "engine thread {k} was busy {:.0}% of the time: the result may measure the load \
-                 generator, not the server — add threads or cores",
-                b * 100.0
-            ));
+            out.push(Warning::EngineSaturated { thread: k, busy: b });
         }
     }
 
     let attempted = c.completed + c.failed;
     if attempted == 0 {
-        out.push("no request completed or failed in the measured phase".into());
+        out.push(Warning::NoRequests {});
     } else if c.failed as f64 > FAILED_SHARE * attempted as f64 {
-        let classes: Vec<String> =
-            r.errors.iter().filter(|&(_, &n)| n > 0).map(|(name, n)| format!("{name} {n}")).collect();
-        out.push(format!(
-            "{:.1}% of requests failed ({}): the throughput and latencies describe the requests that succeeded",
-            100.0 * c.failed as f64 / attempted as f64,
-            classes.join(", ")
-        ));
+        out.push(Warning::RequestsFailed {
+            share: c.failed as f64 / attempted as f64,
+            failed: c.failed,
+            attempted,
+            errors: r.errors.iter().filter(|&(_, &n)| n > 0).map(|(&name, &n)| (name, n)).collect(),
+        });
     }
     // With keep-alive asked for, a server that closes after (almost) every response
     // (an HTTP/1.0 server, or keep-alive off in its config) turns the run into a
     // connect-per-request one: say so, it changes every figure.
     let budget_allows_reuse = cfg.keepalive_requests.is_none_or(|k| k > 2);
     if cfg.keepalive && budget_allows_reuse && c.completed >= 100 && r.connections_opened * 2 > c.completed {
-        out.push(format!(
-            "keep-alive was asked for, but {} connections were opened for {} responses: the server closed \
-             the connection after most responses, so this measures a new connection per request",
-            r.connections_opened, c.completed
-        ));
+        out.push(Warning::ServerClosedKeepalive { connections_opened: r.connections_opened, responses: c.completed });
     }
     if c.completed > 0 && c.non_2xx > 0 {
-        out.push(format!(
-            "{} responses ({:.1}%) were not 2xx: check the target serves what you meant to measure",
-            c.non_2xx,
-            100.0 * c.non_2xx as f64 / c.completed as f64
-        ));
+        out.push(Warning::Non2xx {
+            count: c.non_2xx,
+            share: c.non_2xx as f64 / c.completed as f64,
+            completed: c.completed,
+        });
     }
     if r.latency_us.over_range > 0 {
-        out.push(format!(
-            "{} latencies were above the histogram's {} s range and were clamped to it",
-            r.latency_us.over_range,
-            r.latency_us.histogram_max_us / 1_000_000
-        ));
+        out.push(Warning::LatencyOverRange {
+            count: r.latency_us.over_range,
+            range_s: r.latency_us.histogram_max_us / 1_000_000,
+        });
     }
     // The engine's timers have 1 ms resolution: a connection waiting for its slot
     // wakes up to 1 ms late. With fewer than ~2 ms worth of connections, the next
@@ -109,27 +205,185 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     if let Some(rate) = cfg.rate
         && f64::from(cfg.connections) < rate * 0.002
     {
-        out.push(format!(
-            "{} connections for {rate} requests/s: with the engine's 1 ms timer resolution, \
-             latency_us may include up to ~1 ms of generator delay — use at least {:.0} connections",
-            cfg.connections,
-            (rate * 0.002).ceil()
-        ));
+        out.push(Warning::RateTimerResolution {
+            connections: cfg.connections,
+            rate,
+            min_connections: (rate * 0.002).ceil() as u64,
+        });
     }
     if let Some(rate) = cfg.rate
         && r.duration_us > 0
     {
         let sent_per_s = attempted as f64 / (r.duration_us as f64 / 1e6);
         if sent_per_s < RATE_SHARE * rate {
-            out.push(format!(
-                "only {sent_per_s:.0} of the {rate} requests/s asked for were sent: all {} connections \
-                 were busy (latency_us includes that wait) — add connections to keep the loop open",
-                cfg.connections
-            ));
+            out.push(Warning::RateNotReached { sent_per_s, rate, connections: cfg.connections });
         }
     }
     if r.duration_us > 0 && r.duration_us < 1_000_000 && cfg.requests.is_none() {
-        out.push("the measured phase lasted less than 1 s: results are noisy".into());
+        out.push(Warning::ShortRun { duration_us: r.duration_us });
     }
     out
+}
+
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::protocol::Protocol;
+    use crate::stats::PhaseStats;
+
+    /// A clean run: 1 s, 1000 responses, 4 connections, all served.
+    fn setup() -> (Config, PhaseDoc, Vec<Option<f64>>, ClientStats) {
+        let cfg = crate::config::from_words(&["-c", "4", "http://127.0.0.1:1/"]).expect("valid arguments");
+        let mut r = super::super::phase_doc(&PhaseStats::new(false), Duration::from_secs(1), Protocol::Http);
+        r.requests.completed = 1000;
+        r.requests.ok_2xx = 1000;
+        r.connections_opened = 4;
+        r.latency_us.max = Some(2_000);
+        let clients = ClientStats { measured: 4, ..ClientStats::default() };
+        (cfg, r, vec![Some(0.5)], clients)
+    }
+
+    fn codes(w: &[Warning]) -> Vec<Value> {
+        w.iter().map(|w| serde_json::to_value(w).unwrap()).collect()
+    }
+
+    /// The one warning of a scenario, as JSON, after checking it is alone.
+    fn only(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Value {
+        let w = collect(cfg, r, busy, clients);
+        assert_eq!(w.len(), 1, "{w:?}");
+        codes(&w).remove(0)
+    }
+
+    #[test]
+    fn a_clean_run_has_no_warning() {
+        let (cfg, r, busy, clients) = setup();
+        assert_eq!(collect(&cfg, &r, &busy, &clients), []);
+    }
+
+    #[test]
+    fn each_kind_has_its_code_and_numbers() {
+        let mut seen = Vec::new();
+        let mut check = |doc: Value, expected: Value| {
+            assert_eq!(doc, expected);
+            seen.push(doc["code"].as_str().unwrap().to_string());
+        };
+
+        let (cfg, r, busy, mut clients) = setup();
+        clients.without_response = 4;
+        check(only(&cfg, &r, &busy, &clients), json!({"code": "no_response_all", "params": {"connections": 4}}));
+        clients.without_response = 3;
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "clients_unserved", "params": {"without_response": 3, "connections": 4}}),
+        );
+
+        let (cfg, r, busy, mut clients) = setup();
+        clients.in_flight.record(500_000);
+        clients.in_flight.record(50);
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "in_flight_old", "params":
+                {"count": 1, "threshold_us": 100_000, "oldest_us": 500_000, "slowest_us": 2_000}}),
+        );
+
+        let (cfg, mut r, _, clients) = setup();
+        r.requests.completed = 0;
+        r.requests.failed = 7;
+        r.errors.insert("connect", 7);
+        // A saturated engine only retrying refused connects gets no "add threads" advice.
+        let w = codes(&collect(&cfg, &r, &[Some(0.99)], &clients));
+        check(w[0].clone(), json!({"code": "target_down", "params": {"connect_errors": 7}}));
+        assert_eq!(w[1]["code"], "requests_failed");
+        assert_eq!(w.len(), 2, "{w:?}");
+
+        let (cfg, r, _, clients) = setup();
+        check(
+            only(&cfg, &r, &[None, Some(0.25), Some(0.95)], &clients),
+            json!({"code": "engine_saturated", "params": {"thread": 2, "busy": 0.95}}),
+        );
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.requests.completed = 0;
+        check(only(&cfg, &r, &busy, &clients), json!({"code": "no_requests", "params": {}}));
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.requests.completed = 960;
+        r.requests.failed = 40;
+        r.errors.insert("timeout", 30);
+        r.errors.insert("reset", 10);
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "requests_failed", "params":
+                {"share": 0.04, "failed": 40, "attempted": 1000, "errors": {"reset": 10, "timeout": 30}}}),
+        );
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.connections_opened = 1000;
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "server_closed_keepalive", "params": {"connections_opened": 1000, "responses": 1000}}),
+        );
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.requests.non_2xx = 250;
+        check(only(&cfg, &r, &busy, &clients), json!({"code": "non_2xx", "params": {"count": 250, "share": 0.25}}));
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.latency_us.over_range = 3;
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "latency_over_range", "params": {"count": 3, "range_s": 60}}),
+        );
+
+        let (mut cfg, mut r, busy, clients) = setup();
+        cfg.rate = Some(3000.0);
+        r.requests.completed = 3000;
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "rate_timer_resolution", "params":
+                {"connections": 4, "rate": 3000.0, "min_connections": 6}}),
+        );
+        cfg.rate = Some(1500.0);
+        r.requests.completed = 1000;
+        check(
+            only(&cfg, &r, &busy, &clients),
+            json!({"code": "rate_not_reached", "params": {"sent_per_s": 1000.0, "rate": 1500.0, "connections": 4}}),
+        );
+
+        let (cfg, mut r, busy, clients) = setup();
+        r.duration_us = 400_000;
+        check(only(&cfg, &r, &busy, &clients), json!({"code": "short_run", "params": {"duration_us": 400_000}}));
+
+        // Every code the schema lists is produced above, and nothing else.
+        let schema: Value = serde_json::from_str(include_str!("../../schema/result-v1.schema.json")).unwrap();
+        let listed = schema.pointer("/$defs/warning_code/properties/code/enum").expect("the schema lists the codes");
+        let mut listed: Vec<String> = serde_json::from_value(listed.clone()).unwrap();
+        listed.sort();
+        seen.sort();
+        assert_eq!(seen, listed);
+    }
+
+    #[test]
+    fn sentences_keep_their_wording() {
+        let (cfg, mut r, busy, clients) = setup();
+        r.requests.completed = 960;
+        r.requests.non_2xx = 96;
+        r.requests.failed = 40;
+        r.errors.insert("timeout", 30);
+        r.errors.insert("reset", 10);
+        let text: Vec<String> = collect(&cfg, &r, &busy, &clients).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                "4.0% of requests failed (reset 10, timeout 30): the throughput and latencies describe the \
+                 requests that succeeded",
+                "96 responses (10.0%) were not 2xx: check the target serves what you meant to measure",
+            ]
+        );
+    }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::http::capture::Captures;
+use crate::protocol::capture::Captures;
 
 /// Distinct values kept per header before "(other)" takes the rest.
 pub const MAX_VALUES: usize = 32;

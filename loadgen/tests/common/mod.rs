@@ -263,7 +263,7 @@ fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started
             }
             "xcache" => {
                 let len = num(&parts, 1, 12);
-                let value = if n.is_multiple_of(4) { "MISS" } else { "HIT" };
+                let value = if n % 4 == 0 { "MISS" } else { "HIT" };
                 let mut r = format!("HTTP/1.1 200 OK\r\nX-Cache:  {value} \r\nContent-Length: {len}\r\n\r\n").into_bytes();
                 r.extend(body(len));
                 stream.write_all(&r).is_ok()
@@ -365,10 +365,53 @@ pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect()
 }
 
-/// Asserts a document validates against the schema.
+/// Asserts a document validates against the schema, and that its warnings and
+/// warning codes pair up.
 pub fn assert_valid(doc: &serde_json::Value) {
     let errors = schema_errors(doc);
     assert!(errors.is_empty(), "schema violations:\n{}\ndocument: {doc:#}", errors.join("\n"));
+    assert_warnings_paired(doc);
+}
+
+/// Each warning code, with words its sentence in `warnings` must contain.
+pub const WARNING_SENTENCES: [(&str, &str); 13] = [
+    ("no_response_all", "none of the"),
+    ("clients_unserved", "connections got no response during the measured phase"),
+    ("in_flight_old", "still unanswered at the end"),
+    ("target_down", "no connection to the target succeeded"),
+    ("engine_saturated", "the result may measure the load generator"),
+    ("no_requests", "no request completed or failed"),
+    ("requests_failed", "of requests failed"),
+    ("server_closed_keepalive", "keep-alive was asked for"),
+    ("non_2xx", "were not 2xx"),
+    ("latency_over_range", "above the histogram's"),
+    ("rate_timer_resolution", "timer resolution"),
+    ("rate_not_reached", "requests/s asked for were sent"),
+    ("short_run", "less than 1 s"),
+];
+
+/// `warning_codes[i]` is the code of the sentence `warnings[i]`.
+pub fn assert_warnings_paired(doc: &serde_json::Value) {
+    let sentences = doc["warnings"].as_array().expect("warnings");
+    let codes = doc["warning_codes"].as_array().expect("warning_codes");
+    assert_eq!(sentences.len(), codes.len(), "{doc:#}");
+    for (sentence, code) in sentences.iter().zip(codes) {
+        let code = code["code"].as_str().expect("a code");
+        let (_, words) = WARNING_SENTENCES.iter().find(|(c, _)| *c == code).unwrap_or_else(|| panic!("unknown {code}"));
+        assert!(sentence.as_str().unwrap().contains(words), "{code} paired with {sentence}");
+    }
+}
+
+/// The codes of a document's warnings, in order.
+pub fn warning_codes(doc: &serde_json::Value) -> Vec<&str> {
+    doc["warning_codes"].as_array().expect("warning_codes").iter().map(|w| w["code"].as_str().unwrap()).collect()
+}
+
+/// The params of the first warning with this code (panics if there is none).
+pub fn warning_params<'a>(doc: &'a serde_json::Value, code: &str) -> &'a serde_json::Value {
+    let codes = doc["warning_codes"].as_array().expect("warning_codes");
+    let w = codes.iter().find(|w| w["code"] == code);
+    &w.unwrap_or_else(|| panic!("no {code} warning in {doc:#}"))["params"]
 }
 
 pub fn u(doc: &serde_json::Value, pointer: &str) -> u64 {

@@ -10,53 +10,11 @@
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
-use super::capture::Captures;
 use super::chunked::ChunkDecoder;
+use crate::protocol::capture::Captures;
+use crate::protocol::reading::{Completed, EofError, MAX_HEAD_BYTES, ParseError, Progress};
 
-/// A head longer than this is treated as garbage (nginx's default large buffers
-/// are 4 × 8 KB; 64 KB is far above any sane server).
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_HEADERS: usize = 100;
-
-/// Why a response could not be parsed. All map to the `parse` error class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParseError {
-    /// Status line or header syntax (httparse), or a status outside 100..=599.
-    Head,
-    HeadTooLarge,
-    BadContentLength,
-    Chunk,
-    /// 101 Switching Protocols: we never ask for an upgrade.
-    Upgrade,
-    /// FastCGI: END_REQUEST with a protocol status other than REQUEST_COMPLETE (the
-    /// application refused the request). Its own error class, `rejected`.
-    Rejected,
-}
-
-/// How the connection ended early, when it closed before a full response.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EofError {
-    /// Not one byte of this response arrived.
-    BeforeResponse,
-    /// The head was cut short.
-    InHead,
-    /// The body was shorter than its framing announced.
-    InBody,
-}
-
-/// A fully read response.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Completed {
-    pub status: u16,
-    /// The connection must not be reused (Connection: close, HTTP/1.0, body ended by close).
-    pub close: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    More,
-    Done(Completed),
-}
 
 #[derive(Clone, Debug)]
 enum State {

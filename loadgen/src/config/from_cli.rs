@@ -1,73 +1,40 @@
-//! A validated run configuration: the CLI's values after cross-field checks and
-//! defaults, plus the pre-formatted request. Everything downstream trusts it.
+//! The one conversion from the command line (`cli::Args`) to a `Config`: CLI
+//! values become the engine's types, cross-field rules are checked, defaults
+//! filled in, and the requests formatted once. Errors are usage errors (exit 2).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Args, Stage};
+use super::{Config, DEFAULT_DURATION, Stage};
+use crate::cli::{self, Args};
 use crate::error::Error;
-use crate::fastcgi;
-use crate::http::request;
 use crate::net::{ConnectOptions, Endpoint};
-use crate::slow_read::ReadRate;
+use crate::protocol::Protocol;
+use crate::protocol::fastcgi;
+use crate::protocol::http::request::{self, Header};
 use crate::target::{self, Url};
-use crate::urls::{self, Shape, UrlArgs, UrlEntry};
-use crate::wire::Protocol;
-
-/// Used when neither `-d` nor `-n` (nor `--stages`) is given, like wrk.
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// The URL as given (FastCGI: the one REQUEST_URI comes from).
-    pub url_text: String,
-    pub endpoint: Endpoint,
-    pub protocol: Protocol,
-    /// FastCGI mode: the --fastcgi address and --script, as given.
-    pub fastcgi: Option<(String, String)>,
-    pub method: String,
-    /// Connections opened at most at once (the largest stage with --stages).
-    pub connections: u32,
-    pub threads: u32,
-    /// Measured duration; None = run until `requests` are done.
-    pub duration: Option<Duration>,
-    pub requests: Option<u64>,
-    pub warmup: Duration,
-    pub keepalive: bool,
-    pub timeout: Duration,
-    pub rate: Option<f64>,
-    /// Empty without --stages.
-    pub stages: Vec<Stage>,
-    pub json: bool,
-    /// What is requested: one URL, a weighted mix, or a page and its assets.
-    pub urls: Vec<UrlEntry>,
-    pub shape: Shape,
-    /// One request per entry of `urls`, formatted once and sent as-is.
-    pub request_bytes: Vec<Box<[u8]>>,
-    pub count_headers: Vec<String>,
-    pub keepalive_requests: Option<u32>,
-    pub read_rate: Option<ReadRate>,
-    pub connect: ConnectOptions,
-}
+use crate::urls::{self, MixEntry, Shape, UrlSpec, UrlEntry};
 
 impl Config {
     pub fn from_args(args: Args) -> Result<Config, Error> {
         let keepalive = !args.no_keepalive;
+        let headers: Vec<Header> = args.headers.iter().map(header).collect();
         let (protocol, endpoint, urls, url_text, request_bytes) = if let Some(address) = &args.fastcgi {
             let script = fastcgi_target(&args)?;
             let endpoint = fastcgi_endpoint(address, args.allow_remote)?;
             let default = format!("http://localhost/{}", script.rsplit('/').next().unwrap_or_default());
             let url_text = args.url.clone().unwrap_or(default);
             let url = target::parse_url(&url_text)?;
-            let params = fastcgi::request::params(&script, &args.method, &url, &args.headers);
+            let params = fastcgi::request::params(&script, &args.method, &url, &headers);
             let bytes = fastcgi::request::build(&params, keepalive).into_boxed_slice();
             let entry = UrlEntry { path: url.path.clone(), weight: None };
             let urls = urls::Urls { server: url, server_text: url_text.clone(), entries: vec![entry], shape: Shape::Single };
             (Protocol::FastCgi, endpoint, urls, url_text, vec![bytes])
         } else {
-            let urls = urls::resolve(&UrlArgs {
+            let mix: Vec<MixEntry> = args.mix.iter().map(mix_entry).collect();
+            let urls = urls::resolve(&UrlSpec {
                 positional: args.url.as_deref(),
-                mix: &args.mix,
+                mix: &mix,
                 page: args.page.as_deref(),
                 assets: &args.assets,
                 page_conns: args.page_conns,
@@ -78,12 +45,12 @@ impl Config {
                 .iter()
                 .map(|e| {
                     let url = Url { path: e.path.clone(), ..urls.server.clone() };
-                    request::build(&args.method, &url, &args.headers, keepalive).into_boxed_slice()
+                    request::build(&args.method, &url, &headers, keepalive).into_boxed_slice()
                 })
                 .collect();
             (Protocol::Http, endpoint, urls.clone(), urls.server_text, bytes)
         };
-        let stages = args.stages.map(|p| p.0).unwrap_or_default();
+        let stages: Vec<Stage> = args.stages.map(|p| p.0.iter().map(stage).collect()).unwrap_or_default();
 
         let (connections, duration) = if stages.is_empty() {
             if args.threads > args.connections {
@@ -154,20 +121,31 @@ impl Config {
             request_bytes,
             count_headers,
             keepalive_requests: args.keepalive_requests,
-            read_rate: args.read_rate.map(|bytes_per_s| ReadRate { bytes_per_s }),
+            read_bytes_per_s: args.read_rate,
             connect,
         })
     }
+}
 
-    /// Per-URL statistics are kept for a mix and in page mode.
-    pub fn per_url(&self) -> bool {
-        self.shape != Shape::Single
-    }
+/// A Config as the command line `words` (without the program name) would build it.
+#[cfg(test)]
+pub fn from_words(words: &[&str]) -> Result<Config, Error> {
+    use clap::Parser;
+    Config::from_args(Args::parse_from(std::iter::once("stackbench-load").chain(words.iter().copied())))
+}
 
-    /// HEAD responses carry no body whatever their Content-Length says (RFC 9110 §9.3.2).
-    pub fn is_head(&self) -> bool {
-        self.method.eq_ignore_ascii_case("HEAD")
-    }
+// The command line's value types, in the engine's terms.
+
+fn header(h: &cli::Header) -> Header {
+    Header { name: h.name.clone(), value: h.value.clone() }
+}
+
+fn mix_entry(e: &cli::MixEntry) -> MixEntry {
+    MixEntry { target: e.target.clone(), weight: e.weight }
+}
+
+fn stage(s: &cli::Stage) -> Stage {
+    Stage { duration: s.duration, connections: s.connections }
 }
 
 /// FastCGI mode needs an absolute script path and excludes the HTTP-only modes.
@@ -188,7 +166,7 @@ fn fastcgi_target(args: &Args) -> Result<String, Error> {
 }
 
 /// `unix:/path/to.sock`, or `[tcp:]HOST:PORT` under the same loopback rule as URLs.
-pub fn fastcgi_endpoint(address: &str, allow_remote: bool) -> Result<Endpoint, Error> {
+fn fastcgi_endpoint(address: &str, allow_remote: bool) -> Result<Endpoint, Error> {
     if let Some(path) = address.strip_prefix("unix:") {
         if path.is_empty() {
             return Err(Error::Usage("--fastcgi unix: needs a socket path".into()));
@@ -204,12 +182,6 @@ pub fn fastcgi_endpoint(address: &str, allow_remote: bool) -> Result<Endpoint, E
     Ok(Endpoint::Tcp(target::resolve(&url, allow_remote)?))
 }
 
-/// Splits `total` connections over `threads` as evenly as possible (thread k gets
-/// one extra while k < remainder), the way wrk does.
-pub fn share(total: u32, threads: u32, thread: u32) -> u32 {
-    total / threads + u32::from(thread < total % threads)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,15 +194,5 @@ mod tests {
         assert!(matches!(fastcgi_endpoint("10.0.0.1:9000", false), Err(Error::Usage(_))));
         assert!(fastcgi_endpoint("127.0.0.1", false).is_err());
         assert!(fastcgi_endpoint("unix:", false).is_err());
-    }
-
-    #[test]
-    fn shares_add_up() {
-        for total in 0..50 {
-            for threads in 1..8 {
-                let sum: u32 = (0..threads).map(|k| share(total, threads, k)).sum();
-                assert_eq!(sum, total);
-            }
-        }
     }
 }

@@ -4,7 +4,7 @@
 //! Lenient where real servers are sloppy (a bare LF ends a line), strict where a
 //! mistake would desynchronise the stream (a size line must start with a hex digit).
 
-use super::response::ParseError;
+use crate::protocol::reading::ParseError;
 
 /// Chunk-size lines (with extensions) longer than this are treated as garbage.
 const MAX_SIZE_LINE: usize = 4096;

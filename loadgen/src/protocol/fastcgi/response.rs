@@ -6,8 +6,8 @@
 use std::rc::Rc;
 
 use super::record::{END_REQUEST, HEADER_LEN, Header, REQUEST_COMPLETE, REQUEST_ID, STDERR, STDOUT, VERSION_1};
-use crate::http::capture::Captures;
-use crate::http::response::{Completed, EofError, MAX_HEAD_BYTES, ParseError, Progress};
+use crate::protocol::capture::Captures;
+use crate::protocol::reading::{Completed, EofError, MAX_HEAD_BYTES, ParseError, Progress};
 
 const MAX_HEADERS: usize = 100;
 
@@ -282,7 +282,7 @@ fn parse_cgi_head(head: &[u8], captures: &mut Captures) -> Result<u16, ParseErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fastcgi::record::{self, push};
+    use crate::protocol::fastcgi::record::{self, push};
 
     fn end_request(protocol_status: u8) -> Vec<u8> {
         let mut out = Vec::new();

@@ -3,9 +3,10 @@
 
 use std::rc::Rc;
 
-use crate::fastcgi::response::FcgiReader;
-use crate::http::capture::Captures;
-use crate::http::response::{Completed, EofError, ParseError, Progress, ResponseReader};
+use super::capture::Captures;
+use super::fastcgi::response::FcgiReader;
+use super::http::response::ResponseReader;
+use super::reading::{Completed, EofError, ParseError, Progress};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {

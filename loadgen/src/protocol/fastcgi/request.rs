@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::record::{self, BEGIN_REQUEST, FLAG_KEEP_CONN, PARAMS, ROLE_RESPONDER, STDIN};
-use crate::cli::Header;
+use crate::protocol::http::request::Header;
 use crate::target::Url;
 
 /// The parameters of the request, in the order nginx sends them.

@@ -1,7 +1,6 @@
 //! HTTP/1.1 on the wire: the request we send (formatted once) and an incremental
 //! response reader that never allocates on the hot path.
 
-pub mod capture;
 pub mod chunked;
 pub mod request;
 pub mod response;

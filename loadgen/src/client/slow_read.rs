@@ -45,6 +45,11 @@ impl SlowReader {
         SlowReader { rate, next: Instant::now(), sleep: Box::pin(tokio::time::sleep(Duration::ZERO)) }
     }
 
+    /// Bytes per read at this connection's rate (see `ReadRate::slice_bytes`).
+    pub fn slice_bytes(&self, buffer: usize) -> usize {
+        self.rate.slice_bytes(buffer)
+    }
+
     /// A new response: idle time between requests is not saved up as a burst.
     pub fn begin(&mut self, now: Instant) {
         self.next = self.next.max(now);

@@ -14,16 +14,16 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::Instant;
 
-use crate::lane::{Fate, Lane};
+use super::context::ThreadContext;
+use super::lane::{Fate, Lane};
 use crate::schedule::{Next, Pacer, Slot};
-use crate::worker::Worker;
 
-pub async fn run(w: Rc<Worker>, visitor: u32, conns: u32) {
-    let entries = w.shared.requests.len();
-    let mut lanes: Vec<Lane> = (0..conns.max(1)).map(|_| Lane::new(&w)).collect();
+pub async fn run(ctx: Rc<ThreadContext>, visitor: u32, conns: u32) {
+    let entries = ctx.cfg.request_bytes.len();
+    let mut lanes: Vec<Lane> = (0..conns.max(1)).map(|_| Lane::new(&ctx)).collect();
     let mut pacer = Pacer::new();
     loop {
-        let slot = match w.scheduler.next(visitor, &mut pacer).await {
+        let slot = match ctx.scheduler.next(visitor, &mut pacer).await {
             Next::Go(slot) => slot,
             Next::Idle(until) => {
                 lanes.iter_mut().for_each(Lane::close);
@@ -32,7 +32,7 @@ pub async fn run(w: Rc<Worker>, visitor: u32, conns: u32) {
             }
             Next::Stop => break,
         };
-        let (mut ok, mut last) = match lanes[0].send(&w, &slot, 0).await {
+        let (mut ok, mut last) = match lanes[0].send(&ctx, &slot, 0).await {
             Fate::InFlight => break,
             Fate::Failed(end) => (false, end),
             Fate::Completed(end) => (true, end),
@@ -41,7 +41,7 @@ pub async fn run(w: Rc<Worker>, visitor: u32, conns: u32) {
         if ok && entries > 1 {
             let next = Cell::new(1);
             let busy = lanes.len().min(entries - 1);
-            let fetches = lanes[..busy].iter_mut().map(|lane| assets(&w, lane, &next, &slot)).collect();
+            let fetches = lanes[..busy].iter_mut().map(|lane| assets(&ctx, lane, &next, &slot)).collect();
             let mut in_flight = false;
             for (lane_ok, lane_last, cut) in join_all(fetches).await {
                 ok &= lane_ok;
@@ -53,28 +53,28 @@ pub async fn run(w: Rc<Worker>, visitor: u32, conns: u32) {
             }
         }
         if slot.measured
-            && let Some(pages) = &mut w.stats.borrow_mut().pages
+            && let Some(pages) = &mut ctx.stats.borrow_mut().pages
         {
             pages.record(ok, last.saturating_duration_since(slot.start).as_micros() as u64);
         }
     }
     for lane in &lanes {
-        lane.finish(&w);
+        lane.finish(&ctx);
     }
 }
 
 /// One lane's share of the assets: takes the next unfetched one until none is left.
 /// Returns (all completed, last end, cut off by the end of the run).
-async fn assets(w: &Worker, lane: &mut Lane, next: &Cell<usize>, page: &Slot) -> (bool, Instant, bool) {
+async fn assets(ctx: &ThreadContext, lane: &mut Lane, next: &Cell<usize>, page: &Slot) -> (bool, Instant, bool) {
     let (mut ok, mut last) = (true, page.start);
     loop {
         let i = next.get();
-        if i >= w.shared.requests.len() {
+        if i >= ctx.cfg.request_bytes.len() {
             return (ok, last, false);
         }
         next.set(i + 1);
         let slot = Slot { start: Instant::now(), intended: None, ..*page };
-        match lane.send(w, &slot, i).await {
+        match lane.send(ctx, &slot, i).await {
             Fate::Completed(end) => last = last.max(end),
             Fate::Failed(end) => {
                 ok = false;

@@ -6,8 +6,15 @@
 //! default User-Agent cost nginx ~1 µs of its ~15 µs per 12-byte response), and
 //! the lab compares servers on the same minimal request. Add headers with -H.
 
-use crate::cli::Header;
 use crate::target::Url;
+
+/// One extra request header (`-H`), already checked: a token name, a value without
+/// line breaks. FastCGI passes the same headers as `HTTP_*` parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+}
 
 pub fn build(method: &str, url: &Url, extra: &[Header], keepalive: bool) -> Vec<u8> {
     let has = |name: &str| extra.iter().any(|h| h.name.eq_ignore_ascii_case(name));

@@ -6,11 +6,11 @@
 
 use std::time::Instant;
 
-use crate::deadline::Watchdog;
-use crate::exchange::{Conn, Ended, exchange};
+use super::context::ThreadContext;
+use super::deadline::Watchdog;
+use super::exchange::{Conn, Ended, exchange};
 use crate::schedule::Slot;
 use crate::stats::Outcome;
-use crate::worker::Worker;
 
 pub struct Lane {
     conn: Conn,
@@ -32,8 +32,8 @@ pub enum Fate {
 }
 
 impl Lane {
-    pub fn new(w: &Worker) -> Lane {
-        Lane { conn: Conn::new(&w.shared), watchdog: Watchdog::new(), took_part: false, responses: 0 }
+    pub fn new(ctx: &ThreadContext) -> Lane {
+        Lane { conn: Conn::new(ctx), watchdog: Watchdog::new(), took_part: false, responses: 0 }
     }
 
     pub fn close(&mut self) {
@@ -41,31 +41,30 @@ impl Lane {
     }
 
     /// Sends request `url` for `slot` and records what happened.
-    pub async fn send(&mut self, w: &Worker, slot: &Slot, url: usize) -> Fate {
-        let sh = &w.shared;
-        let ended = exchange(sh, &mut self.conn, &mut self.watchdog, slot, url).await;
+    pub async fn send(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize) -> Fate {
+        let ended = exchange(ctx, &mut self.conn, &mut self.watchdog, slot, url).await;
         let (outcome, transfer, end) = match ended {
             // A response that came in after the end of the run is not counted, so the
             // measured window is exact (the watchdog only has 1 ms resolution).
-            Ended::Done { outcome, transfer, end } if sh.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
+            Ended::Done { outcome, transfer, end } if ctx.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
             _ => {
                 // Only a run with an end can cut a request off.
-                let run_end = sh.run_end.unwrap_or_else(Instant::now);
+                let run_end = ctx.run_end.unwrap_or_else(Instant::now);
                 let origin = slot.intended.unwrap_or(slot.start);
-                w.stats.borrow_mut().clients.in_flight(run_end.saturating_duration_since(origin).as_micros() as u64);
+                ctx.stats.borrow_mut().clients.in_flight(run_end.saturating_duration_since(origin).as_micros() as u64);
                 self.took_part = true;
                 return Fate::InFlight;
             }
         };
         let completed = matches!(outcome, Outcome::Completed(_));
-        if end >= sh.measure_start {
+        if end >= ctx.measure_start {
             self.took_part = true;
             self.responses += u64::from(completed);
         }
         if slot.measured {
-            let mut stats = w.stats.borrow_mut();
+            let mut stats = ctx.stats.borrow_mut();
             stats.record(slot.stage, url, &outcome, &transfer, end);
-            if completed && !sh.watch.is_empty() {
+            if completed && !ctx.watch.is_empty() {
                 stats.headers.record(self.conn.captures());
             }
         }
@@ -73,7 +72,7 @@ impl Lane {
     }
 
     /// Adds this lane to the client statistics; call once, when it stops.
-    pub fn finish(&self, w: &Worker) {
-        w.stats.borrow_mut().clients.connection(self.took_part, self.responses);
+    pub fn finish(&self, ctx: &ThreadContext) {
+        ctx.stats.borrow_mut().clients.connection(self.took_part, self.responses);
     }
 }

@@ -2,7 +2,8 @@
 //! random bytes and mutated responses, split at random points, must never panic;
 //! valid responses must read the same however they are split.
 
-use super::response::{Progress, ResponseReader};
+use super::response::ResponseReader;
+use crate::protocol::reading::Progress;
 
 /// xorshift64*: tiny, deterministic, good enough to pick bytes and split points.
 struct Rng(u64);

@@ -11,43 +11,20 @@ use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Poll, ready};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
-use crate::deadline::Watchdog;
-use crate::http::capture::Captures;
-use crate::http::response::{EofError, ParseError, Progress};
-use crate::net::{self, ConnectOptions, Endpoint, Stream};
+use super::context::{SCRATCH_BYTES, ThreadContext};
+use super::deadline::Watchdog;
+use super::slow_read::{ReadRate, SlowReader};
+use crate::net::{self, Stream};
+use crate::protocol::Reader;
+use crate::protocol::capture::Captures;
+use crate::protocol::reading::{EofError, ParseError, Progress};
 use crate::schedule::Slot;
-use crate::slow_read::{ReadRate, SlowReader};
 use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
-use crate::wire::{Protocol, Reader};
-
-/// What every connection of a thread shares (read-only but the scratch buffer).
-pub struct Shared {
-    pub endpoint: Endpoint,
-    pub connect: ConnectOptions,
-    pub protocol: Protocol,
-    /// One pre-formatted request per URL of the run (index = URL index).
-    pub requests: Box<[Box<[u8]>]>,
-    pub keepalive: bool,
-    /// --keepalive-requests: requests per connection before it is closed.
-    pub keepalive_requests: Option<u32>,
-    pub head_request: bool,
-    pub timeout: Duration,
-    pub measure_start: Instant,
-    pub run_end: Option<Instant>,
-    pub read_rate: Option<ReadRate>,
-    /// --count-header names (empty: nothing captured).
-    pub watch: Rc<[String]>,
-    /// Read buffer for all connections of the thread (64 KB: big bodies in few reads).
-    pub scratch: RefCell<Box<[u8]>>,
-}
-
-pub const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// A connection's state between requests.
 pub struct Conn {
@@ -59,12 +36,12 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(sh: &Shared) -> Conn {
+    pub fn new(ctx: &ThreadContext) -> Conn {
         Conn {
             stream: None,
-            reader: Reader::new(sh.protocol, sh.keepalive, sh.watch.clone()),
+            reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone()),
             uses: 0,
-            slow: sh.read_rate.map(SlowReader::new),
+            slow: ctx.cfg.read_bytes_per_s.map(|bytes_per_s| SlowReader::new(ReadRate { bytes_per_s })),
         }
     }
 
@@ -86,15 +63,15 @@ pub enum Ended {
     Abandoned,
 }
 
-/// Sends request `url` (an index into `Shared::requests`) and reads its response.
-pub async fn exchange(sh: &Shared, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
-    let request_deadline = slot.start + sh.timeout;
-    let (deadline, cut_by_run_end) = match sh.run_end {
+/// Sends request `url` (an index into `Config::request_bytes`) and reads its response.
+pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
+    let request_deadline = slot.start + ctx.cfg.timeout;
+    let (deadline, cut_by_run_end) = match ctx.run_end {
         Some(end) if end <= request_deadline => (end, true),
         _ => (request_deadline, false),
     };
     let mut transfer = Transfer::default();
-    let result = watchdog.run(deadline.into(), attempt(sh, conn, slot, url, &mut transfer)).await;
+    let result = watchdog.run(deadline.into(), attempt(ctx, conn, slot, url, &mut transfer)).await;
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         None => {
@@ -127,8 +104,15 @@ fn failure(e: ParseError) -> ErrorClass {
     }
 }
 
-async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut Transfer) -> (Outcome, Instant) {
-    let request = &sh.requests[url];
+async fn attempt(
+    ctx: &ThreadContext,
+    conn: &mut Conn,
+    slot: &Slot,
+    url: usize,
+    t: &mut Transfer,
+) -> (Outcome, Instant) {
+    let cfg = &*ctx.cfg;
+    let request = &cfg.request_bytes[url];
     // A kept-alive connection the server closed while idle fails on first use with
     // EOF or a reset before any response byte. That is not a failed request: retry
     // once on a fresh connection (as browsers and hyper do) and count no error.
@@ -139,7 +123,7 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut 
         let connected_at = if reused {
             slot.start
         } else {
-            match net::connect(&sh.endpoint, sh.connect).await {
+            match net::connect(&cfg.endpoint, cfg.connect).await {
                 Ok(s) => {
                     conn.stream = Some(s);
                     conn.reader.reset();
@@ -153,7 +137,7 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut 
         let connect_us = if reused { 0 } else { us(connected_at - connect_from) };
         let retry_ok = reused && may_retry;
         let Some(stream) = conn.stream.as_mut() else { unreachable!("connected above") };
-        conn.reader.start(sh.head_request);
+        conn.reader.start(ctx.head_request);
 
         if let Err(e) = stream.write_all(request).await {
             conn.close();
@@ -168,19 +152,19 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut 
         t.sent += request.len() as u64;
         let written = Instant::now();
         let mut first_byte: Option<Instant> = None;
-        let max_read = match (&mut conn.slow, sh.read_rate) {
-            (Some(slow), Some(rate)) => {
+        let max_read = match &mut conn.slow {
+            Some(slow) => {
                 slow.begin(written);
-                rate.slice_bytes(SCRATCH_BYTES)
+                slow.slice_bytes(SCRATCH_BYTES)
             }
-            _ => SCRATCH_BYTES,
+            None => SCRATCH_BYTES,
         };
 
         let (done, end) = loop {
             if let Some(slow) = &mut conn.slow {
                 slow.wait().await;
             }
-            match read_some(&sh.scratch, stream, &mut conn.reader, max_read).await {
+            match read_some(&ctx.scratch, stream, &mut conn.reader, max_read).await {
                 Ok(Read::Data(n, progress)) => {
                     let now = Instant::now();
                     t.received += n as u64;
@@ -232,8 +216,8 @@ async fn attempt(sh: &Shared, conn: &mut Conn, slot: &Slot, url: usize, t: &mut 
         };
         t.body += conn.reader.body_bytes();
         conn.uses += 1;
-        let budget_used = sh.keepalive_requests.is_some_and(|n| conn.uses >= n);
-        if done.close || !sh.keepalive || budget_used {
+        let budget_used = cfg.keepalive_requests.is_some_and(|n| conn.uses >= n);
+        if done.close || !cfg.keepalive || budget_used {
             conn.close();
         }
         let first_byte = first_byte.unwrap_or(end);

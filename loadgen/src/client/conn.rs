@@ -3,15 +3,15 @@
 
 use std::rc::Rc;
 
-use crate::lane::{Fate, Lane};
+use super::context::ThreadContext;
+use super::lane::{Fate, Lane};
 use crate::schedule::{Next, Pacer};
-use crate::worker::Worker;
 
-pub async fn run(w: Rc<Worker>, index: u32) {
-    let mut lane = Lane::new(&w);
+pub async fn run(ctx: Rc<ThreadContext>, index: u32) {
+    let mut lane = Lane::new(&ctx);
     let mut pacer = Pacer::new();
     loop {
-        let slot = match w.scheduler.next(index, &mut pacer).await {
+        let slot = match ctx.scheduler.next(index, &mut pacer).await {
             Next::Go(slot) => slot,
             Next::Idle(until) => {
                 // Fewer connections in this stage: really close this one, so servers
@@ -22,9 +22,9 @@ pub async fn run(w: Rc<Worker>, index: u32) {
             }
             Next::Stop => break,
         };
-        if lane.send(&w, &slot, w.picker.pick()).await == Fate::InFlight {
+        if lane.send(&ctx, &slot, ctx.picker.pick()).await == Fate::InFlight {
             break;
         }
     }
-    lane.finish(&w);
+    lane.finish(&ctx);
 }

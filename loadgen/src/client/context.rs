@@ -1,0 +1,60 @@
+//! What every connection of one engine thread shares: the run's configuration
+//! (one `Arc` for all threads, read-only), this thread's schedule, URL picker and
+//! statistics, and the read buffer. Built once per thread; the connections hold
+//! an `Rc` to it. Imports nothing from its siblings: everything else in
+//! `client/` depends on it, never the other way round.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::schedule::{Plan, Scheduler};
+use crate::stats::{self, ThreadStats};
+use crate::urls::{Picker, Shape};
+
+/// Read buffer of a thread (64 KB: big bodies in few reads).
+pub const SCRATCH_BYTES: usize = 64 * 1024;
+
+pub struct ThreadContext {
+    /// The run's configuration, as validated (config/mod.rs).
+    pub cfg: Arc<Config>,
+    pub scheduler: Scheduler,
+    pub picker: Picker,
+    pub stats: RefCell<ThreadStats>,
+    /// Counting starts.
+    pub measure_start: Instant,
+    /// Counting and load stop; None = until the `-n` budget is used up.
+    pub run_end: Option<Instant>,
+    /// The method is HEAD (responses carry no body), decided once.
+    pub head_request: bool,
+    /// --count-header names (empty: nothing captured), shared by every reader.
+    pub watch: Rc<[String]>,
+    /// Read buffer for all connections of the thread, borrowed only inside a
+    /// synchronous poll (client/exchange.rs).
+    pub scratch: RefCell<Box<[u8]>>,
+}
+
+impl ThreadContext {
+    pub fn new(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32) -> ThreadContext {
+        let shape = stats::Shape {
+            stages: plan.stages.len(),
+            open_loop: plan.rate.is_some(),
+            urls: if cfg.per_url() { cfg.urls.len() } else { 0 },
+            headers: cfg.count_headers.len(),
+            pages: matches!(cfg.shape, Shape::Page { .. }),
+        };
+        ThreadContext {
+            measure_start: plan.measure_start,
+            run_end: plan.run_end,
+            stats: RefCell::new(ThreadStats::new(shape, plan.measure_start)),
+            picker: Picker::new(&cfg.urls, thread),
+            scheduler: Scheduler::new(plan, thread),
+            head_request: cfg.is_head(),
+            watch: Rc::from(cfg.count_headers.clone()),
+            scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
+            cfg,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The client side of the load: one engine thread and the connections it runs.
+//!
+//! Dependencies point one way, from the thread down to what all its connections
+//! share, never back:
+//!
+//! ```text
+//! worker      an engine thread: runtime, CPU sampling, spawns the connections
+//!   conn      one connection's loop (closed / open loop)
+//!   page      one visitor's loop (page mode)
+//!     lane    a client connection as the statistics see it
+//!       exchange   one request/response on a socket
+//!         deadline, slow_read   per-connection timeout and read pacing
+//! context     the thread context every module above reads (config, schedule,
+//!             picker, statistics, read buffer); imports none of them
+//! ```
+
+mod conn;
+mod context;
+mod deadline;
+mod exchange;
+mod lane;
+mod page;
+mod slow_read;
+pub mod worker;

@@ -1,0 +1,103 @@
+//! The run's configuration, in the engine's own types: what the command line
+//! asked for after cross-field checks and defaults, plus the pre-formatted
+//! requests. Everything downstream trusts it and nothing downstream sees the
+//! command line: `from_cli.rs` is the one conversion from `cli::Args`, and only
+//! it imports `cli`.
+//!
+//! Adding an engine option touches three places:
+//! 1. `cli.rs`: a field of `Args` (and a value parser if the text needs one);
+//! 2. here: a field of `Config` in domain terms (units in the name), filled in
+//!    `from_cli.rs` together with any rule that involves other options;
+//! 3. where it is used: the engine threads read `ctx.cfg` (client/context.rs),
+//!    so a per-request option needs no plumbing in between.
+//!
+//! If the result should record it, add it to `report::ConfigDoc` and to the
+//! schema (optional there: additive only).
+
+mod from_cli;
+
+#[cfg(test)]
+pub use from_cli::from_words;
+
+use std::time::Duration;
+
+use crate::net::{ConnectOptions, Endpoint};
+use crate::protocol::Protocol;
+use crate::urls::{Shape, UrlEntry};
+
+/// Used when neither `-d` nor `-n` (nor `--stages`) is given, like wrk.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The URL as given (FastCGI: the one REQUEST_URI comes from).
+    pub url_text: String,
+    pub endpoint: Endpoint,
+    pub protocol: Protocol,
+    /// FastCGI mode: the --fastcgi address and --script, as given.
+    pub fastcgi: Option<(String, String)>,
+    pub method: String,
+    /// Connections opened at most at once (the largest stage with --stages).
+    pub connections: u32,
+    pub threads: u32,
+    /// Measured duration; None = run until `requests` are done.
+    pub duration: Option<Duration>,
+    pub requests: Option<u64>,
+    pub warmup: Duration,
+    pub keepalive: bool,
+    pub timeout: Duration,
+    pub rate: Option<f64>,
+    /// Empty without --stages.
+    pub stages: Vec<Stage>,
+    pub json: bool,
+    /// What is requested: one URL, a weighted mix, or a page and its assets.
+    pub urls: Vec<UrlEntry>,
+    pub shape: Shape,
+    /// One request per entry of `urls`, formatted once and sent as-is.
+    pub request_bytes: Vec<Box<[u8]>>,
+    pub count_headers: Vec<String>,
+    pub keepalive_requests: Option<u32>,
+    /// --read-rate: each connection reads at most this many bytes per second.
+    pub read_bytes_per_s: Option<u64>,
+    pub connect: ConnectOptions,
+}
+
+/// One step of `--stages`: `connections` for `duration`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stage {
+    pub duration: Duration,
+    pub connections: u32,
+}
+
+impl Config {
+    /// Per-URL statistics are kept for a mix and in page mode.
+    pub fn per_url(&self) -> bool {
+        self.shape != Shape::Single
+    }
+
+    /// HEAD responses carry no body whatever their Content-Length says (RFC 9110 §9.3.2).
+    pub fn is_head(&self) -> bool {
+        self.method.eq_ignore_ascii_case("HEAD")
+    }
+}
+
+/// Splits `total` connections over `threads` as evenly as possible (thread k gets
+/// one extra while k < remainder), the way wrk does.
+pub fn share(total: u32, threads: u32, thread: u32) -> u32 {
+    total / threads + u32::from(thread < total % threads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for total in 0..50 {
+            for threads in 1..8 {
+                let sum: u32 = (0..threads).map(|k| share(total, threads, k)).sum();
+                assert_eq!(sum, total);
+            }
+        }
+    }
+}
