@@ -29,9 +29,8 @@ knobs = { allow_override = "All" }
 def test_default_plan_is_the_seeds_question_with_verdicts():
     plan = plan_mod.load(None)
     cells = plan_mod.expand(plan)
-    assert [v.label for v in plan.stacks] == [
-        "nginx-fpm", "apache-prefork-modphp", "apache-prefork-modphp allow_override=All"]
-    assert plan.baseline == "nginx-fpm" and plan.repetitions == 6
+    assert [v.label for v in plan.stacks] == ["nginx + FPM", "Apache mod_php", "Apache mod_php, AllowOverride All"]
+    assert plan.baseline == "nginx + FPM" and plan.repetitions == 6
     assert len(cells) == 3 * 3 * 6
     assert {c.workload for c in cells} == {"static-12b", "php-hello", "php-100k"}
     # Short enough for the 5-minute budget with set-up: load, warm-up and profile pass

@@ -86,22 +86,28 @@ def warnings(cells: list[dict], out: TextIO) -> None:
 
 
 def _notes(cells: list[dict]) -> list[str]:
-    """Each distinct caveat once, with the cells it concerns."""
-    seen: dict[str, list[str]] = {}
+    """Each kind of caveat once, with the cells it concerns. Caveats of one code whose
+    figures differ between cells (3 of 16 unserved here, 8 of 16 there) are one line:
+    the first cell's figures, and how many cells in all."""
+    errors: dict[str, None] = {}
+    seen: dict[tuple, list] = {}
     for c in cells:
         f = figures.of(c)
         if f.error:
-            seen.setdefault(f"{f.stack_label}: {f.error}", [])
+            errors.setdefault(f"{f.stack_label}: {f.error}")
         for caveat in f.caveats:
+            key = (caveat.code, caveat.params.get("text"))
             q = f.question
-            seen.setdefault(sentence(caveat), []).append(
-                f"{f.stack_label} {q.workload} c={q.concurrency} {_ka(q.keepalive)}")
-    out = []
-    for text, where in seen.items():
-        if where:
-            more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
-            text = f"{text} [{'; '.join(where[:2])}{more}]"
-        out.append(text)
+            seen.setdefault(key, []).append((caveat, f"{f.stack_label} {q.workload} c={q.concurrency} {_ka(q.keepalive)}"))
+    out = list(errors)
+    for items in seen.values():
+        first = items[0][0]
+        text = sentence(first)
+        where = list(dict.fromkeys(w for _, w in items))
+        if any(c.params != first.params for c, _ in items):
+            text += f" (figures of the first of {len(items)} runs)"
+        more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
+        out.append(f"{text} [{'; '.join(where[:2])}{more}]")
     return out
 
 
