@@ -5,7 +5,7 @@ can be trusted, kept as data ({code, params}) and worded only by the reports
 One source per fact: what the load engine saw (failed requests, unserved clients, its
 own saturation, …) comes from the engine's `warning_codes` with the engine's thresholds;
 this module adds only what the engine cannot know — that a cache answered, that server
-and engine shared cores.
+and engine shared cores, that the hypervisor took the server's core away.
 """
 
 from __future__ import annotations
@@ -15,15 +15,34 @@ from stackbench.engine.result import Caveat, EngineResult
 # Codes the lab adds; the engine's are listed in loadgen/README.md.
 CACHE_HITS = "cache_hits"
 CORES_SHARED = "cores_shared"
+CPU_STEAL = "cpu_steal"
+
+# A run whose server cores lost this share of their time to the hypervisor measured the
+# host as much as the stack (monitor/steal.py; the share seen per run is in the store).
+STEAL_SHARE = 0.05
 
 # Caveats that make a repetition unfit for a verdict (the validity gates): the figures
 # then describe the generator, the failures or a subset of the clients — not the stack.
 INVALIDATING = frozenset({
     "engine_saturated", "requests_failed", "clients_unserved", "no_response_all", "no_requests", "target_down",
+    CPU_STEAL,
 })
 
 
-def for_cell(result: EngineResult, pinning: dict) -> list[Caveat]:
+# Non-2xx answers are "completed" requests to the engine; above this share the figures
+# describe an error page (a fast 502 is not a fast stack). The engine's own threshold
+# for failed requests is the same 1 %.
+NON_2XX_SHARE = 0.01
+
+
+def invalidates(caveat: dict) -> bool:
+    """Does this stored caveat keep its repetition out of verdicts?"""
+    if caveat["code"] == "non_2xx":
+        return (caveat.get("params") or {}).get("share", 1.0) > NON_2XX_SHARE
+    return caveat["code"] in INVALIDATING
+
+
+def for_cell(result: EngineResult, pinning: dict, steal_share: float | None = None) -> list[Caveat]:
     out = list(result.caveats)
     for header, values in result.header_counts.items():
         answered = sum(values.values())
@@ -32,4 +51,6 @@ def for_cell(result: EngineResult, pinning: dict) -> list[Caveat]:
             out.append(Caveat(CACHE_HITS, {"header": header, "share": hits / answered}))
     if pinning.get("shared"):
         out.append(Caveat(CORES_SHARED))
+    if steal_share is not None and steal_share >= STEAL_SHARE:
+        out.append(Caveat(CPU_STEAL, {"share": steal_share}))
     return out

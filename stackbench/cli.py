@@ -12,10 +12,23 @@ import traceback
 from pathlib import Path
 
 from stackbench import __version__
+from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.commands import inspect, measure, scenario
 from stackbench.errors import Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
+DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
+
+
+def _share(text: str) -> float:
+    """0.02 or 2% -> 0.02, for argparse."""
+    try:
+        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share such as 0.02 or 2%") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1 (or 0% and 100%)")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a plan (the default plan when none is given) and print the results")
     run.add_argument("plan", nargs="?", help="plan file (TOML); default: the built-in default plan")
-    run.add_argument("--db", default=DEFAULT_DB, help=f"results store (SQLite), default {DEFAULT_DB}")
+    run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
@@ -37,45 +50,46 @@ def build_parser() -> argparse.ArgumentParser:
     sc_sub = sc.add_subparsers(dest="scenario_command", required=True)
     sc_sub.add_parser("list", help="the questions stackbench can answer, one line each")
     sc_show = sc_sub.add_parser("show", help="a scenario's question, plan and how to read the result")
-    sc_show.add_argument("name")
+    sc_show.add_argument("name", help="a name from `stackbench scenario list`")
     sc_run = sc_sub.add_parser("run", help="run a scenario; ends with the verdicts")
-    sc_run.add_argument("name")
+    sc_run.add_argument("name", help="a name from `stackbench scenario list`")
     sc_run.add_argument("--quick", action="store_true", help="the scenario's short version (about 2 minutes)")
-    sc_run.add_argument("--db", default=DEFAULT_DB)
+    sc_run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
-    sc_run.add_argument("--keep-rundir", action="store_true")
-    sc_run.add_argument("--workdir", type=Path)
+    sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
+    sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
 
     show = sub.add_parser("show", help="print a stored run: table or summary, caveats, verdicts")
     show.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
     show.add_argument("--all", action="store_true", help="every repetition as its own row")
     show.add_argument("--baseline", help="verdicts against this stack label (default: the plan's baseline)")
-    show.add_argument("--db", default=DEFAULT_DB)
+    show.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     cmp = sub.add_parser("compare", help="two stored runs, or two sets of cells, as verdicts (A is the baseline)",
                          description="A and B: a run id (its cells are matched to B's by stack label and "
                                      "question), or a set of cells RUN:SEQ,SEQ,…")
-    cmp.add_argument("a")
-    cmp.add_argument("b")
-    cmp.add_argument("--equivalence", type=float, default=0.02,
-                     help="differences within ± this share are 'equivalent' (default 0.02)")
-    cmp.add_argument("--db", default=DEFAULT_DB)
+    cmp.add_argument("a", help="the baseline: RUN or RUN:SEQ,SEQ,…")
+    cmp.add_argument("b", help="compared with it: RUN or RUN:SEQ,SEQ,…")
+    cmp.add_argument("--equivalence", type=_share, default=DEFAULT_EQUIVALENCE,
+                     help="a CI of the ratio inside ± this share is 'equivalent': 0.02 or 2%% (default 2%%)")
+    cmp.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON")
     exp.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
-    exp.add_argument("--format", choices=("csv", "json"), default="csv")
+    exp.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
     exp.add_argument("--verdicts", action="store_true", help="CSV: the verdicts instead of the cells")
+    exp.add_argument("--baseline", help="verdicts against this stack label (default: the plan's baseline)")
     exp.add_argument("-o", "--output", help="file to write (default: standard output)")
-    exp.add_argument("--db", default=DEFAULT_DB)
+    exp.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     runs = sub.add_parser("runs", help="list the stored runs")
-    runs.add_argument("--db", default=DEFAULT_DB)
+    runs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     sub.add_parser("stacks", help="list the stacks, whether they can run here, and their knobs")
 
     tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
     tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
-    tl.add_argument("--db", default=DEFAULT_DB)
+    tl.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
                         description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
@@ -86,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--workload")
     ex.add_argument("-c", "--concurrency", type=int)
     ex.add_argument("--keepalive", choices=("on", "off"))
-    ex.add_argument("--db", default=DEFAULT_DB)
+    ex.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     return p
 
 

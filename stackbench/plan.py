@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench import workloads
+from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
 from stackbench.units import parse_duration_s
@@ -69,7 +70,7 @@ class Plan:
     min_repetitions: int = 5
     max_repetitions: int = 15
     target_ci: float = 0.03
-    equivalence: float = 0.02  # a difference inside ±this is "equivalent" (practically none)
+    equivalence: float = DEFAULT_EQUIVALENCE  # a difference inside ±this is "equivalent" (practically none)
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
@@ -165,11 +166,13 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if adaptive:
         if min_reps > max_reps:
             raise fail(f"min_repetitions ({min_reps}) is above max_repetitions ({max_reps})")
+        if min_reps < MIN_RUNS:
+            raise fail(f"min_repetitions must be at least {MIN_RUNS}: with fewer runs a side no verdict is possible")
         repetitions = max_reps
     elif not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
         raise fail(f"repetitions must be a whole number >= 1 or \"auto\", not {repetitions!r}")
     target_ci = _share(data, "target_ci", 0.03, fail)
-    equivalence = _share(data, "equivalence", 0.02, fail)
+    equivalence = _share(data, "equivalence", DEFAULT_EQUIVALENCE, fail)
     scenario = data.get("scenario")
     if scenario is not None:
         if not isinstance(scenario, dict):

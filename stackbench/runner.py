@@ -169,7 +169,7 @@ def _run_adaptive(run_id: int, plan: Plan, cells: list[Cell], store: Store,
     for rep in range(plan.max_repetitions):
         if rep >= plan.min_repetitions:
             spread = verdicts.spread(store.cells(run_id), plan.baseline)
-            if spread.worst_half_width is not None and spread.worst_half_width <= plan.target_ci:
+            if spread.narrow_enough(plan.target_ci):
                 return _stop("target", rep, spread, plan)
         measure(by_rep.get(rep, []))  # empty when a resumed run already has it
     return _stop("cap", plan.max_repetitions, verdicts.spread(store.cells(run_id), plan.baseline), plan)
@@ -279,5 +279,6 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
         status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
-        error=error, caveats=caveats.for_cell(result, pin) if result else [], cost=cost,
+        error=error, cost=cost,
+        caveats=caveats.for_cell(result, pin, cost.server_steal_share if cost else None) if result else [],
     )

@@ -41,9 +41,9 @@ def test_default_plan_is_the_seeds_question_with_verdicts():
 
 def test_verdict_keys():
     plan = parse('baseline = "nginx-fpm"\nrepetitions = "auto"\ntarget_ci = "2%"\n'
-                 'min_repetitions = 3\nmax_repetitions = 7\nequivalence = 0.01\n' + MINIMAL)
+                 'min_repetitions = 5\nmax_repetitions = 7\nequivalence = 0.01\n' + MINIMAL)
     assert (plan.baseline, plan.adaptive, plan.target_ci, plan.min_repetitions, plan.max_repetitions,
-            plan.equivalence) == ("nginx-fpm", True, 0.02, 3, 7, 0.01)
+            plan.equivalence) == ("nginx-fpm", True, 0.02, 5, 7, 0.01)
     assert plan.repetitions == 7  # expanded up to the cap; the runner stops earlier
     assert max(c.repetition for c in plan_mod.expand(plan)) == 6
 
@@ -55,6 +55,7 @@ def test_verdict_keys():
     ('target_ci = "3 percent"', 'target_ci takes a share such as 0.03 or "3%"'),
     ("equivalence = 2", 'equivalence takes a share'),
     ("max_repetitions = 0", "max_repetitions must be a whole number >= 1"),
+    ('repetitions = "auto"\nmin_repetitions = 3', "min_repetitions must be at least 5"),
     ('scenario = "x"', "scenario must be a table"),
     ('[scenario]\nquestin = "?"', "unknown key scenario.'questin' (did you mean 'question'?)"),
 ])

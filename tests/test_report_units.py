@@ -132,3 +132,23 @@ def test_pinning_keeps_server_and_engine_apart():
     assert p.server_cpus == [0, 1] and p.engine_cpus == [2, 3, 4]
     p = pinning.choose([3])
     assert p.server_cpus == p.engine_cpus == [3] and p.shared and p.as_dict()["shared"] is True
+
+
+def test_steal_is_read_per_core_and_becomes_a_validity_gate(tmp_path):
+    from stackbench.analysis import verdicts
+    from stackbench.monitor import steal
+
+    stat = tmp_path / "stat"
+    line = "cpu{} {} 0 {} 500 0 0 10 {} 0 0\n"
+    stat.write_text("cpu  1 2 3 4\n" + line.format(0, 100, 50, 20) + line.format(1, 300, 10, 0))
+    before = steal.read([0], stat)
+    assert before == steal.CpuTimes(100 + 50 + 500 + 10 + 20, 20)
+    stat.write_text("cpu  1 2 3 4\n" + line.format(0, 180, 60, 90) + line.format(1, 300, 10, 0))
+    after = steal.read([0], stat)
+    assert steal.share(before, after) == pytest.approx(70 / 160)
+    assert steal.read([5], stat) is None and steal.share(None, after) is None
+    r = EngineResult.from_doc(doc())
+    assert caveats.for_cell(r, {}, 0.01) == []
+    (c,) = caveats.for_cell(r, {}, 0.12)
+    assert c.code == "cpu_steal" and "took 12.0% of the server's CPU time" in words.sentence(c)
+    assert verdicts.invalid_reasons({"status": "ok", "engine": {}, "caveats": [c.as_dict()]}) == ("cpu_steal",)

@@ -117,8 +117,12 @@ def lab():
         if spec.phase == "measure":
             for inst in state["instances"].values():
                 inst.cells_served += 1
-        rps = state["rps"](spec.url.split("/")[2]) if "rps" in state else 100.0
-        return EngineResult.from_doc(doc(rps))
+        label = spec.url.split("/")[2]
+        rps = state["rps"](label) if "rps" in state else 100.0
+        d = doc(rps)
+        if label in state.get("unserved", ()):
+            d["warning_codes"] = [{"code": "clients_unserved", "params": {"without_response": 3, "connections": 8}}]
+        return EngineResult.from_doc(d)
 
     fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
                       monitor=FakeRunMonitor, environment=lambda pins: {"fake": True}, lock=FreeLock,
@@ -259,3 +263,37 @@ def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):
     assert outcome.stop["reason"] == "cap" and outcome.stop["repetitions"] == 9
     assert outcome.stop["worst_half_width"] > 0.03
     assert len([e for e in log if e[0] == "measure"]) == 9 * 2
+
+
+def test_adaptive_repetitions_do_not_stop_on_target_while_a_pair_lacks_valid_runs(lab):
+    import random
+
+    log, state, fake = lab
+    rng = random.Random(7)
+    state["rps"] = lambda label: 1000 * rng.gauss(1, 0.005)
+    state["unserved"] = {"apache-prefork-modphp"}  # every run of it fails a validity gate
+    outcome = run(Store(), fake, ADAPTIVE)
+    assert outcome.stop["reason"] == "cap" and outcome.stop["open_pairs"] == 1
+
+
+def test_resuming_a_failed_run_measures_its_failed_cells_again(lab):
+    log, state, fake = lab
+    state["die_on_cell"] = 0
+    store = Store()
+    outcome = run(store, fake)
+    assert outcome.status == "failed"
+    cells = store.cells(outcome.run_id)
+    failed = [c["seq"] for c in cells if c["status"] != "ok"]
+    assert failed == [0, 1]
+    store.forget_cells(outcome.run_id, failed)  # what `run --resume` does first
+    state["die_on_cell"] = None
+    state["instances"].clear()
+    log.clear()
+    plan = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
+    done = {c["seq"] for c in store.cells(outcome.run_id)}
+    again = runner.resume(outcome.run_id, plan, done, store, options=runner.Options(pinning=Pinning([0], [1])),
+                          lab=fake)
+    assert again.status == "complete"
+    assert [(c["seq"], c["status"]) for c in store.cells(outcome.run_id)] == [(0, "ok"), (1, "ok"), (2, "ok"),
+                                                                             (3, "ok")]
+    assert store.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 4

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from stackbench.analysis import questions, verdicts
+from stackbench.analysis import questions, stats, verdicts
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class CompareResult:
     notes: tuple[str, ...]
 
 
-def compare(a: list[Mapping], b: list[Mapping], name_a: str, name_b: str, *, band: float = 0.02) -> CompareResult:
+def compare(a: list[Mapping], b: list[Mapping], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE) -> CompareResult:
     notes: list[str] = []
     labels_a = {c["stack_label"] for c in a}
     labels_b = {c["stack_label"] for c in b}

@@ -54,6 +54,7 @@ from statistics import mean as _exact_mean, stdev as _exact_stdev
 from typing import Iterable, Sequence
 
 ALPHA = 0.05
+DEFAULT_EQUIVALENCE = 0.02  # ±2 %: the default practical band (plan key `equivalence`)
 MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
 
 # Exact Mann–Whitney null distribution up to this many values in both samples together
@@ -100,7 +101,7 @@ class Comparison:
     p_adjusted: float | None  # after Holm (== p_value until adjust())
     verdict: Verdict
     runs_needed: int | None  # when INSUFFICIENT for lack of runs: how many more a side
-    band: float = 0.02  # the equivalence band the verdict was decided with (adjust() re-decides)
+    band: float = DEFAULT_EQUIVALENCE  # the equivalence band the verdict was decided with (adjust() re-decides)
     direction: int = 0  # sign of U_B - n_a·n_b/2: +1 B's values rank above A's, -1 below
 
 
@@ -373,7 +374,7 @@ def _verdict(n_a: int, n_b: int, ratio: float | None, lo: float | None, hi: floa
     return Verdict.NO_DIFFERENCE
 
 
-def compare(a: Iterable[float], b: Iterable[float], band: float = 0.02, confidence: float = 0.95,
+def compare(a: Iterable[float], b: Iterable[float], band: float = DEFAULT_EQUIVALENCE, confidence: float = 0.95,
             resamples: int = 2000, seed: int = 1) -> Comparison:
     """B against baseline A: the ratio of medians median(B) / median(A), its bootstrap
     percentile CI (A and B resampled independently — they are independent runs;

@@ -17,8 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping
 
+import difflib
+
 from stackbench import caveats
 from stackbench.analysis import figures, questions, stats
+from stackbench.errors import UsageError
 from stackbench.analysis.questions import Question
 
 
@@ -91,7 +94,7 @@ def invalid_reasons(cell: Mapping) -> tuple[str, ...]:
     if cell["status"] != "ok" or cell.get("engine") is None:
         reasons.append("failed")
     for c in cell.get("caveats") or ():
-        if c["code"] in caveats.INVALIDATING and c["code"] not in reasons:
+        if caveats.invalidates(c) and c["code"] not in reasons:
             reasons.append(c["code"])
     return tuple(reasons)
 
@@ -116,7 +119,7 @@ def samples(cells: Iterable[Mapping]) -> dict[tuple[Question, str], list[figures
     return out
 
 
-def decide(cells: Iterable[Mapping], baseline: str, *, band: float = 0.02,
+def decide(cells: Iterable[Mapping], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
            metrics: tuple[Metric, ...] = METRICS) -> Verdicts:
     """Every stack against `baseline` on every question both answered."""
     valid, excluded = split_valid(cells)
@@ -146,6 +149,23 @@ def decide(cells: Iterable[Mapping], baseline: str, *, band: float = 0.02,
     return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band)
 
 
+def for_run(run: Mapping, cells: list[Mapping], baseline: str | None = None) -> Verdicts | None:
+    """A stored run's verdicts: against `baseline` when given (it must be one of the
+    run's stacks), else the plan's; None when there is neither."""
+    checked = run.get("plan_checked") or {}
+    if baseline is not None:
+        labels = list(dict.fromkeys(c["stack_label"] for c in cells))
+        if baseline not in labels:
+            close = difflib.get_close_matches(baseline, labels, n=1)
+            raise UsageError(f"run {run['id']} has no stack {baseline!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else ""),
+                             hint=f"its stacks: {', '.join(labels)}")
+    baseline = baseline or checked.get("baseline")
+    if not baseline:
+        return None
+    return decide(cells, baseline, band=checked.get("equivalence", stats.DEFAULT_EQUIVALENCE))
+
+
 def _values(fs: list[figures.CellFigures], metric: Metric) -> list[float]:
     return [float(v) for v in (metric.value(f) for f in fs) if v is not None]
 
@@ -154,29 +174,39 @@ def _values(fs: list[figures.CellFigures], metric: Metric) -> list[float]:
 class Spread:
     """How precise the compared figures are so far (for adaptive repetitions)."""
 
-    worst_half_width: float | None  # widest relative CI half-width among computable pairs
-    pairs: int  # pairs (or cells, without a baseline) with a computable interval
-    open_pairs: int  # pairs whose interval is not computable yet (fewer than 2 valid runs a side)
+    worst_half_width: float | None  # widest relative CI half-width among the pairs that have one
+    pairs: int  # pairs (or cells, without a baseline) with enough valid runs for a verdict
+    open_pairs: int  # pairs still short of stats.MIN_RUNS valid runs on a side (invalid runs count for nothing)
+
+    def narrow_enough(self, target: float) -> bool:
+        return self.open_pairs == 0 and self.worst_half_width is not None and self.worst_half_width <= target
 
 
 def spread(cells: Iterable[Mapping], baseline: str | None, metric: Metric = METRICS[0]) -> Spread:
     """With a baseline: the relative half-width of each comparison's CI of the ratio of
-    medians (what a verdict prints). Without: each cell's CI of its median."""
+    medians (what a verdict prints). Without: each cell's CI of its median. A pair with
+    fewer than MIN_RUNS valid runs a side is open whatever its interval: it could not
+    get a verdict yet, so the repetitions must go on (up to the cap)."""
+    cells = list(cells)
     valid, _ = split_valid(cells)
     by = samples(valid)
+    asked = list(dict.fromkeys(samples(cells)))  # every (question, stack), valid runs or not
     widths: list[float] = []
     open_pairs = 0
-    if baseline is None:
-        items = [(stats.ci_half_width(stats.summarize(_values(fs, metric)))) for fs in by.values()]
-    else:
-        items = []
-        for (q, label), fs in by.items():
-            if label == baseline:
-                continue
-            c = stats.compare(_values(by.get((q, baseline), []), metric), _values(fs, metric), resamples=500)
-            ok = c.ci_low is not None and c.ci_high is not None and c.ratio
-            items.append((c.ci_high - c.ci_low) / 2 / c.ratio if ok else None)
-    for w in items:
+    for q, label in asked:
+        if label == baseline:
+            continue
+        mine = _values(by.get((q, label), []), metric)
+        if baseline is None:
+            base: list[float] = []
+            w = stats.ci_half_width(stats.summarize(mine)) if len(mine) >= stats.MIN_RUNS else None
+        else:
+            base = _values(by.get((q, baseline), []), metric)
+            w = None
+            if min(len(base), len(mine)) >= stats.MIN_RUNS:
+                c = stats.compare(base, mine, resamples=500)
+                if c.ci_low is not None and c.ci_high is not None and c.ratio:
+                    w = (c.ci_high - c.ci_low) / 2 / c.ratio
         if w is None:
             open_pairs += 1
         else:

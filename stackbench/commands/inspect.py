@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench.analysis import compare as compare_mod, questions
+from stackbench.analysis import compare as compare_mod, questions, verdicts
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report import export
 from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
@@ -54,7 +54,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     RUN:SEQ,SEQ…: the first is the baseline, the verdicts have the same form as a run's."""
     store = Store(args.db, must_exist=True)
     a, b = (_cell_set(store, ref) for ref in (args.a, args.b))
-    result = compare_mod.compare(a, b, _side(args.a), _side(args.b), band=args.equivalence)
+    names = (_side(args.a), _side(args.b))
+    if names[0] == names[1]:
+        names = (f"A ({names[0]})", f"B ({names[1]})")
+    result = compare_mod.compare(a, b, *names, band=args.equivalence)
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
                          hint="compare runs of the same plan, or name cells: RUN:SEQ,SEQ,…")
@@ -67,9 +70,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run_id = _run_id(store, args.run_id, args.db)
-    out = open(args.output, "w", newline="") if args.output else sys.stdout
+    run, cells = store.run(run_id), store.cells(run_id)
+    if args.verdicts:
+        if args.format == "json":
+            raise UsageError("--verdicts picks the CSV table; the JSON document holds cells and verdicts anyway")
+        if verdicts.for_run(run, cells, args.baseline) is None:
+            raise UsageError(f"run {run_id} has no baseline, so no verdicts",
+                             hint="name one with --baseline LABEL (a stack of the run)")
     try:
-        export.write(store.run(run_id), store.cells(run_id), args.format, out, verdicts_only=args.verdicts)
+        out = open(args.output, "w", newline="") if args.output else sys.stdout
+    except OSError as e:
+        raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
+    try:
+        export.write(run, cells, args.format, out, verdicts_only=args.verdicts, baseline=args.baseline)
     finally:
         if args.output:
             out.close()
@@ -89,8 +102,8 @@ def _side(ref: str) -> str:
 
 def _cell_set(store: Store, ref: str) -> list[dict]:
     """RUN (every cell) or RUN:SEQ[,SEQ…]."""
-    run_part, _, seqs = ref.partition(":")
-    if not run_part.isdigit() or (seqs and not all(s.strip().isdigit() for s in seqs.split(","))):
+    run_part, colon, seqs = ref.partition(":")
+    if not run_part.isdigit() or (colon and not all(s.strip().isdigit() for s in seqs.split(","))):
         raise UsageError(f"{ref!r} is neither a run nor a set of cells", hint="write RUN, or RUN:SEQ,SEQ,… e.g. 3:0,4,8")
     cells = store.cells(store.run(int(run_part))["id"])
     if not seqs:

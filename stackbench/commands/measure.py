@@ -49,7 +49,12 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is complete: nothing to resume",
                          hint="`stackbench show` prints it; `stackbench run` starts a new one")
     plan = plan_mod.parse(run["plan"], run["plan_source"])
-    done = {c["seq"] for c in store.cells(args.resume)}
+    cells = store.cells(args.resume)
+    # A failed cell (its server failed) is measured again; a measured one is kept.
+    failed = [c["seq"] for c in cells if c["status"] != "ok"]
+    if failed:
+        store.forget_cells(args.resume, failed)
+    done = {c["seq"] for c in cells if c["status"] == "ok"}
     progress = TerminalProgress()
     outcome = None
     try:
@@ -74,8 +79,11 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
     if cells:
         run_report.render(store.run(run_id), cells, sys.stdout)
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    if outcome is None or outcome.status != RunStatus.COMPLETE:
+    if outcome is None or outcome.status == RunStatus.INTERRUPTED:
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
+    elif outcome.status == RunStatus.FAILED:
+        print(f"after fixing the cause, measure its failed cells again with: stackbench run --resume {run_id} "
+              f"--db {args.db}", file=sys.stderr)
 
 
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:

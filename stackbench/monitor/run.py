@@ -40,7 +40,8 @@ class RunMonitor:
 
     def for_stack(self, instance) -> StackMonitor:
         return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, syscall_method=self.syscall_method,
-                            notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers)
+                            notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers,
+                            server_cpus=instance.cpus)
 
     def close(self) -> None:
         for reaper in self.reapers:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from stackbench.engine.result import EngineResult
-from stackbench.monitor import processes, status_pages, strace, syscalls
+from stackbench.monitor import processes, status_pages, steal, strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
@@ -32,6 +32,8 @@ class CellCost:
     notes: list[str] = field(default_factory=list)  # what could not be measured, and why
     sampler_cost_s: float = 0.0
     status: list[status_pages.StatusSample] = field(default_factory=list)
+    # Share of the server cores' time the hypervisor took during the window (steal.py)
+    server_steal_share: float | None = None
 
     def derive(self) -> None:
         """Figures over the sampled window: last cumulative value minus the first,
@@ -77,8 +79,10 @@ class StackMonitor:
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
                  lab_cpus: list[int] | None = None, syscall_method: str | None = None,
                  notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
-                 reapers: list | None = None):
+                 reapers: list | None = None, server_cpus: list[int] | None = None):
         self.cgroup = cgroup
+        self.server_cpus = list(server_cpus or [])
+        self._steal_before: steal.CpuTimes | None = None
         self.interval_s = interval_s
         self.lab_cpus = lab_cpus
         self.reader = CgroupReader(cgroup) if cgroup else None
@@ -94,6 +98,7 @@ class StackMonitor:
             self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
 
     def begin_cell(self) -> None:
+        self._steal_before = steal.read(self.server_cpus) if self.server_cpus else None
         self._poller = status_pages.StatusPoller(self.pages)
         self._poller.start()
         if not self.reader:
@@ -104,6 +109,9 @@ class StackMonitor:
 
     def end_cell(self) -> CellCost:
         cost = CellCost(notes=list(self.notes))
+        if self._steal_before is not None:
+            cost.server_steal_share = steal.share(self._steal_before, steal.read(self.server_cpus))
+            self._steal_before = None
         if self._poller:
             cost.status = self._poller.stop()
             self._poller = None

@@ -23,7 +23,7 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "status", "valid", "invalid_reasons", "requests_per_s", "latency_mean_us", "latency_p50_us",
                "latency_p99_us", "requests_completed", "requests_failed", "non_2xx", "connections_measured",
                "connections_without_response", "memory_peak_bytes", "cgroup_peak_bytes", "cpu_us_per_request",
-               "syscalls_per_request", "procs_max", "threads_max", "error")
+               "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed")
 
@@ -45,7 +45,8 @@ def cell_rows(cells: list[dict]) -> list[dict[str, Any]]:
             "connections_without_response": c.get("connections_without_response"),
             "memory_peak_bytes": f.memory_peak_bytes, "cgroup_peak_bytes": f.cgroup_peak_bytes,
             "cpu_us_per_request": f.cpu_us_per_request, "syscalls_per_request": f.syscalls_per_request,
-            "procs_max": f.procs_max, "threads_max": f.threads_max, "error": f.error,
+            "procs_max": f.procs_max, "threads_max": f.threads_max,
+            "server_steal_share": c.get("server_steal_share"), "error": f.error,
         })
     return out
 
@@ -63,11 +64,9 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
     } for v in vs.verdicts]
 
 
-def document(run: dict, cells: list[dict]) -> dict[str, Any]:
-    checked = run.get("plan_checked") or {}
-    baseline = checked.get("baseline")
-    band = checked.get("equivalence", 0.02)
-    vs = verdicts.decide(cells, baseline, band=band) if baseline else None
+def document(run: dict, cells: list[dict], baseline: str | None = None) -> dict[str, Any]:
+    vs = verdicts.for_run(run, cells, baseline)
+    baseline, band = (vs.baseline, vs.band) if vs else (None, (run.get("plan_checked") or {}).get("equivalence"))
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {"id": run["id"], "plan_name": run["plan_name"], "status": run["status"],
@@ -84,16 +83,14 @@ def document(run: dict, cells: list[dict]) -> dict[str, Any]:
     }
 
 
-def write(run: dict, cells: list[dict], fmt: str, out: TextIO, *, verdicts_only: bool = False) -> None:
+def write(run: dict, cells: list[dict], fmt: str, out: TextIO, *, verdicts_only: bool = False,
+          baseline: str | None = None) -> None:
     if fmt == "json":
-        json.dump(document(run, cells), out, indent=2)
+        json.dump(document(run, cells, baseline), out, indent=2)
         out.write("\n")
         return
     if verdicts_only:
-        checked = run.get("plan_checked") or {}
-        baseline = checked.get("baseline")
-        rows = verdict_rows(verdicts.decide(cells, baseline, band=checked.get("equivalence", 0.02))
-                            if baseline else None)
+        rows = verdict_rows(verdicts.for_run(run, cells, baseline))
         fields = VERDICT_FIELDS
     else:
         rows, fields = cell_rows(cells), CELL_FIELDS

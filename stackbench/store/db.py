@@ -102,6 +102,16 @@ class Store:
         with self.db:
             self.db.execute("UPDATE runs SET stop_json = ? WHERE id = ?", (json.dumps(stop), run_id))
 
+    def forget_cells(self, run_id: int, seqs: list[int]) -> None:
+        """Remove cells (and everything measured with them), in one transaction: a
+        resumed run measures its failed cells again."""
+        with self.db:
+            ids = [r[0] for r in self.db.execute(
+                f"SELECT id FROM cells WHERE run_id = ? AND seq IN ({','.join('?' * len(seqs))})", (run_id, *seqs))]
+            for table in ("samples", "processes", "status_samples", "syscalls"):
+                self.db.executemany(f"DELETE FROM {table} WHERE cell_id = ?", [(i,) for i in ids])
+            self.db.executemany("DELETE FROM cells WHERE id = ?", [(i,) for i in ids])
+
     def reopen_run(self, run_id: int) -> None:
         """A stopped run is measuring again (`run --resume`)."""
         with self.db:
@@ -142,11 +152,12 @@ class Store:
         self.db.execute(
             """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
                cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?,
-               syscalls_window_us = ?, syscalls_requests_per_s = ?, monitor_notes_json = ? WHERE id = ?""",
+               syscalls_window_us = ?, syscalls_requests_per_s = ?, monitor_notes_json = ?, server_steal_share = ?
+               WHERE id = ?""",
             (cost.peak_mem_bytes, cost.anon_peak_bytes, cost.cpu_user_us, cost.cpu_system_us, cost.cpu_total_us,
              cost.window_us, cost.procs_max, cost.threads_max,
              sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
-             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cell_id))
+             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cost.server_steal_share, cell_id))
         s = cost.samples
         self.db.executemany(
             "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -45,10 +45,16 @@ def _v4_to_v5(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN stop_json TEXT")
 
 
+def _v5_to_v6(db: sqlite3.Connection) -> None:
+    """v6: the share of the server cores' time the hypervisor took (steal) per cell."""
+    db.execute("ALTER TABLE cells ADD COLUMN server_steal_share REAL")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
 
 

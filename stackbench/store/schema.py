@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 5
+VERSION = 6
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -64,6 +64,7 @@ CREATE TABLE cells (
     syscalls_requests_per_s REAL,       -- the profile pass's throughput (perf slows it)
     engine_cpu_us INTEGER,
     monitor_notes_json TEXT NOT NULL DEFAULT '[]',
+    server_steal_share REAL,            -- server cores' time taken by the hypervisor (NULL: not read)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

@@ -61,6 +61,8 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                             "measure PHP behind the cache)",
     "cores_shared": lambda p: "server and load engine share CPU cores: the engine's work is taken from the "
                               "server's budget",
+    "cpu_steal": lambda p: f"the hypervisor took {_pct(p.get('share'))} of the server's CPU time (steal): the run "
+                           "measures the host's other guests as much as the stack, and is left out of verdicts",
     # -- sentences stored before caveats had codes (store v3), and an older engine's
     "text": lambda p: str(p.get("text")),
     "engine_text": lambda p: str(p.get("text")),

@@ -12,8 +12,7 @@ from stackbench.report.text import table, verdicts as verdicts_text
 
 def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False,
            baseline: str | None = None) -> None:
-    checked = run.get("plan_checked") or {}
-    baseline = baseline or checked.get("baseline")
+    vs = verdicts.for_run(run, cells, baseline)
     repeated = len({c["repetition"] for c in cells}) > 1
     if every_run or not repeated:
         table.render(run, cells, out)
@@ -22,5 +21,5 @@ def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False
         verdicts_text.render_summary(summary.summarize(cells), run.get("stop"), out)
         out.write(f"(every repetition: `stackbench show {run['id']} --all`)\n")
         table.warnings(cells, out)
-    if baseline:
-        verdicts_text.render(verdicts.decide(cells, baseline, band=checked.get("equivalence", 0.02)), out)
+    if vs:
+        verdicts_text.render(vs, out)
