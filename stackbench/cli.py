@@ -93,13 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
                         description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
-                                    " narrowed by --workload/--concurrency/--keepalive to one cell.")
+                                    " narrowed by --workload/--concurrency/--keepalive/--rep to one cell.")
     ex.add_argument("a")
     ex.add_argument("b")
     ex.add_argument("--run", type=int, help="run the labels refer to (default: the latest)")
     ex.add_argument("--workload")
     ex.add_argument("-c", "--concurrency", type=int)
     ex.add_argument("--keepalive", choices=("on", "off"))
+    ex.add_argument("--rep", type=int, help="which repetition (1, 2, …) when the run has several")
     ex.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     return p
 

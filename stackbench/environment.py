@@ -10,6 +10,7 @@ import platform
 from pathlib import Path
 
 from stackbench import __version__, engine
+from stackbench.monitor import cpu_noise
 from stackbench.pinning import Pinning
 
 
@@ -25,6 +26,8 @@ def collect(pinning: Pinning) -> dict:
         "python": platform.python_version(),
         "pinning": pinning.as_dict(),
         "cpu_governor": _governor(),
+        # CV of a fixed CPU loop on the server's core just before the run (cpu_noise.py)
+        "cpu_noise_cv": cpu_noise.measure(pinning.server_cpus),
     }
 
 

@@ -22,6 +22,7 @@ from stackbench import caveats, engine, environment, pinning as pinning_mod, wor
 from stackbench.analysis import verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.errors import ServerError, StackbenchError
+from stackbench.events import Events
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
@@ -30,19 +31,6 @@ from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
-
-
-class Events:
-    """What a run reports while it goes. The default does nothing (tests, non-TTY)."""
-
-    def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: pinning_mod.Pinning) -> None: ...
-    def stack_starting(self, variant: StackVariant) -> None: ...
-    def stack_ready(self, variant: StackVariant, instance: StackInstance) -> None: ...
-    def cell_started(self, cell: Cell) -> None: ...
-    def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
-    def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None: ...
-    def rundir_kept(self, variant: StackVariant, path: Path) -> None: ...
-    def plan_finished(self, run_id: int, status: RunStatus) -> None: ...
 
 
 @dataclass

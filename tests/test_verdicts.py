@@ -77,7 +77,17 @@ def test_too_few_valid_runs_give_no_verdict_and_say_how_many_more():
     cells = cells_for({"nginx-fpm": noisy(1000, 3), "apache": noisy(2000, 3)})
     (v,) = verdicts.decide(cells, "nginx-fpm").for_metric("throughput")
     assert v.comparison.verdict == stats.Verdict.INSUFFICIENT and v.better is None
-    assert "no verdict (3 vs 3 runs; 2 more valid run(s) a side needed)" in verdicts_text.headline(v, 0.02)
+    assert ("no verdict (3 vs 3 runs; 2 more valid run(s) of apache needed; 2 more valid run(s) of nginx-fpm needed)"
+            in verdicts_text.headline(v, 0.02))
+
+
+def test_a_stack_whose_every_run_failed_a_gate_says_so():
+    bad = {("apache", r): [{"code": "clients_unserved", "params": {}}] for r in range(6)}
+    cells = cells_for({"nginx-fpm": noisy(1000, 6), "apache": noisy(1200, 6)}, caveats=bad)
+    (v,) = verdicts.decide(cells, "nginx-fpm").for_metric("throughput")
+    line = verdicts_text.headline(v, 0.02)
+    assert "all 6 runs of apache failed a validity gate (clients_unserved)" in line
+    assert "nginx-fpm" not in line.split("(", 1)[1]  # the baseline has its 6 runs: nothing asked of it
 
 
 def test_a_vs_a_is_no_difference_or_equivalent():

@@ -32,9 +32,12 @@ def group(cells: Iterable[Mapping]) -> dict[Question, list[Mapping]]:
 
 
 def matching(cells: Iterable[Mapping], label: str, *, workload: str | None = None,
-             concurrency: int | None = None, keepalive: bool | None = None) -> list[Mapping]:
-    """The cells of stack `label` whose question fits what was given (None: any)."""
+             concurrency: int | None = None, keepalive: bool | None = None,
+             repetition: int | None = None) -> list[Mapping]:
+    """The cells of stack `label` whose question (and repetition) fit what was given
+    (None: any)."""
     return [c for c in cells if c["stack_label"] == label
             and (workload is None or c["workload"] == workload)
             and (concurrency is None or c["concurrency"] == concurrency)
-            and (keepalive is None or bool(c["keepalive"]) == keepalive)]
+            and (keepalive is None or bool(c["keepalive"]) == keepalive)
+            and (repetition is None or c["repetition"] == repetition)]

@@ -63,6 +63,9 @@ class Verdict:
     comparison: stats.Comparison
     baseline_values: tuple[float, ...]
     candidate_values: tuple[float, ...]
+    # repetitions left out by a validity gate, and their reasons (codes), per side
+    baseline_excluded: tuple[str, ...] = ()
+    candidate_excluded: tuple[str, ...] = ()
 
     @property
     def better(self) -> bool | None:
@@ -142,7 +145,8 @@ def decide(cells: Iterable[Mapping], baseline: str, *, band: float = stats.DEFAU
                 if not base and not cand:
                     continue
                 family.append(Verdict(q, metric, baseline, label, stats.compare(base, cand, band=band),
-                                      tuple(base), tuple(cand)))
+                                      tuple(base), tuple(cand), _reasons(excluded, q, baseline),
+                                      _reasons(excluded, q, label)))
         adjusted = stats.adjust([v.comparison for v in family])
         out += [replace(v, comparison=c) for v, c in zip(family, adjusted)]
         sizes[metric.key] = sum(1 for v in family if v.comparison.p_value is not None)
@@ -164,6 +168,11 @@ def for_run(run: Mapping, cells: list[Mapping], baseline: str | None = None) -> 
     if not baseline:
         return None
     return decide(cells, baseline, band=checked.get("equivalence", stats.DEFAULT_EQUIVALENCE))
+
+
+def _reasons(excluded: list[Excluded], q: Question, label: str) -> tuple[str, ...]:
+    """One entry per excluded repetition of (q, label): its first reason."""
+    return tuple(e.reasons[0] for e in excluded if e.question == q and e.stack_label == label)
 
 
 def _values(fs: list[figures.CellFigures], metric: Metric) -> list[float]:

@@ -124,11 +124,12 @@ def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
     if run_id is None:
         raise UsageError(f"no runs in {args.db}")
     keepalive = None if args.keepalive is None else args.keepalive == "on"
+    rep = None if args.rep is None else args.rep - 1
     found = questions.matching(store.cells(run_id), ref, workload=args.workload, concurrency=args.concurrency,
-                               keepalive=keepalive)
+                               keepalive=keepalive, repetition=rep)
     if len(found) != 1:
         labels = sorted({c["stack_label"] for c in store.cells(run_id)})
         raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",
-                         hint="name a cell as RUN:SEQ, or narrow with --workload, -c and --keepalive; "
+                         hint="name a cell as RUN:SEQ, or narrow with --workload, -c, --keepalive and --rep; "
                               f"stacks in run {run_id}: {', '.join(labels)}")
     return found[0]

@@ -7,7 +7,7 @@ import time
 from typing import TextIO
 
 from stackbench.plan import Cell, Plan, StackVariant
-from stackbench.runner import Events
+from stackbench.events import Events
 from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
 

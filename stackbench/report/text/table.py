@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import figures, questions
+from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.style import Style
@@ -15,19 +15,22 @@ from stackbench.units import MiB, format_us
 COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "unserved", "mem MiB", "CPU µs/req", "calls/req")
 NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
+INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never in a verdict)
+# Above this CV of the CPU-steadiness probe (monitor/cpu_noise.py) the header warns.
+NOISY_CV = 0.05
 
 
 def rows(cells: list[dict]) -> list[tuple[str, ...]]:
     out = []
     for group in questions.group(cells).values():
         for c in group:
-            out.append(_row(figures.of(c)))
+            out.append(_row(figures.of(c), bool(verdicts.invalid_reasons(c))))
     return out
 
 
-def _row(f: CellFigures) -> tuple[str, ...]:
+def _row(f: CellFigures, invalid: bool = False) -> tuple[str, ...]:
     q = f.question
-    head = (str(f.seq), q.workload, str(q.concurrency), _ka(q.keepalive))
+    head = (str(f.seq) + (INVALID_MARK if invalid else ""), q.workload, str(q.concurrency), _ka(q.keepalive))
     if not f.measured:
         return head + (f.stack_label, "FAILED") + ("-",) * (len(COLUMNS) - 6)
     return head + (
@@ -62,6 +65,9 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
                         "describe only the clients that were served") + "\n")
     out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    if any(INVALID_MARK in r[0] for r in body):
+        out.write(style.dim(f"{INVALID_MARK} after # = the cell failed a validity gate (a warning below says which): "
+                            "shown, never part of a verdict") + "\n")
     warnings(cells, out)
 
 
@@ -73,7 +79,16 @@ def header(run: dict, out: TextIO) -> None:
     if run.get("error"):
         out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
-                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n\n")
+                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n")
+    noise = env.get("cpu_noise_cv")
+    if noise is not None and noise > NOISY_CV:
+        out.write(style.warn(
+            f"warning: this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop on the "
+            "server's core, in 0.2 s slices): something outside the lab — on a VM, the host's other guests — "
+            "changes its speed. No run can be steadier than that: expect wide intervals, and differences "
+            f"smaller than about {2 * noise:.0%} to come out as 'no significant difference'. A dedicated "
+            "machine gives tighter verdicts.") + "\n")
+    out.write("\n")
 
 
 def warnings(cells: list[dict], out: TextIO) -> None:

@@ -42,8 +42,7 @@ def headline(v: Verdict, band: float) -> str:
     c = v.comparison
     runs = f"{c.n_b} vs {c.n_a} runs"  # candidate vs baseline, in the sentence's order
     if c.verdict == stats.Verdict.INSUFFICIENT:
-        need = f"; {c.runs_needed} more valid run(s) a side needed" if c.runs_needed else ""
-        return f"{v.candidate} vs {v.baseline}: no verdict ({runs}{need})"
+        return f"{v.candidate} vs {v.baseline}: no verdict ({runs}; {_why_not(v)})"
     if c.verdict == stats.Verdict.EQUIVALENT:
         return (f"{v.candidate} and {v.baseline} are equivalent in {v.metric.label} ({_signed(c.ratio)}, "
                 f"CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, within ±{band:.0%}; {runs})")
@@ -51,6 +50,22 @@ def headline(v: Verdict, band: float) -> str:
         return (f"{v.candidate} vs {v.baseline}: no significant difference in {v.metric.label} "
                 f"({_signed(c.ratio)}, CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs})")
     return f"{v.candidate} {_comparative(v)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)})"
+
+
+def _why_not(v: Verdict) -> str:
+    """What stands between this comparison and a verdict."""
+    parts = []
+    for label, n, excluded in ((v.candidate, v.comparison.n_b, v.candidate_excluded),
+                               (v.baseline, v.comparison.n_a, v.baseline_excluded)):
+        if n >= stats.MIN_RUNS:
+            continue
+        if n == 0 and excluded:
+            codes = ", ".join(sorted(set(excluded)))
+            parts.append(f"all {len(excluded)} runs of {label} failed a validity gate ({codes}): more runs will "
+                         "not help until the cause is fixed")
+        else:
+            parts.append(f"{stats.MIN_RUNS - n} more valid run(s) of {label} needed")
+    return "; ".join(parts) or "the ratio is not computable (a median of 0)"
 
 
 def _p(c: stats.Comparison) -> str:
@@ -136,7 +151,7 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
         return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
                          for i, (v, w) in enumerate(zip(values, widths))).rstrip()
 
-    out.write("\n" + style.bold("over repetitions (medians of valid runs)") + "\n")
+    out.write(style.bold("over repetitions (medians of valid runs)") + "\n")
     out.write(style.bold(line(SUMMARY_HEAD)) + "\n")
     previous = None
     for b in body:

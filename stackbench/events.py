@@ -1,0 +1,28 @@
+"""What a run reports while it goes (the observer the runner calls, the terminal's
+progress line implements). Here, apart from both, so reports need not import the runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stackbench.errors import StackbenchError
+    from stackbench.pinning import Pinning
+    from stackbench.plan import Cell, Plan, StackVariant
+    from stackbench.stacks.lifecycle import StackInstance
+    from stackbench.states import RunStatus
+    from stackbench.store import CellRecord
+
+
+class Events:
+    """What a run reports while it goes. The default does nothing (tests, non-TTY)."""
+
+    def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: Pinning) -> None: ...
+    def stack_starting(self, variant: StackVariant) -> None: ...
+    def stack_ready(self, variant: StackVariant, instance: StackInstance) -> None: ...
+    def cell_started(self, cell: Cell) -> None: ...
+    def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
+    def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None: ...
+    def rundir_kept(self, variant: StackVariant, path: Path) -> None: ...
+    def plan_finished(self, run_id: int, status: RunStatus) -> None: ...
