@@ -19,7 +19,9 @@ CPU_STEAL = "cpu_steal"
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
-STEAL_SHARE = 0.05
+# Measured here (session 2, default plan): runs with ≥ 10 % steal ran at 0.17–0.94 of
+# their stack's median throughput, runs under 5 % at 0.91–1.51 — host noise of its own.
+STEAL_SHARE = 0.10
 
 # Caveats that make a repetition unfit for a verdict (the validity gates): the figures
 # then describe the generator, the failures or a subset of the clients — not the stack.

@@ -30,13 +30,14 @@ def test_default_plan_is_the_seeds_question_with_verdicts():
     plan = plan_mod.load(None)
     cells = plan_mod.expand(plan)
     assert [v.label for v in plan.stacks] == ["nginx + FPM", "Apache mod_php", "Apache mod_php, AllowOverride All"]
-    assert plan.baseline == "nginx + FPM" and plan.repetitions == 6
-    assert len(cells) == 3 * 3 * 6
+    assert plan.baseline == "nginx + FPM" and plan.adaptive
+    assert (plan.min_repetitions, plan.max_repetitions) == (6, 8)
+    assert len(cells) == 3 * 3 * 8  # up to the cap
     assert {c.workload for c in cells} == {"static-12b", "php-hello", "php-100k"}
     # Short enough for the 5-minute budget with set-up: load, warm-up and profile pass
     # plus ~0.5 s to start and stop a stack per cell.
     per_cell = plan.duration_s + plan.warmup_s + plan.syscall_profile_s + 0.5
-    assert len(cells) * per_cell < 210
+    assert len(cells) * per_cell < 270  # the worst case, all 8 repetitions
 
 
 def test_verdict_keys():
