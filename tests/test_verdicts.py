@@ -195,3 +195,15 @@ def test_runnable_scenarios_parse_have_a_baseline_and_fit_their_time(name):
         per_cell = (plan.duration_s or 1) + plan.warmup_s + plan.syscall_profile_s + 0.8
         assert reps >= 5, "fewer than 5 runs a side can give no verdict"
         assert per_rep * reps * per_cell <= budget_s, (name, quick, per_rep * reps * per_cell)
+
+
+def test_a_difference_lost_to_holms_adjustment_says_more_runs_would_settle_it():
+    cells = []
+    for i in range(12):  # twelve clear 30 % differences, 5 runs a side: min p 0.0079 × 12 > 0.05
+        cells += cells_for({"base": noisy(1000, 5, seed=i), "x": noisy(700, 5, seed=50 + i)}, workload=f"w{i:02}",
+                           start_seq=100 * i)
+    vs = verdicts.decide(cells, "base")
+    v = vs.for_metric("throughput")[0]
+    assert v.comparison.verdict == stats.Verdict.NO_DIFFERENCE and v.comparison.ci_high < 1
+    line = verdicts_text.headline(v, vs.band)
+    assert "not significant after Holm's adjustment" in line and "more runs would settle it" in line

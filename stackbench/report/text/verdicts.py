@@ -47,6 +47,13 @@ def headline(v: Verdict, band: float) -> str:
         return (f"{v.candidate} and {v.baseline} are equivalent in {v.metric.label} ({_signed(c.ratio)}, "
                 f"CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, within ±{band:.0%}; {runs})")
     if c.verdict == stats.Verdict.NO_DIFFERENCE:
+        excludes_one = c.ci_low is not None and (c.ci_low > 1 or c.ci_high < 1)
+        if excludes_one and c.p_adjusted is not None and c.p_value is not None and c.p_value < stats.ALPHA:
+            # The interval says "different", the rank test does not survive the
+            # adjustment for the run's many comparisons: more runs would settle it.
+            return (f"{v.candidate} vs {v.baseline}: {_signed(c.ratio)} in {v.metric.label} (CI {_signed(c.ci_low)} "
+                    f"to {_signed(c.ci_high)}, {runs}), not significant after Holm's adjustment "
+                    f"(p = {c.p_adjusted:.3g}): more runs would settle it")
         return (f"{v.candidate} vs {v.baseline}: no significant difference in {v.metric.label} "
                 f"({_signed(c.ratio)}, CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs})")
     return f"{v.candidate} {_comparative(v)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)})"
