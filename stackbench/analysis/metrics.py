@@ -56,3 +56,27 @@ def per_process_pss(processes: list[dict]) -> dict[str, dict]:
     for g in groups.values():
         g["pss_mean_bytes"] = g["pss_total_bytes"] / g["count"]
     return groups
+
+
+def syscalls_per_request_by_name(cell: dict, calls: dict[str, int]) -> dict[str, float]:
+    """Every counted call (and "total", "other") per request of the profile pass."""
+    out = {}
+    for name, count in calls.items():
+        v = syscalls_per_request(cell, count)
+        if v is not None:
+            out[name] = v
+    return out
+
+
+def syscall_differences(cell_a: dict, calls_a: dict[str, int], cell_b: dict, calls_b: dict[str, int],
+                        top: int) -> list[tuple[str, float, float]] | None:
+    """The `top` calls whose per-request counts differ most between two cells (ties by
+    name), then "total": (name, A, B). A call one cell's profile did not see was counted
+    zero times there. None when either cell's calls were not counted."""
+    a = syscalls_per_request_by_name(cell_a, calls_a)
+    b = syscalls_per_request_by_name(cell_b, calls_b)
+    if not a or not b:
+        return None
+    names = (set(a) | set(b)) - {"total"}
+    ranked = sorted(names, key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))[:top]
+    return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in ranked + ["total"]]

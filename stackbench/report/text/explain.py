@@ -47,27 +47,13 @@ def render(a: dict, b: dict, extra_a: dict, extra_b: dict, out: TextIO) -> None:
             rows.append([comm, _proc(ga), _proc(gb)])
         _table(out, style, ["process", "A: count × mean MiB", "B: count × mean MiB"], rows)
 
-    calls_a, calls_b = _per_request(a, extra_a["syscalls"]), _per_request(b, extra_b["syscalls"])
-    if calls_a and calls_b:
-        names = (set(calls_a) | set(calls_b)) - {"total"}
-        diff = sorted(names, key=lambda n: (-abs(calls_b.get(n, 0) - calls_a.get(n, 0)), n))[:TOP_CALLS]
+    diff = metrics.syscall_differences(a, extra_a["syscalls"], b, extra_b["syscalls"], TOP_CALLS)
+    if diff:
         out.write("\n" + style.bold("system calls per request, largest differences first") + "\n")
         _table(out, style, ["call", "A", "B", "B − A"],
-               [[n, f"{calls_a.get(n, 0):.2f}", f"{calls_b.get(n, 0):.2f}",
-                 f"{calls_b.get(n, 0) - calls_a.get(n, 0):+.2f}"] for n in diff]
-               + [["total", f"{calls_a.get('total', 0):.2f}", f"{calls_b.get('total', 0):.2f}",
-                   f"{calls_b.get('total', 0) - calls_a.get('total', 0):+.2f}"]])
+               [[n, f"{va:.2f}", f"{vb:.2f}", f"{vb - va:+.2f}"] for n, va, vb in diff])
     else:
-        out.write("\n" + style.dim("system calls were not counted for both cells") + "\n")
-
-
-def _per_request(cell: dict, calls: dict[str, int]) -> dict[str, float]:
-    out = {}
-    for name, count in calls.items():
-        v = metrics.syscalls_per_request(cell, count)
-        if v is not None:
-            out[name] = v
-    return out
+        out.write("\n" + style.dim("system calls were not counted for either cell") + "\n")
 
 
 def _table(out: TextIO, style: Style, head: list[str], rows: list[list[str]]) -> None:
