@@ -13,6 +13,7 @@ from pathlib import Path
 
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
+from stackbench.units import parse_share
 from stackbench.commands import inspect, measure, scenario
 from stackbench.errors import Interrupted, StackbenchError
 
@@ -23,12 +24,9 @@ DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
 def _share(text: str) -> float:
     """0.02 or 2% -> 0.02, for argparse."""
     try:
-        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
+        return parse_share(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share such as 0.02 or 2%") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1 (or 0% and 100%)")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ from stackbench import workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
-from stackbench.units import parse_duration_s
+from stackbench.units import parse_duration_s, parse_share
 
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
@@ -27,6 +27,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
+START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
 
 
@@ -74,6 +75,12 @@ class Plan:
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def cell_seconds(self) -> float:
+        """About how long one cell takes: warm-up, load, profile pass, and starting,
+        verifying and stopping a fresh stack (~0.7 s here, perf's teardown included;
+        measured in bench/RESULTS.md, session 2). For `--dry-run` and the plans' tests."""
+        return (self.duration_s or 1.0) + self.warmup_s + self.syscall_profile_s + START_STOP_S
 
     def checked(self) -> dict[str, Any]:
         """The plan as it was understood, every default resolved: what the store keeps
@@ -259,15 +266,10 @@ def _whole(data: dict, key: str, default: int, fail) -> int:
 
 def _share(data: dict, key: str, default: float, fail) -> float:
     """A relative width: 0.03 or "3%"."""
-    value = data.get(key, default)
-    if isinstance(value, str) and value.strip().endswith("%"):
-        try:
-            value = float(value.strip()[:-1]) / 100
-        except ValueError:
-            raise fail(f"{key} takes a share such as 0.03 or \"3%\", not {data[key]!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise fail(f"{key} takes a share such as 0.03 or \"3%\", not {data.get(key)!r}")
-    return float(value)
+    try:
+        return parse_share(data.get(key, default))
+    except ValueError:
+        raise fail(f"{key} takes a share such as 0.03 or \"3%\", not {data.get(key)!r}") from None
 
 
 def _list_of(data: dict, key: str, kind: type, default: list, fail) -> list:

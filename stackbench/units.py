@@ -22,9 +22,27 @@ def parse_duration_s(text: str | int | float) -> float:
     return float(m.group(1)) * _FACTOR[m.group(2)]
 
 
+def parse_share(value: str | int | float) -> float:
+    """0.03 or "3%" -> 0.03, strictly between 0 and 1. Raises ValueError otherwise."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise ValueError(f"not a share: {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"not a share between 0 and 1: {value!r}")
+    return float(value)
+
+
 def engine_duration(seconds: float) -> str:
     """A duration as the load engine's CLI takes it (milliseconds, exact)."""
     return f"{round(seconds * 1000)}ms"
+
+
+def format_num(value: float | None, scale: float = 1, digits: int = 0) -> str:
+    """A table cell: value × scale with thousands separators; '-' when not computable."""
+    return "-" if value is None else f"{value * scale:,.{digits}f}"
 
 
 def format_us(us: float | None) -> str:

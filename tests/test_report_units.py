@@ -152,3 +152,33 @@ def test_steal_is_read_per_core_and_becomes_a_validity_gate(tmp_path):
     (c,) = caveats.for_cell(r, {}, 0.12)
     assert c.code == "cpu_steal" and "took 12.0% of the server's CPU time" in words.sentence(c)
     assert verdicts.invalid_reasons({"status": "ok", "engine": {}, "caveats": [c.as_dict()]}) == ("cpu_steal",)
+
+
+@pytest.mark.parametrize("given,share", [(0.03, 0.03), ("3%", 0.03), (" 2.5 % ".replace(" %", "%"), 0.025), ("0.2", 0.2)])
+def test_shares(given, share):
+    from stackbench.units import parse_share
+
+    assert parse_share(given) == pytest.approx(share)
+
+
+@pytest.mark.parametrize("bad", ["3 percent", "", "0%", "100%", 1, 0, -0.1, True])
+def test_bad_shares(bad):
+    from stackbench.units import parse_share
+
+    with pytest.raises(ValueError):
+        parse_share(bad)
+
+
+def test_compare_takes_the_equivalence_band_as_a_share(capsys):
+    from stackbench.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["compare", "1", "2", "--equivalence", "-1"])
+    assert "is not a share" in capsys.readouterr().err
+
+
+def test_format_num_and_unserved_of_zero_connections():
+    from stackbench.units import format_num
+
+    assert format_num(None) == "-" and format_num(1234.5) == "1,234" and format_num(3 * 2**20, 1 / 2**20, 1) == "3.0"
+    assert figures.of(cell(0, connections_measured=0, connections_without_response=0)).unserved.connections == 0

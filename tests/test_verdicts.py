@@ -191,8 +191,7 @@ def test_runnable_scenarios_parse_have_a_baseline_and_fit_their_time(name):
         if not quick and plan.adaptive:
             reps = plan.max_repetitions  # the worst case must fit too
         per_rep = len([c for c in plan_mod.expand(plan) if c.repetition == 0])
-        # a fresh stack per cell: ~0.6 s to start, verify and stop (Varnish ~1 s)
-        per_cell = (plan.duration_s or 1) + plan.warmup_s + plan.syscall_profile_s + 0.8
+        per_cell = plan.cell_seconds()
         assert reps >= 5, "fewer than 5 runs a side can give no verdict"
         assert per_rep * reps * per_cell <= budget_s, (name, quick, per_rep * reps * per_cell)
 

@@ -52,8 +52,9 @@ class CellFigures:
 def of(cell: Mapping) -> CellFigures:
     unserved = None
     if cell.get("connections_without_response") is not None:
+        measured = cell.get("connections_measured")
         unserved = Unserved(cell["connections_without_response"],
-                            cell.get("connections_measured") or cell["concurrency"])
+                            cell["concurrency"] if measured is None else measured)
     return CellFigures(
         run_id=cell["run_id"], seq=cell["seq"], repetition=cell["repetition"], stack_label=cell["stack_label"],
         question=questions.of(cell), status=CellStatus(cell["status"]), error=cell.get("error"),

@@ -96,8 +96,7 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     for c in cells:
         print(f"{c.seq:4d}  {c.stack.label}  {c.workload}  c={c.concurrency}  "
               f"keep-alive {'on' if c.keepalive else 'off'}" + (f"  rep {c.repetition}" if plan.repetitions > 1 else ""))
-    # start + verify + stop ≈ 0.5 s per cell (restart = "cell"), measured here
-    per_cell = (plan.duration_s or 1.0) + plan.warmup_s + plan.syscall_profile_s + 0.5
+    per_cell = plan.cell_seconds()
     line = f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min; configs checked"
     if plan.adaptive:
         per_rep = len(cells) // plan.min_repetitions

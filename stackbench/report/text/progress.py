@@ -21,7 +21,7 @@ class TerminalProgress(Events):
         self.done = 0
         self.t0 = time.monotonic()
         self.run_id: int | None = None
-        self.reps = ""
+        self.reps = self.upto = ""
 
     def _status(self, text: str) -> None:
         if self.live:
@@ -38,22 +38,21 @@ class TerminalProgress(Events):
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id = run_id
         self.total = len(cells)
-        self.reps = ""
+        self.reps = self.upto = ""
         if plan.adaptive:
             # Adaptive repetitions: the cells up to the cap; the run usually stops earlier.
-            self.reps = f" of up to {plan.max_repetitions}"
-            self.total = f"≤{len(cells)}"
+            self.reps, self.upto = f" of up to {plan.max_repetitions}", "≤"
         if self.live:
-            self._say(self.style.dim(f"run {run_id}: {self.total} cells, plan {plan.name}; "
+            self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells, plan {plan.name}; "
                                      f"server on cores {pinning.server_cpus}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
-        self._status(f"[{self.done}/{self.total}] starting {variant.label} …")
+        self._status(f"[{self.done}/{self.upto}{self.total}] starting {variant.label} …")
 
     def cell_started(self, cell: Cell) -> None:
         ka = "keep-alive" if cell.keepalive else "no keep-alive"
         elapsed = time.monotonic() - self.t0
-        self._status(f"[{self.done + 1}/{self.total}] rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · "
+        self._status(f"[{self.done + 1}/{self.upto}{self.total}] rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · "
                      f"{cell.workload} · c={cell.concurrency} · {ka}  ({elapsed:.0f} s)")
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:

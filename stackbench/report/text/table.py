@@ -10,7 +10,7 @@ from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
-from stackbench.units import MiB, format_us
+from stackbench.units import MiB, format_num as _num, format_us
 
 COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "unserved", "mem MiB", "CPU µs/req", "calls/req")
@@ -130,10 +130,6 @@ def _unserved(u: Unserved | None) -> str:
     if u is None:
         return "-"
     return f"{u.without_response}/{u.connections} !" if u.without_response else "0"
-
-
-def _num(value: float | None, scale: float, digits: int) -> str:
-    return "-" if value is None else f"{value * scale:,.{digits}f}"
 
 
 def _int(value: int | None) -> str:

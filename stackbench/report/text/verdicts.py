@@ -15,7 +15,7 @@ from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.text.style import Style
-from stackbench.units import MiB, format_us
+from stackbench.units import MiB, format_num as _num, format_us
 
 LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
@@ -181,7 +181,3 @@ def stop_sentence(stop: dict) -> str:
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
                 f"±{stop['target']:.0%} ({widest})")
     return f"repetitions: {n} (fixed by the plan)"
-
-
-def _num(value: float | None, scale: float, digits: int) -> str:
-    return "-" if value is None else f"{value * scale:,.{digits}f}"
