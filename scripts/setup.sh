@@ -14,6 +14,7 @@ PACKAGES=(
   php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache
   varnish lighttpd h2o caddy haproxy
   wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc
+  mariadb-server php8.2-mysql wordpress wordpress-theme-twentytwentythree   # the wordpress workload (MariaDB run by the lab)
   python3-venv   # Debian's python3 has no venv/ensurepip without it
 )
 

@@ -19,16 +19,21 @@ from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
 from stackbench.units import parse_duration_s, parse_share
+from stackbench.workloads import app as app_workload
+from stackbench.workloads.base import Workload
 
 ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
             "sample_interval", "syscalls", "syscall_profile", "restart",
-            "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario"}
+            "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
+DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
 START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
+# What a workload needs that a stack may lack (Workload.needs, Stack.offers), in words.
+NEEDS_WORDS = {"php": "PHP", "front_controller": "rewrite rules for a front controller"}
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class Plan:
     target_ci: float = 0.03
     equivalence: float = DEFAULT_EQUIVALENCE  # a difference inside ±this is "equivalent" (practically none)
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
+    app: dict[str, Any] | None = None  # the [app] table: the user's own application
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -81,6 +87,17 @@ class Plan:
         verifying and stopping a fresh stack (~0.7 s here, perf's teardown included;
         measured in bench/RESULTS.md, session 2). For `--dry-run` and the plans' tests."""
         return (self.duration_s or 1.0) + self.warmup_s + self.syscall_profile_s + START_STOP_S
+
+    def workload(self, wid: str) -> Workload:
+        """A workload of this plan: the registry's, or the user's application."""
+        return app_workload.build(self.app, self.source) if wid == app_workload.ID else workloads.get(wid)
+
+    def start_groups(self) -> list[list[str]]:
+        """The plan's workloads as they can share a stack start: the generated documents
+        together, each workload with a tree of its own (WordPress, the application) alone."""
+        own = [w for w in self.workloads if self.workload(w).docroot]
+        shared = [w for w in self.workloads if w not in own]
+        return ([shared] if shared else []) + [[w] for w in own]
 
     def checked(self) -> dict[str, Any]:
         """The plan as it was understood, every default resolved: what the store keeps
@@ -153,12 +170,16 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if any(c < 1 or c > 20000 for c in concurrency):
         raise fail("concurrency values must be between 1 and 20000")
     keepalive = _list_of(data, "keepalive", bool, [True, False], fail)
-    wl = _list_of(data, "workloads", str, list(workloads.WORKLOADS), fail)
+    wl = _list_of(data, "workloads", str, list(DEFAULT_WORKLOADS), fail)
+    app_table = data.get("app")
+    resolved = {}
     for w in wl:
         try:
-            workloads.get(w)
+            resolved[w] = app_workload.build(app_table, source) if w == app_workload.ID else workloads.get(w)
         except UsageError as e:
-            raise fail(e.message) from None
+            raise fail(e.message) if not isinstance(e, PlanError) else e from None
+    if app_table is not None and app_workload.ID not in wl:
+        raise fail("an [app] table is given but \"app\" is not in workloads")
 
     restart = data.get("restart", "cell")
     if restart not in RESTARTS:
@@ -193,6 +214,17 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if not raw_stacks or not isinstance(raw_stacks, list):
         raise fail("a plan needs at least one [[stacks]] entry with an id")
     variants = [_variant(entry, i, source) for i, entry in enumerate(raw_stacks)]
+    for v in variants:
+        stack = registry.get(v.id)
+        for w in resolved.values():
+            missing = w.needs() - stack.offers
+            if missing:
+                raise fail(f"stack {v.label!r} cannot serve workload {w.id!r}: it has no "
+                           + " and no ".join(sorted(NEEDS_WORDS.get(m, m) for m in missing)))
+    if restart == "stack" and len(wl) > 1 and any(w.docroot for w in resolved.values()):
+        own = next(w.id for w in resolved.values() if w.docroot)
+        raise fail(f"workload {own!r} serves a tree of its own, so it cannot share a stack start with "
+                   'other workloads: use restart = "cell", or a plan per workload')
     labels = [v.label for v in variants]
     dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
     if dup:
@@ -210,7 +242,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
-        target_ci=target_ci, equivalence=equivalence, scenario=scenario, source=source, raw=data,
+        target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
     )
 
 

@@ -31,6 +31,7 @@ from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
+from stackbench.workloads.base import Workload
 
 
 @dataclass
@@ -41,10 +42,10 @@ class Options:
 
 
 def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
-                   workload_ids: list[str]) -> StackInstance:
+                   workload_list: list[Workload]) -> StackInstance:
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
                          port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
-                         cgroup_parent=cgroup_parent, workloads=[workloads.get(w) for w in workload_ids])
+                         cgroup_parent=cgroup_parent, workloads=workload_list)
 
 
 @dataclass
@@ -183,9 +184,10 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
     for wid in plan.workloads:
-        installed.require_workload(workloads.get(wid))
+        installed.require_workload(plan.workload(wid))
     for variant in plan.stacks:
-        lab.instance(variant, [], options, None, plan.workloads).preflight()
+        for group in plan.start_groups():
+            lab.instance(variant, [], options, None, [plan.workload(w) for w in group]).preflight()
 
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
@@ -193,7 +195,9 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     """One stack start serving a group of cells. A server failure fails the rest of the
     group (stored as failed cells, with the reason) and the plan goes on."""
     variant = cells[0].stack
-    instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent, plan.workloads)
+    served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
+    instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent,
+                            [plan.workload(w) for w in served])
     versions = lab.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
@@ -225,13 +229,21 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
 
 
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod.Pinning) -> LoadSpec:
-    """The measured load of a cell, as the engine is asked for it."""
+    """The measured load of a cell, as the engine is asked for it: one URL, a weighted
+    mix, or a page with its assets (page mode)."""
+    workload = instance.workload(cell.workload)
+    shape: dict = {"url": instance.url(workload.path)}
+    if workload.page_mode:
+        shape = {"url": instance.url(""), "page": workload.path,
+                 "assets": tuple(u.path for u in workload.assets), "page_conns": workload.page_conns}
+    elif len(workload.urls) > 1:
+        shape = {"url": instance.url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
     return LoadSpec(
-        url=instance.url(workloads.get(cell.workload).path),
         connections=cell.concurrency,
         threads=plan.threads or len(pins.engine_cpus) or 1,
         duration_s=plan.duration_s, requests=plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
+        **shape,
     )
 
 
@@ -267,6 +279,6 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
         status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
-        error=error, cost=cost,
+        error=error, cost=cost, php=instance.php_state,
         caveats=caveats.for_cell(result, pin, cost.server_steal_share if cost else None) if result else [],
     )

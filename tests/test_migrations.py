@@ -5,6 +5,7 @@ php-hello, c = 1 and 32) — two cells with unserved clients, every cell with a 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -32,7 +33,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5]
+    assert store.migrated_from == [3, 4, 5, 6]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -85,3 +86,30 @@ def test_pre_release_schemas_are_refused(tmp_path):
 
 def test_every_version_since_the_oldest_has_a_step():
     assert sorted(migrations.STEPS) == list(range(migrations.OLDEST_MIGRATABLE, SCHEMA_VERSION))
+
+
+V6 = Path(__file__).parent / "data" / "store-v6.sqlite"  # written by the commit before v7 (nginx-fpm, 2 cells)
+
+
+def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tmp_path):
+    path = tmp_path / "results.sqlite"
+    shutil.copy(V6, path)
+    # A page-mode engine document in a v6 store (the engine had page mode; plans could
+    # not ask for it): the step fills the page figures from it.
+    db = sqlite3.connect(path)
+    doc = json.loads(db.execute("SELECT engine_json FROM cells WHERE seq = 1").fetchone()[0])
+    doc["pages"] = {"completed": 40, "failed": 1, "per_s": 20.0}
+    doc["page_load_us"] = {**doc["latency_us"], "percentiles": {"50": 1500, "99": 9000}}
+    db.execute("UPDATE cells SET engine_json = ? WHERE seq = 1", (json.dumps(doc),))
+    db.commit()
+    before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
+    db.close()
+    store = Store(path)
+    assert store.migrated_from == [6]
+    cells = store.cells(1)
+    assert [(c["seq"], c["requests_per_s"], c["cpu_total_us"]) for c in cells] == before
+    static, php = cells
+    assert static["pages_per_s"] is None and static["php"] is None and static["service_cpu_us"] is None
+    assert (php["pages_completed"], php["pages_failed"], php["pages_per_s"]) == (40, 1, 20.0)
+    assert (php["page_load_p50_us"], php["page_load_p99_us"]) == (1500, 9000)
+    assert php["php"] is None  # not read back by v6: unknown, not "off"

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from stackbench import plan as plan_mod, runner
+from stackbench import plan as plan_mod, runner, workloads
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited
 from stackbench.pinning import Pinning
@@ -43,9 +43,13 @@ class FakeInstance:
         self.stack = type("FakeStack", (), {"count_headers": ()})()
         self.die_on_cell = die_on_cell
         self.cells_served = 0
+        self.php_state = None
 
     def url(self, path):
         return f"http://{self.label}{path}"
+
+    def workload(self, wid):
+        return workloads.get(wid)
 
     def preflight(self):
         self.log.append(("preflight", self.label))

@@ -33,10 +33,12 @@ def test_check_names_what_is_wrong():
 
 
 def test_the_registry_is_explicit_and_every_workload_is_checkable():
-    assert list(workloads.WORKLOADS) == ["static-12b", "php-hello", "php-100k"]
+    assert list(workloads.WORKLOADS) == ["static-12b", "static-100k", "static-jpeg-150k", "php-hello", "php-100k",
+                                         "php-sleep", "mixed-page", "wordpress-home", "wordpress-mix"]
     for w in workloads.WORKLOADS.values():
         assert w.urls and all(u.path.startswith("/") and u.weight >= 1 for u in w.urls)
-        assert all(u.check.expected_length() > 0 for u in w.urls)
+        # Generated documents are checked byte for byte; WordPress by title and no PHP error.
+        assert all((u.check.expected_length() or 0) > 0 or (u.check.contains and u.check.forbids) for u in w.urls)
     with pytest.raises(Exception, match="unknown workload 'php-helo'"):
         workloads.get("php-helo")
 

@@ -36,6 +36,12 @@ class LoadSpec:
     timeout_s: float = 10.0
     rate: float | None = None
     count_headers: tuple[str, ...] = ()
+    # A weighted URL mix ((path, weight), ...) on the server `url` names; empty: `url` alone.
+    mix: tuple[tuple[str, int], ...] = ()
+    # Page mode: the page's path, its assets, connections per visitor (browsers open 6).
+    page: str | None = None
+    assets: tuple[str, ...] = ()
+    page_conns: int = 6
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
@@ -55,6 +61,12 @@ class LoadSpec:
             argv += ["--rate", str(self.rate)]
         for name in self.count_headers:
             argv += ["--count-header", name]
+        if self.page is not None:
+            argv += ["--page", self.page, "--page-conns", str(self.page_conns)]
+            if self.assets:
+                argv += ["--assets", ",".join(self.assets)]
+        for path, weight in self.mix:
+            argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
 
 

@@ -48,6 +48,18 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class Pages:
+    """Page mode: page views (the page and every asset answered) and their load time,
+    from the page request's start to the last byte of the last asset."""
+
+    completed: int
+    failed: int
+    per_s: float | None
+    load_p50_us: int | None
+    load_p99_us: int | None
+
+
+@dataclass(frozen=True)
 class Clients:
     """Connections of the measured phase, and how many never got a response."""
 
@@ -67,6 +79,7 @@ class EngineResult:
     header_counts: dict[str, dict[str, int]]
     caveats: tuple[Caveat, ...]
     raw: dict[str, Any]  # the whole document, stored as it came
+    pages: Pages | None = None  # page mode only
 
     @property
     def ended_unix_us(self) -> int:
@@ -93,7 +106,17 @@ class EngineResult:
             header_counts={h: dict(v) for h, v in (doc.get("header_counts") or {}).items()},
             caveats=_caveats(doc),
             raw=doc,
+            pages=_pages(doc),
         )
+
+
+def _pages(doc: dict[str, Any]) -> Pages | None:
+    pages = doc.get("pages")
+    if not pages:
+        return None
+    pct = (doc.get("page_load_us") or {}).get("percentiles") or {}
+    return Pages(int(pages.get("completed") or 0), int(pages.get("failed") or 0), pages.get("per_s"),
+                 pct.get("50"), pct.get("99"))
 
 
 def _caveats(doc: dict[str, Any]) -> tuple[Caveat, ...]:

@@ -34,6 +34,10 @@ class CellCost:
     status: list[status_pages.StatusSample] = field(default_factory=list)
     # Share of the server cores' time the hypervisor took during the window (steal.py)
     server_steal_share: float | None = None
+    # The workload's services (a database) in their own cgroup, over the same window: a
+    # WordPress page costs web server + PHP + database, shown side by side.
+    service_mem_peak_bytes: int | None = None
+    service_cpu_us: int | None = None
 
     def derive(self) -> None:
         """Figures over the sampled window: last cumulative value minus the first,
@@ -79,8 +83,11 @@ class StackMonitor:
     def __init__(self, cgroup: Cgroup | None, interval_s: float = DEFAULT_INTERVAL_S,
                  lab_cpus: list[int] | None = None, syscall_method: str | None = None,
                  notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
-                 reapers: list | None = None, server_cpus: list[int] | None = None):
+                 reapers: list | None = None, server_cpus: list[int] | None = None,
+                 services_cgroup: Cgroup | None = None):
         self.cgroup = cgroup
+        self.services = CgroupReader(services_cgroup) if services_cgroup else None
+        self._services_cpu_before: int | None = None
         self.server_cpus = list(server_cpus or [])
         self._steal_before: steal.CpuTimes | None = None
         self.interval_s = interval_s
@@ -101,6 +108,9 @@ class StackMonitor:
         self._steal_before = steal.read(self.server_cpus) if self.server_cpus else None
         self._poller = status_pages.StatusPoller(self.pages)
         self._poller.start()
+        if self.services:
+            self.services.reset_peak()
+            self._services_cpu_before = self.services.sample(0).cpu_usage_us
         if not self.reader:
             return
         self.reader.reset_peak()
@@ -115,6 +125,11 @@ class StackMonitor:
         if self._poller:
             cost.status = self._poller.stop()
             self._poller = None
+        if self.services:
+            after = self.services.sample(0).cpu_usage_us
+            cost.service_mem_peak_bytes = self.services.peak_bytes()
+            if after is not None and self._services_cpu_before is not None:
+                cost.service_cpu_us = after - self._services_cpu_before
         if not self.reader or not self._sampler:
             return cost
         cost.samples = self._sampler.stop()

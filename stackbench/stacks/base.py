@@ -83,6 +83,17 @@ class Context:
     # The address every server of the stack listens on and its hops use; the one place
     # it is decided (a network namespace will give another).
     host: str = LOOPBACK
+    # What the workloads ask of PHP, in every runtime the same way (FPM pool, mod_php,
+    # php-cgi): environment variables (e.g. the database's socket, which lives in the
+    # run directory) and admin ini values (e.g. the opcache probe's auto_prepend_file).
+    php_env: dict[str, str] = field(default_factory=dict)
+    php_ini: dict[str, str] = field(default_factory=dict)
+    # A front controller ("/index.php"): requests for paths that are not files go to it
+    # (pretty URLs), written in each server's own rewrite language.
+    front_controller: str | None = None
+    # Apache with AllowOverride All reads the docroot's own .htaccess for its rewrite
+    # rules (WordPress ships one): then the vhost does not repeat them.
+    htaccess_rewrites: bool = False
 
     def aux_port(self, name: str) -> int:
         """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
@@ -100,6 +111,10 @@ class Context:
             "port": self.port,
             "user": self.user,
             "host": self.host,
+            "php_env": dict(sorted(self.php_env.items())),
+            "php_ini": dict(sorted(self.php_ini.items())),
+            "front_controller": self.front_controller,
+            "htaccess_rewrites": self.htaccess_rewrites,
         }
 
 
@@ -166,6 +181,9 @@ class Stack(ABC):
     # Response headers whose values the load engine counts per cell, e.g. X-Cache on
     # caching stacks, so that a cache hit is never mistaken for a fast PHP stack.
     count_headers: tuple[str, ...] = ()
+    # What the stack can do for a workload (Workload.needs): a static-only front would
+    # offer neither, and a plan asking it for PHP is refused before anything starts.
+    offers: frozenset[str] = frozenset({"php", "front_controller"})
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:

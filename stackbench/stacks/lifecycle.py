@@ -13,10 +13,11 @@ from typing import Any
 
 from stackbench import ports, workloads as workloads_mod
 from stackbench.monitor.cgroup import Cgroup
-from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError
+from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError, VerifyFailed
 from stackbench.stacks import installed
 from stackbench.stacks.base import Context, Server, Stack
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
+from stackbench.workloads import php_probe
 from stackbench.workloads.base import Workload
 from stackbench.workloads.verify import verify
 
@@ -40,7 +41,7 @@ class StackInstance:
         self._aux_ports = dict(aux_ports or {})
         self._cgroup_parent = cgroup_parent
         self.keep_rundir = keep_rundir
-        self.workloads = list(workloads if workloads is not None else workloads_mod.WORKLOADS.values())
+        self.workloads = list(workloads if workloads is not None else workloads_mod.DOCUMENTS)
         self.host = host
         self.ctx: Context | None = None
         self.services: list[Server] = []  # what the workloads bring (a database), started first
@@ -51,6 +52,8 @@ class StackInstance:
         # The workloads' services get a cgroup of their own, so the stack's cost is the
         # stack's alone and the database's is shown beside it.
         self.services_cgroup: Cgroup | None = None
+        # PHP's state in force, read back from PHP while verifying (php_probe.py).
+        self.php_state: dict | None = None
 
     @property
     def port(self) -> int:
@@ -92,9 +95,23 @@ class StackInstance:
             self.services = []
             self.ctx = None
 
+    def workload(self, wid: str) -> Workload:
+        for w in self.workloads:
+            if w.id == wid:
+                return w
+        raise UsageError(f"{self.label} was not set up for workload {wid!r}")
+
     def verify(self, workload_ids: list[str]) -> None:
+        """Every URL right (workloads/verify.py), then PHP's state in force read back."""
         for wid in workload_ids:
-            verify(self.host, self.port, workloads_mod.get(wid), self.label)
+            verify(self.host, self.port, self.workload(wid), self.label)
+        php = [self.workload(wid) for wid in workload_ids if self.workload(wid).needs_php]
+        if php:
+            self.php_state = php_probe.read(self.host, self.port, php[0].probe, php[0].path)
+            if self.php_state is None and php[0].probe != "none":
+                raise VerifyFailed(f"{self.label}: PHP did not answer the lab's probe "
+                                   f"({php_probe.PROBE_PATH if php[0].probe == 'script' else 'auto_prepend_file'}), "
+                                   "so the opcache state in force is unknown")
 
     def dead_servers(self) -> list[ServerProcess]:
         return [p for p in self.processes if not p.alive()]
@@ -143,23 +160,51 @@ class StackInstance:
             _check_traversable(rundir)
         self.ctx = Context(self.label, rundir, rundir / "docroot", self._port or ports.free_port(self.host),
                            self.cpus, user, dict(self._aux_ports), host=self.host)
+        own_tree = self._apply_workloads(self.ctx)
         self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
         self.servers = self.stack.servers(self.ctx, self.knobs)
-        # Only the plan's workloads go into the docroot (a server's own extras too,
-        # e.g. Apache's .htaccess for AllowOverride All).
-        (self.ctx.docroot / "index.html").write_bytes(workloads_mod.INDEX_HTML)
-        for workload in self.workloads:
-            workload.install(self.ctx.docroot)
+        if not own_tree:
+            # Only the plan's workloads go into the docroot (a server's own extras too,
+            # e.g. Apache's .htaccess for AllowOverride All).
+            (self.ctx.docroot / "index.html").write_bytes(workloads_mod.INDEX_HTML)
+            for workload in self.workloads:
+                workload.install(self.ctx.docroot)
+            if any(w.needs_php and w.probe == "script" for w in self.workloads):
+                (self.ctx.docroot / php_probe.PROBE_PATH.lstrip("/")).write_bytes(php_probe.SCRIPT)
         for server in self.services + self.servers:
             for rel, text in server.files().items():
                 path = rundir / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 self.files[rel] = text
-            for name, content in server.extra_docroot_files.items():
-                (self.ctx.docroot / name).write_bytes(content)
+            if not own_tree:
+                for name, content in server.extra_docroot_files.items():
+                    (self.ctx.docroot / name).write_bytes(content)
         for server in self.services + self.servers:
             server.prepare()
+
+    def _apply_workloads(self, ctx: Context) -> bool:
+        """What the workloads ask of the stack: a tree of their own as the docroot (then
+        True), a front controller, PHP's environment and ini values, the probe file."""
+        own = [w for w in self.workloads if w.docroot]
+        if own and len(self.workloads) > 1:
+            raise UsageError(f"workload {own[0].id!r} serves a tree of its own and cannot share a stack start "
+                             f"with {', '.join(w.id for w in self.workloads if w is not own[0])}",
+                             hint='use restart = "cell" (the default), or a plan per workload')
+        for w in self.workloads:
+            ctx.php_env.update(w.php_env)
+            ctx.php_ini.update(w.php_ini)
+            ctx.front_controller = ctx.front_controller or w.front_controller
+            ctx.htaccess_rewrites = ctx.htaccess_rewrites or w.htaccess_rewrites
+            if w.needs_php and w.probe == "prepend":
+                prepend = ctx.rundir / "php" / "stackbench-prepend.php"
+                prepend.parent.mkdir(mode=0o755, exist_ok=True)
+                prepend.write_bytes(php_probe.PREPEND)
+                ctx.php_ini["auto_prepend_file"] = str(prepend)
+        if own:
+            ctx.docroot = own[0].docroot()
+            return True
+        return False
 
     def _check(self) -> None:
         """Every rendered config passes the server's own checker before anything starts."""

@@ -43,6 +43,7 @@ class CellRecord:
     error: str | None = None
     caveats: list[Caveat] = field(default_factory=list)
     cost: "CellCost | None" = None
+    php: dict[str, Any] | None = None  # PHP's state in force (php_probe.py)
 
 
 class Store:
@@ -121,6 +122,7 @@ class Store:
     def record_cell(self, run_id: int, rec: CellRecord) -> int:
         """One transaction: the config files (deduplicated) and the cell row."""
         r = rec.result
+        pg = r.pages if r else None
         config_hash = None
         with self.db:
             if rec.files:
@@ -132,8 +134,9 @@ class Store:
                    concurrency, keepalive, status, error, config_hash, versions_json, pinning_json,
                    started_unix_us, duration_us, requests_completed, requests_failed, non_2xx,
                    requests_per_s, latency_mean_us, latency_p50_us, latency_p99_us, engine_json,
-                   connections_measured, connections_without_response, engine_cpu_us, warnings_json)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   connections_measured, connections_without_response, engine_cpu_us, warnings_json,
+                   pages_completed, pages_failed, pages_per_s, page_load_p50_us, page_load_p99_us, php_json)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (run_id, rec.seq, rec.repetition, rec.stack_id, rec.stack_label, json.dumps(rec.knobs),
                  rec.workload, rec.concurrency, int(rec.keepalive), CellStatus(rec.status).value, rec.error,
                  config_hash, json.dumps(rec.versions), json.dumps(rec.pinning),
@@ -141,7 +144,9 @@ class Store:
                  r and r.requests.failed, r and r.requests.non_2xx, r and r.requests_per_s,
                  r and r.latency.mean_us, r and r.latency.p50_us, r and r.latency.p99_us,
                  json.dumps(r.raw) if r else None, r and r.clients.measured, r and r.clients.without_response,
-                 r and r.engine_cpu_us, json.dumps([c.as_dict() for c in rec.caveats])))
+                 r and r.engine_cpu_us, json.dumps([c.as_dict() for c in rec.caveats]),
+                 pg and pg.completed, pg and pg.failed, pg and pg.per_s, pg and pg.load_p50_us,
+                 pg and pg.load_p99_us, json.dumps(rec.php) if rec.php is not None else None))
             cell_id = int(cur.lastrowid)
             if rec.cost is not None:
                 self._record_cost(cell_id, rec.cost)
@@ -152,12 +157,14 @@ class Store:
         self.db.execute(
             """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
                cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?,
-               syscalls_window_us = ?, syscalls_requests_per_s = ?, monitor_notes_json = ?, server_steal_share = ?
+               syscalls_window_us = ?, syscalls_requests_per_s = ?, monitor_notes_json = ?, server_steal_share = ?,
+               service_mem_peak_bytes = ?, service_cpu_us = ?
                WHERE id = ?""",
             (cost.peak_mem_bytes, cost.anon_peak_bytes, cost.cpu_user_us, cost.cpu_system_us, cost.cpu_total_us,
              cost.window_us, cost.procs_max, cost.threads_max,
              sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
-             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cost.server_steal_share, cell_id))
+             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cost.server_steal_share,
+             cost.service_mem_peak_bytes, cost.service_cpu_us, cell_id))
         s = cost.samples
         self.db.executemany(
             "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -206,7 +213,7 @@ class Store:
         for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
             d = dict(row)
             d["keepalive"] = bool(d["keepalive"])
-            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes"):
+            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes", "php"):
                 raw = d.pop(f"{key}_json")
                 d[key] = json.loads(raw) if raw is not None else None
             d["caveats"] = json.loads(d.pop("warnings_json"))  # [{code, params}]

@@ -50,11 +50,28 @@ def _v5_to_v6(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE cells ADD COLUMN server_steal_share REAL")
 
 
+def _v6_to_v7(db: sqlite3.Connection) -> None:
+    """v7: page-mode figures (pages/s, page load time; filled from the stored engine
+    document), PHP's state in force and the services' cost (NULL before: not read)."""
+    for column in ("pages_completed INTEGER", "pages_failed INTEGER", "pages_per_s REAL",
+                   "page_load_p50_us INTEGER", "page_load_p99_us INTEGER", "php_json TEXT",
+                   "service_mem_peak_bytes INTEGER", "service_cpu_us INTEGER"):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
+    db.execute("""UPDATE cells SET
+                    pages_completed = json_extract(engine_json, '$.pages.completed'),
+                    pages_failed = json_extract(engine_json, '$.pages.failed'),
+                    pages_per_s = json_extract(engine_json, '$.pages.per_s'),
+                    page_load_p50_us = json_extract(engine_json, '$.page_load_us.percentiles."50"'),
+                    page_load_p99_us = json_extract(engine_json, '$.page_load_us.percentiles."99"')
+                  WHERE engine_json IS NOT NULL AND json_extract(engine_json, '$.pages') IS NOT NULL""")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 
 

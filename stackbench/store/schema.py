@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 6
+VERSION = 7
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -65,6 +65,14 @@ CREATE TABLE cells (
     engine_cpu_us INTEGER,
     monitor_notes_json TEXT NOT NULL DEFAULT '[]',
     server_steal_share REAL,            -- server cores' time taken by the hypervisor (NULL: not read)
+    pages_completed INTEGER,            -- page mode: page views with every asset answered (else NULL)
+    pages_failed INTEGER,
+    pages_per_s REAL,
+    page_load_p50_us INTEGER,           -- page request start -> last byte of the last asset
+    page_load_p99_us INTEGER,
+    php_json TEXT,                      -- PHP's state in force, read back while verifying: {opcache, sapi, php}
+    service_mem_peak_bytes INTEGER,     -- the workload's services (a database), in their own cgroup
+    service_cpu_us INTEGER,             -- over the same window as cpu_total_us
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

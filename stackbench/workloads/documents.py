@@ -1,8 +1,10 @@
-"""The generated documents of the seed comparisons: a 12-byte static file, PHP hello
-world, and a PHP script that emits ~100 KB."""
+"""The generated documents of the seed comparisons: static files of 12 bytes and ~100 KB,
+a ~150 KB JPEG, PHP hello world, a PHP script that emits ~100 KB, and a PHP page that
+waits 50 ms (a slow backend)."""
 
 from __future__ import annotations
 
+from stackbench.workloads import media
 from stackbench.workloads.base import Check, Url, Workload
 
 HELLO_HTML = b"Hello World\n"  # 12 bytes, the classic "static" of these comparisons
@@ -31,3 +33,30 @@ PHP_100K = Workload(
     "php-100k", "PHP: a script that emits ~100 KB",
     urls=(Url("/100k.php", Check(body=PHP_100K_LINE * PHP_100K_REPEAT)),),
     files={"100k.php": PHP_100K_SCRIPT}, needs_php=True)
+
+# ~100 KB of HTML: a long article, the seeds' "100 KB file".
+STATIC_100K_HTML = (b"<!doctype html>\n<html><head><title>stackbench 100 KB</title></head><body>\n"
+                    + PHP_100K_LINE * 1170 + b"</body></html>\n")
+
+STATIC_100K = Workload(
+    "static-100k", "a ~100 KB static HTML file",
+    urls=(Url("/100k.html", Check(body=STATIC_100K_HTML)),), files={"100k.html": STATIC_100K_HTML})
+
+
+def _jpeg_workload() -> Workload:
+    photo = media.jpeg(150_000)
+    return Workload(
+        "static-jpeg-150k", f"a ~150 KB JPEG ({len(photo):,} bytes, generated)",
+        urls=(Url("/photo.jpg", Check(content_type="image/jpeg", body=photo)),), files={"photo.jpg": photo})
+
+
+STATIC_JPEG_150K = _jpeg_workload()
+
+# A slow backend: the script holds its worker (an FPM child, a prefork child) for 50 ms
+# without using CPU, as a page waiting on a remote API or a slow query does.
+SLEEP_MS = 50
+PHP_SLEEP = Workload(
+    "php-sleep", f"PHP: a page that waits {SLEEP_MS} ms (a slow backend; no CPU)",
+    urls=(Url("/sleep.php", Check(body=f"slept {SLEEP_MS} ms\n".encode())),),
+    files={"sleep.php": f'<?php usleep({SLEEP_MS * 1000}); echo "slept {SLEEP_MS} ms\\n";\n'.encode()},
+    needs_php=True)

@@ -92,6 +92,12 @@ class Apache(Server):
         """(module name, shared object) in load order."""
         names = list(DEBIAN_MODULES if self.knobs.get("apache_modules") == "debian" else MINIMAL_MODULES)
         names += [m for m in PHP_MODULES[self.php] if m not in names]
+        # What the workload asks for: rewrite rules for a front controller, SetEnv for
+        # the environment mod_php gives scripts (the database's socket).
+        if self.ctx.front_controller and "rewrite" not in names:
+            names.append("rewrite")
+        if self.php == "mod_php" and self.ctx.php_env and "env" not in names:
+            names.append("env")
         return [("php", "libphp8.2.so") if n == "php" else (n, f"mod_{n}.so") for n in names]
 
     def files(self) -> dict[str, str]:

@@ -1,0 +1,109 @@
+"""MariaDB as a child process of the lab: `mariadbd --defaults-file=RUNDIR/mariadb/my.cnf`
+with a private datadir, socket and pid file in the run directory — never the system
+service, never /var/lib/mysql. Debian's package only provides the binaries.
+
+The datadir is a copy of a provisioned snapshot (workloads/wordpress/provision.py), so
+every instance starts from the same bytes and nothing one run writes reaches the next.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench.errors import ServerError
+from stackbench.stacks.base import Requirement, Server, render
+from stackbench.supervise import Probe, unix_probe
+
+BINARY = "mariadbd"
+INSTALL_DB = "mariadb-install-db"
+CLIENT = "mariadb"
+# mysqld refuses to run as root; Debian's package creates this user.
+DB_USER = "mysql"
+REQUIREMENTS = (Requirement(BINARY, "mariadb-server"), Requirement(INSTALL_DB, "mariadb-server"),
+                Requirement(CLIENT, "mariadb-client"))
+CONF = "mariadb/my.cnf"
+# The environment variable PHP reads the socket from (the lab's wp-config.php does).
+SOCKET_ENV = "STACKBENCH_DB_SOCKET"
+
+
+def settings(datadir: Path, home: Path) -> str:
+    """my.cnf for a datadir, with the socket and pid file in `home` (the snapshot's
+    provisioning and each stack instance use the same settings)."""
+    return render("my.cnf.j2", datadir=str(datadir), home=str(home), user=DB_USER)
+
+
+def chown_to_db(*paths: Path) -> None:
+    pw = pwd.getpwnam(DB_USER)
+    for path in paths:
+        os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
+@dataclass
+class MariaDb(Server):
+    """The database a workload brings; its datadir is copied from `snapshot`."""
+
+    snapshot: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.name = "mariadbd"
+        self.stop_signal = signal.SIGTERM  # a clean shutdown: InnoDB flushes, ~0.1 s here
+        # Every PHP runtime of the stack finds the database through this (Context.php_env).
+        self.ctx.php_env[SOCKET_ENV] = str(self.socket)
+
+    @property
+    def home(self) -> Path:
+        return self.ctx.rundir / "mariadb"
+
+    @property
+    def socket(self) -> Path:
+        return self.home / "mysqld.sock"
+
+    def files(self) -> dict[str, str]:
+        return {CONF: settings(self.home / "data", self.home)}
+
+    def prepare(self) -> None:
+        """The datadir from the snapshot, owned by the database user (mariadbd drops to it
+        and then creates its socket and pid file beside the datadir)."""
+        self.home.mkdir(exist_ok=True)
+        if self.snapshot is not None:
+            subprocess.run(["cp", "-a", str(self.snapshot), str(self.home / "data")], check=True)
+        (self.ctx.rundir / "logs" / "mariadb.log").touch()
+        chown_to_db(self.home, self.ctx.rundir / "logs" / "mariadb.log")
+        # www-data reaches the socket through this directory.
+        self.home.chmod(0o755)
+
+    def _argv(self) -> list[str]:
+        return [BINARY, f"--defaults-file={self.ctx.rundir / CONF}"]
+
+    def check_argv(self) -> list[str]:
+        # --help --verbose parses every option and fails on an unknown one (exit 7),
+        # without starting anything: mariadbd's config check.
+        return self._argv() + ["--help", "--verbose"]
+
+    def start_argv(self) -> list[str]:
+        return self._argv()
+
+    def probe(self) -> Probe:
+        return unix_probe(self.socket)
+
+    def log_paths(self) -> list[Path]:
+        return [self.ctx.rundir / "logs" / "mariadb.log"]
+
+
+def client(socket: Path, sql: str, *, timeout: float = 30.0) -> str:
+    """Run SQL as the database's root (unix-socket authentication, as Debian sets it up)."""
+    proc = subprocess.run([CLIENT, "--no-defaults", "-S", str(socket), "-u", "root", "-N", "-B", "-e", sql],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise ServerError(f"MariaDB refused: {sql[:80]}", detail=proc.stderr.strip())
+    return proc.stdout
+
+
+def remove_datadir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

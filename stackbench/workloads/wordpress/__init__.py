@@ -1,0 +1,54 @@
+"""WordPress (Debian's package) on MariaDB (a child process of the lab): the home page
+alone, or a weighted mix of the pages real traffic asks for.
+
+The site is provisioned once per machine and cached (provision.py); each stack serves
+the cached tree read-only and its own copy of the database snapshot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stackbench.stacks.base import Context, Requirement, Server
+from stackbench.workloads import mariadb
+from stackbench.workloads.base import PHP_ERRORS, Check, Url, Workload
+from stackbench.workloads.wordpress import content, provision
+
+REQUIREMENTS = (
+    Requirement(str(provision.DEBIAN_TREE / "wp-settings.php"), "wordpress"),
+    Requirement(str(provision.DEBIAN_TREE / "wp-content/themes/twentytwentythree/theme.json"),
+                "wordpress-theme-twentytwentythree"),
+    Requirement("/etc/php/8.2/mods-available/mysqli.ini", "php8.2-mysql"),
+    Requirement(provision.PHP_CLI, "php8.2-cli"),
+    *mariadb.REQUIREMENTS,
+)
+# A page is right when it is a 200, names the site, and carries no PHP error (the lab's
+# stacks show them: display_errors is on for this workload) and no "Error establishing a
+# database connection".
+CHECK = Check(contains=(content.TITLE.encode(),), forbids=PHP_ERRORS)
+
+
+def _docroot() -> Path:
+    return provision.ensure().tree
+
+
+def _services(ctx: Context) -> list[Server]:
+    return [mariadb.MariaDb(ctx, {}, snapshot=provision.ensure().datadir)]
+
+
+def _wordpress(wid: str, description: str, urls: tuple[Url, ...]) -> Workload:
+    return Workload(
+        wid, description, urls=urls, needs_php=True, requirements=REQUIREMENTS, services=_services,
+        docroot=_docroot, front_controller="/index.php", htaccess_rewrites=True,
+        php_ini={"display_errors": "On"}, probe="script")
+
+
+_URLS = content.urls()
+# Weights like a small blog's traffic: mostly the home page and posts.
+MIX_WEIGHTS = {"home": 4, "post": 3, "category": 2, "search": 1}
+
+WORDPRESS_HOME = _wordpress("wordpress-home", "WordPress home page (Debian's package, MariaDB, 40 posts)",
+                            (Url(_URLS["home"], CHECK),))
+WORDPRESS_MIX = _wordpress(
+    "wordpress-mix", "WordPress: home 4 : post 3 : category 2 : search 1",
+    tuple(Url(_URLS[name], CHECK, weight) for name, weight in MIX_WEIGHTS.items()))
