@@ -47,6 +47,34 @@ class CellFigures:
     procs_max: int | None
     threads_max: int | None
     caveats: tuple[Caveat, ...]
+    # Page mode (a page and its assets, fetched like a browser): page views per second
+    # and page load time; None for other workloads.
+    pages_per_s: float | None = None
+    page_load_p50_us: int | None = None
+    page_load_p99_us: int | None = None
+    # PHP's state in force, read back while verifying (None: not read, or no PHP).
+    php_opcache: bool | None = None
+    # The workload's services (a database), measured in their own cgroup.
+    service_memory_peak_bytes: int | None = None
+    service_cpu_us_per_request: float | None = None
+
+    @property
+    def page_mode(self) -> bool:
+        return self.pages_per_s is not None
+
+    @property
+    def throughput(self) -> float | None:
+        """What a user of this workload waits for: page views/s in page mode, else requests/s."""
+        return self.pages_per_s if self.page_mode else self.requests_per_s
+
+    @property
+    def p50_us(self) -> int | None:
+        """p50 of what a user waits for: a whole page's load in page mode, else a request."""
+        return self.page_load_p50_us if self.page_mode else self.latency_p50_us
+
+    @property
+    def p99_us(self) -> int | None:
+        return self.page_load_p99_us if self.page_mode else self.latency_p99_us
 
 
 def of(cell: Mapping) -> CellFigures:
@@ -68,4 +96,9 @@ def of(cell: Mapping) -> CellFigures:
         syscalls_per_request=metrics.syscalls_per_request(cell),
         procs_max=cell.get("procs_max"), threads_max=cell.get("threads_max"),
         caveats=tuple(Caveat.from_dict(c) for c in cell.get("caveats") or ()),
+        pages_per_s=cell.get("pages_per_s"), page_load_p50_us=cell.get("page_load_p50_us"),
+        page_load_p99_us=cell.get("page_load_p99_us"),
+        php_opcache=(cell.get("php") or {}).get("opcache"),
+        service_memory_peak_bytes=cell.get("service_mem_peak_bytes"),
+        service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
     )

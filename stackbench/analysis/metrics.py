@@ -17,6 +17,16 @@ def cpu_us_per_request(cell: dict) -> float | None:
     return cpu / n
 
 
+def service_cpu_us_per_request(cell: dict) -> float | None:
+    """The workload's services (a database) in their own cgroup: CPU over the same
+    window, per request completed (per page request of the web stack, not per query)."""
+    n = cell.get("requests_completed")
+    cpu = cell.get("service_cpu_us")
+    if not n or cpu is None:
+        return None
+    return cpu / n
+
+
 def engine_cpu_us_per_request(cell: dict) -> float | None:
     n = cell.get("requests_completed")
     cpu = cell.get("engine_cpu_us")

@@ -17,6 +17,11 @@ class CellSummary:
     runs: int
     valid: int
     metrics: dict[str, stats.Summary]  # by verdicts.METRICS key
+    page_mode: bool = False  # throughput is page views/s, latencies page load times
+    # Shown beside the stack's own cost, never in a verdict: the services' (a database's)
+    # memory and CPU per request, and the share of valid runs with opcache in force.
+    extras: dict[str, stats.Summary] | None = None
+    opcache_runs: tuple[int, int] | None = None  # (runs with opcache on, runs read back)
 
 
 def summarize(cells: Iterable[Mapping]) -> list[CellSummary]:
@@ -28,7 +33,15 @@ def summarize(cells: Iterable[Mapping]) -> list[CellSummary]:
     # by question; within one, stacks in the order the plan ran them (sorted is stable)
     for (q, label), total in sorted(counts.items(), key=lambda kv: kv[0][0].sort_key()):
         fs = good.get((q, label), [])
+        read = [f.php_opcache for f in fs if f.php_opcache is not None]
         out.append(CellSummary(q, label, total, len(fs), {
-            m.key: stats.summarize([float(v) for v in (m.value(f) for f in fs) if v is not None])
-            for m in verdicts.METRICS}))
+            m.key: _summary(m.value(f) for f in fs) for m in verdicts.METRICS},
+            page_mode=any(f.page_mode for f in fs),
+            extras={"service_memory": _summary(f.service_memory_peak_bytes for f in fs),
+                    "service_cpu_per_request": _summary(f.service_cpu_us_per_request for f in fs)},
+            opcache_runs=(sum(read), len(read)) if read else None))
     return out
+
+
+def _summary(values: Iterable[float | None]) -> stats.Summary:
+    return stats.summarize([float(v) for v in values if v is not None])

@@ -23,7 +23,9 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "status", "valid", "invalid_reasons", "requests_per_s", "latency_mean_us", "latency_p50_us",
                "latency_p99_us", "requests_completed", "requests_failed", "non_2xx", "connections_measured",
                "connections_without_response", "memory_peak_bytes", "cgroup_peak_bytes", "cpu_us_per_request",
-               "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error")
+               "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error",
+               "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
+               "service_memory_peak_bytes", "service_cpu_us_per_request")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed")
 
@@ -47,6 +49,10 @@ def cell_rows(cells: list[dict]) -> list[dict[str, Any]]:
             "cpu_us_per_request": f.cpu_us_per_request, "syscalls_per_request": f.syscalls_per_request,
             "procs_max": f.procs_max, "threads_max": f.threads_max,
             "server_steal_share": c.get("server_steal_share"), "error": f.error,
+            "pages_per_s": f.pages_per_s, "page_load_p50_us": f.page_load_p50_us,
+            "page_load_p99_us": f.page_load_p99_us, "php_opcache": f.php_opcache,
+            "service_memory_peak_bytes": f.service_memory_peak_bytes,
+            "service_cpu_us_per_request": f.service_cpu_us_per_request,
         })
     return out
 

@@ -20,40 +20,61 @@ INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never i
 NOISY_CV = 0.05
 
 
-def rows(cells: list[dict]) -> list[tuple[str, ...]]:
+# Shown only when a cell of the run has them: PHP's opcache as read back from PHP, and
+# the workload's services (a database) beside the stack's own cost.
+PHP_COLUMNS = ("opcache",)
+SERVICE_COLUMNS = ("db MiB", "db µs/req")
+NUMERIC |= set(SERVICE_COLUMNS)
+PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
+
+
+def columns(cells: list[dict]) -> tuple[str, ...]:
+    fs = [figures.of(c) for c in cells]
+    return (COLUMNS + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
+            + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ()))
+
+
+def rows(cells: list[dict], cols: tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
+    cols = cols or columns(cells)
     out = []
     for group in questions.group(cells).values():
         for c in group:
-            out.append(_row(figures.of(c), bool(verdicts.invalid_reasons(c))))
+            out.append(_row(figures.of(c), cols, bool(verdicts.invalid_reasons(c))))
     return out
 
 
-def _row(f: CellFigures, invalid: bool = False) -> tuple[str, ...]:
+def _row(f: CellFigures, cols: tuple[str, ...] = COLUMNS, invalid: bool = False) -> tuple[str, ...]:
     q = f.question
     head = (str(f.seq) + (INVALID_MARK if invalid else ""), q.workload, str(q.concurrency), _ka(q.keepalive))
     if not f.measured:
-        return head + (f.stack_label, "FAILED") + ("-",) * (len(COLUMNS) - 6)
+        return head + (f.stack_label, "FAILED") + ("-",) * (len(cols) - 6)
+    extra = ()
+    if PHP_COLUMNS[0] in cols:
+        extra += ("-" if f.php_opcache is None else _ka(f.php_opcache),)
+    if SERVICE_COLUMNS[0] in cols:
+        extra += (_num(f.service_memory_peak_bytes, 1 / MiB, 1), _num(f.service_cpu_us_per_request, 1, 0))
     return head + (
         f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
-        _num(f.requests_per_s, 1, 0),
-        format_us(f.latency_mean_us), format_us(f.latency_p50_us), format_us(f.latency_p99_us),
+        _num(f.throughput, 1, 1 if f.page_mode else 0) + (PAGE_MARK if f.page_mode else ""),
+        format_us(f.latency_mean_us), format_us(f.p50_us), format_us(f.p99_us),
         _int(f.requests_failed), _int(f.non_2xx), _unserved(f.unserved),
         _num(f.memory_peak_bytes, 1 / MiB, 1), _num(f.cpu_us_per_request, 1, 0),
         _num(f.syscalls_per_request, 1, 1),
-    )
+    ) + extra
 
 
 def render(run: dict, cells: list[dict], out: TextIO) -> None:
     style = Style(out)
-    body = rows(cells)
-    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(COLUMNS)]
+    cols = columns(cells)
+    body = rows(cells, cols)
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(cols)]
 
     def line(values: tuple[str, ...]) -> str:
         return "  ".join(v.rjust(w) if h in NUMERIC else v.ljust(w)
-                         for v, w, h in zip(values, widths, COLUMNS)).rstrip()
+                         for v, w, h in zip(values, widths, cols)).rstrip()
 
     header(run, out)
-    out.write(style.bold(line(COLUMNS)) + "\n")
+    out.write(style.bold(line(cols)) + "\n")
     previous = None
     for r in body:
         group = r[1:4]
@@ -65,10 +86,26 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
                         "describe only the clients that were served") + "\n")
     out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    for note in footnotes(cols, any(PAGE_MARK in r[5] for r in body)):
+        out.write(style.dim(note) + "\n")
     if any(INVALID_MARK in r[0] for r in body):
         out.write(style.dim(f"{INVALID_MARK} after # = the cell failed a validity gate (a warning below says which): "
                             "shown, never part of a verdict") + "\n")
     warnings(cells, out)
+
+
+def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
+    """What the optional columns and marks mean (shared with the summary)."""
+    notes = []
+    if page_mode:
+        notes.append(f"{PAGE_MARK.strip()} = page views per second (page mode: the page and all its assets); "
+                     "p50/p99 are then page load times")
+    if PHP_COLUMNS[0] in cols:
+        notes.append("opcache = what PHP itself reported while the stack was verified, not what the knob asked for")
+    if SERVICE_COLUMNS[0] in cols:
+        notes.append("db = the workload's database (MariaDB, a child process of the lab) in its own cgroup: "
+                     "peak memory, CPU per page request; a page costs the stack's figures plus these")
+    return notes
 
 
 def header(run: dict, out: TextIO) -> None:

@@ -14,6 +14,7 @@ from stackbench.analysis import stats
 from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis.verdicts import Verdict, Verdicts
+from stackbench.report.text import table
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num as _num, format_us
 
@@ -141,17 +142,27 @@ SUMMARY_HEAD = ("workload", "conc", "keep-alive", "stack", "runs", "req/s median
 
 def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> None:
     style = Style(out)
+    with_php = any(r.opcache_runs for r in rows)
+    with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
+    head = SUMMARY_HEAD + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ())
     body = []
     for r in rows:
         t = r.metrics["throughput"]
-        ci = "-" if t.ci_low is None else f"{t.ci_low:,.0f}–{t.ci_high:,.0f}"
-        body.append((r.question.workload, str(r.question.concurrency), "on" if r.question.keepalive else "off",
-                     r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
-                     "-" if t.median is None else f"{t.median:,.0f}", ci,
-                     "-" if t.cv is None else f"{t.cv:.1%}",
-                     format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
-                     _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0)))
-    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(SUMMARY_HEAD)]
+        digits = 1 if r.page_mode else 0
+        ci = "-" if t.ci_low is None else f"{t.ci_low:,.{digits}f}–{t.ci_high:,.{digits}f}"
+        row = (r.question.workload, str(r.question.concurrency), "on" if r.question.keepalive else "off",
+               r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
+               ("-" if t.median is None else f"{t.median:,.{digits}f}") + (table.PAGE_MARK if r.page_mode else ""),
+               ci, "-" if t.cv is None else f"{t.cv:.1%}",
+               format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
+               _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
+        if with_php:
+            row += (_opcache(r.opcache_runs),)
+        if with_db:
+            x = r.extras or {}
+            row += (_num(x["service_memory"].median, 1 / MiB, 1), _num(x["service_cpu_per_request"].median, 1, 0))
+        body.append(row)
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(head)]
     text_cols = {0, 2, 3}
 
     def line(values) -> str:
@@ -159,15 +170,25 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
                          for i, (v, w) in enumerate(zip(values, widths))).rstrip()
 
     out.write(style.bold("over repetitions (medians of valid runs)") + "\n")
-    out.write(style.bold(line(SUMMARY_HEAD)) + "\n")
+    out.write(style.bold(line(head)) + "\n")
     previous = None
     for b in body:
         if previous is not None and b[:3] != previous:
             out.write("\n")
         previous = b[:3]
         out.write(line(b) + "\n")
+    for note in table.footnotes(head, any(r.page_mode for r in rows)):
+        out.write(style.dim(note) + "\n")
     if stop:
         out.write(style.dim(stop_sentence(stop)) + "\n")
+
+
+def _opcache(runs: tuple[int, int] | None) -> str:
+    """on / off, or "2/5 on" when the runs disagree (a pool that lost its cache)."""
+    if not runs:
+        return "-"
+    on, read = runs
+    return "on" if on == read else "off" if on == 0 else f"{on}/{read} on"
 
 
 def stop_sentence(stop: dict) -> str:
