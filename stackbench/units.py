@@ -45,6 +45,14 @@ def format_num(value: float | None, scale: float = 1, digits: int = 0) -> str:
     return "-" if value is None else f"{value * scale:,.{digits}f}"
 
 
+def format_rate(per_s: float | None) -> str:
+    """A throughput: whole numbers from 100/s up; one decimal below (a WordPress page at
+    7.4/s is not "7"); '-' when not computable."""
+    if per_s is None:
+        return "-"
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:,.1f}"
+
+
 def format_us(us: float | None) -> str:
     """Microseconds for a table cell, in ms with 2 decimals; '-' when not computable."""
     if us is None:

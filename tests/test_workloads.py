@@ -96,3 +96,99 @@ def test_every_url_of_a_workload_is_verified(workdir):
 
         with pytest.raises(VerifyFailed, match="GET /missing.html.*status 404"):
             verify(inst.host, inst.port, two, "nginx-fpm")
+
+
+# -- real workloads: checks, plans, content (no servers) ------------------------------
+
+from stackbench import plan as plan_mod  # noqa: E402
+from stackbench.errors import PlanError  # noqa: E402
+from stackbench.workloads import app as app_workload  # noqa: E402
+from stackbench.workloads.base import PHP_ERRORS  # noqa: E402
+from stackbench.workloads.wordpress import content  # noqa: E402
+
+
+def test_a_real_page_is_checked_by_what_it_must_and_must_not_contain():
+    check = Check(contains=(b"My Site",), forbids=PHP_ERRORS)
+    ok = {"content-type": "text/html; charset=UTF-8"}
+    assert check.problem(200, ok, b"<title>My Site</title>") is None
+    assert "does not contain 'My Site'" in check.problem(200, ok, b"<title>Other</title>")[0]
+    bad = b"<title>My Site</title><b>Warning</b>: Undefined variable $x in /srv/x.php on line 3"
+    problem, detail = check.problem(200, ok, bad)
+    assert problem == "body contains '<b>Warning</b>:'" and "Undefined variable" in detail
+    assert "Error establishing" in check.problem(200, ok, b"My Site Error establishing a database connection")[0]
+
+
+def test_the_wordpress_content_is_the_same_for_the_same_seed():
+    assert content.as_json() == content.as_json()
+    assert content.as_json(seed=1) != content.as_json()
+    site = content.generate()
+    posts = [p for p in site["posts"] if p["type"] == "post"]
+    assert len(posts) == content.POSTS and len({p["slug"] for p in site["posts"]}) == len(site["posts"])
+    assert all(p["date"].startswith("2024") for p in posts)  # fixed dates, never "now"
+    urls = content.urls()
+    assert urls["home"] == "/" and urls["post"].strip("/") in {p["slug"] for p in posts}
+
+
+def test_wordpress_workloads_need_php_a_front_controller_and_their_own_tree():
+    home = workloads.get("wordpress-home")
+    assert home.needs() == {"php", "front_controller"} and home.docroot is not None and home.services is not None
+    assert [u.weight for u in workloads.get("wordpress-mix").urls] == [4, 3, 2, 1]
+    assert any(r.package == "mariadb-server" for r in home.requirements)
+
+
+def test_an_app_table_is_checked_before_anything_starts(workdir):
+    base = {"stacks": [{"id": "nginx-fpm"}], "workloads": ["app"]}
+    with pytest.raises(PlanError, match=r"needs an \[app\] table"):
+        plan_mod.parse(base, "p.toml")
+    with pytest.raises(PlanError, match="is not a directory"):
+        plan_mod.parse({**base, "app": {"docroot": str(workdir / "nope")}}, "p.toml")
+    with pytest.raises(PlanError, match="unknown key 'front'"):
+        plan_mod.parse({**base, "app": {"docroot": str(workdir), "front": "/index.php"}}, "p.toml")
+    with pytest.raises(PlanError, match="front_controller '/index.php' is not a file"):
+        plan_mod.parse({**base, "app": {"docroot": str(workdir), "front_controller": "/index.php"}}, "p.toml")
+    with pytest.raises(PlanError, match=r"urls\[0\].path must start with /"):
+        plan_mod.parse({**base, "app": {"docroot": str(workdir), "urls": [{"path": "x"}]}}, "p.toml")
+    with pytest.raises(PlanError, match="but \"app\" is not in workloads"):
+        plan_mod.parse({"stacks": [{"id": "nginx-fpm"}], "app": {"docroot": str(workdir)}}, "p.toml")
+
+
+def test_an_app_plan_gives_urls_weights_checks_and_env(workdir):
+    (workdir / "index.php").write_text("<?php echo 'hi';")
+    plan = plan_mod.parse({"stacks": [{"id": "nginx-fpm"}], "workloads": ["app"],
+                           "app": {"docroot": str(workdir), "front_controller": "/index.php",
+                                   "env": {"DB_HOST": "127.0.0.1", "DB_PORT": 3306},
+                                   "urls": [{"path": "/", "weight": 3, "contains": "hi"},
+                                            {"path": "/gone", "status": 404}]}}, "p.toml")
+    app = plan.workload("app")
+    assert app.docroot() == workdir.resolve() and app.front_controller == "/index.php"
+    assert app.php_env == {"DB_HOST": "127.0.0.1", "DB_PORT": "3306"} and app.probe == "prepend"
+    assert [(u.path, u.weight, u.check.status, u.check.contains) for u in app.urls] == \
+        [("/", 3, 200, (b"hi",)), ("/gone", 1, 404, ())]
+    assert plan.start_groups() == [["app"]]
+    assert plan.checked()["app"]["docroot"] == str(workdir)  # the store keeps what was served
+
+
+def test_a_stack_that_cannot_serve_a_workload_is_refused_with_the_reason(monkeypatch):
+    from stackbench.stacks import registry
+
+    monkeypatch.setattr(registry.get("nginx-fpm"), "offers", frozenset())  # a static-only front
+    with pytest.raises(PlanError, match="cannot serve workload 'php-hello': it has no PHP"):
+        plan_mod.parse({"stacks": [{"id": "nginx-fpm"}], "workloads": ["static-12b", "php-hello"]}, "p.toml")
+
+
+def test_a_tree_of_its_own_never_shares_a_stack_start():
+    data = {"stacks": [{"id": "nginx-fpm"}], "workloads": ["php-hello", "wordpress-home"]}
+    assert plan_mod.parse(data, "p.toml").start_groups() == [["php-hello"], ["wordpress-home"]]
+    with pytest.raises(PlanError, match="cannot share a stack start"):
+        plan_mod.parse({**data, "restart": "stack"}, "p.toml")
+
+
+def test_the_generated_media_are_real_jpegs_of_the_asked_size():
+    from stackbench.workloads import media
+
+    photo = media.jpeg(150_000)
+    assert photo[:3] == b"\xff\xd8\xff" and photo[-2:] == b"\xff\xd9"  # SOI ... EOI
+    assert abs(len(photo) - 150_000) <= 4_500 and media.jpeg(150_000) is photo
+    page = workloads.get("mixed-page")
+    assert page.page_mode and len(page.assets) == 11
+    assert 400_000 < sum(u.check.expected_length() for u in page.urls) < 700_000

@@ -130,14 +130,24 @@ class StackInstance:
 
     def down(self) -> None:
         """Stop front first, so the back end never sees a request it cannot finish;
-        then anything still in the stack's cgroup is killed and the cgroup removed."""
-        for proc in reversed(self.processes):
-            proc.stop()
-        for cgroup in (self.cgroup, self.services_cgroup):
-            if cgroup:
-                _empty_and_remove(cgroup)
+        then anything still in the stack's cgroups is killed and the cgroups removed.
+        Every step runs even when Ctrl-C lands in the middle of one (the database is
+        stopped last, so an interrupt while stopping the front must not skip it); the
+        interrupt is raised again at the end."""
+        steps = [proc.stop for proc in reversed(self.processes)]
+        steps += [lambda cg=cg: _empty_and_remove(cg) for cg in (self.cgroup, self.services_cgroup) if cg]
         if self.ctx and not self.keep_rundir:
-            shutil.rmtree(self.ctx.rundir, ignore_errors=True)
+            steps.append(lambda rundir=self.ctx.rundir: shutil.rmtree(rundir, ignore_errors=True))
+        interrupted: KeyboardInterrupt | None = None
+        for step in steps:
+            while True:
+                try:
+                    step()
+                    break
+                except KeyboardInterrupt as e:  # finish this step, then the others
+                    interrupted = e
+        if interrupted is not None:
+            raise interrupted
 
     def __enter__(self) -> "StackInstance":
         self.up()

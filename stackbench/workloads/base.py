@@ -36,6 +36,14 @@ class Check:
     def problem(self, status: int, headers: dict[str, str], body: bytes) -> tuple[str, str | None] | None:
         """None when the response is right; else (what is wrong, a detail to show)."""
         if status != self.status:
+            # An error page that names its cause (WordPress's "Error establishing a database
+            # connection", a PHP fatal error) says more than its first bytes.
+            cause = next((n for n in self.forbids if n in body), None)
+            if cause is not None:
+                at = body.find(cause)
+                return (f"status {status}, expected {self.status}: the page says "
+                        f"{cause.decode(errors='replace').strip('<b>/: ')!r}",
+                        body[max(0, at - 100):at + 200].decode(errors="replace"))
             return f"status {status}, expected {self.status}", body[:300].decode(errors="replace")
         ctype = headers.get("content-type", "")
         if self.content_type and not ctype.startswith(self.content_type):

@@ -10,7 +10,7 @@ from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
-from stackbench.units import MiB, format_num as _num, format_us
+from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
 COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "unserved", "mem MiB", "CPU µs/req", "calls/req")
@@ -55,7 +55,7 @@ def _row(f: CellFigures, cols: tuple[str, ...] = COLUMNS, invalid: bool = False)
         extra += (_num(f.service_memory_peak_bytes, 1 / MiB, 1), _num(f.service_cpu_us_per_request, 1, 0))
     return head + (
         f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
-        _num(f.throughput, 1, 1 if f.page_mode else 0) + (PAGE_MARK if f.page_mode else ""),
+        format_rate(f.throughput) + (PAGE_MARK if f.page_mode else ""),
         format_us(f.latency_mean_us), format_us(f.p50_us), format_us(f.p99_us),
         _int(f.requests_failed), _int(f.non_2xx), _unserved(f.unserved),
         _num(f.memory_peak_bytes, 1 / MiB, 1), _num(f.cpu_us_per_request, 1, 0),

@@ -16,7 +16,7 @@ from stackbench.analysis.summary import CellSummary
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.text import table
 from stackbench.report.text.style import Style
-from stackbench.units import MiB, format_num as _num, format_us
+from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
 LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
@@ -148,11 +148,10 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
     body = []
     for r in rows:
         t = r.metrics["throughput"]
-        digits = 1 if r.page_mode else 0
-        ci = "-" if t.ci_low is None else f"{t.ci_low:,.{digits}f}–{t.ci_high:,.{digits}f}"
+        ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
         row = (r.question.workload, str(r.question.concurrency), "on" if r.question.keepalive else "off",
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
-               ("-" if t.median is None else f"{t.median:,.{digits}f}") + (table.PAGE_MARK if r.page_mode else ""),
+               format_rate(t.median) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
                format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
                _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
