@@ -95,8 +95,8 @@ def test_stack_serves_every_workload_under_load_and_stops_clean(stack_id, workdi
     before = server_processes()
     inst = StackInstance(STACKS[stack_id], {}, cpus=[0], workdir=workdir)
     with inst:
-        inst.verify(list(workloads.WORKLOADS))
-        for workload in workloads.WORKLOADS.values():
+        inst.verify([w.id for w in workloads.DOCUMENTS])
+        for workload in workloads.DOCUMENTS:
             # Warm-up, not counted (mod_fcgid spawns php-cgi lazily, in 1 s steps; FIELD-NOTES).
             load(inst.port, workload, requests=16, timeout_s=40)
             failures = load(inst.port, workload)

@@ -68,7 +68,7 @@ def test_apache_module_set_debian_loads_debians_default_modules(workdir):
         with start("apache-prefork-modphp", {"apache_modules": modules}, workdir) as inst:
             status, _, _ = fetch(inst.host, inst.port, "/icons/apache_pb.png")
             assert status == expected, modules
-            inst.verify(list(workloads.WORKLOADS))
+            inst.verify([w.id for w in workloads.DOCUMENTS])
 
 
 @pytest.mark.parametrize("stack_id", [s for s, st in STACKS.items()
@@ -76,7 +76,7 @@ def test_apache_module_set_debian_loads_debians_default_modules(workdir):
                                       and s != "apache-prefork-modphp"])
 def test_debian_module_set_works_in_every_apache_role(stack_id, workdir):
     with start(stack_id, {"apache_modules": "debian"}, workdir) as inst:
-        inst.verify(list(workloads.WORKLOADS))
+        inst.verify([w.id for w in workloads.DOCUMENTS])
 
 
 def wait_for_count(inst: StackInstance, server: str, count: int, deadline_s: float = 3.0) -> int:

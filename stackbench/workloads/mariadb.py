@@ -26,16 +26,17 @@ CLIENT = "mariadb"
 # mysqld refuses to run as root; Debian's package creates this user.
 DB_USER = "mysql"
 REQUIREMENTS = (Requirement(BINARY, "mariadb-server"), Requirement(INSTALL_DB, "mariadb-server"),
-                Requirement(CLIENT, "mariadb-client"))
+                Requirement(CLIENT, "mariadb-client"), Requirement("setpriv", "util-linux"))
 CONF = "mariadb/my.cnf"
 # The environment variable PHP reads the socket from (the lab's wp-config.php does).
 SOCKET_ENV = "STACKBENCH_DB_SOCKET"
 
 
-def settings(datadir: Path, home: Path) -> str:
+def settings(datadir: Path, home: Path, as_root: bool = True) -> str:
     """my.cnf for a datadir, with the socket and pid file in `home` (the snapshot's
-    provisioning and each stack instance use the same settings)."""
-    return render("my.cnf.j2", datadir=str(datadir), home=str(home), user=DB_USER)
+    provisioning and each stack instance use the same settings). `as_root`: mariadbd
+    starts as root and drops to the database user itself."""
+    return render("my.cnf.j2", datadir=str(datadir), home=str(home), user=DB_USER if as_root else None)
 
 
 def chown_to_db(*paths: Path) -> None:
@@ -65,7 +66,8 @@ class MariaDb(Server):
         return self.home / "mysqld.sock"
 
     def files(self) -> dict[str, str]:
-        return {CONF: settings(self.home / "data", self.home)}
+        # As root the lab starts it as the database user already (start_argv).
+        return {CONF: settings(self.home / "data", self.home, as_root=False)}
 
     def prepare(self) -> None:
         """The datadir from the snapshot, owned by the database user (mariadbd drops to it
@@ -87,7 +89,13 @@ class MariaDb(Server):
         return self._argv() + ["--help", "--verbose"]
 
     def start_argv(self) -> list[str]:
-        return self._argv()
+        if os.geteuid() != 0:
+            return self._argv()
+        # Started as the database user rather than dropping to it itself: a process that
+        # changes its user loses its parent-death signal, and then a lab killed with -9
+        # would leave mariadbd running. setpriv sets the signal again after the switch.
+        return ["setpriv", "--reuid", DB_USER, "--regid", DB_USER, "--init-groups", "--pdeathsig", "KILL",
+                *self._argv()]
 
     def probe(self) -> Probe:
         return unix_probe(self.socket)
