@@ -192,3 +192,14 @@ def test_the_generated_media_are_real_jpegs_of_the_asked_size():
     page = workloads.get("mixed-page")
     assert page.page_mode and len(page.assets) == 11
     assert 400_000 < sum(u.check.expected_length() for u in page.urls) < 700_000
+
+
+def test_per_url_figures_come_from_the_engine_document_and_none_is_an_empty_list():
+    from stackbench.analysis import metrics
+
+    doc = {"per_url": [{"path": "/p.php", "weight": None,
+                        "requests": {"completed": 10, "ok_2xx": 10, "non_2xx": 0, "failed": 1},
+                        "latency_us": {"percentiles": {"50": 900, "99": 2000}}}]}
+    assert metrics.per_url({"engine": doc}) == [{"path": "/p.php", "weight": None, "completed": 10, "failed": 1,
+                                                 "non_2xx": 0, "latency_p50_us": 900, "latency_p99_us": 2000}]
+    assert metrics.per_url({"engine": None}) == [] and metrics.per_url({"engine": {"per_url": []}}) == []

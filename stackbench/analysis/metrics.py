@@ -90,3 +90,16 @@ def syscall_differences(cell_a: dict, calls_a: dict[str, int], cell_b: dict, cal
     names = (set(a) | set(b)) - {"total"}
     ranked = sorted(names, key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))[:top]
     return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in ranked + ["total"]]
+
+
+def per_url(cell: dict) -> list[dict]:
+    """Per URL of a mix or a page's assets, as the engine measured them (its `per_url`):
+    path, requests completed / failed / non-2xx, p50 and p99 in µs. [] for one URL."""
+    out = []
+    for u in (cell.get("engine") or {}).get("per_url") or []:
+        req = u.get("requests") or {}
+        pct = (u.get("latency_us") or {}).get("percentiles") or {}
+        out.append({"path": u.get("path"), "weight": u.get("weight"), "completed": req.get("completed"),
+                    "failed": req.get("failed"), "non_2xx": req.get("non_2xx"),
+                    "latency_p50_us": pct.get("50"), "latency_p99_us": pct.get("99")})
+    return out

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from stackbench.analysis import figures, verdicts
+from stackbench.analysis import figures, metrics, verdicts
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "export-v1.schema.json"
@@ -78,7 +78,8 @@ def document(run: dict, cells: list[dict], baseline: str | None = None) -> dict[
         "run": {"id": run["id"], "plan_name": run["plan_name"], "status": run["status"],
                 "started_at": run["started_at"], "finished_at": run["finished_at"], "baseline": baseline,
                 "equivalence_band": band, "stop": run.get("stop"), "environment": run["environment"]},
-        "cells": cell_rows(cells),
+        # Per URL (a mix, a page's assets) only here: a CSV row has no room for a list.
+        "cells": [row | {"per_url": metrics.per_url(c)} for row, c in zip(cell_rows(cells), cells)],
         "verdicts": verdict_rows(vs),
         "excluded": [asdict(e) | {"reasons": list(e.reasons)} for e in (vs.excluded if vs else ())],
         "methods": {
