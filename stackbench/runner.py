@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, pinning as pinning_mod, workloads
+from stackbench import caveats, engine, environment, pinning as pinning_mod
 from stackbench.analysis import verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.errors import ServerError, StackbenchError

@@ -50,7 +50,7 @@ class ServerProcess:
         if out:
             chunks.append(f"[{self.name} output]\n" + "\n".join(out))
         for path in self.log_paths:
-            text = _tail_file(path, lines)
+            text = tail_file(path, lines)
             if text:
                 chunks.append(f"[{path.name}]\n{text}")
         return "\n".join(chunks) or f"[{self.name}] printed nothing"
@@ -218,7 +218,7 @@ def _drain(popen: subprocess.Popen, sink: collections.deque) -> None:
         sink.append(raw.decode(errors="replace").rstrip("\n"))
 
 
-def _tail_file(path: Path, lines: int) -> str:
+def tail_file(path: Path, lines: int) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)

@@ -102,7 +102,6 @@ def test_every_url_of_a_workload_is_verified(workdir):
 
 from stackbench import plan as plan_mod  # noqa: E402
 from stackbench.errors import PlanError  # noqa: E402
-from stackbench.workloads import app as app_workload  # noqa: E402
 from stackbench.workloads.base import PHP_ERRORS  # noqa: E402
 from stackbench.workloads.wordpress import content  # noqa: E402
 

@@ -10,14 +10,17 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from conftest import require_stack
 from stackbench import engine, plan as plan_mod, workloads
-from stackbench.engine import LoadSpec
 from stackbench.errors import VerifyFailed
+from stackbench.pinning import Pinning
+from stackbench.plan import Cell, StackVariant
+from stackbench.runner import load_spec
 from stackbench.stacks import registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.errors import MissingBinary
@@ -46,16 +49,13 @@ def instance(stack_id: str, workload, workdir: Path, **knobs) -> StackInstance:
 
 
 def load(inst: StackInstance, wid: str, **kw) -> engine.EngineResult:
-    from stackbench.plan import Cell, StackVariant
-    from stackbench.runner import load_spec
-    from stackbench.pinning import Pinning
-
+    """The load the runner would send for this workload (runner.load_spec: one URL, a
+    mix or page mode), with `kw` overriding the spec."""
     # load_spec takes only the timing from the plan; the workload comes from the instance.
     plan = plan_mod.parse({"stacks": [{"id": inst.stack.id}], "workloads": ["static-12b"], "duration": "1s",
                            "warmup": "0s"}, "test")
     cell = Cell(0, 0, StackVariant(inst.stack.id, inst.label, {}), wid, kw.pop("connections", 4), True)
     spec = load_spec(cell, plan, inst, Pinning([0], [1]))
-    from dataclasses import replace
     return engine.run(replace(spec, **kw), [1])
 
 

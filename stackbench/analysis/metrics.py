@@ -6,33 +6,31 @@ None when not computable (nothing measured, zero requests) — never 0 (STYLE.md
 from __future__ import annotations
 
 
+def _per_request(cell: dict, key: str) -> float | None:
+    """cell[key] over the requests completed in the measured phase; None when either
+    is missing or nothing completed."""
+    n = cell.get("requests_completed")
+    value = cell.get(key)
+    if not n or value is None:
+        return None
+    return value / n
+
+
 def cpu_us_per_request(cell: dict) -> float | None:
     """Stack CPU time (user + system, cgroup accounting) over the sampled window, divided
     by the requests completed in the measured phase. The sampled window encloses the
     measured one by a few ms in which the stack is idle."""
-    n = cell.get("requests_completed")
-    cpu = cell.get("cpu_total_us")
-    if not n or cpu is None:
-        return None
-    return cpu / n
+    return _per_request(cell, "cpu_total_us")
 
 
 def service_cpu_us_per_request(cell: dict) -> float | None:
     """The workload's services (a database) in their own cgroup: CPU over the same
     window, per request completed (per page request of the web stack, not per query)."""
-    n = cell.get("requests_completed")
-    cpu = cell.get("service_cpu_us")
-    if not n or cpu is None:
-        return None
-    return cpu / n
+    return _per_request(cell, "service_cpu_us")
 
 
 def engine_cpu_us_per_request(cell: dict) -> float | None:
-    n = cell.get("requests_completed")
-    cpu = cell.get("engine_cpu_us")
-    if not n or cpu is None:
-        return None
-    return cpu / n
+    return _per_request(cell, "engine_cpu_us")
 
 
 def syscalls_per_request(cell: dict, count: int | None = None) -> float | None:

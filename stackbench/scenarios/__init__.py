@@ -38,7 +38,7 @@ class Scenario:
         out = []
         for need in self.requires:
             kind, _, what = need.partition(":")
-            if kind == "workload" and what not in workloads.WORKLOADS:
+            if kind == "workload" and what not in workloads.IDS:
                 out.append(f"the workload {what!r}")
             elif kind == "load" and what not in LOAD_MODELS:
                 out.append(f"the {what} load model")

@@ -257,12 +257,17 @@ def _empty_and_remove(cgroup: Cgroup) -> None:
     cgroup.remove()
 
 
+def closed_parent(path: Path) -> Path | None:
+    """The first of `path` and its parents that other users (the servers' workers, as
+    www-data) cannot enter, or None: then the servers would answer 403/502 and the
+    cause would be far from obvious."""
+    return next((p for p in [path, *path.parents] if not p.stat().st_mode & 0o001), None)
+
+
 def _check_traversable(path: Path) -> None:
-    """Workers run as www-data: every parent of the run directory must let others in,
-    or the servers answer 403/502 and the cause is far from obvious."""
-    for parent in [path, *path.parents]:
-        if not parent.stat().st_mode & 0o001:
-            shutil.rmtree(path, ignore_errors=True)
-            raise UsageError(f"{parent} is not searchable by {WORKER_USER}, so the servers' workers "
-                             "could not read the docroot below it",
-                             hint="pick a --workdir whose parent directories are mode 755 (e.g. /tmp)")
+    closed = closed_parent(path)
+    if closed is not None:
+        shutil.rmtree(path, ignore_errors=True)
+        raise UsageError(f"{closed} is not searchable by {WORKER_USER}, so the servers' workers "
+                         "could not read the docroot below it",
+                         hint="pick a --workdir whose parent directories are mode 755 (e.g. /tmp)")

@@ -2,43 +2,57 @@
 
 The registry is this explicit table (no discovery by globbing, STYLE.md); the contract
 is base.py; a new workload is a module beside documents.py and one line here.
+
+Entries are built on first use: the generated JPEGs take ~0.35 s to encode, which
+`stackbench show`, `runs` and every other command that serves nothing should not pay.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Callable
+
 from stackbench.errors import UsageError
+from stackbench.workloads import documents, mixed_page, wordpress
 from stackbench.workloads.base import Check, Url, Workload
-from stackbench.workloads.documents import (PHP_100K, PHP_HELLO, PHP_SLEEP, STATIC_12B, STATIC_100K,
-                                            STATIC_JPEG_150K)
-from stackbench.workloads.mixed_page import MIXED_PAGE
-from stackbench.workloads.wordpress import WORDPRESS_HOME, WORDPRESS_MIX
 
 # The lab's generated documents: small, written into every stack's docroot on demand.
-DOCUMENTS: tuple[Workload, ...] = (
-    STATIC_12B,
-    STATIC_100K,
-    STATIC_JPEG_150K,
-    PHP_HELLO,
-    PHP_100K,
-    PHP_SLEEP,
-    MIXED_PAGE,
-)
-WORKLOADS: dict[str, Workload] = {w.id: w for w in (
-    *DOCUMENTS,
-    WORDPRESS_HOME,
-    WORDPRESS_MIX,
-)}
+_DOCUMENTS: dict[str, Callable[[], Workload]] = {
+    "static-12b": lambda: documents.STATIC_12B,
+    "static-100k": lambda: documents.STATIC_100K,
+    "static-jpeg-150k": documents.static_jpeg_150k,
+    "php-hello": lambda: documents.PHP_HELLO,
+    "php-100k": lambda: documents.PHP_100K,
+    "php-sleep": lambda: documents.PHP_SLEEP,
+    "mixed-page": mixed_page.mixed_page,
+}
+_TABLE: dict[str, Callable[[], Workload]] = {
+    **_DOCUMENTS,
+    "wordpress-home": lambda: wordpress.WORDPRESS_HOME,
+    "wordpress-mix": lambda: wordpress.WORDPRESS_MIX,
+}
+IDS: tuple[str, ...] = tuple(_TABLE)
 
 # The docroot's index, so a stack answers / the same way whatever the workloads.
 INDEX_HTML = b"<!doctype html><title>stackbench</title>\n"
 
 
+@functools.cache
 def get(workload_id: str) -> Workload:
     try:
-        return WORKLOADS[workload_id]
+        factory = _TABLE[workload_id]
     except KeyError:
-        known = ", ".join(WORKLOADS)
-        raise UsageError(f"unknown workload {workload_id!r}; known workloads: {known}") from None
+        raise UsageError(f"unknown workload {workload_id!r}; known workloads: {', '.join(IDS)}") from None
+    return factory()
 
 
-__all__ = ["Check", "Url", "Workload", "DOCUMENTS", "WORKLOADS", "INDEX_HTML", "get"]
+def __getattr__(name: str):
+    """WORKLOADS (id -> workload) and DOCUMENTS (the generated ones), built when asked."""
+    if name == "WORKLOADS":
+        return {wid: get(wid) for wid in IDS}
+    if name == "DOCUMENTS":
+        return tuple(get(wid) for wid in _DOCUMENTS)
+    raise AttributeError(name)
+
+
+__all__ = ["Check", "Url", "Workload", "IDS", "INDEX_HTML", "get"]

@@ -40,10 +40,8 @@ class Check:
             # connection", a PHP fatal error) says more than its first bytes.
             cause = next((n for n in self.forbids if n in body), None)
             if cause is not None:
-                at = body.find(cause)
                 return (f"status {status}, expected {self.status}: the page says "
-                        f"{cause.decode(errors='replace').strip('<b>/: ')!r}",
-                        body[max(0, at - 100):at + 200].decode(errors="replace"))
+                        f"{cause.decode(errors='replace').strip('<b>/: ')!r}", _around(body, cause))
             return f"status {status}, expected {self.status}", body[:300].decode(errors="replace")
         ctype = headers.get("content-type", "")
         if self.content_type and not ctype.startswith(self.content_type):
@@ -58,11 +56,15 @@ class Check:
                 return f"body ({len(body)} bytes) does not contain {needle.decode(errors='replace')!r}", \
                     body[:300].decode(errors="replace")
         for needle in self.forbids:
-            at = body.find(needle)
-            if at >= 0:
-                return (f"body contains {needle.decode(errors='replace')!r}",
-                        body[max(0, at - 100):at + 200].decode(errors="replace"))
+            if needle in body:
+                return f"body contains {needle.decode(errors='replace')!r}", _around(body, needle)
         return None
+
+
+def _around(body: bytes, needle: bytes) -> str:
+    """The part of a body around what went wrong, for an error message."""
+    at = body.find(needle)
+    return body[max(0, at - 100):at + 200].decode(errors="replace")
 
 
 # What PHP prints when a script warns or dies (display_errors is on in Debian's php.ini

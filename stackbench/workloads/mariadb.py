@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -112,6 +111,3 @@ def client(socket: Path, sql: str, *, timeout: float = 30.0) -> str:
         raise ServerError(f"MariaDB refused: {sql[:80]}", detail=proc.stderr.strip())
     return proc.stdout
 
-
-def remove_datadir(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from stackbench.errors import ServerError
+from stackbench.supervise import tail_file
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.wordpress import content
 
@@ -183,7 +184,7 @@ def _install_database(site: Site) -> None:
         deadline = time.monotonic() + READY_S
         while not socket.exists():
             if server.poll() is not None or time.monotonic() > deadline:
-                raise ServerError("MariaDB did not start while provisioning WordPress", detail=_tail(log))
+                raise ServerError("MariaDB did not start while provisioning WordPress", detail=tail_file(log, 15))
             time.sleep(0.05)
         mariadb.client(socket, f"CREATE DATABASE {DB_NAME} CHARACTER SET utf8mb4; "
                                f"CREATE USER '{DB_USER}'@'localhost' IDENTIFIED BY '{DB_PASSWORD}'; "
@@ -208,10 +209,3 @@ def _run(argv: list[str], what: str, env: dict | None = None) -> str:
         raise ServerError(f"{what} failed while provisioning WordPress (exit status {proc.returncode})",
                           detail=(proc.stderr or proc.stdout).strip()[-2000:])
     return proc.stdout
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
