@@ -16,6 +16,7 @@ from stackbench.engine.result import Caveat, EngineResult
 CACHE_HITS = "cache_hits"
 CORES_SHARED = "cores_shared"
 CPU_STEAL = "cpu_steal"
+SERVER_LIMIT = "server_limit"
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
@@ -55,4 +56,26 @@ def for_cell(result: EngineResult, pinning: dict, steal_share: float | None = No
         out.append(Caveat(CORES_SHARED))
     if steal_share is not None and steal_share >= STEAL_SHARE:
         out.append(Caveat(CPU_STEAL, {"share": steal_share}))
+    return out
+
+
+def server_limits(status: list, knobs: dict, connections: int) -> list[Caveat]:
+    """A server that reached a limit of its own configuration during the window, read
+    from its status page (monitor/status_pages.py): at Apache's MaxRequestWorkers the
+    other clients wait in the listen queue; at PHP-FPM's pm.max_children requests wait
+    for a worker. Not a measuring error — the finding that at this load the server is
+    refusing work, not slow — so it never invalidates a run; the sentence names the knob
+    that raises it."""
+    out = []
+    busy = [s.values["busy_workers"] for s in status if s.server == "apache2" and "busy_workers" in s.values]
+    workers = knobs.get("max_request_workers")
+    if busy and workers and max(busy) >= workers:
+        out.append(Caveat(SERVER_LIMIT, {"server": "Apache", "setting": "MaxRequestWorkers",
+                                         "knob": "max_request_workers", "value": workers, "connections": connections}))
+    reached = [s.values["max_children_reached"] for s in status
+               if s.server == "php-fpm" and "max_children_reached" in s.values]
+    if len(reached) >= 2 and reached[-1] > reached[0] and knobs.get("pm_max_children"):
+        out.append(Caveat(SERVER_LIMIT, {"server": "PHP-FPM", "setting": "pm.max_children",
+                                         "knob": "pm_max_children", "value": knobs["pm_max_children"],
+                                         "connections": connections}))
     return out

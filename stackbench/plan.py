@@ -14,19 +14,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stackbench import workloads
+from stackbench import loads, workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
 from stackbench.units import parse_duration_s, parse_share
 from stackbench.workloads import app as app_workload
+from stackbench.analysis.capacity import MAX_PROBES
+from stackbench.loads import LoadModel
 from stackbench.workloads.base import Workload
 
-ORDERS = ("ascending", "descending", "shuffled")
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
             "sample_interval", "syscalls", "syscall_profile", "restart",
-            "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app"}
+            "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
+            "load", "rate", "stages", "ramp", "connections", "slo", "search"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -51,14 +53,13 @@ class Plan:
     name: str
     stacks: list[StackVariant]
     workloads: list[str]
-    concurrency: list[int]
+    load: LoadModel
     keepalive: list[bool]
     duration_s: float | None = 2.0
     requests: int | None = None
     warmup_s: float = 0.5
     timeout_s: float = 10.0
     repetitions: int = 1
-    order: str = "ascending"
     seed: int = 1
     threads: int | None = None  # engine threads; None = one per engine core
     sample_interval_s: float = 0.1  # how often the stack's cgroup is sampled
@@ -66,7 +67,8 @@ class Plan:
     syscall_profile_s: float = 1.0  # length of the separate pass in which they are counted
     # "cell": every cell on a freshly started stack, so no cell inherits the processes an
     # earlier one made grow; "stack": one start per stack and repetition, cells in a row
-    # (a ramp: what a lazily growing pool looks like on the way up and down).
+    # (a ramp: what a lazily growing pool looks like on the way up and down; a walk —
+    # ramp, stages, capacity search — gets a start of its own).
     restart: str = "cell"
     # Verdicts: every stack against this one (a stack label); None = no verdicts.
     baseline: str | None = None
@@ -82,11 +84,23 @@ class Plan:
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
-    def cell_seconds(self) -> float:
+    @property
+    def concurrency(self) -> list[int]:
+        """Closed loop's levels (the `concurrency` key)."""
+        return list(self.load.concurrency)
+
+    def cell_seconds(self, cell: "Cell | None" = None) -> float:
         """About how long one cell takes: warm-up, load, profile pass, and starting,
         verifying and stopping a fresh stack (~0.7 s here, perf's teardown included;
-        measured in bench/RESULTS.md, session 2). For `--dry-run` and the plans' tests."""
-        return (self.duration_s or 1.0) + self.warmup_s + self.syscall_profile_s + START_STOP_S
+        measured in bench/RESULTS.md, session 2). For `--dry-run` and the plans' tests.
+        A capacity search takes at most its time budget."""
+        if cell is not None and cell.load == "capacity" and cell.rate is None:  # a whole search
+            return self.load.search.budget_s + START_STOP_S
+        duration = (cell.duration_s if cell is not None and cell.duration_s else None) or self.duration_s or 1.0
+        return duration + self.warmup_s + self.syscall_profile_s + START_STOP_S
+
+    def seconds(self, cells: list["Cell"]) -> float:
+        return sum(self.cell_seconds(c) for c in cells)
 
     def workload(self, wid: str) -> Workload:
         """A workload of this plan: the registry's, or the user's application."""
@@ -109,7 +123,10 @@ class Plan:
 
 @dataclass(frozen=True)
 class Cell:
-    """One measurement: a stack variant × workload × concurrency × keep-alive mode."""
+    """One measurement: a stack variant × workload × load level × keep-alive mode.
+    Closed loop: `concurrency` connections. Open loop: `rate` requests/s over
+    `concurrency` connections (sized by the lab). A capacity search is one Cell whose
+    probes the runner makes as it goes (seq, seq + 1, … up to MAX_PROBES)."""
 
     seq: int
     repetition: int
@@ -117,6 +134,16 @@ class Cell:
     workload: str
     concurrency: int
     keepalive: bool
+    load: str = "closed"
+    rate: float | None = None
+    leg: str | None = None  # "up" / "down" in an up-then-down ramp
+    step: int | None = None  # position in a walk on one running stack (ramp, stages, search)
+    duration_s: float | None = None  # a stage's own duration (None: the plan's)
+
+    def level(self) -> str:
+        """The load level in words, e.g. "c=16", "500/s", "c=16 down"."""
+        text = f"{self.rate:g}/s" if self.rate is not None else f"c={self.concurrency}"
+        return text + (f" {self.leg}" if self.leg else "")
 
 
 def default_plan_text() -> str:
@@ -166,9 +193,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if duration is not None and duration <= 0:
         raise fail("duration must be > 0")
 
-    concurrency = _list_of(data, "concurrency", int, [1, 16, 64], fail)
-    if any(c < 1 or c > 20000 for c in concurrency):
-        raise fail("concurrency values must be between 1 and 20000")
+    load, implied_restart = loads.parse(data, fail)
+    if load.kind == "capacity" and requests is not None:
+        raise fail('load = "capacity" probes for a duration: use duration, not requests')
     keepalive = _list_of(data, "keepalive", bool, [True, False], fail)
     wl = _list_of(data, "workloads", str, list(DEFAULT_WORKLOADS), fail)
     app_table = data.get("app")
@@ -181,12 +208,11 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if app_table is not None and app_workload.ID not in wl:
         raise fail("an [app] table is given but \"app\" is not in workloads")
 
-    restart = data.get("restart", "cell")
+    restart = data.get("restart", implied_restart or "cell")
     if restart not in RESTARTS:
         raise fail(f"restart must be one of {', '.join(RESTARTS)}, not {restart!r}")
-    order = data.get("order", "ascending")
-    if order not in ORDERS:
-        raise fail(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    if load.kind in ("stages", "capacity") and restart != "stack":
+        raise fail(f'load = "{load.kind}" runs on one stack start: leave restart out (or restart = "stack")')
     repetitions = data.get("repetitions", 1)
     adaptive = repetitions == "auto"
     min_reps = _whole(data, "min_repetitions", 5, fail)
@@ -221,7 +247,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
             if missing:
                 raise fail(f"stack {v.label!r} cannot serve workload {w.id!r}: it has no "
                            + " and no ".join(sorted(NEEDS_WORDS.get(m, m) for m in missing)))
-    if restart == "stack" and len(wl) > 1 and any(w.docroot for w in resolved.values()):
+    if restart == "stack" and not load.walk and len(wl) > 1 and any(w.docroot for w in resolved.values()):
         own = next(w.id for w in resolved.values() if w.docroot)
         raise fail(f"workload {own!r} serves a tree of its own, so it cannot share a stack start with "
                    'other workloads: use restart = "cell", or a plan per workload')
@@ -237,8 +263,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
 
     return Plan(
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
-        concurrency=concurrency, keepalive=keepalive, duration_s=duration, requests=requests,
-        warmup_s=warmup, timeout_s=timeout, repetitions=repetitions, order=order,
+        load=load, keepalive=keepalive, duration_s=duration, requests=requests,
+        warmup_s=warmup, timeout_s=timeout, repetitions=repetitions,
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
@@ -250,20 +276,31 @@ def expand(plan: Plan) -> list[Cell]:
     """Cells in run order. Repetitions are the outer loop, so stacks alternate A B A B
     across repetitions (drift then hits every stack alike). Within a stack, cells are
     consecutive, so with restart = "stack" the stack starts once per repetition.
+    A walk (ramp, stages) is one keep-alive mode's steps in a row; a capacity search is
+    one placeholder cell that owns the next MAX_PROBES seqs for its probes.
     With repetitions = "auto" this is every repetition up to the cap; the runner stops
     early when the intervals are narrow enough. A cell's seq does not depend on how many
     repetitions run, so a resumed run numbers its cells as the first attempt did."""
     rng = random.Random(plan.seed)
+    model = plan.load
     cells: list[Cell] = []
+    seq = 0
     for rep in range(plan.repetitions):
         for variant in plan.stacks:
             for wl in plan.workloads:
-                levels = sorted(plan.concurrency, reverse=plan.order == "descending")
-                if plan.order == "shuffled":
-                    rng.shuffle(levels)
-                for conc in levels:
+                if model.kind == "capacity":
                     for ka in plan.keepalive:
-                        cells.append(Cell(len(cells), rep, variant, wl, conc, ka))
+                        cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity"))
+                        seq += MAX_PROBES
+                    continue
+                steps = list(enumerate(model.steps(rng)))
+                pairs = ([(s, ka) for ka in plan.keepalive for s in steps] if model.walk
+                         else [(s, ka) for s in steps for ka in plan.keepalive])
+                for (i, step), ka in pairs:
+                    conc = step.concurrency if step.rate is None else model.connections_for(step.rate)
+                    cells.append(Cell(seq, rep, variant, wl, conc, ka, load=model.kind, rate=step.rate,
+                                      leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s))
+                    seq += 1
     return cells
 
 

@@ -13,20 +13,21 @@ of monkeypatching. Nothing here formats text; progress goes to an Events observe
 from __future__ import annotations
 
 import itertools
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, pinning as pinning_mod
-from stackbench.analysis import verdicts
+from stackbench import caveats, engine, environment, limits, pinning as pinning_mod
+from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
-from stackbench.plan import Cell, Plan, StackVariant, expand
+from stackbench.plan import START_STOP_S, Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
@@ -84,7 +85,8 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
 
 def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: Events | None = None,
            options: Options | None = None, lab: Lab | None = None) -> Outcome:
-    """Finish a stored run: the cells whose seq is not in `done_seqs`, in the original order."""
+    """Finish a stored run: the cells whose seq is not in `done_seqs`, in the original order
+    (a capacity search is done when its seq is: see `done_seqs`)."""
     lab, options = lab or Lab(), options or Options()
     remaining = [c for c in expand(plan) if c.seq not in done_seqs]
     with _session(plan, options, lab) as pins:
@@ -169,10 +171,37 @@ def _stop(reason: str, repetitions: int, spread: "verdicts.Spread", plan: Plan) 
             "target": plan.target_ci, "open_pairs": spread.open_pairs}
 
 
+def done_seqs(plan: Plan, store: Store, run_id: int) -> set[int]:
+    """What a resumed run keeps: measured cells, and capacity searches that ended (their
+    probes). A failed cell is forgotten, to be measured again; so are the probes of a
+    search that did not end — the search starts over, since its next rates depended on
+    them."""
+    cells = store.cells(run_id)
+    ended = {seq for seq, stopped in store.searches(run_id).items() if stopped != "failed"}
+    searches = [c.seq for c in expand(plan) if c.load == "capacity"]
+    forget, done = [], set()
+    for c in cells:
+        base = next((b for b in searches if b <= c["seq"] < b + capacity.MAX_PROBES), None)
+        if base is not None:
+            (done.add(base) if base in ended else forget.append(c["seq"]))
+        elif c["status"] == CellStatus.OK.value:
+            done.add(c["seq"])
+        else:
+            forget.append(c["seq"])
+    done |= ended
+    if forget:
+        store.forget_cells(run_id, forget)
+    store.forget_searches(run_id, [b for b in searches if b not in ended])
+    return done
+
+
 def _start_key(cell: Cell, plan: Plan) -> tuple:
-    """Cells with the same key share one start of their stack."""
+    """Cells with the same key share one start of their stack: a walk (ramp, stages, a
+    capacity search) has one of its own."""
     if plan.restart == "cell":
         return (cell.seq,)
+    if plan.load.walk:
+        return (cell.repetition, cell.stack.label, cell.workload, cell.keepalive)
     return (cell.repetition, cell.stack.label)
 
 
@@ -181,6 +210,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     accepted by its server's checker. A typo in the last stack of a long plan fails in a
     second."""
     lab = lab or Lab()
+    limits.check_machine(plan)
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
     for wid in plan.workloads:
@@ -208,6 +238,10 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
         monitor = run_monitor.for_stack(instance)
         events.stack_ready(variant, instance)
         for cell in cells:
+            if cell.load == "capacity":
+                _search(cell, plan, store, run_id, instance, versions, pins, monitor, events, lab)
+                done += 1
+                continue
             events.cell_started(cell)
             record = _measure(cell, plan, instance, versions, pins, monitor, lab)
             store.record_cell(run_id, record)
@@ -216,6 +250,9 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
             instance.check_alive()
     except ServerError as e:
         for cell in cells[done:]:
+            if cell.load == "capacity":  # its probes so far are stored; the search is not
+                store.record_search(run_id, cell, "failed", None)
+                continue
             store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message))
         events.stack_failed(variant, e)
         return e
@@ -226,6 +263,32 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
         if options.keep_rundir and instance.ctx:
             events.rundir_kept(variant, instance.ctx.rundir)
     return None
+
+
+def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackInstance, versions: dict,
+            pins: pinning_mod.Pinning, monitor: StackMonitor, events: Events, lab: Lab) -> None:
+    """A capacity search on one running stack: probe the rate the search asks for, check
+    the probe against the SLO, tell the search, until it ends or its time budget would
+    be exceeded by the next probe. Every probe is stored as a cell (seq, seq + 1, …)."""
+    params = plan.load.search
+    search = capacity.Search(params)
+    began = time.monotonic()
+    k = 0
+    while (rate := search.next_rate()) is not None:
+        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=plan.load.connections_for(rate), step=k)
+        if k and time.monotonic() - began + plan.cell_seconds(probe) - START_STOP_S > params.budget_s:
+            search.stop("budget")
+            break
+        events.cell_started(probe)
+        record = _measure(probe, plan, instance, versions, pins, monitor, lab)
+        store.record_cell(run_id, record)
+        events.cell_finished(probe, record)
+        outcome = capacity.check({"status": record.status.value, "error": record.error,
+                                  "engine": record.result.raw if record.result else None}, plan.load.slo)
+        search.record(rate, outcome.met, outcome.generator_limited)
+        k += 1
+        instance.check_alive()
+    store.record_search(run_id, cell, search.stopped or "probes", time.monotonic() - began)
 
 
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod.Pinning) -> LoadSpec:
@@ -239,9 +302,9 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod
     elif len(workload.urls) > 1:
         shape = {"url": instance.url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
     return LoadSpec(
-        connections=cell.concurrency,
+        connections=cell.concurrency, rate=cell.rate,
         threads=plan.threads or len(pins.engine_cpus) or 1,
-        duration_s=plan.duration_s, requests=plan.requests,
+        duration_s=cell.duration_s or plan.duration_s, requests=None if cell.duration_s else plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
         **shape,
     )
@@ -275,10 +338,14 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
 def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: CellStatus,
             result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
     pin = pins.as_dict()
+    found = []
+    if result:
+        found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)
+        found += caveats.server_limits(cost.status if cost else [], instance.knobs, cell.concurrency)
     return CellRecord(
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
         status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
-        error=error, cost=cost, php=instance.php_state,
-        caveats=caveats.for_cell(result, pin, cost.server_steal_share if cost else None) if result else [],
+        error=error, cost=cost, php=instance.php_state, caveats=found,
+        load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
     )

@@ -33,7 +33,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6]
+    assert store.migrated_from == [3, 4, 5, 6, 7]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -105,7 +105,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6]
+    assert store.migrated_from == [6, 7]
     cells = store.cells(1)
     assert [(c["seq"], c["requests_per_s"], c["cpu_total_us"]) for c in cells] == before
     static, php = cells
@@ -113,3 +113,33 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     assert (php["pages_completed"], php["pages_failed"], php["pages_per_s"]) == (40, 1, 20.0)
     assert (php["page_load_p50_us"], php["page_load_p99_us"]) == (1500, 9000)
     assert php["php"] is None  # not read back by v6: unknown, not "off"
+
+
+V7 = Path(__file__).parent / "data" / "store-v7.sqlite"  # written by the commit before v8 (2 cells, php-hello c=4)
+
+
+def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
+    path = tmp_path / "results.sqlite"
+    shutil.copy(V7, path)
+    # An open-loop engine document in a v7 store (the engine had --rate; plans could not
+    # ask for it): the step files that cell under load "rate" with its rate and counts.
+    db = sqlite3.connect(path)
+    doc = json.loads(db.execute("SELECT engine_json FROM cells WHERE seq = 1").fetchone()[0])
+    doc["config"]["rate"] = 500.0
+    doc["requests"].update({"due": 1000, "not_sent": 12})
+    db.execute("UPDATE cells SET engine_json = ? WHERE seq = 1", (json.dumps(doc),))
+    db.commit()
+    before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
+    db.close()
+    store = Store(path)
+    assert store.migrated_from == [7]
+    cells = store.cells(1)
+    assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
+            for c in cells] == before
+    closed, opened = cells
+    assert (closed["load"], closed["rate"], closed["leg"], closed["step"]) == ("closed", None, None, None)
+    assert (closed["requests_due"], closed["requests_not_sent"]) == (None, None)  # closed loop: not computable
+    assert (opened["load"], opened["rate"], opened["requests_due"], opened["requests_not_sent"]) == ("rate", 500.0, 1000, 12)
+    assert store.searches(1) == {}
+    # the same table as before, through the new code
+    assert [r[4] for r in table.rows(cells)] == ["nginx + FPM", "Apache mod_php"]

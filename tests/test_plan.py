@@ -105,7 +105,7 @@ def test_labels_name_the_knobs_that_differ_from_defaults():
     ('concurency = [1]\n[[stacks]]\nid = "nginx-fpm"\n', "did you mean 'concurrency'"),
     ('duration = "fast"\n[[stacks]]\nid = "nginx-fpm"\n', "not a duration"),
     ('workloads = ["php-hello", "cat.gif"]\n[[stacks]]\nid = "nginx-fpm"\n', "unknown workload 'cat.gif'"),
-    ('concurrency = [0]\n[[stacks]]\nid = "nginx-fpm"\n', "between 1 and 20000"),
+    ('concurrency = [0]\n[[stacks]]\nid = "nginx-fpm"\n', "whole numbers from 1 to 100,000"),
     ('name = "x"\n', "at least one [[stacks]]"),
     ('[[stacks]]\nid = "nginx-fpm"\n[[stacks]]\nid = "nginx-fpm"\n', "two stacks have the label"),
     ('[[stacks]]\nid = "nginx-fpm"\nknobs = { pm_max_children = "many" }\n', "whole number"),

@@ -33,8 +33,8 @@ RUN = {"id": 1, "plan_name": "p", "status": "complete", "started_at": "now", "er
 def test_rows_of_one_question_are_together_keepalive_on_first():
     cells = [cell(0, ka=False), cell(1, conc=1), cell(2, label="apache", ka=False), cell(3), cell(4, workload="a")]
     order = [(r[0], r[1], r[2], r[3]) for r in table.rows(cells)]
-    assert order == [("4", "a", "16", "on"), ("1", "php-hello", "1", "on"), ("3", "php-hello", "16", "on"),
-                     ("0", "php-hello", "16", "off"), ("2", "php-hello", "16", "off")]
+    assert order == [("4", "a", "c=16", "on"), ("1", "php-hello", "c=1", "on"), ("3", "php-hello", "c=16", "on"),
+                     ("0", "php-hello", "c=16", "off"), ("2", "php-hello", "c=16", "off")]
     groups = questions.group(cells)
     assert list(groups)[2] == questions.Question("php-hello", 16, True)
 

@@ -30,7 +30,8 @@ def compare(a: list[Mapping], b: list[Mapping], name_a: str, name_b: str, *, ban
         if len(qa) == len(qb) == 1 and qa != qb:
             notes.append(f"note: A and B answer different questions ({_q(*qa)} vs {_q(*qb)}); compared anyway")
             (q,) = qa
-            b = [dict(c, workload=q.workload, concurrency=q.concurrency, keepalive=q.keepalive) for c in b]
+            b = [dict(c, workload=q.workload, concurrency=q.concurrency, keepalive=q.keepalive, rate=q.rate, leg=q.leg)
+                 for c in b]
         cells = [_as(c, "", name_a) for c in a] + [_as(c, "", name_b) for c in b]
     else:
         cells = [_as(c, c["stack_label"], name_a) for c in a if c["stack_label"] in shared]
@@ -49,4 +50,4 @@ def _as(cell: Mapping, label: str, side: str) -> dict:
 
 
 def _q(q: questions.Question) -> str:
-    return f"{q.workload} c={q.concurrency} keep-alive {'on' if q.keepalive else 'off'}"
+    return f"{q.workload} {q.level()} keep-alive {'on' if q.keepalive else 'off'}"

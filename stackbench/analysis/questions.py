@@ -1,5 +1,6 @@
-"""The question a cell answers: the same workload, concurrency and keep-alive mode, asked
-of several stacks. Tables put a question's rows side by side; verdicts compare stacks
+"""The question a cell answers: the same workload, load level (concurrency, or an open
+loop's rate; in an up-then-down ramp, which way) and keep-alive mode, asked of several
+stacks. Tables put a question's rows side by side; verdicts compare stacks
 within a question; a cell is found by its stack label and question."""
 
 from __future__ import annotations
@@ -8,25 +9,43 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 
-@dataclass(frozen=True, order=True)
+LEGS = {None: 0, "up": 0, "down": 1}
+
+
+@dataclass(frozen=True)
 class Question:
     workload: str
-    concurrency: int
+    concurrency: int  # closed loop: clients; open loop: the engine's connections
     keepalive: bool
+    rate: float | None = None  # open loop: requests/s asked
+    leg: str | None = None  # "up" / "down": the same level asked on the way up and down
 
     def sort_key(self) -> tuple:
-        """Table order: by workload, then concurrency, keep-alive on before off."""
-        return (self.workload, self.concurrency, not self.keepalive)
+        """Table order: by workload, closed loops before open ones, by level, the way up
+        before the way down, keep-alive on before off."""
+        return (self.workload, self.rate is not None, self.rate or 0, self.concurrency, LEGS.get(self.leg, 2),
+                not self.keepalive)
+
+    def level(self) -> str:
+        """"c=16", "500/s", "c=16 down"."""
+        text = f"{self.rate:,g}/s" if self.rate is not None else f"c={self.concurrency}"
+        return text + (f" {self.leg}" if self.leg else "")
 
 
 def of(cell: Mapping) -> Question:
-    return Question(cell["workload"], cell["concurrency"], bool(cell["keepalive"]))
+    return Question(cell["workload"], cell["concurrency"], bool(cell["keepalive"]), cell.get("rate"), cell.get("leg"))
+
+
+def levels(cells: Iterable[Mapping]) -> list[Mapping]:
+    """The cells that answer a question at a level the plan named: all but a capacity
+    search's probes (whose rates the search chose; analysis/capacity.py reads those)."""
+    return [c for c in cells if c.get("load") != "capacity"]
 
 
 def group(cells: Iterable[Mapping]) -> dict[Question, list[Mapping]]:
     """Cells by question, in table order; within a question, in run order."""
     groups: dict[Question, list[Mapping]] = {}
-    for c in sorted(cells, key=lambda c: (of(c).sort_key(), c["seq"])):
+    for c in sorted(levels(cells), key=lambda c: (of(c).sort_key(), c["seq"])):
         groups.setdefault(of(c), []).append(c)
     return groups
 

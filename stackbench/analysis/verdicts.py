@@ -105,7 +105,7 @@ def invalid_reasons(cell: Mapping) -> tuple[str, ...]:
 
 def split_valid(cells: Iterable[Mapping]) -> tuple[list[Mapping], list[Excluded]]:
     valid, excluded = [], []
-    for c in cells:
+    for c in questions.levels(cells):
         reasons = invalid_reasons(c)
         if reasons:
             excluded.append(Excluded(c["run_id"], c["seq"], c["stack_label"], questions.of(c), reasons))
@@ -117,7 +117,7 @@ def split_valid(cells: Iterable[Mapping]) -> tuple[list[Mapping], list[Excluded]
 def samples(cells: Iterable[Mapping]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
     """Valid repetitions by (question, stack label), in run order."""
     out: dict[tuple[Question, str], list[figures.CellFigures]] = {}
-    for c in sorted(cells, key=lambda c: (c["run_id"], c["seq"])):
+    for c in sorted(questions.levels(cells), key=lambda c: (c["run_id"], c["seq"])):
         f = figures.of(c)
         out.setdefault((f.question, f.stack_label), []).append(f)
     return out

@@ -33,6 +33,10 @@ class Requests:
     completed: int
     failed: int
     non_2xx: int
+    # Open loop (engine >= 0.4): requests due in the measured phase, and how many of them
+    # were never sent because every connection was busy. None in closed loop.
+    due: int | None = None
+    not_sent: int | None = None
 
     @property
     def attempted(self) -> int:
@@ -99,7 +103,7 @@ class EngineResult:
             duration_us=int(doc.get("duration_us") or 0),
             requests_per_s=doc.get("requests_per_s"),
             requests=Requests(int(req.get("completed") or 0), int(req.get("failed") or 0),
-                              int(req.get("non_2xx") or 0)),
+                              int(req.get("non_2xx") or 0), req.get("due"), req.get("not_sent")),
             latency=Latency(lat.get("mean"), pct.get("50"), pct.get("99"), dict(pct)),
             clients=Clients(doc.get("connections_measured"), doc.get("connections_without_response")),
             engine_cpu_us=engine_cpu,

@@ -44,6 +44,10 @@ class CellRecord:
     caveats: list[Caveat] = field(default_factory=list)
     cost: "CellCost | None" = None
     php: dict[str, Any] | None = None  # PHP's state in force (php_probe.py)
+    load: str = "closed"  # the plan's load model (a capacity search's probes: "capacity")
+    rate: float | None = None  # open loop: requests/s asked
+    leg: str | None = None  # up | down in an up-then-down ramp
+    step: int | None = None  # position in a walk on one running stack
 
 
 class Store:
@@ -103,6 +107,26 @@ class Store:
         with self.db:
             self.db.execute("UPDATE runs SET stop_json = ? WHERE id = ?", (json.dumps(stop), run_id))
 
+    def record_search(self, run_id: int, cell: Any, stopped: str, seconds: float | None) -> None:
+        """How a capacity search ended (its probes are cells from `cell.seq` on)."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO searches VALUES (?,?,?,?,?,?,?,?)",
+                            (run_id, cell.seq, cell.repetition, cell.stack.label, cell.workload,
+                             int(cell.keepalive), stopped, seconds))
+
+    def searches(self, run_id: int) -> dict[int, str]:
+        """{first probe's seq: how the search stopped} of a run."""
+        rows = self.db.execute("SELECT seq, stopped FROM searches WHERE run_id = ?", (run_id,))
+        return {r["seq"]: r["stopped"] for r in rows}
+
+    def search_rows(self, run_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM searches WHERE run_id = ? ORDER BY seq", (run_id,))
+        return [{**dict(r), "keepalive": bool(r["keepalive"])} for r in rows]
+
+    def forget_searches(self, run_id: int, seqs: list[int]) -> None:
+        with self.db:
+            self.db.executemany("DELETE FROM searches WHERE run_id = ? AND seq = ?", [(run_id, s) for s in seqs])
+
     def forget_cells(self, run_id: int, seqs: list[int]) -> None:
         """Remove cells (and everything measured with them), in one transaction: a
         resumed run measures its failed cells again."""
@@ -135,8 +159,9 @@ class Store:
                    started_unix_us, duration_us, requests_completed, requests_failed, non_2xx,
                    requests_per_s, latency_mean_us, latency_p50_us, latency_p99_us, engine_json,
                    connections_measured, connections_without_response, engine_cpu_us, warnings_json,
-                   pages_completed, pages_failed, pages_per_s, page_load_p50_us, page_load_p99_us, php_json)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   pages_completed, pages_failed, pages_per_s, page_load_p50_us, page_load_p99_us, php_json,
+                   load, rate, leg, step, requests_due, requests_not_sent)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (run_id, rec.seq, rec.repetition, rec.stack_id, rec.stack_label, json.dumps(rec.knobs),
                  rec.workload, rec.concurrency, int(rec.keepalive), CellStatus(rec.status).value, rec.error,
                  config_hash, json.dumps(rec.versions), json.dumps(rec.pinning),
@@ -146,7 +171,8 @@ class Store:
                  json.dumps(r.raw) if r else None, r and r.clients.measured, r and r.clients.without_response,
                  r and r.engine_cpu_us, json.dumps([c.as_dict() for c in rec.caveats]),
                  pg and pg.completed, pg and pg.failed, pg and pg.per_s, pg and pg.load_p50_us,
-                 pg and pg.load_p99_us, json.dumps(rec.php) if rec.php is not None else None))
+                 pg and pg.load_p99_us, json.dumps(rec.php) if rec.php is not None else None,
+                 rec.load, rec.rate, rec.leg, rec.step, r and r.requests.due, r and r.requests.not_sent))
             cell_id = int(cur.lastrowid)
             if rec.cost is not None:
                 self._record_cost(cell_id, rec.cost)

@@ -66,12 +66,32 @@ def _v6_to_v7(db: sqlite3.Connection) -> None:
                   WHERE engine_json IS NOT NULL AND json_extract(engine_json, '$.pages') IS NOT NULL""")
 
 
+def _v7_to_v8(db: sqlite3.Connection) -> None:
+    """v8: load models. Every older cell was a closed loop at its concurrency (`load`
+    'closed', no rate, leg or step); open-loop counts are read from the stored engine
+    document (NULL in closed loop and for engines before 0.4); capacity searches get
+    their table."""
+    for column in ("load TEXT NOT NULL DEFAULT 'closed'", "rate REAL", "leg TEXT", "step INTEGER",
+                   "requests_due INTEGER", "requests_not_sent INTEGER"):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
+    db.execute("""UPDATE cells SET rate = json_extract(engine_json, '$.config.rate'),
+                    requests_due = json_extract(engine_json, '$.requests.due'),
+                    requests_not_sent = json_extract(engine_json, '$.requests.not_sent')
+                  WHERE engine_json IS NOT NULL""")
+    db.execute("UPDATE cells SET load = 'rate' WHERE rate IS NOT NULL")
+    db.execute("""CREATE TABLE searches (
+        run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, repetition INTEGER NOT NULL,
+        stack_label TEXT NOT NULL, workload TEXT NOT NULL, keepalive INTEGER NOT NULL, stopped TEXT NOT NULL,
+        seconds REAL, PRIMARY KEY (run_id, seq))""")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 
 

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 7
+VERSION = 8
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -73,6 +73,12 @@ CREATE TABLE cells (
     php_json TEXT,                      -- PHP's state in force, read back while verifying: {opcache, sapi, php}
     service_mem_peak_bytes INTEGER,     -- the workload's services (a database), in their own cgroup
     service_cpu_us INTEGER,             -- over the same window as cpu_total_us
+    load TEXT NOT NULL DEFAULT 'closed', -- closed | rate | stages | capacity (a search's probe)
+    rate REAL,                          -- open loop: requests/s asked (concurrency = the engine's connections)
+    leg TEXT,                           -- up | down: the way of an up-then-down ramp (else NULL)
+    step INTEGER,                       -- position in a walk on one running stack (ramp, stages, search)
+    requests_due INTEGER,               -- open loop: requests due in the measured phase
+    requests_not_sent INTEGER,          -- open loop: of those, never sent (every connection busy)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);
@@ -104,6 +110,17 @@ CREATE TABLE status_samples (          -- the servers' own status pages, about o
     t_unix_us INTEGER NOT NULL,
     server TEXT NOT NULL,
     values_json TEXT NOT NULL
+);
+CREATE TABLE searches (                 -- capacity searches: the probes are cells seq, seq + 1, ...
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,               -- the first probe's seq
+    repetition INTEGER NOT NULL,
+    stack_label TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    keepalive INTEGER NOT NULL,
+    stopped TEXT NOT NULL,              -- converged | ceiling | floor | generator | probes | budget | failed
+    seconds REAL,                       -- wall time of the search
+    PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)
     cell_id INTEGER NOT NULL REFERENCES cells(id),

@@ -52,8 +52,10 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                        "the engine's 1 ms timer resolution, latency may include up to ~1 ms of "
                                        f"generator delay — use at least {p.get('min_connections')} connections",
     "rate_not_reached": lambda p: f"only {p.get('sent_per_s', 0):.0f} of the {p.get('rate')} requests/s asked for "
-                                 f"were sent: all {p.get('connections')} connections were busy — add connections "
-                                 "to keep the loop open",
+                                 f"were sent: all {p.get('connections')} connections were busy"
+                                 + (f" and {p['not_sent']:,} due requests were never sent" if p.get("not_sent") else "")
+                                 + " — the stack answered more slowly than the connections allow (their latency "
+                                 "counts from when they were due); `connections` gives the engine more",
     "short_run": lambda p: "the measured phase lasted less than 1 s: results are noisy",
     # -- from the lab
     "cache_hits": lambda p: f"{p.get('header')}: {100 * (p.get('share') or 0):.0f}% of responses were cache hits — "
@@ -63,6 +65,9 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                               "server's budget",
     "cpu_steal": lambda p: f"the hypervisor took {_pct(p.get('share'))} of the server's CPU time (steal): the run "
                            "measures the host's other guests as much as the stack, and is left out of verdicts",
+    "server_limit": lambda p: f"{p.get('server')} reached its {p.get('setting')} ({p.get('value')}) under "
+                              f"{p.get('connections')} connections: beyond it clients wait in a queue — at this load "
+                              f"the server is refusing work, not slow (the knob {p.get('knob')} raises it)",
     # -- sentences stored before caveats had codes (store v3), and an older engine's
     "text": lambda p: str(p.get("text")),
     "engine_text": lambda p: str(p.get("text")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from stackbench.analysis import figures, metrics
+from stackbench.analysis import figures, metrics, questions
 from stackbench.analysis.figures import CellFigures
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
@@ -68,7 +68,7 @@ def _table(out: TextIO, style: Style, head: list[str], rows: list[list[str]]) ->
 
 
 def _name(c: dict) -> str:
-    return (f"run {c['run_id']} cell {c['seq']}: {c['stack_label']} · {c['workload']} · c={c['concurrency']} · "
+    return (f"run {c['run_id']} cell {c['seq']}: {c['stack_label']} · {c['workload']} · {questions.of(c).level()} · "
             f"keep-alive {'on' if c['keepalive'] else 'off'}")
 
 

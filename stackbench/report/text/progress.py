@@ -53,7 +53,7 @@ class TerminalProgress(Events):
         ka = "keep-alive" if cell.keepalive else "no keep-alive"
         elapsed = time.monotonic() - self.t0
         self._status(f"[{self.done + 1}/{self.upto}{self.total}] rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · "
-                     f"{cell.workload} · c={cell.concurrency} · {ka}  ({elapsed:.0f} s)")
+                     f"{cell.workload} · {cell.level()} · {ka}  ({elapsed:.0f} s)")
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:
         self.done += 1

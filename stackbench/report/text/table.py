@@ -12,7 +12,7 @@ from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
-COLUMNS = ("#", "workload", "conc", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
+COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "unserved", "mem MiB", "CPU µs/req", "calls/req")
 NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
 INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never in a verdict)
@@ -45,7 +45,7 @@ def rows(cells: list[dict], cols: tuple[str, ...] | None = None) -> list[tuple[s
 
 def _row(f: CellFigures, cols: tuple[str, ...] = COLUMNS, invalid: bool = False) -> tuple[str, ...]:
     q = f.question
-    head = (str(f.seq) + (INVALID_MARK if invalid else ""), q.workload, str(q.concurrency), _ka(q.keepalive))
+    head = (str(f.seq) + (INVALID_MARK if invalid else ""), q.workload, q.level(), _ka(q.keepalive))
     if not f.measured:
         return head + (f.stack_label, "FAILED") + ("-",) * (len(cols) - 6)
     extra = ()
@@ -150,7 +150,7 @@ def _notes(cells: list[dict]) -> list[str]:
         for caveat in f.caveats:
             key = (caveat.code, caveat.params.get("text"))
             q = f.question
-            seen.setdefault(key, []).append((caveat, f"{f.stack_label} {q.workload} c={q.concurrency} {_ka(q.keepalive)}"))
+            seen.setdefault(key, []).append((caveat, f"{f.stack_label} {q.workload} {q.level()} {_ka(q.keepalive)}"))
     out = list(errors)
     for items in seen.values():
         first = items[0][0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import timeline
+from stackbench.analysis import questions, timeline
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
@@ -24,7 +24,7 @@ HEAD = ["s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem 
 def render(cell: dict, samples: list[dict], out: TextIO) -> None:
     style = Style(out)
     out.write(style.bold(f"run {cell['run_id']} cell {cell['seq']}: {cell['stack_label']} · {cell['workload']} · "
-                         f"c={cell['concurrency']} · keep-alive {'on' if cell['keepalive'] else 'off'}") + "\n")
+                         f"{questions.of(cell).level()} · keep-alive {'on' if cell['keepalive'] else 'off'}") + "\n")
     body = rows(cell, samples)
     if not body:
         out.write("no timeline stored for this cell\n")

@@ -22,7 +22,7 @@ LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
 
 def question_name(q: Question) -> str:
-    return f"{q.workload} c={q.concurrency} {'keep-alive' if q.keepalive else 'no keep-alive'}"
+    return f"{q.workload} {q.level()} {'keep-alive' if q.keepalive else 'no keep-alive'}"
 
 
 def _pct(ratio: float) -> str:
@@ -136,7 +136,7 @@ def render(vs: Verdicts, out: TextIO) -> None:
                              f"({listed}): {cells}{more}") + "\n")
 
 
-SUMMARY_HEAD = ("workload", "conc", "keep-alive", "stack", "runs", "req/s median", "95 % CI", "CV",
+SUMMARY_HEAD = ("workload", "load", "keep-alive", "stack", "runs", "req/s median", "95 % CI", "CV",
                 "p50 ms", "p99 ms", "mem MiB", "CPU µs/req")
 
 
@@ -149,7 +149,7 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
     for r in rows:
         t = r.metrics["throughput"]
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
-        row = (r.question.workload, str(r.question.concurrency), "on" if r.question.keepalive else "off",
+        row = (r.question.workload, r.question.level(), "on" if r.question.keepalive else "off",
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
                format_rate(t.median) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",

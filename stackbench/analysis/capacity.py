@@ -1,0 +1,227 @@
+"""Capacity under a latency target: "how many requests per second can this stack take
+before p99 passes 50 ms?" — the service-level objective (SLO), the check of one probe
+against it, and the search over arrival rates. Pure: the runner asks `Search` for the
+next rate and tells it each probe's outcome; a report replays the same search over the
+stored probes and gets the same interval.
+
+The search (after Nighthawk's adaptive load controller and the usual bracketing of a
+monotone predicate): exponential steps from `start` (× `factor`) until a probe fails,
+then bisection between the highest passing rate and the lowest failing one until the
+interval is narrower than `precision`, then the highest passing rate is probed again
+`confirm` times; a failed confirmation makes it the new upper end and the bisection
+goes on below it. A pass above a known failure (noise) never widens the interval: the
+lowest failure is the upper end whatever passed above it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+# The engine's percentile table (loadgen/src/stats/histogram.rs PERCENTILES); an SLO
+# may name any of them, and "max".
+PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99", "99.9", "99.99", "100")
+# A probe whose generator could not send more than this share of the due requests did
+# not offer the rate it names: it fails (the stack held every connection the lab gave).
+NOT_SENT_SHARE = 0.005
+MAX_PROBES = 60  # a hard bound on one search, whatever its time budget
+
+
+@dataclass(frozen=True)
+class SLO:
+    """What a stack must meet at a rate: latency percentiles (µs, from the intended send
+    time, so a stall cannot hide), and at most `errors` failed or non-2xx responses and
+    `unserved` connections that got no response (None: not checked)."""
+
+    latency_us: dict[str, int]  # percentile ("99", "99.9", "100") -> at most this
+    errors: int | None = 0
+    unserved: int | None = 0
+
+    def describe(self) -> str:
+        parts = [f"{_pname(p)} ≤ {_ms(v)}" for p, v in self.latency_us.items()]
+        if self.errors is not None:
+            parts.append(f"errors ≤ {self.errors}")
+        if self.unserved is not None:
+            parts.append(f"unserved ≤ {self.unserved}")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict:
+        return {"latency_us": self.latency_us, "errors": self.errors, "unserved": self.unserved}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "SLO":
+        return cls(dict(d["latency_us"]), d.get("errors"), d.get("unserved"))
+
+    @property
+    def latency_budget_us(self) -> int:
+        """The loosest latency the SLO allows: what sizes the engine's connections."""
+        return max(self.latency_us.values())
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    start: float = 100.0  # first rate probed, requests/s
+    factor: float = 2.0  # exponential phase: × this after each pass (÷ after a first failure)
+    precision: float = 0.05  # stop bisecting when (high − low) / low is at most this
+    confirm: int = 2  # extra probes of the final low end
+    ceiling: float = 200_000.0  # never probe above this
+    floor: float = 1.0  # never probe below this
+    budget_s: float = 180.0  # wall time of one search, at most
+
+
+@dataclass(frozen=True)
+class Check:
+    """One probe against the SLO: met or not, and the reasons in words-ready data."""
+
+    met: bool
+    reasons: tuple[str, ...] = ()  # e.g. "p99 12.3 ms > 10 ms", "3 errors"
+    generator_limited: bool = False  # the engine saturated: the probe says nothing of the stack
+
+
+def check(cell: Mapping, slo: SLO) -> Check:
+    """A stored probe cell against the SLO. A cell without an engine result (its server
+    failed) does not meet it."""
+    doc = cell.get("engine")
+    if cell.get("status") != "ok" or not doc:
+        return Check(False, ("the stack failed" + (f": {cell['error']}" if cell.get("error") else ""),))
+    reasons = []
+    lat = doc.get("latency_us") or {}
+    pct = lat.get("percentiles") or {}
+    for p, limit in slo.latency_us.items():
+        value = pct.get(p)
+        if value is None:
+            reasons.append(f"{_pname(p)}: nothing completed")
+        elif value > limit:
+            reasons.append(f"{_pname(p)} {_ms(value)} > {_ms(limit)}")
+    req = doc.get("requests") or {}
+    # Requests still unanswered at the end, older than the loosest latency allowed, would
+    # have broken it: the latency table cannot show them (they never completed).
+    oldest = req.get("in_flight_oldest_us")
+    if oldest is not None and oldest > slo.latency_budget_us:
+        reasons.append(f"requests unanswered at the end, the oldest {_ms(oldest)}")
+    due, not_sent = req.get("due"), req.get("not_sent")
+    if due and not_sent and not_sent > NOT_SENT_SHARE * due:
+        reasons.append(f"{not_sent:,} of {due:,} due requests never sent (every connection busy)")
+    errors = int(req.get("failed") or 0) + int(req.get("non_2xx") or 0)
+    if slo.errors is not None and errors > slo.errors:
+        reasons.append(f"{errors:,} errors")
+    unserved = doc.get("connections_without_response")
+    if slo.unserved is not None and unserved is not None and unserved > slo.unserved:
+        reasons.append(f"{unserved} connections unserved")
+    saturated = bool((doc.get("engine_cpu") or {}).get("saturated"))
+    return Check(not reasons, tuple(reasons), generator_limited=saturated)
+
+
+@dataclass(frozen=True)
+class Probe:
+    rate: float
+    met: bool
+    generator_limited: bool = False
+
+
+@dataclass
+class Search:
+    """The bracketing search. `next_rate()` says what to probe (None: done, `stopped`
+    says why); `record()` takes the outcome. Deterministic: the same outcomes give the
+    same rates, so a stored search can be replayed (`replay`)."""
+
+    params: SearchParams
+    probes: list[Probe] = field(default_factory=list)
+    stopped: str | None = None  # converged | ceiling | floor | generator | probes | budget
+    _confirmed: int = 0
+
+    # -- what is known ------------------------------------------------------------------
+    @property
+    def low(self) -> float | None:
+        """Highest rate that met the SLO below every failure: the stack sustains it."""
+        high = self.high
+        ok = [p.rate for p in self.probes if p.met and (high is None or p.rate < high)]
+        return max(ok) if ok else None
+
+    @property
+    def high(self) -> float | None:
+        """Lowest rate that did not meet the SLO."""
+        bad = [p.rate for p in self.probes if not p.met]
+        return min(bad) if bad else None
+
+    @property
+    def confirmations(self) -> int:
+        """Probes at the low end that met the SLO (the first one included)."""
+        low = self.low
+        return sum(1 for p in self.probes if p.met and p.rate == low)
+
+    def record(self, rate: float, met: bool, generator_limited: bool = False) -> None:
+        self.probes.append(Probe(rate, met, generator_limited))
+        if generator_limited and met:
+            # The engine saturated while the stack still kept up: beyond this rate the lab
+            # would measure its own generator, so the search ends with "at least".
+            self.stopped = "generator"
+
+    # -- what to do next ----------------------------------------------------------------
+    def next_rate(self) -> float | None:
+        if self.stopped:
+            return None
+        if len(self.probes) >= MAX_PROBES:
+            return self.stop("probes")
+        p = self.params
+        low, high = self.low, self.high
+        if not self.probes:
+            return _round_rate(min(max(p.start, p.floor), p.ceiling))
+        if high is None:  # every probe passed: climb
+            nxt = low * p.factor
+            if low >= p.ceiling:
+                return self.stop("ceiling")
+            return _round_rate(min(nxt, p.ceiling))
+        if low is None:  # every probe failed: descend
+            nxt = high / p.factor
+            if high <= p.floor:
+                return self.stop("floor")
+            return _round_rate(max(nxt, p.floor))
+        if (high - low) / low > p.precision:
+            mid = _round_rate((low + high) / 2)
+            if low < mid < high:
+                return mid
+        # Narrow enough (or no rate left between): confirm the low end.
+        if self.confirmations < 1 + p.confirm:
+            return low
+        return self.stop("converged")
+
+    def stop(self, reason: str) -> None:
+        """End the search (the runner's time budget ends it from outside)."""
+        self.stopped = reason
+        return None
+
+
+def replay(params: SearchParams, outcomes: Iterable[tuple[float, Check]], stopped: str | None) -> Search:
+    """A stored search rebuilt from its probes (in order) and how it stopped."""
+    s = Search(params)
+    for rate, c in outcomes:
+        s.record(rate, c.met, c.generator_limited)
+    if stopped:
+        s.stopped = stopped
+    return s
+
+
+def open_loop_connections(rate: float, latency_budget_s: float, *, at_most: int = 10_000) -> int:
+    """How many connections an open loop at `rate` needs so that it never runs out while
+    the stack answers within `latency_budget_s` (Little's law: in flight = rate × latency),
+    × 2 for bursts, and at least rate × 2 ms (the engine's timer resolution, see
+    loadgen/README.md) and 4. Beyond the budget the connections do run out, and the
+    engine counts the requests it could not send — which is then the finding."""
+    need = max(math.ceil(2 * rate * latency_budget_s), math.ceil(rate * 0.002) + 1, 4)
+    return min(need, at_most)
+
+
+def _round_rate(rate: float) -> float:
+    """Rates probed are whole requests/s from 10/s up (tables stay readable; the search's
+    precision is a few per cent), a tenth below."""
+    return float(round(rate)) if rate >= 10 else round(rate, 1)
+
+
+def _pname(p: str) -> str:
+    return "max" if p == "100" else f"p{p}"
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
