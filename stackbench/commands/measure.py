@@ -10,9 +10,9 @@ import sys
 
 from stackbench import plan as plan_mod, scenarios
 from stackbench.errors import ServerError, UsageError
-from stackbench.report.text import run_report
+from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.progress import TerminalProgress
-from stackbench.runner import Options, Outcome, preflight, resume, run_plan
+from stackbench.runner import Options, Outcome, done_seqs, preflight, resume, run_plan
 from stackbench.states import RunStatus
 from stackbench.store import Store
 
@@ -49,12 +49,9 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is complete: nothing to resume",
                          hint="`stackbench show` prints it; `stackbench run` starts a new one")
     plan = plan_mod.parse(run["plan"], run["plan_source"])
-    cells = store.cells(args.resume)
-    # A failed cell (its server failed) is measured again; a measured one is kept.
-    failed = [c["seq"] for c in cells if c["status"] != "ok"]
-    if failed:
-        store.forget_cells(args.resume, failed)
-    done = {c["seq"] for c in cells if c["status"] == "ok"}
+    # A failed cell (its server failed) is measured again, an unfinished capacity search
+    # starts over; what was measured is kept.
+    done = done_seqs(plan, store, args.resume)
     progress = TerminalProgress()
     outcome = None
     try:
@@ -77,7 +74,7 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         return
     cells = store.cells(run_id)
     if cells:
-        run_report.render(store.run(run_id), cells, sys.stdout)
+        run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
     if outcome is None or outcome.status == RunStatus.INTERRUPTED:
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
@@ -90,17 +87,10 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     """The same checks as a real run makes before it measures: installed, configs
     accepted by each server's own checker, knob combinations."""
     preflight(plan, Options(workdir=args.workdir))
-    cells = plan_mod.expand(plan)
-    if plan.adaptive:
-        cells = [c for c in cells if c.repetition < plan.min_repetitions]
+    every = plan_mod.expand(plan)
+    cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
+    print(dry_run.load_line(plan))
     for c in cells:
-        print(f"{c.seq:4d}  {c.stack.label}  {c.workload}  c={c.concurrency}  "
-              f"keep-alive {'on' if c.keepalive else 'off'}" + (f"  rep {c.repetition}" if plan.repetitions > 1 else ""))
-    per_cell = plan.cell_seconds()
-    line = f"{len(cells)} cells, about {len(cells) * per_cell / 60:.1f} min; configs checked"
-    if plan.adaptive:
-        per_rep = len(cells) // plan.min_repetitions
-        line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
-                 f"up to {per_rep * plan.max_repetitions * per_cell / 60:.1f} min)")
-    print(line)
+        print(dry_run.cell_line(c, plan))
+    print(dry_run.summary_line(plan, cells, every))
     return 0

@@ -6,20 +6,38 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import summary, verdicts
-from stackbench.report.text import table, verdicts as verdicts_text
+from stackbench.analysis import capacity_results, curves, questions, summary, verdicts
+from stackbench.report.text import capacity as capacity_text, curves as curves_text, table, verdicts as verdicts_text
 
 
 def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False,
-           baseline: str | None = None) -> None:
+           baseline: str | None = None, searches: list[dict] | None = None) -> None:
     vs = verdicts.for_run(run, cells, baseline)
+    levels = questions.levels(cells)
     repeated = len({c["repetition"] for c in cells}) > 1
     if every_run or not repeated:
-        table.render(run, cells, out)
+        if levels or every_run:
+            table.render(run, cells if every_run else levels, out)
+        else:
+            table.header(run, out)
+            table.warnings(cells, out)
     else:
         table.header(run, out)
         verdicts_text.render_summary(summary.summarize(cells), run.get("stop"), out)
         out.write(f"(every repetition: `stackbench show {run['id']} --all`)\n")
         table.warnings(cells, out)
-    if vs:
+    if _walked(run):
+        curves_text.render(curves.of(cells), out)
+    found = capacity_results.results(run, cells, searches or [])
+    if found:
+        slo, _ = capacity_results.plan_parts(run)
+        base = baseline or (run.get("plan_checked") or {}).get("baseline")
+        capacity_text.render(found, slo, capacity_results.decide(found, base) if base else [], out)
+    if vs and vs.verdicts:
         verdicts_text.render(vs, out)
+
+
+def _walked(run: dict) -> bool:
+    """Curves are shown for what a plan walked or swept: ramps, stages, rate sweeps."""
+    load = (run.get("plan_checked") or {}).get("load") or {}
+    return bool(load.get("walk")) or load.get("kind") in ("rate", "stages")

@@ -87,6 +87,8 @@ def _comparative(v: Verdict) -> str:
     key = v.metric.key
     if key == "throughput":
         return f"is {_pct(r)} {'faster' if r > 1 else 'slower'} than"
+    if key == "capacity":
+        return f"sustains {_pct(r)} {'more' if r > 1 else 'less'} load than"
     if key.startswith("latency"):
         return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label} than"
     return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')} of"

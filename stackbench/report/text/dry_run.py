@@ -1,0 +1,41 @@
+"""What `run --dry-run` prints: the load model in one line, one line per cell (a capacity
+search as one line with its bounds), and the expected time."""
+
+from __future__ import annotations
+
+from stackbench.plan import Cell, Plan
+
+
+def load_line(plan: Plan) -> str:
+    m = plan.load
+    if m.kind == "capacity":
+        s = m.search
+        return (f"load: capacity — the highest rate meeting {m.slo.describe()}; rates from {s.start:,g}/s "
+                f"(× {s.factor:g}, then bisection to {s.precision:.0%}, low end confirmed {s.confirm} more times), "
+                f"between {s.floor:,g} and {s.ceiling:,g}/s, at most {s.budget_s:.0f} s per search")
+    if m.kind == "stages":
+        return f"load: stages — {len(m.stages)} steps on one running stack"
+    what = "open loop (latency from the intended send time)" if m.kind == "rate" else "closed loop"
+    ramp = f"; ramp {m.ramp}" + (" on one running stack" if plan.restart == "stack" else "") if m.walk else ""
+    return f"load: {what}{ramp}"
+
+
+def cell_line(c: Cell, plan: Plan) -> str:
+    rep = f"  rep {c.repetition}" if plan.repetitions > 1 else ""
+    ka = f"keep-alive {'on' if c.keepalive else 'off'}"
+    if c.load == "capacity" and c.rate is None:
+        return f"{c.seq:4d}  {c.stack.label}  {c.workload}  capacity search  {ka}{rep}"
+    conns = f" ({c.concurrency} connections)" if c.rate is not None else ""
+    step = f"  step {c.step}" if c.step is not None else ""
+    dur = f"  {c.duration_s:g} s" if c.duration_s else ""
+    return f"{c.seq:4d}  {c.stack.label}  {c.workload}  {c.level()}{conns}  {ka}{step}{dur}{rep}"
+
+
+def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
+    searches = sum(1 for c in cells if c.load == "capacity")
+    counted = f"{len(cells) - searches} cells" + (f", {searches} capacity searches" if searches else "")
+    line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}; configs checked"
+    if plan.adaptive:
+        line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
+                 f"up to {plan.seconds(every) / 60:.1f} min)")
+    return line
