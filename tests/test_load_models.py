@@ -330,3 +330,24 @@ def test_up_and_down_legs_stay_apart_in_questions_and_curves(lab):
     assert len(qs) == 5 and {q.leg for q in qs} == {"up", "down"}
     (a, _) = curves.of(cells)
     assert [p.question.level() for p in a.points] == ["c=1 up", "c=8 up", "c=32 up", "c=8 down", "c=1 down"]
+
+
+def test_the_way_down_is_compared_with_the_way_up(lab):
+    log, state, fake = lab
+    # a lazily growing pool: slower on the way up at c=8 than on the way down
+    def rps(label):
+        measured = [e for e in log if e[0] == "measure"]
+        return 500.0 if len(measured) % 5 == 2 else 1000.0 * (1 + 0.001 * len(measured))
+    state["rps"] = rps
+    store = Store()
+    _, outcome = run_plan(store, fake, 'concurrency = [1, 8, 32]\nramp = "updown"\nwarmup = "0s"\nsyscalls = false\n'
+                          'keepalive = [true]\nworkloads = ["static-12b"]\nrepetitions = 5\n' + STACKS)
+    from stackbench.analysis import ramps
+    vs = ramps.decide(store.cells(outcome.run_id))
+    at8 = [v for v in vs.for_metric("throughput") if v.question.concurrency == 8]
+    assert {v.question.workload for v in at8} == {"A · static-12b", "B · static-12b"}
+    assert all(v.candidate == ramps.DOWN and v.better for v in at8)
+    out = io.StringIO()
+    run_report.render(store.run(outcome.run_id), store.cells(outcome.run_id), out)
+    assert "A · static-12b c=8 keep-alive: way down is 105 % faster than way up" in out.getvalue()
+    assert "A · static-12b c=1 keep-alive: way down vs way up: no significant difference" in out.getvalue()

@@ -224,4 +224,4 @@ def _pname(p: str) -> str:
 
 
 def _ms(us: float) -> str:
-    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
+    return f"{round(us / 1000, 1):,g} ms" if us >= 1000 else f"{us:,g} µs"

@@ -18,9 +18,9 @@ from typing import Any
 from stackbench import plan as plan_mod, workloads
 from stackbench.errors import UsageError
 
-# Load models the plan format supports beyond closed-loop concurrency (none yet; the
-# load-models work adds "slow-readers", "ramps", "open-loop", "capacity").
-LOAD_MODELS: frozenset[str] = frozenset()
+# Load models the plan format supports beyond closed-loop concurrency (stackbench/loads.py);
+# "slow-readers" (visitor classes) is still to come.
+LOAD_MODELS: frozenset[str] = frozenset({"ramps", "open-loop", "stages", "capacity"})
 
 
 @dataclass(frozen=True)

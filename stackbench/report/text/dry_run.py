@@ -33,7 +33,7 @@ def cell_line(c: Cell, plan: Plan) -> str:
 
 def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
     searches = sum(1 for c in cells if c.load == "capacity")
-    counted = f"{len(cells) - searches} cells" + (f", {searches} capacity searches" if searches else "")
+    counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}; configs checked"
     if plan.adaptive:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "

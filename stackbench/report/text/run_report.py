@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import capacity_results, curves, questions, summary, verdicts
+from stackbench.analysis import capacity_results, curves, questions, ramps, summary, verdicts
 from stackbench.report.text import capacity as capacity_text, curves as curves_text, table, verdicts as verdicts_text
 
 
@@ -35,6 +35,9 @@ def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False
         capacity_text.render(found, slo, capacity_results.decide(found, base) if base else [], out)
     if vs and vs.verdicts:
         verdicts_text.render(vs, out)
+    legs = ramps.decide(cells)
+    if legs:
+        verdicts_text.render(legs, out, title="the way down against the way up (each stack against itself)")
 
 
 def _walked(run: dict) -> bool:

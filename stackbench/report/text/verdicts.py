@@ -102,7 +102,7 @@ def _aside(v: Verdict) -> str:
     return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
 
 
-def render(vs: Verdicts, out: TextIO) -> None:
+def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
     style = Style(out)
     through = vs.for_metric("throughput")
     if not through:
@@ -112,7 +112,7 @@ def render(vs: Verdicts, out: TextIO) -> None:
         if v.metric.key != "throughput" and v.better is not None and v.comparison.ratio is not None \
                 and abs(v.comparison.ratio - 1) >= LARGE and (v.question, v.candidate) in others:
             others[(v.question, v.candidate)].append(v)
-    out.write("\n" + style.bold(f"verdicts (baseline: {vs.baseline})") + "\n")
+    out.write("\n" + style.bold(title or f"verdicts (baseline: {vs.baseline})") + "\n")
     for v in through:
         line = f"{question_name(v.question)}: " + headline(v, vs.band)
         extra = others[(v.question, v.candidate)]

@@ -1,0 +1,23 @@
+"""The way up against the way down: in an up-then-down ramp each level is measured twice
+on one running stack, and a pool that grows lazily and shrinks eagerly (prefork, FPM
+dynamic) answers differently. Each stack's way down is compared with its own way up,
+level by level, with the same statistics as stacks against a baseline (the run is the
+unit, Holm over all the comparisons)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from stackbench.analysis import questions, stats, verdicts
+
+UP, DOWN = "way up", "way down"
+
+
+def decide(cells: list[Mapping], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
+    """None when the run walked no level both ways."""
+    both = [c for c in questions.levels(cells) if c.get("leg") in ("up", "down")]
+    if not any(c["leg"] == "down" for c in both):
+        return None
+    as_sides = [dict(c, stack_label=UP if c["leg"] == "up" else DOWN, leg=None,
+                     workload=f"{c['stack_label']} · {c['workload']}") for c in both]
+    return verdicts.decide(as_sides, UP, band=band)

@@ -1,0 +1,53 @@
+"""The capacity search with the real load engine against a server whose capacity is
+known (tests/knee_server.py: instant up to CAPACITY requests/s, 30 ms above): the
+interval it finds must contain that rate."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackbench import engine
+from stackbench.analysis import capacity
+from stackbench.analysis.capacity import SLO, Search, SearchParams
+from stackbench.engine import LoadSpec
+from stackbench.ports import free_port
+
+CAPACITY = 400.0
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def knee():
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tests.knee_server", str(port), str(CAPACITY)], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_capacity_search_finds_a_known_capacity_with_the_real_engine(knee):
+    slo = SLO({"99": 10_000}, errors=0)
+    search = Search(SearchParams(start=50, precision=0.05, confirm=1))
+    walked = []
+    while (rate := search.next_rate()) is not None:
+        spec = LoadSpec(url=knee, connections=capacity.open_loop_connections(rate, 0.01), rate=rate,
+                        duration_s=1.0, warmup_s=0.3)
+        result = engine.run(spec, [1])
+        check = capacity.check({"status": "ok", "engine": result.raw}, slo)
+        search.record(rate, check.met, check.generator_limited)
+        walked.append((rate, result.latency.p99_us, check.met))
+    print("walked", walked, "interval", search.low, search.high)
+    assert search.stopped == "converged", walked
+    # The window's arrival count is exact to one request: the knee is sharp to ~1 %.
+    assert search.low <= CAPACITY * 1.02 and search.high >= CAPACITY * 0.98, walked
+    assert (search.high - search.low) / search.low <= 0.06, walked
+    assert all(met for rate, _, met in walked if rate <= CAPACITY * 0.95), walked
+    assert not any(met for rate, _, met in walked if rate >= CAPACITY * 1.05), walked
