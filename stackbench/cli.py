@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
     tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
+    tl.add_argument("--walk", action="store_true",
+                    help="the whole walk (ramp, stages, capacity search) the cell is a step of, on one clock")
     tl.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",

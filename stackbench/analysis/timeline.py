@@ -45,3 +45,31 @@ def seconds(cell: Mapping, samples: list[Mapping]) -> list[Second]:
                               if s["mem_rss_bytes"] is not None), default=None),
             cpu_share=cpu))
     return out
+
+
+def walk_of(cells: list[Mapping], cell: Mapping) -> list[Mapping]:
+    """The cells of the walk (ramp, stages, capacity search) `cell` is a step of, in step
+    order: same run, repetition, stack, workload and keep-alive mode on one running
+    stack. A cell outside a walk is its own."""
+    if cell.get("step") is None:
+        return [cell]
+    key = ("repetition", "stack_label", "workload", "keepalive", "load")
+    return sorted((c for c in cells if c.get("step") is not None and all(c[k] == cell[k] for k in key)),
+                  key=lambda c: c["seq"])
+
+
+def walk_seconds(walk: list[Mapping], samples: dict[int, list[Mapping]]) -> list[tuple[Mapping, Second]]:
+    """Every step's seconds on one clock, from the first step's start: the stack's
+    processes and memory over the whole walk (the gaps between steps, where the engine
+    restarts, are not sampled)."""
+    t0 = next(((c.get("engine") or {}).get("started_unix_us") for c in walk
+               if (c.get("engine") or {}).get("started_unix_us")), None)
+    out = []
+    for c in walk:
+        start = (c.get("engine") or {}).get("started_unix_us")
+        if t0 is None or start is None:
+            continue
+        offset = round((start - t0) / 1_000_000)
+        for s in seconds(c, samples.get(c["id"], [])):
+            out.append((c, Second(**{**s.__dict__, "t_s": s.t_s + offset})))
+    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench.analysis import compare as compare_mod, questions, verdicts
+from stackbench.analysis import compare as compare_mod, questions, timeline as tl_analysis, verdicts
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report import export
 from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
@@ -45,6 +45,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if not (run_part.isdigit() and seq_part.isdigit()):
         raise UsageError(f"{args.cell!r} is not a cell reference", hint="write RUN:SEQ, e.g. 1:12")
     cell = store.cell(int(run_part), int(seq_part))
+    if args.walk:
+        walk = tl_analysis.walk_of(store.cells(int(run_part)), cell)
+        timeline.render_walk(tl_analysis.walk_seconds(walk, {c["id"]: store.samples(c["id"]) for c in walk}),
+                             sys.stdout)
+        return 0
     timeline.render(cell, store.samples(cell["id"]), sys.stdout)
     return 0
 

@@ -7,15 +7,19 @@ from __future__ import annotations
 from typing import TextIO
 
 from stackbench.analysis import questions, timeline
+from stackbench.report.text import grid
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
 
 def rows(cell: dict, samples: list[dict]) -> list[list[str]]:
-    return [[str(s.t_s), f"{s.requests:,}", str(s.errors), _ms(s.p50_us), _ms(s.p99_us), _v(s.procs),
-             _v(s.threads), "-" if s.memory_bytes is None else f"{s.memory_bytes / MiB:.1f}",
-             "-" if s.cpu_share is None else f"{s.cpu_share:.0%}"]
-            for s in timeline.seconds(cell, samples)]
+    return [_row(s) for s in timeline.seconds(cell, samples)]
+
+
+def _row(s: "timeline.Second") -> list[str]:
+    return [str(s.t_s), f"{s.requests:,}", str(s.errors), _ms(s.p50_us), _ms(s.p99_us), _v(s.procs),
+            _v(s.threads), "-" if s.memory_bytes is None else f"{s.memory_bytes / MiB:.1f}",
+            "-" if s.cpu_share is None else f"{s.cpu_share:.0%}"]
 
 
 HEAD = ["s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem MiB", "stack CPU"]
@@ -35,6 +39,24 @@ def render(cell: dict, samples: list[dict], out: TextIO) -> None:
         out.write("  ".join(v.rjust(w) for v, w in zip(r, widths)) + "\n")
     out.write(style.dim("stack CPU: share of one core (100 % = one core busy); mem: processes' anonymous + shared")
               + "\n")
+
+
+def render_walk(steps: list[tuple[dict, "timeline.Second"]], out: TextIO) -> None:
+    """A whole walk second by second, with the load level each second belonged to."""
+    style = Style(out)
+    if not steps:
+        out.write("no timeline stored for this walk\n")
+        return
+    first = steps[0][0]
+    out.write(style.bold(f"run {first['run_id']}: {first['stack_label']} · {first['workload']} · keep-alive "
+                         f"{'on' if first['keepalive'] else 'off'} · the whole walk ({len({c['seq'] for c, _ in steps})} "
+                         "steps on one running stack)") + "\n")
+    head = ["load"] + HEAD
+    body = [[questions.of(c).level()] + _row(s) for c, s in steps]
+    for line in grid.lines(head, body, ("load",)):
+        out.write(line + "\n")
+    out.write(style.dim("s: from the first step's start; stack CPU: share of one core; procs/mem: the whole stack's "
+                        "cgroup") + "\n")
 
 
 def _ms(us: int | None) -> str:
