@@ -1,6 +1,7 @@
 //! stackbench-load: the load engine of stackbench.
 //!
-//! Reads like a table of contents: parse arguments → validate → run → report.
+//! Reads like a table of contents: parse arguments → validate → file descriptors
+//! for the connections → run → report.
 //! Exit status: 0 the run happened (even if requests failed), 1 fatal, 2 usage.
 
 mod cli;
@@ -8,6 +9,7 @@ mod client;
 mod config;
 mod cpu;
 mod error;
+mod fd_limit;
 mod net;
 mod protocol;
 mod report;
@@ -39,6 +41,7 @@ fn main() {
 
 fn main_with(args: cli::Args) -> Result<(), Error> {
     let cfg = Config::from_args(args)?;
+    fd_limit::ensure(&cfg)?;
     let measured = run::run(&cfg)?;
     let doc = report::build(&cfg, &measured);
     if cfg.json {

@@ -24,6 +24,9 @@ pub struct Measured {
     pub cpu: CpuTimes,
     /// Per engine thread: busy fraction over the measured phase.
     pub busy: Vec<Option<f64>>,
+    /// Open loop: measured slots that fell due in the measured phase, from the
+    /// schedule (exact); None in closed loop.
+    pub due: Option<u64>,
 }
 
 pub fn run(cfg: &Config) -> Result<Measured, Error> {
@@ -80,5 +83,6 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
         stage_durations: cfg.stages.iter().map(|s| s.duration).collect(),
         cpu,
         busy,
+        due: plan.measured_due(),
     })
 }

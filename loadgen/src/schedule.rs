@@ -19,6 +19,16 @@ use std::time::{Duration, Instant};
 use tokio::time::Sleep;
 
 use crate::config::{Config, share};
+use crate::stats::Sends;
+
+/// Open loop: a measured request whose slot was already due by more than this when
+/// a connection became free for it counts as sent late (`requests.sent_late`): it
+/// waited for a free connection. A connection holding a slot stays busy up to ~1 ms
+/// past its request (tokio's timer resolution), so less than that is the
+/// generator's slack. A connection that was free and waiting is never late: its
+/// timer waking late is the engine's delay (not counted; latency then counts from
+/// the actual send, see below).
+pub const SENT_LATE_AFTER: Duration = Duration::from_millis(1);
 
 /// The run's time plan, shared by all threads.
 #[derive(Debug)]
@@ -34,6 +44,10 @@ pub struct Plan {
     pub threads: u32,
     /// Empty without --stages.
     pub stages: Vec<StageWindow>,
+    /// Open loop: nanoseconds between two requests of the whole run (1/R).
+    period_ns: f64,
+    /// Open loop: first global slot due at or after the end of warm-up.
+    first_measured_slot: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +101,10 @@ impl Plan {
             stages.push(StageWindow { start: at, end: at + s.duration, connections: s.connections });
             at += s.duration;
         }
+        let (period_ns, first_measured_slot) = match cfg.rate {
+            Some(rate) => (1e9 / rate, (cfg.warmup.as_secs_f64() * rate).ceil() as u64),
+            None => (0.0, 0),
+        };
         Plan {
             t0,
             measure_start,
@@ -95,7 +113,44 @@ impl Plan {
             rate: cfg.rate,
             threads: cfg.threads,
             stages,
+            period_ns,
+            first_measured_slot,
         }
+    }
+
+    /// Open loop: when global slot `i` is due. The one formula the scheduler and
+    /// the due count both use, so the count matches what was handed out exactly.
+    fn due_at(&self, i: u64) -> Instant {
+        self.t0 + Duration::from_nanos((i as f64 * self.period_ns) as u64)
+    }
+
+    /// Open loop: how many slots fall due before `t` (the first slot due at or
+    /// after it). `due_at` is monotonic in `i`, so the estimate from the rate is
+    /// only corrected by a step or two of rounding.
+    fn slots_due_before(&self, t: Instant) -> u64 {
+        let ns = t.saturating_duration_since(self.t0).as_nanos() as f64;
+        let mut i = (ns / self.period_ns).ceil() as u64;
+        while i > 0 && self.due_at(i - 1) >= t {
+            i -= 1;
+        }
+        while self.due_at(i) < t {
+            i += 1;
+        }
+        i
+    }
+
+    /// Open loop: the measured slots that fell due inside the measured phase —
+    /// slots `i ≥ first_measured_slot` due before the end of `-d`, at most the `-n`
+    /// budget (with `-n` alone: exactly the budget). These are exactly the slots the
+    /// scheduler hands out if a connection is free for each: every one of them is
+    /// either sent or counted as not sent. None in closed loop.
+    pub fn measured_due(&self) -> Option<u64> {
+        self.rate?;
+        let mut due = self.budget.as_ref().map_or(u64::MAX, |b| b.limit);
+        if let Some(end) = self.run_end {
+            due = due.min(self.slots_due_before(end).saturating_sub(self.first_measured_slot));
+        }
+        Some(due)
     }
 
     /// Stage in force at `t` (warm-up runs with the first stage's connections).
@@ -158,22 +213,20 @@ pub struct Scheduler {
     thread: u32,
     /// Open loop: this thread's next slot number (its j-th slot is global i = j·T + k).
     next_slot: Cell<u64>,
-    /// Open loop: nanoseconds between two requests of the whole run (1/R).
-    period_ns: f64,
-    /// Open loop: first global slot due at or after the end of warm-up.
-    first_measured_slot: u64,
+    /// Open loop: the measured slots this thread handed to a connection (and so
+    /// sent), and how many of them waited for one. A claimed slot that ends in
+    /// `Stop` (its connection woke after the end) is not counted: it was never sent.
+    sends: Cell<Sends>,
 }
 
 impl Scheduler {
     pub fn new(plan: Arc<Plan>, thread: u32) -> Scheduler {
-        let (period_ns, first_measured_slot) = match plan.rate {
-            Some(rate) => {
-                let warmup_s = (plan.measure_start - plan.t0).as_secs_f64();
-                (1e9 / rate, (warmup_s * rate).ceil() as u64)
-            }
-            None => (0.0, 0),
-        };
-        Scheduler { plan, thread, next_slot: Cell::new(0), period_ns, first_measured_slot }
+        Scheduler { plan, thread, next_slot: Cell::new(0), sends: Cell::new(Sends::default()) }
+    }
+
+    /// Open loop: what this thread did with its measured slots (zeros in closed loop).
+    pub fn sends(&self) -> Sends {
+        self.sends.get()
     }
 
     /// Connections this thread runs at most at once.
@@ -218,12 +271,12 @@ impl Scheduler {
         self.next_slot.set(j + 1);
         let i = j * u64::from(plan.threads) + u64::from(self.thread);
         if let Some(b) = &plan.budget
-            && i >= self.first_measured_slot + b.limit
+            && i >= plan.first_measured_slot + b.limit
         {
             b.mark_exhausted();
             return Next::Stop;
         }
-        let intended = plan.t0 + Duration::from_nanos((i as f64 * self.period_ns) as u64);
+        let intended = plan.due_at(i);
         if plan.run_end.is_some_and(|end| intended >= end) {
             return Next::Stop;
         }
@@ -232,7 +285,7 @@ impl Scheduler {
         // waiting for it; the tokio timer wakes up to ~1 ms late, and that lateness is
         // the generator's, not the server's, so latency then counts from the actual
         // send (otherwise every open-loop latency would carry up to 1 ms of timer slack).
-        let (start, origin) = if intended > now {
+        let (start, origin, late) = if intended > now {
             pacer.until(intended).await;
             let start = Instant::now();
             // Woken (up to ~1 ms late) after the end: sending now would only add a
@@ -240,11 +293,119 @@ impl Scheduler {
             if plan.run_end.is_some_and(|end| start >= end) {
                 return Next::Stop;
             }
-            (start, start)
+            (start, start, false)
         } else {
-            (now, intended)
+            (now, intended, now - intended > SENT_LATE_AFTER)
         };
-        let measured = i >= self.first_measured_slot;
+        let measured = i >= plan.first_measured_slot;
+        if measured {
+            // Counted here, where the slot is handed out: the connection begins its
+            // connect or write at once (client/exchange.rs).
+            let mut sends = self.sends.get();
+            sends.sent += 1;
+            sends.late += u64::from(late);
+            self.sends.set(sends);
+        }
         Next::Go(Slot { start, intended: Some(origin), measured, stage: plan.stage_at(intended) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::from_words;
+
+    fn plan(words: &[&str]) -> Plan {
+        let mut all = words.to_vec();
+        all.push("http://127.0.0.1:1/");
+        Plan::new(&from_words(&all).expect("valid arguments"), Instant::now())
+    }
+
+    /// The due count by brute force: every slot, with the scheduler's own tests.
+    fn due_by_walking(p: &Plan) -> u64 {
+        let limit = p.budget.as_ref().map_or(u64::MAX, |b| b.limit);
+        let end = p.run_end.expect("a -d run");
+        (0..)
+            .take_while(|&i| p.due_at(i) < end)
+            .filter(|&i| i >= p.first_measured_slot && i < p.first_measured_slot.saturating_add(limit))
+            .count() as u64
+    }
+
+    #[test]
+    fn due_count_of_a_duration() {
+        // Slot 1000 is due exactly at the end: not inside the phase.
+        assert_eq!(plan(&["--rate", "1000", "-d", "1s"]).measured_due(), Some(1000));
+        assert_eq!(plan(&["--rate", "2000", "-d", "2s"]).measured_due(), Some(4000));
+        // Slots 0, 333, 667 ms.
+        assert_eq!(plan(&["--rate", "3", "-d", "1s"]).measured_due(), Some(3));
+        assert_eq!(plan(&["--rate", "0.5", "-d", "1s"]).measured_due(), Some(1));
+    }
+
+    #[test]
+    fn due_count_leaves_out_the_warmup() {
+        // Warm-up slots 0..249; measured 250..1249 (slot 1250 is due at the end).
+        assert_eq!(plan(&["--rate", "1000", "-d", "1s", "--warmup", "250ms"]).measured_due(), Some(1000));
+        // Rate 3, warm-up 500 ms: the first measured slot is ceil(1.5) = 2 (667 ms);
+        // slots 2, 3, 4 are due before 1.5 s, slot 5 (1667 ms) after.
+        let p = plan(&["--rate", "3", "-d", "1s", "--warmup", "500ms"]);
+        assert_eq!(p.first_measured_slot, 2);
+        assert_eq!(p.measured_due(), Some(3));
+    }
+
+    #[test]
+    fn due_count_of_a_budget() {
+        assert_eq!(plan(&["--rate", "1000", "-n", "500"]).measured_due(), Some(500));
+        assert_eq!(plan(&["--rate", "1000", "-n", "500", "--warmup", "1s"]).measured_due(), Some(500));
+        // -n and -d: whichever ends first.
+        assert_eq!(plan(&["--rate", "1000", "-n", "500", "-d", "100ms"]).measured_due(), Some(100));
+        assert_eq!(plan(&["--rate", "1000", "-n", "50", "-d", "1s", "--warmup", "30ms"]).measured_due(), Some(50));
+        // Closed loop has no schedule.
+        assert_eq!(plan(&["-n", "500"]).measured_due(), None);
+        assert_eq!(plan(&["-d", "1s"]).measured_due(), None);
+    }
+
+    #[test]
+    fn due_count_matches_the_slots_one_by_one() {
+        // Rates whose period is not a whole number of ns: rounding at both ends.
+        for rate in ["7", "999.9", "3000", "12345.6", "33333.3"] {
+            for warmup in ["0s", "1ms", "333ms", "1s"] {
+                for duration in ["1ms", "10ms", "777ms", "1s"] {
+                    let p = plan(&["--rate", rate, "-d", duration, "--warmup", warmup]);
+                    let what = format!("--rate {rate} -d {duration} --warmup {warmup}");
+                    assert_eq!(p.measured_due(), Some(due_by_walking(&p)), "{what}");
+                    let p = plan(&["--rate", rate, "-d", duration, "--warmup", warmup, "-n", "20"]);
+                    assert_eq!(p.measured_due(), Some(due_by_walking(&p)), "{what} -n 20");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_due_slot_is_sent_or_not() {
+        // One connection that never waits for a response: it is free for every slot,
+        // except that the first 20 ms have passed before it asks (a connection busy
+        // meanwhile), so those slots go out late. Every due slot is handed out,
+        // but the last, if the timer woke after the end: claimed, then Stop, not sent.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let p = Arc::new(plan(&["--rate", "1000", "-d", "60ms"]));
+        let due = p.measured_due().unwrap();
+        assert_eq!(due, 60);
+        let scheduler = Scheduler::new(p, 0);
+        let mut late_go = 0;
+        runtime.block_on(async {
+            std::thread::sleep(Duration::from_millis(20));
+            let mut pacer = Pacer::new();
+            while let Next::Go(slot) = scheduler.next(0, &mut pacer).await {
+                assert!(slot.measured);
+                late_go += u64::from(slot.intended.is_some_and(|due| slot.start - due > SENT_LATE_AFTER));
+            }
+        });
+        let sends = scheduler.sends();
+        assert!(sends.sent == due || sends.sent + 1 == due, "sent {} of {due}", sends.sent);
+        // Slots 0..=18 at least were more than 1 ms overdue when the connection first
+        // asked (more if the sleep or a later timer overran).
+        assert!(sends.late >= 19, "late {}", sends.late);
+        // Late slots were already due when claimed: their latency counts from then.
+        assert_eq!(late_go, sends.late);
     }
 }

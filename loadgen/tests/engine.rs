@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{TestServer, assert_valid, engine, engine_json, schema_errors, u};
+use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, schema_errors, u};
 
 #[test]
 fn exact_request_count_and_schema() {
@@ -282,6 +282,36 @@ fn bad_usage_exits_2_with_one_line() {
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr.trim().lines().count(), 1, "{args:?}: {}", run.stderr);
     }
+}
+
+#[test]
+fn too_few_file_descriptors_is_a_usage_error() {
+    // Soft and hard limit 256: 1000 connections cannot be opened, so the run is
+    // refused before it starts (no server needed: nothing connects).
+    let run = engine_under_ulimit("-n 256", &["-c", "1000", "-d", "1s", "http://127.0.0.1:1/"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "one line: {}", run.stderr);
+    assert!(run.stderr.contains("-c 1000 needs about 1,0"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(" file descriptors; this process may open at most 256 (ulimit -n): lower -c or raise the limit"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn the_soft_file_descriptor_limit_is_raised() {
+    // Soft limit 128, hard limit untouched: 300 connections held open at once (each
+    // request takes 300 ms) need the engine to raise its soft limit; otherwise they
+    // would fail to connect (EMFILE).
+    let server = TestServer::start();
+    let run = engine_under_ulimit("-S -n 128", &["--json", "-n", "300", "-c", "300", "--timeout", "20s",
+        &server.url("/slow/300/1")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_eq!((u(&doc, "/requests/completed"), u(&doc, "/requests/failed")), (300, 0), "{doc:#}");
+    assert_eq!(u(&doc, "/connections_opened"), 300);
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! End-to-end tests of the load models beyond plain closed/open loop: who got
 //! served and what was in flight at the end, header counting, keep-alive budget,
-//! URL mixes, slow readers, page mode, and the open loop's rate accuracy.
+//! URL mixes, slow readers, page mode, the open loop's rate accuracy and the
+//! requests it could not send.
 //! Every run is bounded (by -n/-d, --timeout, and a 30 s kill in `engine`).
 
 mod common;
 
-use common::{TestServer, assert_valid, engine, engine_json, u};
+use common::{TestServer, assert_valid, engine, engine_json, u, warning_codes, warning_params};
 
 fn warnings(doc: &serde_json::Value) -> String {
     doc["warnings"].to_string()
@@ -202,4 +203,73 @@ fn open_loop_rate_is_within_one_percent() {
     // Every request due in the phase was sent: answered, or under way at the end.
     let sent = completed + u(&doc, "/requests/failed") + u(&doc, "/requests/in_flight_at_end");
     assert!((3995..=4000).contains(&sent), "sent {sent}");
+}
+
+/// The open loop's bookkeeping: `due` (from the schedule) = `not_sent` + the
+/// measured requests sent, and each sent one is completed, failed or in flight at
+/// the end. Without a warm-up every in-flight request is a measured one, so
+/// `due = not_sent + completed + failed + in_flight_at_end` exactly.
+fn assert_due_adds_up(doc: &serde_json::Value) -> (u64, u64) {
+    let due = u(doc, "/requests/due");
+    let not_sent = u(doc, "/requests/not_sent");
+    let sent = u(doc, "/requests/completed") + u(doc, "/requests/failed") + u(doc, "/requests/in_flight_at_end");
+    assert_eq!(not_sent + sent, due, "not_sent {not_sent} + sent {sent} (completed + failed + in flight) != due {due}");
+    (due, not_sent)
+}
+
+#[test]
+fn open_loop_counts_the_requests_it_could_not_send() {
+    // 2 connections, 50 ms per response: ~40 requests/s can be sent of the 1000 asked.
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "1000", "-d", "1s", "-c", "2", &server.url("/slow/50/12")]);
+    assert_valid(&doc);
+    let (due, not_sent) = assert_due_adds_up(&doc);
+    // Slots 0..999 are due at 0..999 ms; slot 1000 at the end itself is not inside.
+    assert_eq!(due, 1000);
+    assert!(not_sent > 800, "not sent {not_sent}");
+    // After the first two, every slot waited ~50 ms for a connection.
+    let sent = due - not_sent;
+    let late = u(&doc, "/requests/sent_late");
+    assert!(late + 2 >= sent && late <= sent, "{late} late of {sent} sent");
+    let p = warning_params(&doc, "rate_not_reached");
+    assert_eq!((p["due"].as_u64(), p["not_sent"].as_u64()), (Some(due), Some(not_sent)));
+    let w = warnings(&doc);
+    assert!(w.contains(&format!("{not_sent} of the 1000 requests due were never sent")), "{w}");
+
+    // The text output shows them too.
+    let run = engine(&["--rate", "1000", "-d", "300ms", "-c", "2", &server.url("/slow/50/12")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("Due requests:       300 ("), "{}", run.stdout);
+    assert!(run.stdout.contains(" never sent)"), "{}", run.stdout);
+}
+
+#[test]
+fn open_loop_that_keeps_its_rate_sends_everything() {
+    // Slot 199 is due at 995 ms: 5 ms of slack for a late timer before the end.
+    let server = TestServer::start();
+    let doc = engine_json(&["--rate", "200", "-d", "1s", "-c", "4", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    let (due, not_sent) = assert_due_adds_up(&doc);
+    assert_eq!((due, not_sent), (200, 0));
+    assert!(u(&doc, "/requests/sent_late") < 20, "{doc:#}");
+    assert!(!warning_codes(&doc).contains(&"rate_not_reached"));
+
+    // -n: due is N, all of them sent and ended (nothing in flight), warm-up left out.
+    let doc = engine_json(&["--rate", "1000", "-n", "300", "--warmup", "200ms", "-c", "8", "-t", "2",
+        &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert_eq!((u(&doc, "/requests/due"), u(&doc, "/requests/not_sent")), (300, 0));
+    assert_eq!(u(&doc, "/requests/completed"), 300);
+
+    // Closed loop: null; stages do not carry them.
+    let doc = engine_json(&["-n", "10", "-c", "1", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    for field in ["due", "not_sent", "sent_late"] {
+        assert!(doc["requests"][field].is_null(), "{field}: {doc:#}");
+        assert!(doc["requests"].get(field).is_some(), "{field} is written");
+    }
+    let doc = engine_json(&["--rate", "100", "--stages", "200ms:1,200ms:2", &server.url("/cl/12")]);
+    assert_valid(&doc);
+    assert!(doc["stages"][0]["requests"].get("due").is_none());
+    assert_eq!(u(&doc, "/requests/due"), 40);
 }

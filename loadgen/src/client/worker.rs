@@ -71,5 +71,7 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32) -> Result<ThreadReport, S
     });
     drop(local);
     let ctx = Rc::try_unwrap(ctx).map_err(|_| "engine thread still has live connections".to_string())?;
-    Ok(ThreadReport { stats: ctx.stats.into_inner(), busy })
+    let mut stats = ctx.stats.into_inner();
+    stats.sends = ctx.scheduler.sends();
+    Ok(ThreadReport { stats, busy })
 }

@@ -107,6 +107,18 @@ pub struct Counts {
     /// Whole run only; inner None = nothing in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_flight_oldest_us: Option<Option<u64>>,
+    /// Whole run only; inner None = closed loop. Open loop: measured slots due in
+    /// the measured phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub due: Option<Option<u64>>,
+    /// Whole run only; inner None = closed loop. Of `due`, never sent: no
+    /// connection was free before the measured phase ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_sent: Option<Option<u64>>,
+    /// Whole run only; inner None = closed loop. Measured requests sent more than
+    /// 1 ms after they were due.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent_late: Option<Option<u64>>,
 }
 
 #[derive(Serialize, Debug)]

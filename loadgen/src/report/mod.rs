@@ -38,6 +38,9 @@ fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol) -> PhaseDoc
             failed: p.failed(),
             in_flight_at_end: None,
             in_flight_oldest_us: None,
+            due: None,
+            not_sent: None,
+            sent_late: None,
         },
         // `rejected` exists only in FastCGI mode, so HTTP documents keep their classes.
         errors: ErrorClass::ALL
@@ -91,6 +94,13 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
     let in_flight = clients.in_flight.summary();
     result.requests.in_flight_at_end = Some(in_flight.count);
     result.requests.in_flight_oldest_us = Some(in_flight.max);
+    // Open loop: every measured slot due in the phase was handed to a connection
+    // (sent) or not; the schedule counts the first exactly, the threads the second.
+    let sends = m.stats.sends;
+    debug_assert!(m.due.is_none_or(|due| sends.sent <= due), "sent {} of {:?} due", sends.sent, m.due);
+    result.requests.due = Some(m.due);
+    result.requests.not_sent = Some(m.due.map(|due| due.saturating_sub(sends.sent)));
+    result.requests.sent_late = Some(m.due.map(|_| sends.late));
     let per_url = m
         .stats
         .urls

@@ -38,6 +38,14 @@ fn phase(out: &mut String, r: &PhaseDoc) {
     let c = &r.requests;
     let secs = r.duration_us as f64 / 1e6;
     let _ = writeln!(out, "Measured time:      {secs:.3} s");
+    // Open loop: what became of the requests the rate asked for.
+    if let (Some(Some(due)), Some(Some(not_sent)), Some(Some(late))) = (c.due, c.not_sent, c.sent_late) {
+        let sent = due.saturating_sub(not_sent);
+        let _ = writeln!(
+            out,
+            "Due requests:       {due} ({sent} sent, {late} of them over 1 ms late; {not_sent} never sent)"
+        );
+    }
     let _ = writeln!(out, "Complete requests:  {} ({} 2xx, {} non-2xx)", c.completed, c.ok_2xx, c.non_2xx);
     let _ = writeln!(out, "Failed requests:    {}", c.failed);
     if c.failed > 0 {

@@ -58,8 +58,9 @@ pub enum Warning {
     LatencyOverRange { count: u64, range_s: u64 },
     /// Open loop with fewer connections than the 1 ms timer resolution needs.
     RateTimerResolution { connections: u32, rate: f64, min_connections: u64 },
-    /// Open loop that sent less than `RATE_SHARE` of the asked rate.
-    RateNotReached { sent_per_s: f64, rate: f64, connections: u32 },
+    /// Open loop that sent less than `RATE_SHARE` of the asked rate; `due` and
+    /// `not_sent` as in `requests`.
+    RateNotReached { sent_per_s: f64, rate: f64, connections: u32, due: u64, not_sent: u64 },
     /// A measured phase under 1 s (runs ended by `-n` are exempt).
     ShortRun { duration_us: u64 },
 }
@@ -123,10 +124,11 @@ impl fmt::Display for Warning {
                 "{connections} connections for {rate} requests/s: with the engine's 1 ms timer resolution, \
                  latency_us may include up to ~1 ms of generator delay — use at least {min_connections} connections"
             ),
-            Warning::RateNotReached { sent_per_s, rate, connections } => write!(
+            Warning::RateNotReached { sent_per_s, rate, connections, due, not_sent } => write!(
                 f,
                 "only {sent_per_s:.0} of the {rate} requests/s asked for were sent: all {connections} connections \
-                 were busy (latency_us includes that wait) — add connections to keep the loop open"
+                 were busy (latency_us includes that wait); {not_sent} of the {due} requests due were never sent — \
+                 add connections to keep the loop open"
             ),
             Warning::ShortRun { .. } => f.write_str("the measured phase lasted less than 1 s: results are noisy"),
         }
@@ -216,7 +218,10 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     {
         let sent_per_s = attempted as f64 / (r.duration_us as f64 / 1e6);
         if sent_per_s < RATE_SHARE * rate {
-            out.push(Warning::RateNotReached { sent_per_s, rate, connections: cfg.connections });
+            // Always present for the whole run of an open loop (report/mod.rs).
+            let due = c.due.flatten().unwrap_or(0);
+            let not_sent = c.not_sent.flatten().unwrap_or(0);
+            out.push(Warning::RateNotReached { sent_per_s, rate, connections: cfg.connections, due, not_sent });
         }
     }
     if r.duration_us > 0 && r.duration_us < 1_000_000 && cfg.requests.is_none() {
@@ -350,9 +355,19 @@ mod tests {
         );
         cfg.rate = Some(1500.0);
         r.requests.completed = 1000;
+        r.requests.due = Some(Some(1500));
+        r.requests.not_sent = Some(Some(496));
+        let w = collect(&cfg, &r, &busy, &clients);
+        assert_eq!(
+            w[0].to_string(),
+            "only 1000 of the 1500 requests/s asked for were sent: all 4 connections were busy (latency_us \
+             includes that wait); 496 of the 1500 requests due were never sent — add connections to keep the loop \
+             open"
+        );
         check(
             only(&cfg, &r, &busy, &clients),
-            json!({"code": "rate_not_reached", "params": {"sent_per_s": 1000.0, "rate": 1500.0, "connections": 4}}),
+            json!({"code": "rate_not_reached", "params":
+                {"sent_per_s": 1000.0, "rate": 1500.0, "connections": 4, "due": 1500, "not_sent": 496}}),
         );
 
         let (cfg, mut r, busy, clients) = setup();

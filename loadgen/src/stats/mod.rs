@@ -201,6 +201,25 @@ impl PhaseStats {
     }
 }
 
+/// Open loop: what became of one thread's measured slots (zeros in closed loop).
+/// With the run's due count (schedule.rs) this gives the requests never sent:
+/// `due - sent`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sends {
+    /// Measured slots handed to a connection, i.e. sent (connect or write begun).
+    pub sent: u64,
+    /// Of those, the ones that waited for a free connection: already more than
+    /// 1 ms past due when a connection took them.
+    pub late: u64,
+}
+
+impl Sends {
+    fn merge(&mut self, other: &Sends) {
+        self.sent += other.sent;
+        self.late += other.late;
+    }
+}
+
 /// What one engine thread measured.
 #[derive(Debug)]
 pub struct ThreadStats {
@@ -217,6 +236,9 @@ pub struct ThreadStats {
     pub headers: HeaderCounts,
     /// Page mode only.
     pub pages: Option<PageStats>,
+    /// Open loop: measured slots sent, and sent late (filled in from the schedule
+    /// when the thread ends).
+    pub sends: Sends,
     measure_start: Instant,
 }
 
@@ -249,6 +271,7 @@ impl ThreadStats {
             urls: (0..shape.urls).map(|_| UrlStats::default()).collect(),
             headers: HeaderCounts::new(shape.headers),
             pages: shape.pages.then(PageStats::default),
+            sends: Sends::default(),
             measure_start,
         }
     }
@@ -288,6 +311,7 @@ impl ThreadStats {
         if let (Some(a), Some(b)) = (&mut self.pages, &other.pages) {
             a.merge(b);
         }
+        self.sends.merge(&other.sends);
         self.last_event = match (self.last_event, other.last_event) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

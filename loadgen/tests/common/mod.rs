@@ -302,10 +302,27 @@ impl EngineRun {
 
 /// Runs the engine with a hard wall-clock limit so a bug can never hang the suite.
 pub fn engine(args: &[&str]) -> EngineRun {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
+    command.args(args);
+    run_bounded(command, args)
+}
+
+/// Runs the engine under `sh -c 'ulimit ULIMIT; exec engine ARGS'`, e.g. with
+/// `ulimit` = `-n 256` (soft and hard limits) or `-S -n 256` (soft only).
+pub fn engine_under_ulimit(ulimit: &str, args: &[&str]) -> EngineRun {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit {ulimit} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_stackbench-load"))
+        .args(args);
+    run_bounded(command, args)
+}
+
+fn run_bounded(mut command: Command, args: &[&str]) -> EngineRun {
     let limit = Duration::from_secs(30);
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
-        .args(args)
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
