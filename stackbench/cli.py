@@ -29,6 +29,14 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share such as 0.02 or 2%") from None
 
 
+def _output_flags(p: argparse.ArgumentParser) -> None:
+    """How a measuring command talks: progress on a terminal, a line per cell elsewhere."""
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--quiet", action="store_true", help="no progress and no table: errors and the run id only")
+    out.add_argument("--json", action="store_true", help="one JSON object per finished cell on standard output")
+    out.add_argument("--wide", action="store_true", help="the final table with every column")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.")
     p.add_argument("--version", action="version", version=f"stackbench {__version__}")
@@ -41,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    _output_flags(run)
     run.add_argument("--resume", type=int, metavar="RUN",
                      help="finish an interrupted run: cells already stored are not run again")
 
@@ -56,10 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    _output_flags(sc_run)
 
     show = sub.add_parser("show", help="print a stored run: table or summary, caveats, verdicts")
     show.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
     show.add_argument("--all", action="store_true", help="every repetition as its own row")
+    show.add_argument("--wide", action="store_true", help="every column (default: the ones that answer the question)")
     show.add_argument("--baseline", help="verdicts against this stack label (default: the plan's baseline)")
     show.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 

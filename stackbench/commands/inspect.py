@@ -16,7 +16,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run_id = _run_id(store, args.run_id, args.db)
     run_report.render(store.run(run_id), store.cells(run_id), sys.stdout, every_run=args.all,
-                      baseline=args.baseline, searches=store.search_rows(run_id))
+                      baseline=args.baseline, searches=store.search_rows(run_id), wide=args.wide)
     return 0
 
 

@@ -33,7 +33,7 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(plan, args)
     store = Store(args.db)
-    progress = TerminalProgress()
+    progress = TerminalProgress(mode=_mode(args))
     outcome = None
     try:
         outcome = run_plan(plan, store, progress, _options(args))
@@ -52,13 +52,17 @@ def _resume(args: argparse.Namespace) -> int:
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
     done = done_seqs(plan, store, args.resume)
-    progress = TerminalProgress()
+    progress = TerminalProgress(mode=_mode(args))
     outcome = None
     try:
         outcome = resume(args.resume, plan, done, store, progress, _options(args))
     finally:
         _report(store, outcome, progress, args, run_id=args.resume)
     return ServerError.exit_code if outcome.errors else 0
+
+
+def _mode(args: argparse.Namespace) -> str:
+    return "json" if getattr(args, "json", False) else "quiet" if getattr(args, "quiet", False) else "auto"
 
 
 def _options(args: argparse.Namespace) -> Options:
@@ -73,8 +77,9 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
     if run_id is None:
         return
     cells = store.cells(run_id)
-    if cells:
-        run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id))
+    if cells and _mode(args) == "auto":
+        run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id),
+                          wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
     if outcome is None or outcome.status == RunStatus.INTERRUPTED:
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)

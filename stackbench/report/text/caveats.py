@@ -51,7 +51,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "rate_timer_resolution": lambda p: f"{p.get('connections')} connections for {p.get('rate')} requests/s: with "
                                        "the engine's 1 ms timer resolution, latency may include up to ~1 ms of "
                                        f"generator delay — use at least {p.get('min_connections')} connections",
-    "rate_not_reached": lambda p: f"only {p.get('sent_per_s', 0):.0f} of the {p.get('rate')} requests/s asked for "
+    "rate_not_reached": lambda p: f"only {p.get('sent_per_s', 0):.0f} of the {p.get('rate') or 0:,g} requests/s asked for "
                                  f"were sent: all {p.get('connections')} connections were busy"
                                  + (f" and {p['not_sent']:,} due requests were never sent" if p.get("not_sent") else "")
                                  + " — the stack answered more slowly than the connections allow (their latency "

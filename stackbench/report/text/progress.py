@@ -1,70 +1,152 @@
-"""Progress while a plan runs: one line, rewritten in place, on a terminal only."""
+"""Progress while a plan runs. On a terminal: a bar for the plan (cells done / total,
+elapsed, an ETA from the dry-run estimate corrected by how long the cells so far really
+took) and a line for the running cell, rewritten in place. Elsewhere (a log, a pipe):
+one line per finished cell, so a log shows progress. `--quiet`: errors only. `--json`:
+one JSON object per finished cell on standard output, for scripts."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 import time
 from typing import TextIO
 
-from stackbench.plan import Cell, Plan, StackVariant
 from stackbench.events import Events
+from stackbench.plan import Cell, Plan, StackVariant
 from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
+from stackbench.units import format_rate, format_us
+
+BAR = 24  # characters of the plan's bar
+MODES = ("auto", "quiet", "json")
 
 
 class TerminalProgress(Events):
-    def __init__(self, stream: TextIO = sys.stderr):
-        self.stream = stream
-        self.live = stream.isatty()
+    def __init__(self, stream: TextIO = sys.stderr, mode: str = "auto", out: TextIO = sys.stdout):
+        self.stream, self.out, self.mode = stream, out, mode
+        self.live = mode == "auto" and stream.isatty()
+        self.lines = mode == "auto" and not self.live
         self.style = Style(stream)
+        self.plan: Plan | None = None
         self.total = 0
         self.done = 0
         self.t0 = time.monotonic()
         self.run_id: int | None = None
         self.reps = self.upto = ""
+        self.estimate_s = 0.0  # the dry-run estimate of every cell
+        self.estimated_done_s = 0.0  # … of the cells finished so far
+        self.cell_t0 = 0.0
 
-    def _status(self, text: str) -> None:
-        if self.live:
-            self.stream.write("\r\033[K" + text)
-            self.stream.flush()
-
-    def _say(self, text: str) -> None:
-        """A permanent line (errors): always shown, on a terminal or not."""
-        if self.live:
-            self.stream.write("\r\033[K")
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
+    # -- what the runner reports ------------------------------------------------------
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
-        self.run_id = run_id
+        self.run_id, self.plan = run_id, plan
         self.total = len(cells)
+        self.estimate_s = plan.seconds(cells)
         self.reps = self.upto = ""
         if plan.adaptive:
             # Adaptive repetitions: the cells up to the cap; the run usually stops earlier.
             self.reps, self.upto = f" of up to {plan.max_repetitions}", "≤"
-        if self.live:
-            self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells, plan {plan.name}; "
-                                     f"server on cores {pinning.server_cpus}, engine on {pinning.engine_cpus}"))
+        if self.live or self.lines:
+            self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells (about {_clock(self.estimate_s)}"
+                                     f"{' at most' if plan.adaptive else ''}), plan {plan.name}; server on cores "
+                                     f"{pinning.server_cpus}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
-        self._status(f"[{self.done}/{self.upto}{self.total}] starting {variant.label} …")
+        self._status(f"starting {variant.label} …")
 
     def cell_started(self, cell: Cell) -> None:
+        self.cell_t0 = time.monotonic()
         ka = "keep-alive" if cell.keepalive else "no keep-alive"
-        elapsed = time.monotonic() - self.t0
-        self._status(f"[{self.done + 1}/{self.upto}{self.total}] rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · "
-                     f"{cell.workload} · {cell.level()} · {ka}  ({elapsed:.0f} s)")
+        self._status(f"rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · {cell.workload} · "
+                     f"{cell.level()} · {ka}")
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:
-        self.done += 1
+        # A capacity search's probes are not cells of the plan's count: the search is one.
+        if not (cell.load == "capacity" and cell.rate is not None):
+            self.done += 1
+            self.estimated_done_s += self.plan.cell_seconds(cell) if self.plan else 0.0
+        if self.mode == "json":
+            self.out.write(json.dumps(cell_json(self.run_id, cell, record)) + "\n")
+            self.out.flush()
+        elif self.lines:
+            self._say(f"[{self.done}/{self.upto}{self.total}] {finished_line(cell, record)} "
+                      f"({time.monotonic() - self.cell_t0:.1f} s)")
+        elif self.live:
+            self.last = finished_line(cell, record)
 
     def stack_failed(self, variant: StackVariant, error) -> None:
-        self._say(self.style.error(f"{variant.label} failed:\n{error.render()}"))
+        self._say(self.style.error(f"{variant.label} failed:\n{error.render()}"), always=True)
 
     def rundir_kept(self, variant: StackVariant, path) -> None:
-        self._say(self.style.dim(f"kept {variant.label}'s run directory: {path}"))
+        self._say(self.style.dim(f"kept {variant.label}'s run directory: {path}"), always=True)
 
     def plan_finished(self, run_id: int, status: str) -> None:
         if self.live:
             self.stream.write("\r\033[K")
             self.stream.flush()
+
+    # -- drawing ------------------------------------------------------------------------
+    def eta_s(self) -> float | None:
+        """The estimate of what is left, scaled by how the cells so far compared with
+        their estimate (a slow machine, long starts); None before the first cell."""
+        elapsed = time.monotonic() - self.t0
+        if not self.estimated_done_s:
+            return None
+        left = max(0.0, self.estimate_s - self.estimated_done_s)
+        return left * elapsed / self.estimated_done_s
+
+    def bar(self) -> str:
+        share = self.done / self.total if self.total else 0.0
+        full = round(BAR * share)
+        eta = self.eta_s()
+        return (f"[{'█' * full}{'░' * (BAR - full)}] {self.done}/{self.upto}{self.total} cells · "
+                f"{_clock(time.monotonic() - self.t0)}" + ("" if eta is None else f" · ETA {_clock(eta)}"))
+
+    def _status(self, text: str) -> None:
+        if self.live:
+            last = getattr(self, "last", None)
+            line = f"{self.bar()}  {text}" + (f"  · last: {last}" if last else "")
+            self.stream.write("\r\033[K" + line[:shutil.get_terminal_size((120, 24)).columns - 1])
+            self.stream.flush()
+
+    def _say(self, text: str, always: bool = False) -> None:
+        """A permanent line: progress lines off a terminal, and errors (always)."""
+        if not (always or self.live or self.lines):
+            return
+        if self.live:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def finished_line(cell: Cell, record: CellRecord) -> str:
+    r = record.result
+    head = f"{cell.stack.label} · {cell.workload} · {cell.level()} · {'on' if cell.keepalive else 'off'}"
+    if r is None:
+        return f"{head}: FAILED ({record.error})"
+    failed = r.requests.failed + r.requests.non_2xx
+    return (f"{head}: {format_rate(r.requests_per_s)} req/s, p99 {format_us(r.latency.p99_us)} ms"
+            + (f", {failed:,} errors" if failed else "") + ("" if record.status == "ok" else " (FAILED)"))
+
+
+def cell_json(run_id: int | None, cell: Cell, record: CellRecord) -> dict:
+    """One finished cell for scripts (`run --json`): the figures a script would check."""
+    r = record.result
+    return {
+        "run_id": run_id, "seq": cell.seq, "repetition": cell.repetition, "stack": cell.stack.label,
+        "workload": cell.workload, "load": cell.load, "concurrency": cell.concurrency, "rate": cell.rate,
+        "leg": cell.leg, "step": cell.step, "keepalive": cell.keepalive, "status": str(record.status.value),
+        "error": record.error,
+        "requests_per_s": r.requests_per_s if r else None, "p50_us": r.latency.p50_us if r else None,
+        "p99_us": r.latency.p99_us if r else None, "completed": r.requests.completed if r else None,
+        "failed": r.requests.failed if r else None, "non_2xx": r.requests.non_2xx if r else None,
+        "not_sent": r.requests.not_sent if r else None,
+        "caveats": [c.code for c in record.caveats],
+    }
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+

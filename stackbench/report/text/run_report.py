@@ -11,19 +11,18 @@ from stackbench.report.text import capacity as capacity_text, curves as curves_t
 
 
 def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False,
-           baseline: str | None = None, searches: list[dict] | None = None) -> None:
+           baseline: str | None = None, searches: list[dict] | None = None, wide: bool = False) -> None:
     vs = verdicts.for_run(run, cells, baseline)
     levels = questions.levels(cells)
     repeated = len({c["repetition"] for c in cells}) > 1
     if every_run or not repeated:
         if levels or every_run:
-            table.render(run, cells if every_run else levels, out)
-        else:
+            table.render(run, cells if every_run else levels, out, wide)
+        else:  # capacity searches only: each probe's shortfall is in its search's table
             table.header(run, out)
-            table.warnings(cells, out)
     else:
         table.header(run, out)
-        verdicts_text.render_summary(summary.summarize(cells), run.get("stop"), out)
+        verdicts_text.render_summary(summary.summarize(cells), run.get("stop"), out, wide, vs)
         out.write(f"(every repetition: `stackbench show {run['id']} --all`)\n")
         table.warnings(cells, out)
     if _walked(run):

@@ -14,7 +14,10 @@ from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
 COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
            "unserved", "mem MiB", "CPU µs/req", "calls/req")
-NUMERIC = set(COLUMNS) - {"#", "workload", "keep-alive", "stack"}
+# The default table answers the question in 120 columns; --wide shows every column.
+NARROW = ("#", "workload", "load", "keep-alive", "stack", "req/s", "p99 ms", "errors", "unserved", "mem MiB",
+          "CPU µs/req")
+NUMERIC = (set(COLUMNS) | {"errors"}) - {"#", "workload", "load", "keep-alive", "stack"}
 INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never in a verdict)
 # Above this CV of the CPU-steadiness probe (monitor/cpu_noise.py) the header warns.
 NOISY_CV = 0.05
@@ -28,9 +31,9 @@ NUMERIC |= set(SERVICE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 
 
-def columns(cells: list[dict]) -> tuple[str, ...]:
+def columns(cells: list[dict], wide: bool = True) -> tuple[str, ...]:
     fs = [figures.of(c) for c in cells]
-    return (COLUMNS + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
+    return ((COLUMNS if wide else NARROW) + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
             + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ()))
 
 
@@ -39,33 +42,35 @@ def rows(cells: list[dict], cols: tuple[str, ...] | None = None) -> list[tuple[s
     out = []
     for group in questions.group(cells).values():
         for c in group:
-            out.append(_row(figures.of(c), cols, bool(verdicts.invalid_reasons(c))))
+            values = _values(figures.of(c), bool(verdicts.invalid_reasons(c)))
+            out.append(tuple(values.get(col, "-") for col in cols))
     return out
 
 
-def _row(f: CellFigures, cols: tuple[str, ...] = COLUMNS, invalid: bool = False) -> tuple[str, ...]:
+def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
+    """Every column's text for one cell (a table picks the columns it shows)."""
     q = f.question
-    head = (str(f.seq) + (INVALID_MARK if invalid else ""), q.workload, q.level(), _ka(q.keepalive))
+    v = {"#": str(f.seq) + (INVALID_MARK if invalid else ""), "workload": q.workload, "load": q.level(),
+         "keep-alive": _ka(q.keepalive), "stack": f.stack_label}
     if not f.measured:
-        return head + (f.stack_label, "FAILED") + ("-",) * (len(cols) - 6)
-    extra = ()
-    if PHP_COLUMNS[0] in cols:
-        extra += ("-" if f.php_opcache is None else _ka(f.php_opcache),)
-    if SERVICE_COLUMNS[0] in cols:
-        extra += (_num(f.service_memory_peak_bytes, 1 / MiB, 1), _num(f.service_cpu_us_per_request, 1, 0))
-    return head + (
-        f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
-        format_rate(f.throughput) + (PAGE_MARK if f.page_mode else ""),
-        format_us(f.latency_mean_us), format_us(f.p50_us), format_us(f.p99_us),
-        _int(f.requests_failed), _int(f.non_2xx), _unserved(f.unserved),
-        _num(f.memory_peak_bytes, 1 / MiB, 1), _num(f.cpu_us_per_request, 1, 0),
-        _num(f.syscalls_per_request, 1, 1),
-    ) + extra
+        return {**v, "req/s": "FAILED"}
+    errors = None if f.requests_failed is None else f.requests_failed + (f.non_2xx or 0)
+    return {**v,
+            "stack": f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
+            "req/s": format_rate(f.throughput) + (PAGE_MARK if f.page_mode else ""),
+            "mean ms": format_us(f.latency_mean_us), "p50 ms": format_us(f.p50_us), "p99 ms": format_us(f.p99_us),
+            "failed": _int(f.requests_failed), "non-2xx": _int(f.non_2xx), "errors": _int(errors),
+            "unserved": _unserved(f.unserved),
+            "mem MiB": _num(f.memory_peak_bytes, 1 / MiB, 1), "CPU µs/req": _num(f.cpu_us_per_request, 1, 0),
+            "calls/req": _num(f.syscalls_per_request, 1, 1),
+            "opcache": "-" if f.php_opcache is None else _ka(f.php_opcache),
+            "db MiB": _num(f.service_memory_peak_bytes, 1 / MiB, 1),
+            "db µs/req": _num(f.service_cpu_us_per_request, 1, 0)}
 
 
-def render(run: dict, cells: list[dict], out: TextIO) -> None:
+def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> None:
     style = Style(out)
-    cols = columns(cells)
+    cols = columns(cells, wide)
     body = rows(cells, cols)
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(cols)]
 
@@ -86,6 +91,9 @@ def render(run: dict, cells: list[dict], out: TextIO) -> None:
     out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
                         "describe only the clients that were served") + "\n")
     out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    if not wide:
+        out.write(style.dim("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 "
+                            "latency, failed and non-2xx apart, system calls per request") + "\n")
     for note in footnotes(cols, any(PAGE_MARK in r[5] for r in body)):
         out.write(style.dim(note) + "\n")
     if any(INVALID_MARK in r[0] for r in body):

@@ -142,11 +142,29 @@ SUMMARY_HEAD = ("workload", "load", "keep-alive", "stack", "runs", "req/s median
                 "p50 ms", "p99 ms", "mem MiB", "CPU µs/req")
 
 
-def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> None:
+def marks(vs: Verdicts | None) -> dict[tuple, str]:
+    """The throughput verdict of each (question, stack) in a word, for the summary's
+    `vs base` column: "+43 %" / "−70 %" when significant, "≈" equivalent, "n.s." no
+    significant difference, "?" not enough runs, "base" the baseline itself."""
+    out: dict[tuple, str] = {}
+    for v in (vs.for_metric("throughput") if vs else []):
+        c = v.comparison
+        out[(v.question, v.baseline)] = "base"
+        out[(v.question, v.candidate)] = {
+            stats.Verdict.EQUIVALENT: "≈", stats.Verdict.NO_DIFFERENCE: "n.s.", stats.Verdict.INSUFFICIENT: "?",
+        }.get(c.verdict) or _signed(c.ratio).replace(".0 %", " %")
+    return out
+
+
+def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide: bool = False,
+                   vs: Verdicts | None = None) -> None:
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
     with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
-    head = SUMMARY_HEAD + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ())
+    verdict_of = marks(vs)
+    head = ((SUMMARY_HEAD if wide else tuple(h for h in SUMMARY_HEAD if h not in ("CV", "p50 ms")))
+            + (("vs base",) if verdict_of else ())
+            + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ()))
     body = []
     for r in rows:
         t = r.metrics["throughput"]
@@ -157,6 +175,10 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
                format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
                _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
+        if not wide:
+            row = row[:7] + row[9:]
+        if verdict_of:
+            row += (verdict_of.get((r.question, r.stack_label), "-"),)
         if with_php:
             row += (_opcache(r.opcache_runs),)
         if with_db:
@@ -178,6 +200,10 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO) -> N
             out.write("\n")
         previous = b[:3]
         out.write(line(b) + "\n")
+    if verdict_of:
+        out.write(style.dim("vs base = throughput against the baseline: a significant difference in %, ≈ equivalent, "
+                            "n.s. no significant difference, ? too few valid runs (the verdicts below say more)")
+                  + "\n")
     for note in table.footnotes(head, any(r.page_mode for r in rows)):
         out.write(style.dim(note) + "\n")
     if stop:
