@@ -66,8 +66,10 @@ def test_each_caveat_is_shown_once_with_the_cells_it_concerns():
     cells = [cell(i, conc=c, caveats=cv) for i, c in enumerate((1, 2, 4, 8))]
     out = io.StringIO()
     table.render(RUN, cells, out)
-    lines = [x for x in out.getvalue().splitlines() if x.startswith("warning:")]
+    text = out.getvalue().replace("\n  ", " ")  # warnings wrap at 120 columns
+    lines = [x for x in text.splitlines() if x.startswith("warning:")]
     assert len(lines) == 1 and "less than 1 s" in lines[0] and "(+2 more)" in lines[0]
+    assert all(len(x) <= 120 for x in out.getvalue().splitlines())
 
 
 def doc(**kw):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TextIO
 
 from stackbench.analysis import figures, questions, verdicts
@@ -18,6 +19,7 @@ COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "
 NARROW = ("#", "workload", "load", "keep-alive", "stack", "req/s", "p99 ms", "errors", "unserved", "mem MiB",
           "CPU µs/req")
 NUMERIC = (set(COLUMNS) | {"errors"}) - {"#", "workload", "load", "keep-alive", "stack"}
+WIDTH = 120  # the default table and its warnings fit a 120-column terminal
 INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never in a verdict)
 # Above this CV of the CPU-steadiness probe (monitor/cpu_noise.py) the header warns.
 NOISY_CV = 0.05
@@ -88,18 +90,24 @@ def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> Non
         previous = group
         out.write(line(r) + "\n")
 
-    out.write(style.dim("\nunserved = connections that got no response in the measured phase: the latencies "
-                        "describe only the clients that were served") + "\n")
-    out.write(style.dim(f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs") + "\n")
+    notes = ["", "unserved = connections that got no response in the measured phase: the latencies describe only "
+             "the clients that were served",
+             f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs"]
     if not wide:
-        out.write(style.dim("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 "
-                            "latency, failed and non-2xx apart, system calls per request") + "\n")
-    for note in footnotes(cols, any(PAGE_MARK in r[5] for r in body)):
-        out.write(style.dim(note) + "\n")
+        notes.append("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 latency, "
+                     "failed and non-2xx apart, system calls per request")
+    notes += footnotes(cols, any(PAGE_MARK in r[5] for r in body))
     if any(INVALID_MARK in r[0] for r in body):
-        out.write(style.dim(f"{INVALID_MARK} after # = the cell failed a validity gate (a warning below says which): "
-                            "shown, never part of a verdict") + "\n")
+        notes.append(f"{INVALID_MARK} after # = the cell failed a validity gate (a warning below says which): "
+                     "shown, never part of a verdict")
+    for note in notes:
+        out.write(style.dim(wrap(note)) + "\n")
     warnings(cells, out)
+
+
+def wrap(text: str) -> str:
+    """Prose wrapped to the table's 120 columns, continuation lines indented."""
+    return textwrap.fill(text, WIDTH, subsequent_indent="  ") if text else text
 
 
 def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
@@ -142,7 +150,8 @@ def warnings(cells: list[dict], out: TextIO) -> None:
     if notes:
         out.write("\n")
         for text in notes:
-            out.write(style.warn(f"warning: {text}") + "\n")
+            # Prose wrapped to the table's 120 columns, continuation lines indented.
+            out.write(style.warn(wrap(f"warning: {text}")) + "\n")
 
 
 def _notes(cells: list[dict]) -> list[str]:
