@@ -16,6 +16,7 @@ PACKAGES=(
   wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc
   mariadb-server php8.2-mysql wordpress wordpress-theme-twentytwentythree   # the wordpress workload (MariaDB run by the lab)
   python3-venv   # Debian's python3 has no venv/ensurepip without it
+  chromium       # for the report test: the HTML report opened in headless Chromium
 )
 
 need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (apt-get install)" >&2; exit 1; }; }

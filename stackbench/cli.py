@@ -14,7 +14,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import inspect, measure, scenario
+from stackbench.commands import inspect, measure, report, scenario
 from stackbench.errors import Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -91,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", help="file to write (default: standard output)")
     exp.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
+    rep = sub.add_parser("report", help="stored runs as one HTML file: verdicts, charts, how to reproduce them",
+                         description="One self-contained HTML file (inline SVG charts, no script library, "
+                                     "nothing fetched when opened), a section per run.")
+    rep.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids (default: the latest)")
+    rep.add_argument("-o", "--output", help="file to write (default: report-RUN.html)")
+    rep.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+
     runs = sub.add_parser("runs", help="list the stored runs")
     runs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
@@ -140,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
 COMMANDS = {
     "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
-    "export": inspect.cmd_export,
+    "export": inspect.cmd_export, "report": report.cmd_report,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,
 }

@@ -94,7 +94,7 @@ def _comparative(v: Verdict) -> str:
     return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')} of"
 
 
-def _aside(v: Verdict) -> str:
+def aside(v: Verdict) -> str:
     """A secondary metric, shortly: 'uses 0.61x the CPU per request'."""
     r = v.comparison.ratio or 1.0
     if v.metric.key.startswith("latency"):
@@ -117,7 +117,7 @@ def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
         line = f"{question_name(v.question)}: " + headline(v, vs.band)
         extra = others[(v.question, v.candidate)]
         if extra:
-            line += " — and " + ", ".join(_aside(x) for x in extra)
+            line += " — and " + ", ".join(aside(x) for x in extra)
         color = style.good if v.better else (lambda s: s)  # green: the candidate wins
         out.write(color(line) + "\n")
     n = vs.family_sizes.get("throughput", 0)

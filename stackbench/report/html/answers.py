@@ -1,0 +1,175 @@
+"""The top of a run's report: the answers — verdict sentences worded exactly as the
+terminal words them (report/text/verdicts.py: question_name, headline), capacity
+intervals and their verdicts, the way down against the way up — or, when the run has no
+verdicts, how to get them; then the warnings that change how to read the numbers."""
+
+from __future__ import annotations
+
+import shlex
+from html import escape
+from typing import Iterable
+
+from stackbench.analysis import capacity_results, figures, questions, ramps, stats, verdicts
+from stackbench.analysis.verdicts import Verdict, Verdicts
+from stackbench.report.html import tables
+from stackbench.report.html.figure import Context
+from stackbench.report.html.reproduce import toml_value
+from stackbench.report.text.capacity import STOPPED, interval
+from stackbench.report.text.caveats import sentence
+from stackbench.report.text.table import NOISY_CV
+# aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
+from stackbench.report.text.verdicts import LARGE, aside, headline, question_name
+from stackbench.units import MiB, format_num, format_us
+
+
+def render(ctx: Context) -> str:
+    vs = verdicts.for_run(ctx.run, ctx.cells)
+    found = capacity_results.results(ctx.run, ctx.cells, ctx.searches)
+    parts = [_verdicts(vs, f"Verdicts (baseline: {vs.baseline})") if vs else "",
+             _capacity(ctx, found), _how_to_get_verdicts(ctx, vs, found)]
+    legs = ramps.decide(ctx.cells)
+    if legs:
+        parts.append(_verdicts(legs, "The way down against the way up (each stack against itself)"))
+    body = "".join(parts) or "<p>No cell of this run was measured.</p>"
+    return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
+            f"{_warnings(ctx)}</section>")
+
+
+def _verdicts(vs: Verdicts, title: str) -> str:
+    through = vs.for_metric("throughput")
+    if not through:
+        return ""
+    items = []
+    for v in through:
+        also = ", ".join(aside(x) for x in _asides(vs, v))
+        items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question))}:</strong> '
+                     f"{escape(headline(v, vs.band))}" + (f'<span class="also"> — and {escape(also)}</span>' if also
+                                                          else "") + "</li>")
+    notes = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit."]
+    n = vs.family_sizes.get("throughput", 0)
+    if n > 1:
+        notes.append(f"p-values: Mann–Whitney U, Holm–Bonferroni-adjusted over the {n} throughput comparisons.")
+    if vs.excluded:
+        reasons: dict[str, int] = {}
+        for e in vs.excluded:
+            for r in e.reasons:
+                reasons[r] = reasons.get(r, 0) + 1
+        notes.append(f"Left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate ("
+                     + ", ".join(f"{k} ×{c}" for k, c in sorted(reasons.items())) + ") — see the warnings below.")
+    return (f'<h4>{escape(title)}</h4><ul class="verdicts">{"".join(items)}</ul>'
+            + "".join(f'<p class="note">{escape(t)}</p>' for t in notes))
+
+
+def _asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
+    """The other metrics of the same comparison that are significant and LARGE apart
+    (the terminal adds them to the line as "— and …")."""
+    return [x for x in vs.verdicts if x.metric.key != "throughput" and x.question == v.question
+            and x.candidate == v.candidate and x.better is not None and x.comparison.ratio is not None
+            and abs(x.comparison.ratio - 1) >= LARGE]
+
+
+def _tone(v: Verdict) -> str:
+    return {True: "better", False: "worse"}.get(v.better, "even")
+
+
+def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: list) -> str:
+    """A run without verdicts between stacks says why, and what would give them."""
+    reps = max((c["repetition"] for c in ctx.cells), default=0) + 1
+    labels = list(dict.fromkeys(c["stack_label"] for c in ctx.cells))
+    enough = reps >= stats.MIN_RUNS
+    if not labels or (vs is not None and (enough or found)):
+        return ""  # verdicts, or sentences that say how many runs each one lacks
+    if vs is None:
+        why = "its plan names no baseline stack to compare the others with"
+    else:
+        why = (f"each cell was measured {reps} time(s); a verdict needs at least {stats.MIN_RUNS} valid runs a side "
+               "(the run is the unit of replication, never the request)")
+    lines = ([] if vs is not None else [f"baseline = {toml_value(labels[0])}"]) + (
+        [] if enough else ['repetitions = 5        # or "auto": more runs until the CI is narrow'])
+    now = (f"<p>This run has {reps} repetitions already: <code>stackbench show {ctx.run['id']} --baseline "
+           f"{escape(shlex.quote(labels[0]))}</code> prints verdicts from it now.</p>") if enough else ""
+    return (f'<div class="no-verdicts"><p><strong>No verdicts between stacks for this run:</strong> {escape(why)}. '
+            "The charts below show what was measured, but say nothing of whether a difference is real.</p>"
+            f"{now}<p>To get verdicts, add to the plan (any stack label as the baseline):</p>"
+            f"<pre>{escape(chr(10).join(lines))}</pre><p>and run it again with <code>stackbench run PLAN</code> — or "
+            "run a named scenario, which has both: <code>stackbench scenario list</code>, then "
+            "<code>stackbench scenario run NAME</code>.</p></div>")
+
+
+def _capacity(ctx: Context, found: list[capacity_results.CapacityResult]) -> str:
+    if not found:
+        return ""
+    slo, _ = capacity_results.plan_parts(ctx.run)
+    rows = []
+    for r in found:
+        f = r.at_low
+        rows.append((r.stack_label, r.workload, "on" if r.keepalive else "off", str(r.repetition + 1), interval(r),
+                     format_us(f.p99_us) if f else "-", format_num(f.cpu_us_per_request) if f else "-",
+                     format_num(f.memory_peak_bytes, 1 / MiB, 1) if f else "-", str(len(r.probes)),
+                     STOPPED.get(r.stopped, r.stopped)))
+    out = (f"<h4>Capacity at {escape(slo.describe())}</h4>"
+           + tables.table(("stack", "workload", "keep-alive", "search", "sustains", "p99 ms", "CPU µs/req",
+                           "mem MiB", "probes", "stopped"), rows)
+           + '<p class="note">sustains = the highest rate that met the target – the lowest that did not; p99, CPU '
+             "and memory: the stack at the sustained rate.</p>")
+    base = ctx.baseline
+    decided = capacity_results.decide(found, base) if base else []
+    if decided:
+        # decide() compares with the default equivalence band; the sentences say the same.
+        items = "".join(f'<li class="{_tone(v)}"><strong>{escape(v.question.workload)} '
+                        f"{'keep-alive' if v.question.keepalive else 'no keep-alive'}:</strong> "
+                        f"{escape(headline(v, stats.DEFAULT_EQUIVALENCE))}</li>" for v in decided)
+        out += (f"<h4>Capacity verdicts (baseline: {escape(base)})</h4><ul class=\"verdicts\">{items}</ul>"
+                '<p class="note">Each search is one run; five searches a side give a verdict '
+                "(repetitions = 5).</p>")
+    return out
+
+
+def _warnings(ctx: Context) -> str:
+    items = []
+    if ctx.run.get("error"):
+        items.append((f"the run ended with an error: {ctx.run['error']}", "", True))
+    noise = (ctx.run.get("environment") or {}).get("cpu_noise_cv")
+    if noise is not None and noise > NOISY_CV:
+        items.append((f"this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop timed "
+                      f"on the server's core): no run can be steadier than that — expect wide intervals, and "
+                      f"differences smaller than about {2 * noise:.0%} to come out as 'no significant difference'",
+                      "", False))
+    items += _caveats(questions.levels(ctx.cells))
+    if not items:
+        return ""
+    lis = "".join(f'<li class="{"gate" if gate else ""}">{escape(text)}'
+                  + (f'<span class="where">{escape(where)}</span>' if where else "") + "</li>"
+                  for text, where, gate in items)
+    gates = ('<p class="note">Marked ✕: the runs concerned failed a validity gate and are left out of verdicts '
+             "(they stay in the charts and tables).</p>") if any(gate for _, _, gate in items) else ""
+    return (f'<h4 id="{ctx.anchor("warnings")}">Read the numbers with these in mind</h4><ul class="warnings">{lis}</ul>'
+            + gates)
+
+
+def _caveats(cells: Iterable[dict]) -> list[tuple[str, str, bool]]:
+    """Each kind of caveat once (its first cell's figures), with where it happened; a
+    server's error once per message."""
+    errors: dict[str, list[str]] = {}
+    seen: dict[tuple, list[str]] = {}
+    first: dict[tuple, tuple] = {}
+    for c in cells:
+        f = figures.of(c)
+        where = f"{f.stack_label} {question_name(f.question)} (cell {c['run_id']}:{c['seq']})"
+        if f.error:
+            errors.setdefault(f"{f.stack_label}: {f.error}", []).append(where)
+        gates = verdicts.invalid_reasons(c)
+        for caveat in f.caveats:
+            key = (caveat.code, caveat.params.get("text"))
+            seen.setdefault(key, []).append(where)
+            first.setdefault(key, (caveat, caveat.code in gates))
+    out = [(text, _where(ws), True) for text, ws in errors.items()]
+    for key, ws in seen.items():
+        caveat, gate = first[key]
+        out.append((sentence(caveat), _where(ws), gate))
+    return out
+
+
+def _where(places: list[str]) -> str:
+    shown = "; ".join(places[:3])
+    return f"{len(places)} run(s): {shown}" + (f" and {len(places) - 3} more" if len(places) > 3 else "")

@@ -1,0 +1,163 @@
+"""Charts of a figure against the load level — throughput, memory, CPU per request, page
+load time — one per workload and keep-alive mode (and closed / open loop), a colour per
+stack: medians over the valid runs with their 95 % CI as whiskers (analysis/levels.py).
+A plan that asked one level gets bars, one per stack, instead of a line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from stackbench.analysis import levels
+from stackbench.analysis.levels import LevelPoint
+from stackbench.report.html import svg
+from stackbench.report.html.figure import Context, Figure, legend_of
+from stackbench.units import MiB, format_num, format_rate
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # analysis.verdicts.METRICS key
+    name: str  # in a point's title and the table's head: "req/s", "p99 ms"
+    scale: float = 1.0
+    digits: int | None = None  # None: a rate (units.format_rate)
+
+    def text(self, v: float | None) -> str:
+        return format_rate(v) if self.digits is None else format_num(v, self.scale, self.digits)
+
+
+THROUGHPUT = Metric("throughput", "req/s")
+PAGES = Metric("throughput", "pages/s")
+MEMORY = Metric("memory", "MiB", 1 / MiB, 1)
+CPU = Metric("cpu_per_request", "µs/req", 1, 0)
+PAGE_P50 = Metric("latency_p50", "p50 ms", 1 / 1000, 2)
+PAGE_P99 = Metric("latency_p99", "p99 ms", 1 / 1000, 2)
+
+
+def throughput(ctx: Context) -> list[Figure]:
+    out = []
+    for group in _groups(levels.of(ctx.cells, "throughput")):
+        page = any(p.page_mode for p in group)
+        m = PAGES if page else THROUGHPUT
+        out.append(_figure(ctx, "throughput", group, [(m, group)], "Throughput",
+                           "page views/s" if page else "requests/s",
+                           "Higher is better. Whiskers: the 95 % CI of the median over the valid runs."))
+    return out
+
+
+def memory(ctx: Context) -> list[Figure]:
+    return [_figure(ctx, "memory", g, [(MEMORY, g)], "Memory", "peak memory (MiB)",
+                    "The highest sampled memory (anonymous + shared) of every process of the stack, its whole "
+                    "cgroup, page cache left out; lower is better.")
+            for g in _groups(levels.of(ctx.cells, "memory"))]
+
+
+def cpu(ctx: Context) -> list[Figure]:
+    return [_figure(ctx, "cpu", g, [(CPU, g)], "CPU per request", "CPU per request (µs)",
+                    "CPU time of every process of the stack (user + system) over the measured window, divided by "
+                    "the requests completed; lower is better.")
+            for g in _groups(levels.of(ctx.cells, "cpu_per_request"))]
+
+
+def page_load(ctx: Context) -> list[Figure]:
+    """Page mode only: the time from a page's request to the last byte of its last asset."""
+    p99 = [g for g in _groups(levels.of(ctx.cells, "latency_p99")) if any(p.page_mode for p in g)]
+    p50 = {_key(g[0]): g for g in _groups(levels.of(ctx.cells, "latency_p50"))}
+    return [_figure(ctx, "page-load", g, [(PAGE_P99, g), (PAGE_P50, p50.get(_key(g[0]), []))], "Page load time",
+                    "page load time (ms)", "From the page's request to the last byte of its last asset, fetched "
+                    "like a browser; lower is better. Solid: p99, dashed: p50.")
+            for g in p99]
+
+
+def _key(p: LevelPoint) -> tuple:
+    return (p.question.workload, p.question.keepalive, p.question.rate is not None)
+
+
+def _groups(points: list[LevelPoint]) -> list[list[LevelPoint]]:
+    """By workload, keep-alive mode and loop (closed / open); groups with no value left out."""
+    by: dict[tuple, list[LevelPoint]] = {}
+    for p in points:
+        by.setdefault(_key(p), []).append(p)
+    return [g for g in by.values() if any(p.value.median is not None for p in g)]
+
+
+def _figure(ctx: Context, kind: str, group: list[LevelPoint], metrics: list[tuple[Metric, list[LevelPoint]]],
+            title: str, axis_title: str, how: str) -> Figure:
+    q = group[0].question
+    open_loop = q.rate is not None
+    where = f"{q.workload}, keep-alive {'on' if q.keepalive else 'off'}"
+    labels = [p.stack_label for p in group]
+    rows, marks = [], []
+    multi = len({(p.question.rate, p.question.concurrency) for p in group}) > 1
+    for m, ps in metrics:
+        for p in ps:
+            rows.append(_row(p, m))
+    if any(p.all_runs for _, ps in metrics for p in ps):
+        marks.append("hollow point or pale bar: no run at that load was valid (the table's note says why); the "
+                     "figure is the median of every run, shown but never in a verdict")
+    if multi:
+        panel = _lines(ctx, metrics, axis_title, open_loop, f"{title}: {where}")
+        if any(p.question.leg == "down" for p in group):
+            marks.append("dashed: the way down of an up-then-down ramp")
+        title_level = "against the rate asked" if open_loop else "against concurrency"
+    else:
+        panel = _bars(ctx, metrics, axis_title, f"{title}: {where}")
+        title_level = f"at {q.level()}"
+    head = ("stack", "load", "valid runs", "figure", "median", "95 % CI", "note")
+    return Figure(ctx.anchor(kind, q.workload, q.keepalive, "rate" if open_loop else "c"),
+                  f"{title} {title_level} — {where}", how, [panel], head, rows, legend_of(ctx.palette, labels), marks)
+
+
+def _row(p: LevelPoint, m: Metric) -> tuple[str, ...]:
+    v = p.value
+    ci = "-" if v.ci_low is None else f"{m.text(v.ci_low)}–{m.text(v.ci_high)}"
+    note = ""
+    if p.all_runs:
+        note = f"no valid run ({', '.join(p.reasons)}): median of all {p.runs} runs"
+    elif p.reasons:
+        note = f"left out: {', '.join(p.reasons)}"
+    return (p.stack_label, p.question.level(), f"{p.valid}/{p.runs}", m.name, m.text(v.median), ci, note)
+
+
+def _title(p: LevelPoint, m: Metric) -> str:
+    """A point's hover text: the row of the table, in words."""
+    _, level, valid, name, median, ci, note = _row(p, m)
+    return (f"{p.stack_label}, {level}: {median} {name}" + (f" (95 % CI {ci})" if ci != "-" else "")
+            + f", {valid} runs valid" + (f"; {note}" if note else ""))
+
+
+def _lines(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis_title: str, open_loop: bool,
+           label: str) -> str:
+    series, xs, ys = [], [], []
+    for i, (m, ps) in enumerate(metrics):
+        by: dict[tuple[str, str | None], list[svg.Point]] = {}
+        for p in sorted(ps, key=lambda p: p.question.rate or p.question.concurrency):
+            if p.value.median is None:
+                continue
+            x = p.question.rate if open_loop else p.question.concurrency
+            lo, hi = (None, None) if p.value.ci_low is None else (p.value.ci_low * m.scale, p.value.ci_high * m.scale)
+            by.setdefault((p.stack_label, p.question.leg), []).append(
+                svg.Point(x, p.value.median * m.scale, _title(p, m), lo, hi, hollow=p.all_runs))
+            xs.append(x)
+            ys += [p.value.median * m.scale, hi]
+        series += [svg.Series(ctx.palette.cls(label_), tuple(pts), dashed=(leg == "down" or i > 0))
+                   for (label_, leg), pts in by.items()]
+    x = svg.levels("rate asked (requests/s)" if open_loop else "concurrency (clients)", xs)
+    return svg.lines(series, x, svg.linear(axis_title, ys), label)
+
+
+def _bars(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis_title: str, label: str) -> str:
+    groups: dict[str, list[svg.Bar]] = {}
+    values = []
+    for m, ps in metrics:
+        for p in ps:
+            v = p.value
+            if v.median is None:
+                continue
+            lo, hi = (None, None) if v.ci_low is None else (v.ci_low * m.scale, v.ci_high * m.scale)
+            text = m.text(v.median) + (f" {m.name}" if len(metrics) > 1 else "")
+            groups.setdefault(p.stack_label, []).append(
+                svg.Bar(v.median * m.scale, ctx.palette.cls(p.stack_label), _title(p, m), text, lo, hi,
+                        faint=p.all_runs))
+            values += [v.median * m.scale, hi]
+    return svg.bars([svg.Group(k, tuple(bs)) for k, bs in groups.items()], svg.linear(axis_title, values), label)

@@ -1,0 +1,136 @@
+"""Latency charts: each stack's percentile spectrum at the highest load asked (log x of
+1 / (1 − p)), latency against throughput where a plan swept the load (the "hockey
+stick", from analysis/curves.py), and the rates a capacity search probed against its
+target."""
+
+from __future__ import annotations
+
+from stackbench.analysis import capacity_results, curves, picks, spectrum
+from stackbench.report.html import svg
+from stackbench.report.html.figure import Context, Figure, legend_of
+from stackbench.report.text.capacity import STOPPED, interval
+from stackbench.report.text.verdicts import question_name
+from stackbench.units import format_rate, format_us
+
+MARKS = {2.0: "50 %", 10.0: "90 %", 100.0: "99 %", 1000.0: "99.9 %", 10000.0: "99.99 %"}
+
+
+def spectra(ctx: Context) -> list[Figure]:
+    out = []
+    for q in picks.top_questions(ctx.cells):
+        chosen = picks.per_stack(ctx.cells, q)
+        points = {label: spectrum.of(c) for label, c in chosen.items()}
+        points = {label: ps for label, ps in points.items() if ps}
+        if not points:
+            continue
+        page = any(c.get("pages_per_s") is not None for c in chosen.values())
+        what = "page load time" if page else "latency"
+        series = [svg.Series(ctx.palette.cls(label), tuple(
+            svg.Point(p.x, p.us / 1000, f"{label}: p{p.percentile} = {format_us(p.us)} ms "
+                                        f"(cell {_ref(chosen[label])})") for p in ps))
+            for label, ps in points.items()]
+        top = max(p.x for ps in points.values() for p in ps)
+        x = svg.logarithmic("percentile (log scale of 1 / (1 − p))", [2, top],
+                            ticks=[t for t in MARKS if t <= top * 1.01], fmt=lambda v: MARKS.get(v, ""))
+        y = svg.linear(f"{what} (ms)", [p.us / 1000 for ps in points.values() for p in ps])
+        names = list(dict.fromkeys(p.percentile for ps in points.values() for p in ps))
+        rows = [(f"p{n}",) + tuple(next((format_us(p.us) for p in points[label] if p.percentile == n), "-")
+                                   for label in points) for n in names]
+        rows.append(("cell",) + tuple(_ref(chosen[label]) for label in points))
+        out.append(Figure(
+            ctx.anchor("spectrum", q.workload, q.level(), q.keepalive),
+            f"Latency percentiles — {question_name(q)}",
+            f"Each stack's {what} at every percentile the engine reports, in one run (the one with the median "
+            "throughput); further right is rarer. A flat line is a steady stack; a line that turns up shows how "
+            "long the slowest requests wait." + (" Open loop: latency counts from the intended send time."
+                                                 if q.rate is not None else ""),
+            [svg.lines(series, x, y, f"latency percentiles, {question_name(q)}")],
+            ("percentile",) + tuple(f"{label} (ms)" for label in points), rows,
+            legend_of(ctx.palette, list(points))))
+    return out
+
+
+def against_throughput(ctx: Context) -> list[Figure]:
+    """Where the run swept the load: p99 against the throughput reached, level by level."""
+    by: dict[tuple[str, bool], list[curves.Curve]] = {}
+    for c in curves.of(ctx.cells):
+        by.setdefault((c.workload, c.keepalive), []).append(c)
+    out = []
+    for (workload, ka), cs in by.items():
+        page = any(p.page_mode for c in cs for p in c.points)
+        series, rows, xs, ys = [], [], [], []
+        for c in cs:
+            pts = []
+            for p in c.points:
+                rows.append((c.stack_label, p.question.level(), str(p.runs), format_rate(p.throughput),
+                             format_us(p.p50_us), format_us(p.p99_us)))
+                if p.throughput is None or p.p99_us is None:
+                    continue
+                pts.append(svg.Point(p.throughput, p.p99_us / 1000, f"{c.stack_label}, {p.question.level()}: "
+                                     f"{format_rate(p.throughput)} {'pages' if page else 'req'}/s at p99 "
+                                     f"{format_us(p.p99_us)} ms"))
+                xs.append(p.throughput)
+                ys.append(p.p99_us / 1000)
+            series.append(svg.Series(ctx.palette.cls(c.stack_label), tuple(pts)))
+        if not xs:
+            continue
+        where = f"{workload}, keep-alive {'on' if ka else 'off'}"
+        out.append(Figure(
+            ctx.anchor("hockey", workload, ka), f"Latency against throughput — {where}",
+            "Each point is one load level, joined in the order the plan asked them. Where a line turns upward "
+            "the stack is saturated: more load buys latency, not throughput.",
+            [svg.lines(series, svg.linear(f"throughput ({'page views' if page else 'requests'}/s)", xs),
+                       svg.linear("p99 latency (ms)", ys), f"latency against throughput, {where}")],
+            ("stack", "load", "runs", "throughput /s", "p50 ms", "p99 ms"), rows,
+            legend_of(ctx.palette, [c.stack_label for c in cs])))
+    return out
+
+
+def capacity(ctx: Context) -> list[Figure]:
+    """Each search's probes: the rate asked against the SLO's first latency percentile,
+    missed probes hollow, the target as a line."""
+    found = capacity_results.results(ctx.run, ctx.cells, ctx.searches)
+    if not found:
+        return []
+    slo, _ = capacity_results.plan_parts(ctx.run)
+    pct, target = next(iter(slo.latency_us.items()))
+    by_seq = {(c["run_id"], c["seq"]): c for c in ctx.cells}
+    by: dict[tuple[str, bool], list[capacity_results.CapacityResult]] = {}
+    for r in found:
+        by.setdefault((r.workload, r.keepalive), []).append(r)
+    out = []
+    for (workload, ka), rs in by.items():
+        series, rows, xs, ys = [], [], [], [target / 1000]
+        for r in rs:
+            pts = []
+            for p in r.curve:
+                us = spectrum.percentile_us(by_seq[(p.figures.run_id, p.figures.seq)], pct)
+                verdict = "met" if p.check.met else "missed: " + "; ".join(p.check.reasons)
+                rows.append((r.stack_label, str(r.repetition + 1), format_rate(p.rate),
+                             format_rate(p.figures.throughput), format_us(us), verdict))
+                if us is None:
+                    continue
+                pts.append(svg.Point(p.rate, us / 1000, f"{r.stack_label} (search {r.repetition + 1}): "
+                                     f"{format_rate(p.rate)}/s asked, p{pct} {format_us(us)} ms, {verdict}",
+                                     hollow=not p.check.met))
+                xs.append(p.rate)
+                ys.append(us / 1000)
+            series.append(svg.Series(ctx.palette.cls(r.stack_label), tuple(pts)))
+        where = f"{workload}, keep-alive {'on' if ka else 'off'}"
+        summary = "; ".join(f"{r.stack_label}: {interval(r)}" + ("" if r.stopped == "converged"
+                                                                 else f" ({STOPPED.get(r.stopped, r.stopped)})")
+                            for r in rs)
+        out.append(Figure(
+            ctx.anchor("capacity", workload, ka), f"Capacity search — {where}",
+            f"Every rate a search probed, against the target {slo.describe()} (the line). Filled: the probe met "
+            f"the target; hollow: it did not. {summary}.",
+            [svg.lines(series, svg.linear("rate asked (requests/s)", xs), svg.linear(f"p{pct} latency (ms)", ys),
+                       f"capacity search, {where}", refs=[(target / 1000, f"target p{pct} ≤ {format_us(target)} ms")])],
+            ("stack", "search", "rate asked /s", "throughput /s", f"p{pct} ms", "target"), rows,
+            legend_of(ctx.palette, [r.stack_label for r in rs])))
+    return out
+
+
+def _ref(cell: dict) -> str:
+    return f"{cell['run_id']}:{cell['seq']}"
+

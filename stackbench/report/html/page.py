@@ -1,0 +1,131 @@
+"""The report as one HTML document: per run, the answers first, then the charts (each
+with its numbers as a table), then how to reproduce it. Inline CSS honours
+`prefers-color-scheme` and prints cleanly; there is no script beyond one line that
+unfolds the tables for printing, and nothing is fetched when the file is opened."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import Callable
+
+from stackbench import __version__
+from stackbench.report.html import answers, by_level, colors, costs, figure, latency, reproduce, timeline
+from stackbench.report.html.figure import Context, Figure, Reader
+
+# The charts, in the order a reader asks: how fast, how long one waits, what it costs,
+# what happened over time, where the work goes.
+SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
+    ("Throughput", [by_level.throughput]),
+    ("Latency", [latency.spectra, latency.against_throughput, latency.capacity, by_level.page_load]),
+    ("Memory and CPU", [by_level.memory, by_level.cpu, costs.pss]),
+    ("Second by second", [timeline.seconds]),
+    ("System calls", [costs.syscalls]),
+    ("Caches", [costs.cache]),
+]
+
+
+@dataclass
+class RunData:
+    run: dict
+    cells: list[dict]
+    searches: list[dict]
+
+
+def render(runs: list[RunData], store: Reader, generated_at: str) -> str:
+    palette = colors.Palette(c["stack_label"] for r in runs for c in r.cells)
+    contexts = [Context(r.run, r.cells, r.searches, store, palette) for r in runs]
+    title = "stackbench report: " + ", ".join(f"run {r.run['id']} ({r.run['plan_name']})" for r in runs)
+    nav = "".join(f'<li><a href="#{c.anchor("run")}">run {c.run["id"]}: {escape(c.run["plan_name"])}</a></li>'
+                  for c in contexts) if len(contexts) > 1 else ""
+    body = "".join(_run(c) for c in contexts)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{CSS}{colors.css()}</style></head><body><main>"
+            f"<header><h1>{escape(title)}</h1><p class=\"meta\">Made by stackbench {escape(__version__)} on "
+            f"{escape(generated_at)} from the results store. Hover over a point or bar for its figures; every "
+            "chart's numbers are in the table folded under it.</p>"
+            + (f"<nav><ul>{nav}</ul></nav>" if nav else "")
+            + f"</header>{body}</main>"
+            '<script>addEventListener("beforeprint",()=>document.querySelectorAll("details.numbers")'
+            ".forEach(d=>d.open=true))</script></body></html>")
+
+
+def _run(ctx: Context) -> str:
+    r = ctx.run
+    cells = ctx.cells
+    reps = max((c["repetition"] for c in cells), default=-1) + 1
+    facts = (f"plan {r['plan_name']} · {r['status']} · started {r['started_at']} · {len(cells)} cells"
+             + (f" · {reps} repetitions" if reps > 1 else ""))
+    labels = list(dict.fromkeys(c["stack_label"] for c in cells))
+    stacks = "".join(f'<li><span class="chip {ctx.palette.cls(label)}"></span>{escape(label)}</li>' for label in labels)
+    charts, toc, ids = [], [], set()
+    for name, makers in SECTIONS:
+        figs = [f for make in makers for f in make(ctx)]
+        if not figs:
+            continue  # no data for it in this run: no empty chart
+        for f in figs:  # two labels may slug alike: ids stay unique
+            while f.anchor in ids:
+                f.anchor += "-x"
+            ids.add(f.anchor)
+        anchor = ctx.anchor("charts", name)
+        toc.append(f'<li><a href="#{anchor}">{escape(name)}</a> ({len(figs)})</li>')
+        charts.append(f'<h3 id="{anchor}">{escape(name)}</h3>' + "".join(figure.render(f) for f in figs))
+    contents = (f'<nav class="toc"><ul><li><a href="#{ctx.anchor("answers")}">The answers</a></li>{"".join(toc)}'
+                f'<li><a href="#{ctx.anchor("reproduce")}">Reproduce it</a></li></ul></nav>')
+    return (f'<section class="run" id="{ctx.anchor("run")}"><h2>Run {r["id"]}</h2><p class="meta">{escape(facts)}</p>'
+            f'<ul class="stacks">{stacks}</ul>{contents}{answers.render(ctx)}'
+            f'<section class="charts">{"".join(charts) or "<p>Nothing was measured: no charts.</p>"}</section>'
+            f"{reproduce.render(ctx)}</section>")
+
+
+CSS = """
+:root{--bg:#fff;--fg:#1b1b1b;--muted:#5f6368;--grid:#e3e3e3;--panel:#f6f7f8;--better:#0a7a3d;--worse:#b3261e;
+--warn:#8a5a00;--border:#d0d4d8;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--bg:#16181b;--fg:#e6e6e6;--muted:#a0a6ad;--grid:#30343a;--panel:#1f2226;
+--better:#5fd38d;--worse:#ff8a80;--warn:#f0b429;--border:#3a3f45}}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
+"Helvetica Neue",Arial,sans-serif}
+main{max-width:68rem;margin:0 auto;padding:1.5rem 1.25rem 4rem}
+h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.4rem;margin:2.5rem 0 .2rem;border-bottom:2px solid var(--border)}
+h3{font-size:1.2rem;margin:2rem 0 .6rem}h4{font-size:1.02rem;margin:1.2rem 0 .3rem}h5{margin:.8rem 0 .2rem}
+a{color:inherit}.meta,.note,figcaption p,.marks{color:var(--muted);font-size:.9rem}
+code,pre{font:13px/1.45 ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace}
+pre{background:var(--panel);padding:.6rem .8rem;overflow-x:auto;border-radius:4px;white-space:pre}
+nav ul,.stacks,.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;margin:.4rem 0}
+.toc{font-size:.92rem}
+.chip{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em;
+background:currentColor}
+.stacks li{font-weight:600}
+ul.verdicts{padding-left:1.2rem}ul.verdicts>li{margin:.35rem 0}
+ul.verdicts>li.better::marker{color:var(--better)}ul.verdicts>li.worse::marker{color:var(--worse)}
+li.better strong{color:var(--better)}li.worse strong{color:var(--worse)}
+.also{color:var(--muted)}
+.no-verdicts{border-left:4px solid var(--warn);background:var(--panel);padding:.4rem 1rem;margin:1rem 0}
+ul.warnings{padding-left:1.2rem}ul.warnings li{margin:.4rem 0}ul.warnings li.gate::marker{content:"✕  ";
+color:var(--worse)}
+.where{display:block;color:var(--muted);font-size:.85rem}
+figure{margin:1.4rem 0 2rem;padding:0}
+figcaption h4{margin:0}figcaption p{margin:.15rem 0 .3rem}
+svg{display:block;width:100%;height:auto;overflow:visible}
+.legend{font-size:.9rem}.legend li{display:flex;align-items:center;gap:.35rem}
+.swatch{width:24px;height:12px;display:inline-block}
+svg text{fill:var(--fg);font:12px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;stroke:none}
+svg .tick,svg .bar-value,svg .ref-label{fill:var(--muted);font-size:11px}
+svg .axis-title{font-weight:600}
+svg .grid{stroke:var(--grid);stroke-width:1}svg .axis{stroke:var(--muted);fill:none;stroke-width:1}
+svg .line{fill:none;stroke-width:2.2}svg .line.dash{stroke-dasharray:7 4}
+svg .dot{stroke-width:1.6}svg .dot.hollow{fill:var(--bg)}
+svg .wh{fill:none;stroke-width:1.6}svg .wh.ci{stroke:var(--fg)}
+svg .bar{stroke:none;opacity:.85}svg .bar.faint{opacity:.3}svg .ref{stroke:var(--worse);stroke-dasharray:5 4;stroke-width:1.5}
+svg circle:hover,svg rect:hover{opacity:1;stroke:var(--fg);stroke-width:2}
+details{margin:.4rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
+table{border-collapse:collapse;font-size:.86rem;margin:.4rem 0;display:block;overflow-x:auto;max-width:100%}
+th,td{padding:.2rem .6rem;border-bottom:1px solid var(--border);text-align:left;vertical-align:top}
+th{font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+@media print{:root{--bg:#fff;--fg:#1b1b1b;--muted:#5f6368;--grid:#e3e3e3;--panel:#f6f7f8;--better:#0a7a3d;
+--worse:#b3261e;--warn:#8a5a00;--border:#d0d4d8}body{font-size:11pt}main{max-width:none;padding:0}
+nav,.toc{display:none}figure{break-inside:avoid}h2,h3{break-after:avoid}pre{white-space:pre-wrap}
+details.numbers{display:block}}
+"""

@@ -1,0 +1,175 @@
+""""Reproduce it": the machine (CPU, memory, kernel, pinning, CPU steadiness), the
+versions of every server and PHP, the command that re-runs the plan, the plan itself as
+TOML, and every configuration file the stacks ran with (folded)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+from html import escape
+from typing import Any
+
+from stackbench.report.html import tables
+from stackbench.report.html.figure import Context
+from stackbench.units import MiB
+
+BUILT_IN = "<default plan>"
+
+ENVIRONMENT = (  # (key, name in the table)
+    ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
+    ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
+    ("pinning", "pinning"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
+    ("python", "Python"),
+)
+
+
+def render(ctx: Context) -> str:
+    run = ctx.run
+    command, why = rerun_command(run["plan_source"])
+    return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
+            f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
+            "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
+            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}))}"
+            f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
+            f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
+            f"<h4>The plan</h4><details><summary>{escape(run['plan_name'])}, as written "
+            f"({escape(run['plan_source'])})</summary><pre>{escape(toml(run.get('plan') or {}))}</pre></details>"
+            f"<h4>Configuration files</h4>{_configs(ctx)}</section>")
+
+
+def rerun_command(source: str) -> tuple[str, str]:
+    """The command that runs the same plan again, and a sentence on where the plan is."""
+    if source == BUILT_IN:
+        return "stackbench run", "The built-in default plan (the plan below is the one this run used)."
+    if source.startswith("scenario "):
+        return f"stackbench {source.replace('scenario ', 'scenario run ', 1)}", "A named scenario."
+    return f"stackbench run {shlex.quote(source)}", "The plan file this run was made from, if it is still there."
+
+
+def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for key, name in ENVIRONMENT:
+        if env.get(key) is not None:
+            rows.append((name, _env_value(key, env[key])))
+    rows += [(k, str(v)) for k, v in env.items() if k not in dict(ENVIRONMENT)]
+    rows.append(("network", "loopback: server and load engine on one machine"))
+    return rows
+
+
+def _env_value(key: str, v: Any) -> str:
+    if key == "memory_bytes":
+        return f"{v / 1024 / MiB:.1f} GiB"
+    if key == "cpu_noise_cv":
+        return f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices"
+    if key == "pinning":
+        shared = "; they share cores" if v.get("shared") else ""
+        return f"server on cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
+    return str(v)
+
+
+def version_rows(cells: list[dict]) -> list[tuple[str, str, str]]:
+    seen: dict[tuple[str, str, str], None] = {}
+    for c in cells:
+        for program, version in sorted((c.get("versions") or {}).items()):
+            seen.setdefault((c["stack_label"], program, str(version or "unknown")))
+    return list(seen)
+
+
+def knob_rows(cells: list[dict]) -> list[tuple[str, str]]:
+    """Each stack's knobs as TOML's inline table would write them; a stack whose knobs
+    changed between cells (it cannot, within a run) gets a row per set."""
+    seen: dict[tuple[str, str], None] = {}
+    for c in cells:
+        seen.setdefault((c["stack_label"], toml_value(c.get("knobs") or {})))
+    return list(seen)
+
+
+def _configs(ctx: Context) -> str:
+    """Per stack, the first cell's files in full; a cell whose files differ from them
+    (each stack start renders its own run directory and port) as a diff."""
+    by: dict[str, dict[str, list[int]]] = {}
+    for c in ctx.cells:
+        if c.get("config_hash"):
+            by.setdefault(c["stack_label"], {}).setdefault(c["config_hash"], []).append(c["seq"])
+    if not by:
+        return "<p>No configuration files were stored with this run's cells.</p>"
+    out = []
+    for label, hashes in by.items():
+        (first_hash, first_seqs), *others = hashes.items()
+        files = ctx.store.config_files(first_hash)
+        body = "".join(f"<h5>{escape(path)}</h5><pre>{escape(text)}</pre>" for path, text in sorted(files.items()))
+        for h, seqs in others:
+            diff = _diff(files, ctx.store.config_files(h))
+            body += (f"<details><summary>cells {escape(_seqs(ctx, seqs))}: the same but for these lines</summary>"
+                     f"<pre>{escape(diff)}</pre></details>")
+        out.append(f"<details><summary>{escape(label)} — {len(files)} file(s), cells {escape(_seqs(ctx, first_seqs))}"
+                   f"</summary>{body}</details>")
+    return "".join(out)
+
+
+def _seqs(ctx: Context, seqs: list[int]) -> str:
+    """RUN:SEQ references, runs of consecutive cells as ranges: "3:0–3, 3:16"."""
+    spans: list[list[int]] = []
+    for s in sorted(seqs):
+        if spans and s == spans[-1][1] + 1:
+            spans[-1][1] = s
+        else:
+            spans.append([s, s])
+    return ", ".join(f"{ctx.run['id']}:{a}" + (f"–{b}" if b > a else "") for a, b in spans)
+
+
+def _diff(a: dict[str, str], b: dict[str, str]) -> str:
+    lines = []
+    for path in sorted(set(a) | set(b)):
+        lines += difflib.unified_diff(a.get(path, "").splitlines(), b.get(path, "").splitlines(),
+                                      f"{path} (first)", path, n=0, lineterm="")
+    return "\n".join(lines) or "(identical)"
+
+
+# -- the plan as TOML ----------------------------------------------------------------
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml(data: dict[str, Any]) -> str:
+    """A plan's data as TOML that reads back to the same data (tomllib): scalars and
+    inline tables first, then [tables] and [[arrays of tables]]."""
+    return "\n".join(_table([], data)).strip() + "\n"
+
+
+def _table(path: list[str], d: dict[str, Any]) -> list[str]:
+    out, later = [], []
+    for k, v in d.items():
+        if isinstance(v, dict) and (any(isinstance(x, (dict, list)) for x in v.values()) or len(toml_value(v)) > 90):
+            later += ["", f"[{_dotted(path + [k])}]"] + _table(path + [k], v)
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for item in v:
+                later += ["", f"[[{_dotted(path + [k])}]]"] + _table(path + [k], item)
+        elif v is not None:
+            out.append(f"{_key(k)} = {toml_value(v)}")
+    return out + later
+
+
+def _dotted(path: list[str]) -> str:
+    return ".".join(_key(p) for p in path)
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k, ensure_ascii=False)
+
+
+def toml_value(v: Any) -> str:
+    """One value as TOML writes it (a label as a plan would quote it)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {toml_value(x)}" for k, x in v.items() if x is not None) + " }"
+    return json.dumps(str(v))
