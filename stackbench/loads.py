@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from stackbench.analysis.capacity import PERCENTILES, SLO, SearchParams
+from stackbench.analysis.capacity import PERCENTILES, SLO, SearchParams, open_loop_connections
 from stackbench.units import parse_duration_s, parse_share
 
 LOADS = ("closed", "rate", "stages", "capacity")
@@ -93,8 +93,6 @@ class LoadModel:
 
     def connections_for(self, rate: float) -> int:
         """The engine's connections for an open loop at `rate`."""
-        from stackbench.analysis.capacity import open_loop_connections
-
         if self.connections is not None:
             return self.connections
         budget_s = self.slo.latency_budget_us / 1e6 if self.slo else OPEN_LOOP_LATENCY_S

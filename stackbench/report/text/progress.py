@@ -37,6 +37,7 @@ class TerminalProgress(Events):
         self.estimate_s = 0.0  # the dry-run estimate of every cell
         self.estimated_done_s = 0.0  # … of the cells finished so far
         self.cell_t0 = 0.0
+        self.last: str | None = None  # the last finished cell's figures, beside the running one
 
     # -- what the runner reports ------------------------------------------------------
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
@@ -105,8 +106,7 @@ class TerminalProgress(Events):
 
     def _status(self, text: str) -> None:
         if self.live:
-            last = getattr(self, "last", None)
-            line = f"{self.bar()}  {text}" + (f"  · last: {last}" if last else "")
+            line = f"{self.bar()}  {text}" + (f"  · last: {self.last}" if self.last else "")
             self.stream.write("\r\033[K" + line[:shutil.get_terminal_size((120, 24)).columns - 1])
             self.stream.flush()
 
