@@ -33,7 +33,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6, 7]
+    assert store.migrated_from == [3, 4, 5, 6, 7, 8]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -105,7 +105,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6, 7]
+    assert store.migrated_from == [6, 7, 8]
     cells = store.cells(1)
     assert [(c["seq"], c["requests_per_s"], c["cpu_total_us"]) for c in cells] == before
     static, php = cells
@@ -132,7 +132,7 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [7]
+    assert store.migrated_from == [7, 8]
     cells = store.cells(1)
     assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
             for c in cells] == before
@@ -143,3 +143,23 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     assert store.searches(1) == {}
     # the same table as before, through the new code
     assert [r[4] for r in table.rows(cells)] == ["nginx + FPM", "Apache mod_php"]
+
+
+V8 = Path(__file__).parent / "data" / "store-v8.sqlite"  # written by the commit before v9 (nginx-fpm, 2 cells, php-hello c=4)
+
+
+def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
+    path = tmp_path / "results.sqlite"
+    shutil.copy(V8, path)
+    db = sqlite3.connect(path)
+    before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
+    db.close()
+    store = Store(path)
+    assert store.migrated_from == [8]
+    cells = store.cells(1)
+    assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
+            for c in cells] == before
+    for c in cells:
+        assert c["network"] == "loopback"
+        assert (c["classes_json"], c["memory_events_json"], c["oom_kills"]) == (None, None, None)
+    assert store.run(1)["network_json"] is None

@@ -85,6 +85,16 @@ def _v7_to_v8(db: sqlite3.Connection) -> None:
         seconds REAL, PRIMARY KEY (run_id, seq))""")
 
 
+def _v8_to_v9(db: sqlite3.Connection) -> None:
+    """v9: where the clients were and what the machine allowed. Every older cell ran on
+    loopback with no visitor classes and no machine limits; runs get the network
+    profiles' calibration (NULL: loopback, nothing to calibrate)."""
+    db.execute("ALTER TABLE runs ADD COLUMN network_json TEXT")
+    for column in ("network TEXT NOT NULL DEFAULT 'loopback'", "classes_json TEXT",
+                   "memory_events_json TEXT", "oom_kills INTEGER"):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -92,6 +102,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 
 

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 8
+VERSION = 9
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -15,7 +15,8 @@ CREATE TABLE runs (
     plan_json TEXT NOT NULL,            -- the plan file's data as written
     plan_checked_json TEXT,             -- the plan after checking: every default resolved (NULL before v4)
     environment_json TEXT NOT NULL,
-    stop_json TEXT                      -- repetitions run and why they stopped (NULL before v5)
+    stop_json TEXT,                     -- repetitions run and why they stopped (NULL before v5)
+    network_json TEXT                   -- network profiles asked and measured (NULL: loopback only)
 );
 CREATE TABLE configs (                  -- rendered config files, stored once per content
     hash TEXT PRIMARY KEY,
@@ -79,6 +80,10 @@ CREATE TABLE cells (
     step INTEGER,                       -- position in a walk on one running stack (ramp, stages, search)
     requests_due INTEGER,               -- open loop: requests due in the measured phase
     requests_not_sent INTEGER,          -- open loop: of those, never sent (every connection busy)
+    network TEXT NOT NULL DEFAULT 'loopback', -- the network profile between clients and the stack
+    classes_json TEXT,                  -- visitor classes: {class: engine summary}; the cell's own figures are the measured class's
+    memory_events_json TEXT,            -- machine profile: memory-limit hits, OOM kills, reclaim pressure (NULL: no limit)
+    oom_kills INTEGER,                  -- processes of the stack the OOM killer took during the cell (NULL: not read)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);
