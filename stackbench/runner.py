@@ -380,6 +380,10 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
             result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None,
             classes: dict | None = None) -> CellRecord:
     pin = pins.as_dict()
+    if classes is not None or cell.background != "none" or cell.network != "loopback":
+        # Where visitors differ, what the server held is the point: keep its own count.
+        classes = {**(classes or {}), "server": {"busy_max": caveats.busy(cost.status if cost else []),
+                                                 "procs_max": cost.procs_max if cost else None}}
     found = []
     if result:
         found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)

@@ -95,6 +95,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     every = plan_mod.expand(plan)
     cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
     print(dry_run.load_line(plan))
+    for line in dry_run.network_lines(plan):
+        print(line)
     for c in cells:
         print(dry_run.cell_line(c, plan))
     print(dry_run.summary_line(plan, cells, every))

@@ -65,7 +65,7 @@ def parse(data: dict, known_networks: set[str], fail: Callable[[str], Exception]
     classes: dict[str, VisitorClass] = {}
     for name, body in raw.items():
         where = f"visitors.{name}"
-        if name == NONE or "+" in name:
+        if name in (NONE, "server") or "+" in name:
             raise fail(f"{where}: {name!r} cannot name a visitor class")
         if not isinstance(body, dict):
             raise fail(f"{where} must be a table with connections = N")

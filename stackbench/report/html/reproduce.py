@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from stackbench.report.html import tables
+from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
 from stackbench.units import MiB
 
@@ -31,7 +32,7 @@ def render(ctx: Context) -> str:
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
-            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}))}"
+            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}, network_lines(run.get('plan_checked'), run.get('network'))))}"
             f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
             f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
             f"<h4>The plan</h4><details><summary>{escape(run['plan_name'])}, as written "
@@ -48,13 +49,14 @@ def rerun_command(source: str) -> tuple[str, str]:
     return f"stackbench run {shlex.quote(source)}", "The plan file this run was made from, if it is still there."
 
 
-def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> list[tuple[str, str]]:
     rows = []
     for key, name in ENVIRONMENT:
         if env.get(key) is not None:
             rows.append((name, _env_value(key, env[key])))
     rows += [(k, str(v)) for k, v in env.items() if k not in dict(ENVIRONMENT)]
-    rows.append(("network", "loopback: server and load engine on one machine"))
+    for line in network or ["loopback: server and load engine on one machine, the host's loopback"]:
+        rows.append(("network", line))
     return rows
 
 

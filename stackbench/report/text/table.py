@@ -8,6 +8,7 @@ from typing import TextIO
 
 from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.figures import CellFigures, Unserved
+from stackbench.report.network import lines as network_lines
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
@@ -133,6 +134,10 @@ def header(run: dict, out: TextIO) -> None:
         out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
                         f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n")
+    nets = network_lines(run.get("plan_checked"), run.get("network"))
+    if nets != network_lines(None, None):  # loopback alone goes without saying
+        for line in nets:
+            out.write(style.dim(f"network {line}") + "\n")
     noise = env.get("cpu_noise_cv")
     if noise is not None and noise > NOISY_CV:
         out.write(style.warn(
