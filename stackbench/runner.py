@@ -28,6 +28,7 @@ from stackbench.events import Events
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.network import check as network_check, netns
 from stackbench.network.session import NetworkSession
 from stackbench.network.topology import Topology
 from stackbench.network.visitors import members
@@ -106,6 +107,8 @@ def _session(plan: Plan, options: Options, lab: Lab) -> Iterator[pinning_mod.Pin
     lock = lab.lock()
     lock.acquire()
     try:
+        if plan.namespaced:
+            netns.sweep_stale()  # a killed lab's namespaces (the lock says no other lab is running)
         preflight(plan, options, lab)
         lab.engine_binary()  # fail now, not after the first stack started
         pins = options.pinning or pinning_mod.choose()
@@ -219,6 +222,8 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     second."""
     lab = lab or Lab()
     limits.check_machine(plan)
+    if plan.namespaced:
+        network_check.require(plan)
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
     for wid in plan.workloads:
