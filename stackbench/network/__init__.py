@@ -1,0 +1,1 @@
+"""Network emulation between the lab's namespaces."""
