@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -22,11 +22,15 @@ from typing import Callable, Iterator
 from stackbench import caveats, engine, environment, limits, pinning as pinning_mod
 from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
+from stackbench.engine.background import Background, spec_for
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.network.session import NetworkSession
+from stackbench.network.topology import Topology
+from stackbench.network.visitors import members
 from stackbench.plan import START_STOP_S, Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
@@ -43,10 +47,11 @@ class Options:
 
 
 def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
-                   workload_list: list[Workload]) -> StackInstance:
+                   workload_list: list[Workload], host: str | None = None) -> StackInstance:
+    extra = {"host": host} if host else {}
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
                          port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
-                         cgroup_parent=cgroup_parent, workloads=workload_list)
+                         cgroup_parent=cgroup_parent, workloads=workload_list, **extra)
 
 
 @dataclass
@@ -123,10 +128,13 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
+    network = NetworkSession(plan, store, run_id)
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
-            error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor, lab)
+            cells_of_start = list(group)
+            with network.start(cells_of_start[0]) as topo:
+                error = _run_group(cells_of_start, plan, store, run_id, pins, events, options, monitor, lab, topo)
             if error:
                 outcome.errors.append(error)
 
@@ -201,8 +209,8 @@ def _start_key(cell: Cell, plan: Plan) -> tuple:
     if plan.restart == "cell":
         return (cell.seq,)
     if plan.load.walk:
-        return (cell.repetition, cell.stack.label, cell.workload, cell.keepalive)
-    return (cell.repetition, cell.stack.label)
+        return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive)
+    return (cell.repetition, cell.stack.label, cell.network, cell.background)
 
 
 def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
@@ -221,29 +229,34 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
 
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
-               events: Events, options: Options, run_monitor: RunMonitor, lab: Lab) -> ServerError | None:
+               events: Events, options: Options, run_monitor: RunMonitor, lab: Lab,
+               topo: Topology | None = None) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
-    group (stored as failed cells, with the reason) and the plan goes on."""
+    group (stored as failed cells, with the reason) and the plan goes on. With a
+    topology, the stack starts in its namespace (the lab's sockets to it — readiness,
+    verification, status pages — are made from there too) and listens on its link."""
     variant = cells[0].stack
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
+    in_server = topo.in_server if topo else nullcontext
     instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent,
-                            [plan.workload(w) for w in served])
+                            [plan.workload(w) for w in served], *([topo.server_addr] if topo else []))
     versions = lab.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
     events.stack_starting(variant)
     try:
-        instance.up()
-        instance.verify(sorted({c.workload for c in cells}))
-        monitor = run_monitor.for_stack(instance)
+        with in_server():
+            instance.up()
+            instance.verify(sorted({c.workload for c in cells}))
+            monitor = run_monitor.for_stack(instance)  # its status-page poller thread starts in there
         events.stack_ready(variant, instance)
         for cell in cells:
             if cell.load == "capacity":
-                _search(cell, plan, store, run_id, instance, versions, pins, monitor, events, lab)
+                _search(cell, plan, store, run_id, instance, versions, pins, monitor, events, lab, topo)
                 done += 1
                 continue
             events.cell_started(cell)
-            record = _measure(cell, plan, instance, versions, pins, monitor, lab)
+            record = _measure(cell, plan, instance, versions, pins, monitor, lab, topo)
             store.record_cell(run_id, record)
             done += 1
             events.cell_finished(cell, record)
@@ -266,7 +279,8 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
 
 
 def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackInstance, versions: dict,
-            pins: pinning_mod.Pinning, monitor: StackMonitor, events: Events, lab: Lab) -> None:
+            pins: pinning_mod.Pinning, monitor: StackMonitor, events: Events, lab: Lab,
+            topo: Topology | None = None) -> None:
     """A capacity search on one running stack: probe the rate the search asks for, check
     the probe against the SLO, tell the search, until it ends or its time budget would
     be exceeded by the next probe. Every probe is stored as a cell (seq, seq + 1, …)."""
@@ -280,7 +294,7 @@ def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackIn
             search.stop("budget")
             break
         events.cell_started(probe)
-        record = _measure(probe, plan, instance, versions, pins, monitor, lab)
+        record = _measure(probe, plan, instance, versions, pins, monitor, lab, topo)
         store.record_cell(run_id, record)
         events.cell_finished(probe, record)
         outcome = capacity.check({"status": record.status.value, "error": record.error,
@@ -306,37 +320,65 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod
         threads=plan.threads or len(pins.engine_cpus) or 1,
         duration_s=cell.duration_s or plan.duration_s, requests=None if cell.duration_s else plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
-        **shape,
+        allow_remote=plan.profile(cell.network).namespaced, **shape,
     )
 
 
+def _background(cell: Cell, plan: Plan, spec: LoadSpec, pins: pinning_mod.Pinning, lab: Lab,
+                topo: Topology | None) -> Background | None:
+    """The cell's other visitor classes, started now and lasting past the measured window
+    (warm-up, load, profile pass, and a second of slack)."""
+    names = members(cell.background)
+    if not names or topo is None:
+        return None
+    background = Background(lab.load, pins.engine_cpus)
+    seconds = plan.warmup_s + (spec.duration_s or 0) + plan.syscall_profile_s + 1.0
+    for name in names:
+        v = plan.visitors[name]
+        background.start(name, spec_for(spec, v.connections, v.keepalive, v.read_rate, v.rcvbuf, seconds),
+                         lambda name=name: topo.in_client(name))
+    return background
+
+
 def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
-             monitor: StackMonitor, lab: Lab) -> CellRecord:
+             monitor: StackMonitor, lab: Lab, topo: Topology | None = None) -> CellRecord:
     spec = load_spec(cell, plan, instance, pins)
-    if plan.warmup_s:
-        # A separate, uncounted run, so the monitor's window is exactly the measured one.
-        lab.load(replace(spec, duration_s=plan.warmup_s, requests=None, phase="warmup"), pins.engine_cpus)
-    monitor.begin_cell()
+    in_client = topo.in_client if topo else nullcontext
+    in_server = topo.in_server if topo else nullcontext
+    background = _background(cell, plan, spec, pins, lab, topo)
     try:
-        result = lab.load(spec, pins.engine_cpus)
-    finally:  # also on Ctrl-C: the sampler and poller threads must stop
-        cost = monitor.end_cell()
-    if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
-        # System calls are counted in a pass of their own: perf's tracepoints slow every
-        # system call, so counting during the measured window would bias it (syscalls.py).
-        profile = lab.load(replace(spec, duration_s=plan.syscall_profile_s, requests=None, phase="profile"),
-                           pins.engine_cpus)
-        monitor.end_profile(cost, profile)
+        if plan.warmup_s:
+            # A separate, uncounted run, so the monitor's window is exactly the measured one.
+            with in_client():
+                lab.load(replace(spec, duration_s=plan.warmup_s, requests=None, phase="warmup"), pins.engine_cpus)
+        with in_server():  # the status-page poller's sockets are made in the stack's namespace
+            monitor.begin_cell()
+        try:
+            with in_client():
+                result = lab.load(spec, pins.engine_cpus)
+        finally:  # also on Ctrl-C: the sampler and poller threads must stop
+            cost = monitor.end_cell()
+        if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
+            # System calls are counted in a pass of their own: perf's tracepoints slow every
+            # system call, so counting during the measured window would bias it (syscalls.py).
+            with in_client():
+                profile = lab.load(replace(spec, duration_s=plan.syscall_profile_s, requests=None, phase="profile"),
+                                   pins.engine_cpus)
+            monitor.end_profile(cost, profile)
+    finally:
+        classes = background.finish() if background else None
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
-        return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost)
-    return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost)
+        return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost,
+                       classes=classes)
+    return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost, classes=classes)
 
 
 def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: CellStatus,
-            result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
+            result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None,
+            classes: dict | None = None) -> CellRecord:
     pin = pins.as_dict()
     found = []
     if result:
@@ -348,4 +390,5 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
         status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
         error=error, cost=cost, php=instance.php_state, caveats=found,
         load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
+        network=cell.network, background=cell.background, classes=classes,
     )

@@ -45,6 +45,10 @@ class LoadSpec:
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
+    # The lab's own namespaces are not loopback: the engine must be told they are allowed.
+    allow_remote: bool = False
+    read_rate: int | None = None  # bytes/s per connection (a slow reader)
+    rcvbuf: int | None = None  # SO_RCVBUF before connect
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -65,6 +69,12 @@ class LoadSpec:
             argv += ["--page", self.page, "--page-conns", str(self.page_conns)]
             if self.assets:
                 argv += ["--assets", ",".join(self.assets)]
+        if self.allow_remote:
+            argv.append("--allow-remote")
+        if self.read_rate is not None:
+            argv += ["--read-rate", str(self.read_rate)]
+        if self.rcvbuf is not None:
+            argv += ["--rcvbuf", str(self.rcvbuf)]
         for path, weight in self.mix:
             argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
