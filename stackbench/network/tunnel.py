@@ -15,7 +15,6 @@ No shell anywhere: every command is an argv list.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import ipaddress
 import json
@@ -26,26 +25,21 @@ import shutil
 import signal
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stackbench.errors import ServerError, UsageError
+from stackbench.errors import UsageError
+from stackbench.network.netns import NETNS_DIR, Namespace, NetworkError, ip
 from stackbench.network.shape import Shape
-from stackbench.supervise import ServerProcess, run_checked, spawn
+from stackbench.supervise import ServerProcess, spawn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-NETNS_DIR = Path("/run/netns")
-_CLONE_NEWNET = 0x40000000  # <linux/sched.h>
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # How long open() waits for the forwarder's first line and for the first round trip,
 # on top of the link's own delays: both are a few ms on an idle machine.
 ATTACH_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 5.0
-
-
-class TunnelError(ServerError):
-    """The forwarder or its devices failed (exit status 5, like a server that failed)."""
 
 
 def binary() -> str:
@@ -56,8 +50,8 @@ def binary() -> str:
     for c in candidates:
         if c and os.access(c, os.X_OK):
             return c
-    raise TunnelError("the link emulator stackbench-netshape is not built",
-                      hint="run ./scripts/setup.sh (it runs cargo build --release in netshape/)")
+    raise NetworkError("the link emulator stackbench-netshape is not built",
+                       hint="run ./scripts/setup.sh (it runs cargo build --release in netshape/)")
 
 
 def device_names(name: str) -> tuple[str, str]:
@@ -68,29 +62,6 @@ def device_names(name: str) -> tuple[str, str]:
         raise UsageError(f"tunnel name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-'")
     base = name if len(name) <= 12 else name[:6] + hashlib.sha1(name.encode()).hexdigest()[:6]
     return f"{base}-a", f"{base}-b"
-
-
-def socket_in(netns: str, family: int = socket.AF_INET, kind: int = socket.SOCK_DGRAM) -> socket.socket:
-    """A socket that belongs to the named network namespace. setns() moves only the calling
-    thread, and a socket keeps the namespace it was made in, so the thread goes there,
-    makes the socket and comes straight back; the rest of the process never moves."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    try:
-        target = os.open(NETNS_DIR / netns, os.O_RDONLY)
-        try:
-            if libc.setns(target, _CLONE_NEWNET) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"cannot enter network namespace {netns}: {os.strerror(err)}")
-            try:
-                return socket.socket(family, kind)
-            finally:
-                if libc.setns(home, _CLONE_NEWNET) != 0:  # pragma: no cover - the kernel never refuses our own
-                    raise RuntimeError("cannot return to the lab's network namespace")
-        finally:
-            os.close(target)
-    finally:
-        os.close(home)
 
 
 @dataclass(frozen=True)
@@ -176,22 +147,28 @@ class Tunnel:
                 # IPv6 would hold the address back ~1 s for duplicate detection; on a
                 # point-to-point link of our own there is nothing to detect.
                 extra = ["nodad"] if family == socket.AF_INET6 else []
-                tunnel._ip(ns, "addr", "add", local, "peer", peer, "dev", dev, *extra)
-                tunnel._ip(ns, "link", "set", "dev", dev, "up")
+                ip("-n", ns, "addr", "add", local, "peer", peer, "dev", dev, *extra)
+                ip("-n", ns, "link", "set", "dev", dev, "up")
             tunnel._wait_flowing(family)
         except BaseException:
             tunnel.close()
             raise
         return tunnel
 
-    def stats(self, timeout_s: float = 2.0) -> TunnelStats:
-        """The forwarder's counters now (it prints them on SIGUSR1)."""
+    def counters(self, timeout_s: float = 2.0) -> TunnelStats:
+        """The forwarder's counters now (it prints them on SIGUSR1); after close(), its
+        final summary."""
         if self._closed:
             if self.summary is None:
-                raise TunnelError(f"tunnel {self.name} is closed and left no summary")
+                raise NetworkError(f"tunnel {self.name} is closed and left no summary")
             return self.summary
         os.kill(self.proc.pid, signal.SIGUSR1)
         return TunnelStats.from_doc(self._wait_event("stats", timeout_s))
+
+    def stats(self) -> dict[str, Any]:
+        """The counters as the JSON the lab stores with a run's calibration (a veth link
+        has none and returns {})."""
+        return asdict(self.counters())
 
     def close(self) -> TunnelStats | None:
         """Stop the forwarder (SIGTERM, then SIGKILL to its group), keep its final summary,
@@ -202,11 +179,11 @@ class Tunnel:
         self.proc.stop(grace_s=3.0)
         try:
             self.summary = TunnelStats.from_doc(self._wait_event("summary", 1.0, alive=False))
-        except TunnelError:
+        except NetworkError:
             self.summary = None  # killed before it could say: the counters are lost, not zero
         for ns, dev in ((self.ns_a, self.dev_a), (self.ns_b, self.dev_b)):
             if _device_exists(ns, dev):
-                self._ip(ns, "link", "del", "dev", dev)
+                ip("-n", ns, "link", "del", "dev", dev)
         return self.summary
 
     def __enter__(self) -> Tunnel:
@@ -238,17 +215,12 @@ class Tunnel:
                     self._seen_seq = max(self._seen_seq, seq)
                     return ev
             if alive and not self.proc.alive():
-                raise TunnelError(f"stackbench-netshape exited with status {self.proc.popen.returncode}",
+                raise NetworkError(f"stackbench-netshape exited with status {self.proc.popen.returncode}",
                                   detail=self.proc.tail())
             if time.monotonic() > deadline:
-                raise TunnelError(f"stackbench-netshape printed no {kind} line within {timeout_s:g} s",
+                raise NetworkError(f"stackbench-netshape printed no {kind} line within {timeout_s:g} s",
                                   detail=self.proc.tail())
             time.sleep(0.005)
-
-    def _ip(self, ns: str, *args: str) -> None:
-        status, out = run_checked(["ip", "-n", ns, *args], timeout=10)
-        if status != 0:
-            raise TunnelError(f"ip -n {ns} {' '.join(args)} failed: {out.strip()}")
 
     def _wait_flowing(self, family: int) -> None:
         """A datagram A → B and its echo B → A, retried against a deadline (loss may eat
@@ -256,15 +228,15 @@ class Tunnel:
         one_way = max(self.a_to_b.delay_s + self.a_to_b.jitter_s, self.b_to_a.delay_s + self.b_to_a.jitter_s)
         per_try = 0.05 + 2 * one_way
         deadline = time.monotonic() + READY_TIMEOUT_S + 4 * one_way
-        with socket_in(self.ns_a, family) as a, socket_in(self.ns_b, family) as b:
+        with _socket_in(self.ns_a, family) as a, _socket_in(self.ns_b, family) as b:
             a.bind((self.addr_a, 0))
             b.bind((self.addr_b, 0))
             for attempt in range(1_000_000):
                 if not self.proc.alive():
-                    raise TunnelError(f"stackbench-netshape exited with status {self.proc.popen.returncode}",
+                    raise NetworkError(f"stackbench-netshape exited with status {self.proc.popen.returncode}",
                                       detail=self.proc.tail())
                 if time.monotonic() > deadline:
-                    raise TunnelError(f"no datagram crossed tunnel {self.name} ({self.addr_a} ⇄ {self.addr_b}) "
+                    raise NetworkError(f"no datagram crossed tunnel {self.name} ({self.addr_a} ⇄ {self.addr_b}) "
                                       f"in {attempt} tries", detail=self.proc.tail())
                 token = f"stackbench-netshape ready {attempt}".encode()
                 try:
@@ -296,6 +268,12 @@ def _family(addr_a: str, addr_b: str) -> int:
     return socket.AF_INET6 if a.version == 6 else socket.AF_INET
 
 
+def _socket_in(ns: str, family: int) -> socket.socket:
+    """A UDP socket that lives in namespace `ns` (a socket keeps the namespace it was made in)."""
+    with Namespace(ns).entered():
+        return socket.socket(family, socket.SOCK_DGRAM)
+
+
 def _device_exists(ns: str, dev: str) -> bool:
-    status, _ = run_checked(["ip", "-n", ns, "link", "show", "dev", dev], timeout=10)
-    return status == 0
+    """False too when the namespace itself is gone (its devices went with it)."""
+    return Namespace(ns).exists() and bool(ip("-n", ns, "link", "show", "dev", dev, check=False).strip())
