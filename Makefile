@@ -13,7 +13,8 @@ bench: setup
 
 test: setup
 	cargo test --release --quiet --manifest-path loadgen/Cargo.toml
+	cargo test --release --quiet --manifest-path netshape/Cargo.toml
 	.venv/bin/python -m pytest -q tests
 
 clean:
-	rm -rf .venv loadgen/target
+	rm -rf .venv loadgen/target netshape/target
