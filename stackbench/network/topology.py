@@ -19,6 +19,7 @@ from typing import Iterator, Protocol
 from stackbench.network import addresses
 from stackbench.network.netns import Namespace, ip
 from stackbench.network.profiles import Profile
+from stackbench.network.tunnel import Tunnel
 from stackbench.network.veth import VethLink
 
 CLIENT_SYSCTLS = {"net.ipv4.tcp_tw_reuse": "1", "net.ipv4.ip_local_port_range": "1024 65535"}
@@ -104,11 +105,31 @@ class Topology:
         return [self.server.name, *[s.ns.name for s in self.sides.values()]]
 
 
+@dataclass
+class TunnelLink:
+    """A forwarder's TUN pair seen as a link of the topology: A is the server's end."""
+    tunnel: "Tunnel"
+
+    @property
+    def server_addr(self) -> str:
+        return self.tunnel.addr_a
+
+    @property
+    def client_addr(self) -> str:
+        return self.tunnel.addr_b
+
+    def close(self) -> None:
+        self.tunnel.close()
+
+    def stats(self) -> dict:
+        return self.tunnel.stats()
+
+
 def _open_link(server: Namespace, client: Namespace, server_addr: str, client_addr: str, profile: Profile,
                name: str) -> Link:
     if profile.delayed:
-        from stackbench.network.tunnel import Tunnel  # the forwarder: only when a profile delays
-        return Tunnel.open(server.name, client.name, server_addr, client_addr, profile.down, profile.up, name)
+        return TunnelLink(Tunnel.open(server.name, client.name, server_addr, client_addr, profile.down, profile.up,
+                                      name))
     return VethLink.open(server, client, server_addr, client_addr, profile.down, profile.up, name)
 
 
