@@ -261,7 +261,7 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
                 done += 1
                 continue
             events.cell_started(cell)
-            record = _measure(cell, plan, instance, versions, pins, monitor, lab, topo)
+            record = _measure(cell, plan, instance, versions, pins, monitor, lab, topo, events)
             store.record_cell(run_id, record)
             done += 1
             events.cell_finished(cell, record)
@@ -299,7 +299,7 @@ def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackIn
             search.stop("budget")
             break
         events.cell_started(probe)
-        record = _measure(probe, plan, instance, versions, pins, monitor, lab, topo)
+        record = _measure(probe, plan, instance, versions, pins, monitor, lab, topo, events)
         store.record_cell(run_id, record)
         events.cell_finished(probe, record)
         outcome = capacity.check({"status": record.status.value, "error": record.error,
@@ -345,9 +345,20 @@ def _background(cell: Cell, plan: Plan, spec: LoadSpec, pins: pinning_mod.Pinnin
     return background
 
 
+def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
+    """A separate, uncounted run of the cell's load (warm-up, system-call profile), its
+    progress shown as that phase."""
+    shown = spec.on_progress
+    return replace(spec, duration_s=seconds, requests=None, phase=phase,
+                   on_progress=(lambda p: shown({**p, "phase": phase})) if shown else None)
+
+
 def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
-             monitor: StackMonitor, lab: Lab, topo: Topology | None = None) -> CellRecord:
+             monitor: StackMonitor, lab: Lab, topo: Topology | None = None,
+             events: Events | None = None) -> CellRecord:
     spec = load_spec(cell, plan, instance, pins)
+    if events is not None:
+        spec = replace(spec, on_progress=lambda progress: events.cell_progress(cell, progress))
     in_client = topo.in_client if topo else nullcontext
     in_server = topo.in_server if topo else nullcontext
     background = _background(cell, plan, spec, pins, lab, topo)
@@ -355,7 +366,7 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
         if plan.warmup_s:
             # A separate, uncounted run, so the monitor's window is exactly the measured one.
             with in_client():
-                lab.load(replace(spec, duration_s=plan.warmup_s, requests=None, phase="warmup"), pins.engine_cpus)
+                lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
         with in_server():  # the status-page poller's sockets are made in the stack's namespace
             monitor.begin_cell()
         try:
@@ -367,8 +378,7 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).
             with in_client():
-                profile = lab.load(replace(spec, duration_s=plan.syscall_profile_s, requests=None, phase="profile"),
-                                   pins.engine_cpus)
+                profile = lab.load(_pass(spec, "profile", plan.syscall_profile_s), pins.engine_cpus)
             monitor.end_profile(cost, profile)
     finally:
         classes = background.finish() if background else None

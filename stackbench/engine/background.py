@@ -55,4 +55,5 @@ def summary(spec: LoadSpec, r: EngineResult) -> dict:
 def spec_for(base: LoadSpec, connections: int, keepalive: bool, read_rate: int | None, rcvbuf: int | None,
              seconds: float) -> LoadSpec:
     return replace(base, connections=connections, keepalive=keepalive, read_rate=read_rate, rcvbuf=rcvbuf,
-                   duration_s=seconds, requests=None, warmup_s=0.0, rate=None, threads=1, phase="background")
+                   duration_s=seconds, requests=None, warmup_s=0.0, rate=None, threads=1, phase="background",
+                   on_progress=None)
