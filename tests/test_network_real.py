@@ -141,6 +141,17 @@ def test_slow_visitors_hold_preforks_workers_but_not_nginxs(workdir):
     # nginx buffers the responses: the slow visitors do not take FPM's workers
     assert cells[("nginx", "slow")]["procs_max"] <= cells[("nginx", "none")]["procs_max"] + 1
     assert cells[("nginx", "slow")]["requests_per_s"] > 0.5 * cells[("nginx", "none")]["requests_per_s"]
+    # what a reader sees: the network with its measured figures, the classes, the verdict lines
+    shown = subprocess.run([sys.executable, "-m", "stackbench", "show", "--db", str(db)], capture_output=True,
+                           text=True).stdout
+    assert "network veth: veth pair, unshaped; asked unshaped each way; measured RTT p50" in shown
+    assert "visitor classes: the measured visitors alone and with others beside them" in shown
+    assert "prefork · php-100k c=8 veth keep-alive: with slow vs alone" in shown
+    html = workdir / "r.html"
+    subprocess.run([sys.executable, "-m", "stackbench", "report", "--db", str(db), "-o", str(html)], check=True,
+                   capture_output=True)
+    page = html.read_text()
+    assert "Visitor classes (medians over repetitions)" in page and "veth: veth pair, unshaped" in page
 
 
 INTERRUPTED = SLOW.replace('duration = "3s"', 'duration = "20s"')
