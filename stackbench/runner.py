@@ -131,7 +131,7 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
-    network = NetworkSession(plan, store, run_id)
+    network = NetworkSession(plan, store, run_id, pins.engine_cpus)
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):

@@ -20,8 +20,10 @@ MEASURED = "measured"  # the side of the visitors whose figures are the cell's
 
 
 class NetworkSession:
-    def __init__(self, plan: "Plan", store: "Store", run_id: int):
-        self.plan, self.store, self.run_id = plan, store, run_id
+    def __init__(self, plan: "Plan", store: "Store", run_id: int, cpus: list[int] | None = None):
+        """`cpus`: where the forwarders run — the load engine's cores, so emulating the
+        network never takes the server's CPU."""
+        self.plan, self.store, self.run_id, self.cpus = plan, store, run_id, cpus
         self.calibrated: dict[str, dict] = dict(store.run(run_id).get("network") or {})
         self.starts = 0
 
@@ -37,7 +39,7 @@ class NetworkSession:
             visitor = self.plan.visitors[name]
             classes[name] = self.plan.profile(visitor.network or cell.network)
         sysctls = {"net.ipv4.tcp_wmem": self.plan.server_tcp_wmem} if self.plan.server_tcp_wmem else {}
-        topo = Topology.build(classes, sysctls, index=self.starts % 10)
+        topo = Topology.build(classes, sysctls, index=self.starts % 10, cpus=self.cpus)
         self.starts += 1
         try:
             for side in topo.sides.values():

@@ -52,7 +52,7 @@ class Topology:
 
     @classmethod
     def build(cls, classes: dict[str, Profile], server_sysctls: dict[str, str] | None = None,
-              index: int = 0) -> "Topology":
+              index: int = 0, cpus: list[int] | None = None) -> "Topology":
         """`classes`: visitor class name -> its profile, the measured class first.
         `index` tells apart several topologies of one lab (device names are per lab)."""
         topo = cls(Namespace.create(f"s{index}"))
@@ -68,7 +68,8 @@ class Topology:
                     ns.sysctl(key, value)
                 server_addr, client_addr = addresses.pick(taken, start=(os.getpid() * 7 + index * 4 + i) % 16384)
                 taken.add(addresses.subnet_of(server_addr))
-                link = _open_link(topo.server, ns, server_addr, client_addr, profile, f"sb{os.getpid() % 100000}{index}{i}")
+                link = _open_link(topo.server, ns, server_addr, client_addr, profile,
+                                  f"sb{os.getpid() % 100000}{index}{i}", cpus)
                 topo.sides[name] = Side(name, profile, ns, link)
                 if i:  # the stack listens on the first link's address: route to it over this one
                     ip("-n", ns.name, "route", "add", f"{topo.server_addr}/32", "via", server_addr)
@@ -126,10 +127,10 @@ class TunnelLink:
 
 
 def _open_link(server: Namespace, client: Namespace, server_addr: str, client_addr: str, profile: Profile,
-               name: str) -> Link:
+               name: str, cpus: list[int] | None = None) -> Link:
     if profile.delayed:
         return TunnelLink(Tunnel.open(server.name, client.name, server_addr, client_addr, profile.down, profile.up,
-                                      name))
+                                      name, cpus=cpus))
     return VethLink.open(server, client, server_addr, client_addr, profile.down, profile.up, name)
 
 
