@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stackbench import loads, workloads
+from stackbench import loads, machine as machine_mod, workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -28,7 +28,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
             "sample_interval", "syscalls", "syscall_profile", "restart",
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
-            "load", "rate", "stages", "ramp", "connections", "slo", "search"}
+            "load", "rate", "stages", "ramp", "connections", "slo", "search", "machine"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -81,6 +81,8 @@ class Plan:
     equivalence: float = DEFAULT_EQUIVALENCE  # a difference inside ±this is "equivalent" (practically none)
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     app: dict[str, Any] | None = None  # the [app] table: the user's own application
+    # A small machine emulated with cgroup limits (machine.py); None = the lab's machine.
+    machine: machine_mod.MachineProfile | None = None
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -232,6 +234,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         if not isinstance(scenario, dict):
             raise fail("scenario must be a table: [scenario] with question = \"...\"")
         _reject_unknown(scenario, SCENARIO_KEYS, source, "scenario.")
+    if isinstance(data.get("machine"), dict):
+        _reject_unknown(data["machine"], machine_mod.KEYS, source, "machine.")
+    machine = machine_mod.parse(data.get("machine"), fail)
     threads = data.get("threads")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise fail(f"threads must be a whole number >= 1, not {threads!r}")
@@ -269,6 +274,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
+        machine=machine,
     )
 
 
