@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stackbench import loads, workloads
+from stackbench import loads, machine as machine_mod, workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -32,7 +32,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "sample_interval", "syscalls", "syscall_profile", "restart",
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
-            "network", "networks", "visitors", "background", "server_tcp_wmem"}
+            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -92,6 +92,8 @@ class Plan:
     background: list[str] = field(default_factory=lambda: [visitor_classes.NONE])
     server_tcp_wmem: str | None = None  # the server namespace's net.ipv4.tcp_wmem
     links: dict[str, Profile] = field(default_factory=lambda: {LOOPBACK: network_profiles.BUILTIN[LOOPBACK]})  # every profile used
+    # A small machine emulated with cgroup limits (machine.py); None = the lab's machine.
+    machine: machine_mod.MachineProfile | None = None
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -253,6 +255,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         if not isinstance(scenario, dict):
             raise fail("scenario must be a table: [scenario] with question = \"...\"")
         _reject_unknown(scenario, SCENARIO_KEYS, source, "scenario.")
+    if isinstance(data.get("machine"), dict):
+        _reject_unknown(data["machine"], machine_mod.KEYS, source, "machine.")
+    machine = machine_mod.parse(data.get("machine"), fail)
     threads = data.get("threads")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise fail(f"threads must be a whole number >= 1, not {threads!r}")
@@ -306,6 +311,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
+        machine=machine,
     )
 
 

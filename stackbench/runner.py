@@ -19,13 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, limits, pinning as pinning_mod
+from stackbench import caveats, engine, environment, limits, machine as machine_mod, pinning as pinning_mod
 from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
 from stackbench.lock import RunLock
+from stackbench.monitor import memory_events
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.network import check as network_check, netns
@@ -48,11 +49,12 @@ class Options:
 
 
 def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
-                   workload_list: list[Workload], host: str | None = None) -> StackInstance:
+                   workload_list: list[Workload], host: str | None = None,
+                   machine: machine_mod.MachineProfile | None = None) -> StackInstance:
     extra = {"host": host} if host else {}
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
                          port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
-                         cgroup_parent=cgroup_parent, workloads=workload_list, **extra)
+                         cgroup_parent=cgroup_parent, workloads=workload_list, machine=machine, **extra)
 
 
 @dataclass
@@ -111,7 +113,8 @@ def _session(plan: Plan, options: Options, lab: Lab) -> Iterator[pinning_mod.Pin
             netns.sweep_stale()  # a killed lab's namespaces (the lock says no other lab is running)
         preflight(plan, options, lab)
         lab.engine_binary()  # fail now, not after the first stack started
-        pins = options.pinning or pinning_mod.choose()
+        # A machine profile's cores come out of the server's half (machine.py).
+        pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
         # The lab itself (sampler, perf, Python) stays off the server's cores.
         lab.pin_self(pins.engine_cpus)
         yield pins
@@ -120,8 +123,12 @@ def _session(plan: Plan, options: Options, lab: Lab) -> Iterator[pinning_mod.Pin
 
 
 def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
-    """Store a new run (the plan as written and as checked, the environment)."""
-    return store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), lab.environment(pins))
+    """Store a new run (the plan as written and as checked, the environment — with the
+    machine profile it emulated, if any)."""
+    env = lab.environment(pins)
+    if plan.machine is not None:
+        env["machine_profile"] = plan.machine.as_dict() | {"server_cpus": pins.server_cpus}
+    return store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), env)
 
 
 def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events | None, options: Options,
@@ -244,7 +251,8 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
     in_server = topo.in_server if topo else nullcontext
     instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent,
-                            [plan.workload(w) for w in served], *([topo.server_addr] if topo else []))
+                            [plan.workload(w) for w in served], *([topo.server_addr] if topo else []),
+                            machine=plan.machine)
     versions = lab.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
@@ -267,13 +275,24 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
             events.cell_finished(cell, record)
             instance.check_alive()
     except ServerError as e:
+        # Killed by the small machine's OOM killer: a finding about the stack on that
+        # machine, stored with the cells; the run itself did not fail.
+        since = instance.machine_cgroup.since_start() if instance.machine_cgroup else None
+        oom = machine_mod.oom_reason(since["oom_kills"] if since else 0, plan.machine)
+        if oom and oom not in e.message:
+            e.message += f" ({oom})"
+        # A start that failed before any cell was measured: the machine's events so far
+        # go with its first cell (once cells were measured, they are in theirs).
+        cost = CellCost(memory_events=since, oom_kills=since["oom_kills"]) if since and not done else None
         for cell in cells[done:]:
             if cell.load == "capacity":  # its probes so far are stored; the search is not
                 store.record_search(run_id, cell, "failed", None)
                 continue
-            store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message))
+            store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message,
+                                              cost=cost))
+            cost = None
         events.stack_failed(variant, e)
-        return e
+        return None if oom else e
     finally:
         if monitor:
             monitor.stop()
@@ -386,6 +405,9 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
+        oom = machine_mod.oom_reason(memory_events.total_kills(cost.memory_events if cost else None), plan.machine)
+        if oom:
+            error += f" ({oom})"
         return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost,
                        classes=classes)
     return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost, classes=classes)
@@ -403,6 +425,7 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
     if result:
         found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)
         found += caveats.server_limits(cost.status if cost else [], instance.knobs, cell.concurrency)
+        found += caveats.memory_limit(cost.memory_events if cost else None)
     return CellRecord(
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,

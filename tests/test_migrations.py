@@ -161,5 +161,5 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
             for c in cells] == before
     for c in cells:
         assert (c["network"], c["background"]) == ("loopback", "none")
-        assert (c["classes"], c["memory_events_json"], c["oom_kills"]) == (None, None, None)
+        assert (c["classes"], c["memory_events"], c["oom_kills"]) == (None, None, None)
     assert store.run(1)["network"] is None

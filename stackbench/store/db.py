@@ -218,6 +218,9 @@ class Store:
             rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
                                           ("other", max(0, sc.counts.get("total", 0) - sum(named.values())))]
             self.db.executemany("INSERT INTO syscalls VALUES (?,?,?)", [(cell_id, k, v) for k, v in rows])
+        if cost.memory_events is not None:  # a machine profile's memory limit (NULL: none)
+            self.db.execute("UPDATE cells SET memory_events_json = ?, oom_kills = ? WHERE id = ?",
+                            (json.dumps(cost.memory_events), cost.oom_kills, cell_id))
 
     # -- reading -----------------------------------------------------------------------
     def run(self, run_id: int) -> dict:
@@ -256,6 +259,8 @@ class Store:
                 raw = d.pop(f"{key}_json")
                 d[key] = json.loads(raw) if raw is not None else None
             d["caveats"] = json.loads(d.pop("warnings_json"))  # [{code, params}]
+            events = d.pop("memory_events_json")  # a machine profile's limit: hits, OOM kills, pressure
+            d["memory_events"] = json.loads(events) if events is not None else None
             yield d
 
     def samples(self, cell_id: int) -> list[dict]:

@@ -14,6 +14,7 @@ from typing import Any
 from stackbench.report.html import tables
 from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
+from stackbench.report.text.table import machine_words
 from stackbench.units import MiB
 
 BUILT_IN = "<default plan>"
@@ -21,7 +22,7 @@ BUILT_IN = "<default plan>"
 ENVIRONMENT = (  # (key, name in the table)
     ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
     ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
-    ("pinning", "pinning"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
+    ("pinning", "pinning"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
     ("python", "Python"),
 )
 
@@ -68,6 +69,8 @@ def _env_value(key: str, v: Any) -> str:
     if key == "pinning":
         shared = "; they share cores" if v.get("shared") else ""
         return f"server on cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
+    if key == "machine_profile":
+        return machine_words(v) + " — cgroup limits on the stack and its services, OOM kills recorded per cell"
     return str(v)
 
 

@@ -3,6 +3,8 @@ search as one line with its bounds), and the expected time."""
 
 from __future__ import annotations
 
+from stackbench.machine import MachineProfile
+from stackbench.pinning import Pinning
 from stackbench.plan import Cell, Plan
 from stackbench.report.network import asked
 
@@ -56,3 +58,8 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")
     return line
+
+
+def machine_line(profile: MachineProfile, pins: Pinning) -> str:
+    return (f"machine: {profile.describe()}; the stack on cores {pins.server_cpus}, the load engine on "
+            f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
