@@ -40,6 +40,9 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # on top of the link's own delays: both are a few ms on an idle machine.
 ATTACH_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 5.0
+# How long before a packet's due time the forwarder stops sleeping and spins on the clock
+# (0: it sleeps in ppoll until the due time and is late by the wake-up latency).
+SPIN_S = 0.0
 
 
 def binary() -> str:
@@ -124,7 +127,7 @@ class Tunnel:
 
     @classmethod
     def open(cls, ns_a: str, ns_b: str, addr_a: str, addr_b: str, a_to_b: Shape, b_to_a: Shape, name: str,
-             *, seed: int | None = None, cpus: list[int] | None = None) -> Tunnel:
+             *, seed: int | None = None, cpus: list[int] | None = None, spin_s: float = SPIN_S) -> Tunnel:
         """A shaped link between namespaces `ns_a` and `ns_b` (names under /run/netns, made
         by the caller), `addr_a` in A and `addr_b` in B, ready when it returns."""
         dev_a, dev_b = device_names(name)
@@ -138,6 +141,8 @@ class Tunnel:
                 "--a-to-b", a_to_b.argument(), "--b-to-a", b_to_a.argument()]
         if seed is not None:
             argv += ["--seed", str(seed)]
+        if spin_s:
+            argv += ["--spin", f"{round(spin_s * 1e9)}ns"]
         # Its own session and process group, SIGTERM when the lab dies (supervise.spawn).
         proc = spawn("stackbench-netshape", argv, cwd=Path("/"), cpus=cpus)
         tunnel = cls(name, ns_a, ns_b, dev_a, dev_b, addr_a, addr_b, a_to_b, b_to_a, proc)
