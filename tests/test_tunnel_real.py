@@ -5,6 +5,7 @@ iproute2 and the forwarder built (./scripts/setup.sh)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import statistics
@@ -125,3 +126,33 @@ def test_a_persistent_device_made_before_is_used_and_removed(ns):
 def test_a_missing_namespace_is_one_clear_error(ns):
     with pytest.raises(UsageError, match="does not exist"):
         Tunnel.open(ns[0], "sbt-no-such-ns", A_ADDR, B_ADDR, Shape(), Shape(), "sbtx")
+
+
+def test_stats_every_interval_then_a_summary_on_sigterm(ns):
+    """The binary alone: JSON lines on stderr at the asked interval, a summary and exit 0
+    on SIGTERM (the lab's stop), the devices it made gone with it."""
+    argv = [tunnel_mod.binary(), "--a", f"/run/netns/{ns[0]}:sbtst-a", "--b", f"/run/netns/{ns[1]}:sbtst-b",
+            "--a-to-b", "delay=1ms", "--stats-every", "100ms"]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.45)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=5)
+    assert proc.returncode == 0, err
+    events = [json.loads(line) for line in err.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "attached" and kinds[-1] == "summary" and kinds.count("stats") >= 3, kinds
+    assert [e["seq"] for e in events[1:]] == list(range(1, len(events)))
+    assert events[-1]["exit"] == "signal" and events[-1]["a_to_b"]["packets"] == 0
+    assert "sbtst-a" not in _devices(ns[0])
+
+
+def test_jitter_spreads_uniformly_within_delay_plus_minus_jitter(ns):
+    # Probes 20 ms apart, more than twice the jitter: keeping the order never holds one back.
+    with _open(ns, "delay=20ms,jitter=5ms", "delay=20ms"):
+        rtts = linkprobe.rtts_ms(ns[0], ns[1], A_ADDR, B_ADDR, probes=150, gap_s=0.02)
+    assert min(rtts) >= 35, "never below delay − jitter"
+    assert abs(statistics.median(rtts) - 40) <= 1.5
+    # Uniform on ±5 ms: sd 5/√3 = 2.89 ms.
+    assert 2.0 <= statistics.pstdev(rtts) <= 3.8, statistics.pstdev(rtts)
