@@ -5,8 +5,10 @@ temporary directory as the kernel shows them), the caveats and the store round t
 from __future__ import annotations
 
 import io
+import json
 import tomllib
 
+import jsonschema
 import pytest
 
 from stackbench import caveats, machine, plan as plan_mod
@@ -14,6 +16,7 @@ from stackbench.errors import PlanError
 from stackbench.monitor import machine_cgroup, memory_events
 from stackbench.monitor.session import CellCost
 from stackbench.pinning import Pinning
+from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
 from stackbench.report.text import run_report
 from stackbench.report.text.caveats import sentence
@@ -242,6 +245,10 @@ def test_the_store_keeps_memory_events_and_oom_kills():
     assert "the OOM killer took 3 processes during the measured window" in " ".join(text.split())
     rows = dict(environment_rows(store.run(run_id)["environment"]))
     assert rows["machine profile (emulated)"].startswith("1 CPU, 512 MiB memory")
+
+    doc = export.document(store.run(run_id), store.cells(run_id))
+    jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
+    assert [(c["oom_kills"], c["memory_limit_bytes"]) for c in doc["cells"]] == [(3, 512 * MiB), (None, None)]
 
 
 def test_the_summary_adds_oom_kills_over_every_repetition():
