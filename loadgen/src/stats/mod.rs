@@ -4,6 +4,7 @@
 pub mod clients;
 pub mod header_counts;
 pub mod histogram;
+pub mod live;
 pub mod pages;
 pub mod per_url;
 pub mod timeline;
@@ -101,6 +102,13 @@ pub struct Sample {
     pub processing_us: u64,
 }
 
+impl Sample {
+    #[inline]
+    pub fn is_2xx(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
 /// Bytes moved by one request, counted whether it succeeded or not.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Transfer {
@@ -148,7 +156,7 @@ impl PhaseStats {
     #[inline]
     fn record_ok(&mut self, s: &Sample) {
         self.completed += 1;
-        if (200..300).contains(&s.status) {
+        if s.is_2xx() {
             self.ok_2xx += 1;
         } else {
             self.non_2xx += 1;
