@@ -31,17 +31,22 @@ pub enum ErrorClass {
     Read,
     /// Other write error.
     Write,
-    /// Malformed response: status line, headers, chunk framing, head > 64 KB.
+    /// Malformed response: status line, headers, chunk framing, a 101 upgrade.
     Parse,
-    /// The connection closed before the body length announced by the response.
+    /// The body did not match its framing: the connection closed before the length
+    /// announced (Content-Length or chunk size), or bytes came after the end.
     LengthMismatch,
+    /// A part of the response over one of the engine's bounds (head > 64 KB, > 100
+    /// header lines, chunk-size line > 4 KB, chunk size ≥ 2^60, trailers > 64 KB):
+    /// what the engine refuses to buffer or believe, not necessarily malformed.
+    TooLarge,
     /// FastCGI only: the application refused the request (END_REQUEST with a
     /// protocol status other than REQUEST_COMPLETE, e.g. FCGI_OVERLOADED).
     Rejected,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 8] = [
+    pub const ALL: [ErrorClass; 9] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Reset,
@@ -49,6 +54,7 @@ impl ErrorClass {
         ErrorClass::Write,
         ErrorClass::Parse,
         ErrorClass::LengthMismatch,
+        ErrorClass::TooLarge,
         ErrorClass::Rejected,
     ];
 
@@ -61,13 +67,14 @@ impl ErrorClass {
             ErrorClass::Write => "write",
             ErrorClass::Parse => "parse",
             ErrorClass::LengthMismatch => "length_mismatch",
+            ErrorClass::TooLarge => "too_large",
             ErrorClass::Rejected => "rejected",
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ErrorCounts(pub [u64; 8]);
+pub struct ErrorCounts(pub [u64; ErrorClass::ALL.len()]);
 
 impl ErrorCounts {
     pub fn add(&mut self, class: ErrorClass) {
