@@ -101,7 +101,7 @@ def spawn(
     def preexec() -> None:
         # If the lab itself is killed (SIGKILL, OOM), its servers must not outlive it:
         # the kernel sends them SIGTERM when the lab's thread that started them exits.
-        _set_parent_death_signal(signal.SIGTERM)
+        die_with_parent(signal.SIGTERM)
         if cpus:
             os.sched_setaffinity(0, cpus)
         if cgroup is not None:
@@ -196,7 +196,9 @@ def run_checked(argv: list[str], *, cwd: Path | None = None, env: dict[str, str]
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _set_parent_death_signal(sig: int) -> None:
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """In a child before exec: the kernel sends `sig` when the thread that forked it
+    exits — a lab killed with -9 takes its engine, perf and servers with it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
