@@ -80,6 +80,12 @@ class EngineError(StackbenchError):
     exit_code = 6
 
 
+class StoreError(StackbenchError):
+    """The results store cannot be opened or written (disk full, read-only, I/O error)."""
+
+    exit_code = 7
+
+
 class Interrupted(StackbenchError):
     exit_code = 130
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
+from stackbench.supervise import die_with_parent
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1
@@ -45,6 +46,9 @@ class LoadSpec:
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
+    # A target that is not loopback (the lab's own namespaces, or --allow-remote-target):
+    # checked by target.py before any load; the engine must be told too.
+    allow_remote: bool = False
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -65,6 +69,8 @@ class LoadSpec:
             argv += ["--page", self.page, "--page-conns", str(self.page_conns)]
             if self.assets:
                 argv += ["--assets", ",".join(self.assets)]
+        if self.allow_remote:
+            argv.append("--allow-remote")
         for path, weight in self.mix:
             argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
@@ -87,6 +93,7 @@ def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
     argv = spec.argv(binary())
 
     def preexec() -> None:
+        die_with_parent()  # bounded anyway (its duration), but not a second past a killed lab
         if cpus:
             os.sched_setaffinity(0, cpus)
 
