@@ -80,8 +80,9 @@ class EngineError(StackbenchError):
     exit_code = 6
 
 
-class StoreError(StackbenchError):
-    """The results store cannot be opened or written (disk full, read-only, I/O error)."""
+class StorageError(StackbenchError):
+    """The lab cannot write where it must: the results store or a run directory (disk
+    full, read-only, missing)."""
 
     exit_code = 7
 

@@ -16,8 +16,8 @@ LOCK_PATH = Path("/tmp/stackbench.lock")
 
 
 class RunLock:
-    def __init__(self, path: Path = LOCK_PATH):
-        self.path = path
+    def __init__(self, path: Path | None = None):
+        self.path = path or LOCK_PATH
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -41,12 +41,12 @@ class RunLock:
             self.fd = None
 
 
-def holder(path: Path = LOCK_PATH) -> str | None:
+def holder(path: Path | None = None) -> str | None:
     """Who measures now ("pid 123: stackbench run plan.toml"), or None when no lab holds
     the lock. Read from /proc/locks, without touching the lock: a read-only command that
     took it even briefly could make a starting run fail."""
     try:
-        st = os.stat(path)
+        st = os.stat(path or LOCK_PATH)
         with open("/proc/locks") as f:
             table = f.read().splitlines()
     except OSError:

@@ -13,7 +13,7 @@ from typing import Any
 
 from stackbench import leftovers, ports, workloads as workloads_mod
 from stackbench.monitor.cgroup import Cgroup
-from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError, VerifyFailed
+from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context, Server, Stack
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
@@ -160,6 +160,14 @@ class StackInstance:
     # -- steps -------------------------------------------------------------------------
     def _prepare(self) -> None:
         base = self._workdir or Path(tempfile.gettempdir())
+        try:
+            self._render(base)
+        except OSError as e:  # a full disk, a read-only or missing --workdir
+            raise StorageError(f"cannot write the run directory in {base}: {e.strerror}"
+                               + (f" ({e.filename})" if e.filename else ""),
+                               hint="--workdir names a writable directory with free space") from None
+
+    def _render(self, base: Path) -> None:
         base.mkdir(parents=True, exist_ok=True)
         user = WORKER_USER if os.geteuid() == 0 else None
         if user:

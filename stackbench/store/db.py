@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stackbench.engine.result import Caveat, EngineResult
-from stackbench.errors import StoreError, UsageError
+from stackbench.errors import StorageError, UsageError
 from stackbench.monitor.session import CellCost
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
@@ -85,7 +85,7 @@ class Store:
             raise UsageError(f"{self.path} has a pre-release store schema ({e.args[0]}) that cannot be migrated",
                              hint="name another file with --db") from None
         except sqlite3.OperationalError as e:  # the file could not be opened at all
-            raise StoreError(f"cannot open the results store {self.path}: {e}",
+            raise StorageError(f"cannot open the results store {self.path}: {e}",
                              hint="--db names a file in a directory that exists and is writable") from None
         except sqlite3.DatabaseError as e:
             raise UsageError(f"{self.path} is not a stackbench results store ({e})",
@@ -299,7 +299,7 @@ class Store:
 
 
 class _Connection(sqlite3.Connection):
-    """A failure to write the file (disk full, read-only, I/O error) becomes a StoreError
+    """A failure to write the file (disk full, read-only, I/O error) becomes a StorageError
     that names it, wherever it happens: SQLite has rolled the transaction back, so what
     was committed before stays whole."""
 
@@ -324,8 +324,8 @@ class _Connection(sqlite3.Connection):
             raise _unwritable(self.store_path, e) from None
 
 
-def _unwritable(path: str, e: sqlite3.OperationalError) -> StoreError:
-    return StoreError(f"cannot write the results store {path}: {e}",
+def _unwritable(path: str, e: sqlite3.OperationalError) -> StorageError:
+    return StorageError(f"cannot write the results store {path}: {e}",
                       hint="what was stored before stays in it: free space or fix the file, then "
                            "`stackbench runs` lists the runs and `stackbench run --resume RUN` finishes one")
 
