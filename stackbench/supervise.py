@@ -35,6 +35,7 @@ class ServerProcess:
     log_paths: list[Path] = field(default_factory=list)
     stop_signal: int = signal.SIGTERM
     _output: collections.deque = field(default_factory=lambda: collections.deque(maxlen=200))
+    _drainer: threading.Thread | None = None
 
     @property
     def pid(self) -> int:
@@ -45,6 +46,9 @@ class ServerProcess:
 
     def tail(self, lines: int = 15) -> str:
         """Last lines of the server's stdout/stderr and of its log files."""
+        if self._drainer is not None and not self.alive():
+            # Its last words may still be in the pipe: the drain ends at EOF.
+            self._drainer.join(timeout=1)
         chunks = []
         out = list(self._output)[-lines:]
         if out:
@@ -118,7 +122,8 @@ def spawn(
         preexec_fn=preexec,
     )
     proc = ServerProcess(name, argv, popen, list(log_paths or []), stop_signal)
-    threading.Thread(target=_drain, args=(popen, proc._output), daemon=True).start()
+    proc._drainer = threading.Thread(target=_drain, args=(popen, proc._output), daemon=True)
+    proc._drainer.start()
     return proc
 
 
