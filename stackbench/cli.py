@@ -14,7 +14,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import inspect, measure, report, scenario
+from stackbench.commands import clean, inspect, measure, report, scenario
 from stackbench.errors import Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -37,6 +37,12 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
     out.add_argument("--wide", action="store_true", help="the final table with every column")
 
 
+def _allow_remote(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-remote-target", action="store_true",
+                   help="let load go to a host that is neither loopback nor the lab's own namespaces "
+                        "(the plan must then use duration, not requests)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.")
     p.add_argument("--version", action="version", version=f"stackbench {__version__}")
@@ -49,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    _allow_remote(run)
     _output_flags(run)
     run.add_argument("--resume", type=int, metavar="RUN",
                      help="finish an interrupted run: cells already stored are not run again")
@@ -65,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    _allow_remote(sc_run)
     _output_flags(sc_run)
 
     show = sub.add_parser("show", help="print a stored run: table or summary, caveats, verdicts")
@@ -103,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("stacks", help="list the stacks, whether they can run here, and their knobs")
 
+    cl = sub.add_parser("clean", help="remove what labs that were killed left behind (the next run does it too)",
+                        description="Labs killed without a chance to clean up (kill -9, out of memory) leave "
+                                    "cgroups, run directories and scratch directories; this removes them, one "
+                                    "line each, and marks the runs they left `running` in the store crashed.")
+    cl.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
+    cl.add_argument("--db", default=DEFAULT_DB, help=DB_HELP + "; never created by clean")
+
     tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
     tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
     tl.add_argument("--walk", action="store_true",
@@ -125,8 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # SIGTERM is handled like Ctrl-C: stop the servers, keep what was measured.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    _stop_like_ctrl_c()
     try:
         key = (args.command, args.scenario_command) if args.command == "scenario" else args.command
         return COMMANDS[key](args)
@@ -144,10 +158,30 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def _stop_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (the terminal was closed) are handled like Ctrl-C: stop the
+    servers, keep what was measured. After a hang-up the terminal is gone: what the lab
+    would still print there goes nowhere instead of failing (writes to a hung-up
+    terminal fail with EIO). Under nohup, SIGHUP stays ignored."""
+    ttys = [fd for fd in (1, 2) if os.isatty(fd)]
+
+    def stop(signum: int, _frame: object) -> None:
+        if signum == signal.SIGHUP:
+            null = os.open(os.devnull, os.O_WRONLY)
+            for fd in ttys:
+                os.dup2(null, fd)
+            os.close(null)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, stop)
+
+
 COMMANDS = {
     "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
-    "export": inspect.cmd_export, "report": report.cmd_report,
+    "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,
 }

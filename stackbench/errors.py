@@ -80,6 +80,13 @@ class EngineError(StackbenchError):
     exit_code = 6
 
 
+class StorageError(StackbenchError):
+    """The lab cannot write where it must: the results store or a run directory (disk
+    full, read-only, missing)."""
+
+    exit_code = 7
+
+
 class Interrupted(StackbenchError):
     exit_code = 130
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from stackbench.leftovers import Swept
     from stackbench.errors import StackbenchError
     from stackbench.pinning import Pinning
     from stackbench.plan import Cell, Plan, StackVariant
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 class Events:
     """What a run reports while it goes. The default does nothing (tests, non-TTY)."""
 
+    # What dead labs had left (removed now), and the runs they left `running` (crashed).
+    def lab_tidied(self, swept: Swept, crashed: list[int]) -> None: ...
     def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: Pinning) -> None: ...
     def stack_starting(self, variant: StackVariant) -> None: ...
     def stack_ready(self, variant: StackVariant, instance: StackInstance) -> None: ...

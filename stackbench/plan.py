@@ -36,6 +36,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
+MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's
 START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
 # What a workload needs that a stack may lack (Workload.needs, Stack.offers), in words.
@@ -213,8 +214,13 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         raise fail(f"requests must be a whole number >= 1, not {requests!r}")
     if duration is None and requests is None:
         duration = 2.0
-    if duration is not None and duration <= 0:
-        raise fail("duration must be > 0")
+    # Every load bounded in time: a typo such as "10h" for "10s" is refused, not run.
+    if duration is not None and not 0 < duration <= MAX_SECONDS:
+        raise fail("duration must be above 0 and at most 1h")
+    if not 0 <= warmup <= MAX_SECONDS:
+        raise fail("warmup must be between 0s and 1h")
+    if not 0 < timeout <= 600:
+        raise fail("timeout must be above 0 and at most 10m")
 
     load, implied_restart = loads.parse(data, fail)
     if load.kind == "capacity" and requests is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, limits, machine as machine_mod, pinning as pinning_mod
+from stackbench import caveats, engine, environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod, ports, target
 from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
@@ -46,6 +46,7 @@ class Options:
     workdir: Path | None = None
     keep_rundir: bool = False
     pinning: pinning_mod.Pinning | None = None
+    allow_remote_target: bool = False  # --allow-remote-target (target.py)
 
 
 def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
@@ -70,6 +71,7 @@ class Lab:
     require: Callable = installed.require
     versions: Callable = installed.versions
     pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
+    sweep: Callable[[], leftovers.Swept] = leftovers.sweep
 
 
 @dataclass
@@ -86,7 +88,7 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
              lab: Lab | None = None) -> Outcome:
     """A new run of the whole plan."""
     lab, options = lab or Lab(), options or Options()
-    with _session(plan, options, lab) as pins:
+    with _session(plan, store, events, options, lab) as pins:
         run_id = begin(plan, store, lab, pins)
         return run(run_id, plan, expand(plan), store, events, options, lab, pins)
 
@@ -97,20 +99,22 @@ def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: E
     (a capacity search is done when its seq is: see `done_seqs`)."""
     lab, options = lab or Lab(), options or Options()
     remaining = [c for c in expand(plan) if c.seq not in done_seqs]
-    with _session(plan, options, lab) as pins:
+    with _session(plan, store, events, options, lab) as pins:
         store.reopen_run(run_id)
         return run(run_id, plan, remaining, store, events, options, lab, pins)
 
 
 @contextmanager
-def _session(plan: Plan, options: Options, lab: Lab) -> Iterator[pinning_mod.Pinning]:
+def _session(plan: Plan, store: Store, events: Events | None, options: Options,
+             lab: Lab) -> Iterator[pinning_mod.Pinning]:
     """One measuring run per machine (the lock), and everything checked before the first
-    measurement: packages, configs, the engine."""
+    measurement: packages, configs, the engine. Holding the lock proves no other lab is
+    alive, so what a dead one left is swept now and its runs are marked crashed."""
     lock = lab.lock()
     lock.acquire()
     try:
-        if plan.namespaced:
-            netns.sweep_stale()  # a killed lab's namespaces (the lock says no other lab is running)
+        swept = lab.sweep()
+        (events or Events()).lab_tidied(swept, store.mark_crashed())
         preflight(plan, options, lab)
         lab.engine_binary()  # fail now, not after the first stack started
         # A machine profile's cores come out of the server's half (machine.py).
@@ -163,10 +167,23 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
         outcome.errors.append(e)
         raise
     finally:
-        store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None)
-        events.plan_finished(run_id, outcome.status)
-        monitor.close()
+        # Each step even when one before fails (a store that became unwritable must not
+        # leave perf running); the first failure is raised after the last step.
+        _each(lambda: store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None),
+              lambda: events.plan_finished(run_id, outcome.status),
+              monitor.close)
     return outcome
+
+
+def _each(*steps: Callable[[], None]) -> None:
+    failure: Exception | None = None
+    for step in steps:
+        try:
+            step()
+        except Exception as e:
+            failure = failure or e
+    if failure is not None:
+        raise failure
 
 
 def _run_adaptive(run_id: int, plan: Plan, cells: list[Cell], store: Store,
@@ -233,6 +250,8 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
         network_check.require(plan)
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
+        if variant.port is not None:
+            ports.ensure_free(variant.port)
     for wid in plan.workloads:
         installed.require_workload(plan.workload(wid))
     for variant in plan.stacks:
@@ -260,6 +279,7 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     try:
         with in_server():
             instance.up()
+            target.check(instance.host, options.allow_remote_target)  # before the first request
             instance.verify(sorted({c.workload for c in cells}))
             monitor = run_monitor.for_stack(instance)  # its status-page poller thread starts in there
         events.stack_ready(variant, instance)
@@ -344,7 +364,8 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod
         threads=plan.threads or len(pins.engine_cpus) or 1,
         duration_s=cell.duration_s or plan.duration_s, requests=None if cell.duration_s else plan.requests,
         keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
-        allow_remote=plan.profile(cell.network).namespaced, **shape,
+        # Checked by target.check when the stack started; the engine has a guard of its own.
+        allow_remote=not target.is_loopback(instance.host), **shape,
     )
 
 

@@ -10,6 +10,9 @@ class RunStatus(enum.StrEnum):
     COMPLETE = "complete"
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM: `run --resume` can finish it
     FAILED = "failed"  # a server failed; the other stacks' cells were measured
+    # Its lab died without a word (kill -9, OOM, power cut): found still `running` by the
+    # next lab that took the run lock. `run --resume` can finish it.
+    CRASHED = "crashed"
 
 
 class CellStatus(enum.StrEnum):

@@ -35,6 +35,7 @@ class ServerProcess:
     log_paths: list[Path] = field(default_factory=list)
     stop_signal: int = signal.SIGTERM
     _output: collections.deque = field(default_factory=lambda: collections.deque(maxlen=200))
+    _drainer: threading.Thread | None = None
 
     @property
     def pid(self) -> int:
@@ -45,6 +46,9 @@ class ServerProcess:
 
     def tail(self, lines: int = 15) -> str:
         """Last lines of the server's stdout/stderr and of its log files."""
+        if self._drainer is not None and not self.alive():
+            # Its last words may still be in the pipe: the drain ends at EOF.
+            self._drainer.join(timeout=1)
         chunks = []
         out = list(self._output)[-lines:]
         if out:
@@ -101,7 +105,7 @@ def spawn(
     def preexec() -> None:
         # If the lab itself is killed (SIGKILL, OOM), its servers must not outlive it:
         # the kernel sends them SIGTERM when the lab's thread that started them exits.
-        _set_parent_death_signal(signal.SIGTERM)
+        die_with_parent(signal.SIGTERM)
         if cpus:
             os.sched_setaffinity(0, cpus)
         if cgroup is not None:
@@ -118,7 +122,8 @@ def spawn(
         preexec_fn=preexec,
     )
     proc = ServerProcess(name, argv, popen, list(log_paths or []), stop_signal)
-    threading.Thread(target=_drain, args=(popen, proc._output), daemon=True).start()
+    proc._drainer = threading.Thread(target=_drain, args=(popen, proc._output), daemon=True)
+    proc._drainer.start()
     return proc
 
 
@@ -196,7 +201,9 @@ def run_checked(argv: list[str], *, cwd: Path | None = None, env: dict[str, str]
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _set_parent_death_signal(sig: int) -> None:
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """In a child before exec: the kernel sends `sig` when the thread that forked it
+    exits — a lab killed with -9 takes its engine, perf and servers with it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)

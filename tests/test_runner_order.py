@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from stackbench import plan as plan_mod, runner, workloads
+from stackbench import leftovers, plan as plan_mod, runner, workloads
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited
 from stackbench.pinning import Pinning
@@ -37,6 +37,8 @@ class FakeProc:
 
 
 class FakeInstance:
+    host = "127.0.0.1"  # what target.check sees; the URLs name the stack for the fake engine
+
     def __init__(self, log, variant, die_on_cell=None):
         self.log, self.label, self.port = log, variant.label, 1
         self.knobs, self.files, self.cgroup, self.servers = {"k": 1}, {"conf": "x"}, None, []
@@ -131,7 +133,8 @@ def lab():
 
     fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
                       monitor=FakeRunMonitor, environment=lambda pins: {"fake": True}, lock=FreeLock,
-                      require=lambda stack: None, versions=lambda stack: {"fake": "1"}, pin_self=lambda cpus: None)
+                      require=lambda stack: None, versions=lambda stack: {"fake": "1"}, pin_self=lambda cpus: None,
+                      sweep=lambda: leftovers.Swept([], [], []))
     return log, state, fake
 
 

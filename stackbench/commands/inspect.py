@@ -5,25 +5,40 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stackbench import lock
 from stackbench.analysis import compare as compare_mod, questions, timeline as tl_analysis, verdicts
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report import export
 from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
+from stackbench.states import RunStatus
 from stackbench.store import Store
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run_id = _run_id(store, args.run_id, args.db)
-    run_report.render(store.run(run_id), store.cells(run_id), sys.stdout, every_run=args.all,
+    run = store.run(run_id)
+    run_report.render(run, store.cells(run_id), sys.stdout, every_run=args.all,
                       baseline=args.baseline, searches=store.search_rows(run_id), wide=args.wide)
+    if _unfinished(run["status"], lock.holder()):
+        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
     return 0
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    busy = lock.holder()
     for r in Store(args.db, must_exist=True).runs():
-        print(f"{r['id']:4d}  {r['started_at']}  {r['status']:<11}  {r['cells']:4d} cells  {r['plan_name']}")
+        status = r["status"]
+        if status == RunStatus.RUNNING and not busy:
+            status = "running, but its lab is gone"  # the next run marks it crashed
+        line = f"{r['id']:4d}  {r['started_at']}  {status:<11}  {r['cells']:4d} cells  {r['plan_name']}"
+        print(line + (f"  (finish it: run --resume {r['id']})" if _unfinished(r["status"], busy) else ""))
     return 0
+
+
+def _unfinished(status: str, busy: str | None) -> bool:
+    """A run `run --resume` can finish: stopped, or still marked running with no lab alive."""
+    return status in (RunStatus.INTERRUPTED, RunStatus.CRASHED) or (status == RunStatus.RUNNING and not busy)
 
 
 def cmd_stacks(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench import machine, pinning, plan as plan_mod, scenarios
+from stackbench import lock, machine, pinning, plan as plan_mod, scenarios, target
 from stackbench.errors import ServerError, UsageError
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.progress import TerminalProgress
@@ -30,9 +30,11 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
 
 
 def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    target.check_bounded(plan.duration_s, args.allow_remote_target)
     if args.dry_run:
         return _dry_run(plan, args)
     store = Store(args.db)
+    store.ensure_writable()
     progress = TerminalProgress(mode=_mode(args))
     outcome = None
     try:
@@ -48,7 +50,13 @@ def _resume(args: argparse.Namespace) -> int:
     if run["status"] == RunStatus.COMPLETE:
         raise UsageError(f"run {args.resume} is complete: nothing to resume",
                          hint="`stackbench show` prints it; `stackbench run` starts a new one")
+    busy = lock.holder()
+    if run["status"] == RunStatus.RUNNING and busy:
+        raise UsageError(f"run {args.resume} is being measured now ({busy})",
+                         hint="wait for it to finish; if it stops early, resume it then")
+    store.ensure_writable()
     plan = plan_mod.parse(run["plan"], run["plan_source"])
+    target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
     done = done_seqs(plan, store, args.resume)
@@ -66,7 +74,7 @@ def _mode(args: argparse.Namespace) -> str:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    return Options(workdir=args.workdir, keep_rundir=args.keep_rundir)
+    return Options(workdir=args.workdir, keep_rundir=args.keep_rundir, allow_remote_target=args.allow_remote_target)
 
 
 def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, args: argparse.Namespace,
@@ -81,7 +89,7 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id),
                           wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    if outcome is None or outcome.status == RunStatus.INTERRUPTED:
+    if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:
         print(f"after fixing the cause, measure its failed cells again with: stackbench run --resume {run_id} "

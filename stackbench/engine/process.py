@@ -19,6 +19,7 @@ from typing import IO, Callable
 
 from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
+from stackbench.supervise import die_with_parent
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1
@@ -47,7 +48,8 @@ class LoadSpec:
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
-    # The lab's own namespaces are not loopback: the engine must be told they are allowed.
+    # A target that is not loopback (the lab's own namespaces, or --allow-remote-target):
+    # checked by target.py before any load; the engine must be told too.
     allow_remote: bool = False
     read_rate: int | None = None  # bytes/s per connection (a slow reader)
     rcvbuf: int | None = None  # SO_RCVBUF before connect
@@ -104,6 +106,7 @@ def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
     argv = spec.argv(binary())
 
     def preexec() -> None:
+        die_with_parent()  # bounded anyway (its duration), but not a second past a killed lab
         if cpus:
             os.sched_setaffinity(0, cpus)
 

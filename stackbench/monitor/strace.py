@@ -14,11 +14,12 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+from stackbench import leftovers
+from stackbench.supervise import die_with_parent
 from stackbench.monitor.syscalls import WindowCounts
 
 ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
@@ -44,7 +45,7 @@ class StraceCounter:
     def __init__(self, pids: list[int], cpus: list[int] | None = None):
         self.pids = pids
         self.cpus = cpus
-        self._dir = Path(tempfile.mkdtemp(prefix="stackbench-strace-"))
+        self._dir = leftovers.make_dir("stackbench-strace-")
         self.out_path = self._dir / "strace.txt"
         self._proc: subprocess.Popen | None = None
         self._t0 = 0.0
@@ -56,6 +57,7 @@ class StraceCounter:
             argv += ["-p", str(pid)]
 
         def preexec() -> None:
+            die_with_parent()  # detaches from the servers when a killed lab takes it along
             if self.cpus:
                 os.sched_setaffinity(0, self.cpus)
 

@@ -22,11 +22,13 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from stackbench import leftovers
+from stackbench.supervise import die_with_parent
 
 # Chosen to explain web servers: network I/O, event loops, file lookups (the .htaccess
 # storm is openat/newstat/getcwd/access), process and memory management.
@@ -73,7 +75,7 @@ class SyscallCounter:
         self.cgroup = cgroup_perf_name
         self.names = names
         self.cpus = cpus
-        self._dir = Path(tempfile.mkdtemp(prefix="stackbench-perf-"))
+        self._dir = leftovers.make_dir("stackbench-perf-")
         self.out_path = self._dir / "perf.csv"
         self._proc: subprocess.Popen | None = None
         self._offset_us: int | None = None  # wall clock (µs) of perf's time 0
@@ -87,6 +89,7 @@ class SyscallCounter:
                 "-e", ",".join(events), "-G", ",".join([self.cgroup] * len(events))]
 
         def preexec() -> None:
+            die_with_parent()  # perf -a counts until stopped: never past a killed lab
             if self.cpus:
                 os.sched_setaffinity(0, self.cpus)
 

@@ -124,14 +124,22 @@ def listed() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def sweep_stale(dry_run: bool = False) -> list[str]:
-    """Remove the namespaces (and with them their links) of labs that are gone; returns
-    what it removed (or would remove)."""
-    removed = []
+def stale() -> list[tuple[str, int]]:
+    """(name, pid) of each namespace a lab that is gone left behind."""
+    out = []
     for name in listed():
         pid = owned(name)
-        if pid is None or pid == os.getpid() or _lab_alive(pid):
-            continue
+        if pid is not None and pid != os.getpid() and not _lab_alive(pid):
+            out.append((name, pid))
+    return out
+
+
+def sweep_stale(dry_run: bool = False) -> list[str]:
+    """Remove the namespaces (and with them their links) of labs that are gone; returns
+    what it removed (or would remove). The lab's sweep (leftovers.py) does the same
+    through its finder."""
+    removed = []
+    for name, _ in stale():
         if not dry_run:
             Namespace(name).delete()
         removed.append(f"network namespace {name}")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Protocol
 
+from stackbench import target
 from stackbench.network import addresses
 from stackbench.network.netns import Namespace, ip
 from stackbench.network.profiles import Profile
@@ -71,6 +72,7 @@ class Topology:
                 link = _open_link(topo.server, ns, server_addr, client_addr, profile,
                                   f"sb{os.getpid() % 100000}{index}{i}", cpus)
                 topo.sides[name] = Side(name, profile, ns, link)
+                target.claim(server_addr)  # the lab's own: load may go there (target.py)
                 if i:  # the stack listens on the first link's address: route to it over this one
                     ip("-n", ns.name, "route", "add", f"{topo.server_addr}/32", "via", server_addr)
         except BaseException:
@@ -99,6 +101,7 @@ class Topology:
     def close(self) -> None:
         for side in self.sides.values():
             side.link.close()
+            target.release(side.link.server_addr)
         for ns in self.made:
             ns.delete()
 

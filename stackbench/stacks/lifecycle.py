@@ -11,12 +11,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from stackbench import ports, workloads as workloads_mod
+from stackbench import leftovers, ports, workloads as workloads_mod
 from stackbench.machine import MachineProfile
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.machine_cgroup import MachineCgroup
-from stackbench.errors import ConfigCheckFailed, ServerExited, UsageError, VerifyFailed
-from stackbench.stacks import installed
+from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
+from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context, Server, Stack
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
 from stackbench.workloads import php_probe
@@ -97,6 +97,7 @@ class StackInstance:
     def preflight(self) -> None:
         """Render and check the configs without starting anything, then clean up."""
         installed.require(self.stack)
+        self.keep_rundir = False  # --keep-rundir keeps the measured stacks' directories, not these
         try:
             self._prepare()
             self._check()
@@ -175,15 +176,25 @@ class StackInstance:
     # -- steps -------------------------------------------------------------------------
     def _prepare(self) -> None:
         base = self._workdir or Path(tempfile.gettempdir())
+        try:
+            self._render(base)
+        except OSError as e:  # a full disk, a read-only or missing --workdir
+            raise StorageError(f"cannot write the run directory in {base}: {e.strerror}"
+                               + (f" ({e.filename})" if e.filename else ""),
+                               hint="--workdir names a writable directory with free space") from None
+
+    def _render(self, base: Path) -> None:
         base.mkdir(parents=True, exist_ok=True)
-        rundir = Path(tempfile.mkdtemp(prefix=f"stackbench-{self.stack.id}-", dir=base))
-        # Worker processes run as www-data and must reach the docroot and sockets.
-        rundir.chmod(0o755)
-        for sub in ("logs", "run", "tmp", "docroot"):
-            (rundir / sub).mkdir(mode=0o755)
         user = WORKER_USER if os.geteuid() == 0 else None
         if user:
-            _check_traversable(rundir)
+            _check_traversable(base)
+        # 0700, passable by the workers' users only (rundir.py); what is below is theirs
+        # to read (docroot) or use (sockets in run/).
+        rundir = rundir_mod.make(self.stack.id, base, drop_to_workers=user is not None)
+        if self.keep_rundir:
+            leftovers.disown(rundir)  # the user's to inspect: never swept
+        for sub in ("logs", "run", "tmp", "docroot"):
+            (rundir / sub).mkdir(mode=0o755)
         self.ctx = Context(self.label, rundir, rundir / "docroot", self._port or ports.free_port(self.host),
                            self.cpus, user, dict(self._aux_ports), host=self.host)
         own_tree = self._apply_workloads(self.ctx)
@@ -289,7 +300,6 @@ def closed_parent(path: Path) -> Path | None:
 def _check_traversable(path: Path) -> None:
     closed = closed_parent(path)
     if closed is not None:
-        shutil.rmtree(path, ignore_errors=True)
         raise UsageError(f"{closed} is not searchable by {WORKER_USER}, so the servers' workers "
                          "could not read the docroot below it",
                          hint="pick a --workdir whose parent directories are mode 755 (e.g. /tmp)")

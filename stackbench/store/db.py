@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stackbench.engine.result import Caveat, EngineResult
-from stackbench.errors import UsageError
+from stackbench.errors import StorageError, UsageError
 from stackbench.monitor.session import CellCost
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
+
+CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
+
 
 @dataclass
 class CellRecord:
@@ -61,7 +64,8 @@ class Store:
         if must_exist and self.path != ":memory:" and not Path(self.path).exists():
             raise UsageError(f"no results store at {self.path}", hint="`stackbench run` makes one; --db names another")
         try:
-            self.db = sqlite3.connect(self.path)
+            self.db = sqlite3.connect(self.path, factory=_Connection)
+            self.db.store_path = self.path
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
@@ -83,12 +87,23 @@ class Store:
         except migrations.TooOld as e:
             raise UsageError(f"{self.path} has a pre-release store schema ({e.args[0]}) that cannot be migrated",
                              hint="name another file with --db") from None
+        except sqlite3.OperationalError as e:  # the file could not be opened at all
+            raise StorageError(f"cannot open the results store {self.path}: {e}",
+                             hint="--db names a file in a directory that exists and is writable") from None
         except sqlite3.DatabaseError as e:
             raise UsageError(f"{self.path} is not a stackbench results store ({e})",
                              hint="name another file with --db") from None
 
     def close(self) -> None:
         self.db.close()
+
+    def ensure_writable(self) -> None:
+        """Before a run starts anything: a store that cannot be written (read-only, a
+        full disk) fails now, in one sentence, not after its first cell. Rewrites the
+        schema version it already has."""
+        with self.db:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            self.db.execute(f"PRAGMA user_version = {int(version)}")
 
     # -- writing -----------------------------------------------------------------------
     def begin_run(self, plan_name: str, plan_source: str, plan: dict, plan_checked: dict,
@@ -144,6 +159,16 @@ class Store:
             for table in ("samples", "processes", "status_samples", "syscalls"):
                 self.db.executemany(f"DELETE FROM {table} WHERE cell_id = ?", [(i,) for i in ids])
             self.db.executemany("DELETE FROM cells WHERE id = ?", [(i,) for i in ids])
+
+    def mark_crashed(self) -> list[int]:
+        """Runs still `running` whose lab is gone (the caller holds the run lock, so no
+        lab is measuring): marked crashed, in one transaction. Returns their ids."""
+        with self.db:
+            ids = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status = ? ORDER BY id",
+                                                 (RunStatus.RUNNING.value,))]
+            self.db.executemany("UPDATE runs SET status = ?, error = ? WHERE id = ?",
+                                [(RunStatus.CRASHED.value, CRASHED_ERROR, i) for i in ids])
+        return ids
 
     def reopen_run(self, run_id: int) -> None:
         """A stopped run is measuring again (`run --resume`)."""
@@ -289,6 +314,38 @@ class Store:
     def config_files(self, config_hash: str) -> dict[str, str]:
         row = self.db.execute("SELECT files_json FROM configs WHERE hash = ?", (config_hash,)).fetchone()
         return json.loads(row[0]) if row else {}
+
+
+class _Connection(sqlite3.Connection):
+    """A failure to write the file (disk full, read-only, I/O error) becomes a StorageError
+    that names it, wherever it happens: SQLite has rolled the transaction back, so what
+    was committed before stays whole."""
+
+    store_path = ""
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.OperationalError as e:
+            raise _unwritable(self.store_path, e) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.OperationalError as e:
+            raise _unwritable(self.store_path, e) from None
+
+    def __exit__(self, *exc: Any) -> Any:  # the commit of `with self.db:`
+        try:
+            return super().__exit__(*exc)
+        except sqlite3.OperationalError as e:
+            raise _unwritable(self.store_path, e) from None
+
+
+def _unwritable(path: str, e: sqlite3.OperationalError) -> StorageError:
+    return StorageError(f"cannot write the results store {path}: {e}",
+                      hint="what was stored before stays in it: free space or fix the file, then "
+                           "`stackbench runs` lists the runs and `stackbench run --resume RUN` finishes one")
 
 
 def _now() -> str:

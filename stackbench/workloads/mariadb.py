@@ -88,19 +88,22 @@ class MariaDb(Server):
         return self._argv() + ["--help", "--verbose"]
 
     def start_argv(self) -> list[str]:
-        if os.geteuid() != 0:
-            return self._argv()
-        # Started as the database user rather than dropping to it itself: a process that
-        # changes its user loses its parent-death signal, and then a lab killed with -9
-        # would leave mariadbd running. setpriv sets the signal again after the switch.
-        return ["setpriv", "--reuid", DB_USER, "--regid", DB_USER, "--init-groups", "--pdeathsig", "KILL",
-                *self._argv()]
+        return as_db_user(self._argv())
 
     def probe(self) -> Probe:
         return unix_probe(self.socket)
 
     def log_paths(self) -> list[Path]:
         return [self.ctx.rundir / "logs" / "mariadb.log"]
+
+
+def as_db_user(argv: list[str]) -> list[str]:
+    """`argv` started as the database user rather than dropping to it itself: a process
+    that changes its user loses its parent-death signal, and then a lab killed with -9
+    would leave mariadbd running. setpriv sets the signal again after the switch."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", "--reuid", DB_USER, "--regid", DB_USER, "--init-groups", "--pdeathsig", "KILL", *argv]
 
 
 def client(socket: Path, sql: str, *, timeout: float = 30.0) -> str:

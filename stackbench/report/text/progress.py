@@ -41,6 +41,17 @@ class TerminalProgress(Events):
         self.current = ""  # the running cell, in words
 
     # -- what the runner reports ------------------------------------------------------
+    def lab_tidied(self, swept, crashed: list[int]) -> None:
+        if self.mode == "quiet":
+            return
+        for left in swept.removed:
+            self._say(self.style.dim(f"a lab that died had left this: {left.line()}"), always=True)
+        for left, why in swept.failed:
+            self._say(self.style.warn(f"could not remove {left.kind} {left.what} ({left.why}): {why}"), always=True)
+        for run_id in crashed:
+            self._say(self.style.warn(f"run {run_id} was still marked running, but its lab is gone: marked crashed "
+                                      f"(finish it with `stackbench run --resume {run_id}`)"), always=True)
+
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id, self.plan = run_id, plan
         self.total = len(cells)

@@ -20,10 +20,10 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
+from stackbench import leftovers
 from stackbench.errors import ServerError
 from stackbench.supervise import tail_file
 from stackbench.workloads import mariadb, php_probe
@@ -141,13 +141,16 @@ def ensure() -> Site:
 def _provision(entry: Path) -> None:
     started = time.monotonic()
     shutil.rmtree(entry, ignore_errors=True)
-    work = Path(tempfile.mkdtemp(prefix=entry.name + ".", dir=entry.parent))
+    # Marked as this lab's until it is renamed into place: a lab killed while
+    # provisioning leaves a directory the next lab's sweep removes (leftovers.py).
+    work = leftovers.make_dir(f"stackbench-{entry.name}.", entry.parent)
     work.chmod(0o755)
     try:
         site = Site(work)
         _copy_tree(site.tree)
         _install_database(site)
         (work / "done").write_text(f"provisioned in {time.monotonic() - started:.1f} s\n")
+        leftovers.disown(work)
         work.rename(entry)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -177,8 +180,10 @@ def _install_database(site: Site) -> None:
     mariadb.chown_to_db(home, log)
     _run([mariadb.INSTALL_DB, f"--defaults-file={cnf}", "--auth-root-authentication-method=socket",
           "--skip-test-db"], "mariadb-install-db")
-    server = subprocess.Popen([mariadb.BINARY, f"--defaults-file={cnf}"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    # As the database user from the start, with a parent-death signal: a lab killed
+    # while provisioning must not leave this mariadbd running (workloads/mariadb.py).
+    server = subprocess.Popen(mariadb.as_db_user([mariadb.BINARY, f"--defaults-file={cnf}"]),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         socket = home / "mysqld.sock"
         deadline = time.monotonic() + READY_S

@@ -1,0 +1,207 @@
+"""What a dead lab left, found and removed (leftovers.py): only what carries the lab's
+mark and whose maker is gone; only processes inside the lab's own stale cgroups are
+signalled. The cgroup tests use real cgroups (root)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from stackbench import leftovers
+from stackbench.monitor.cgroup import Cgroup
+
+
+@pytest.fixture
+def tmp(tmp_path, monkeypatch):
+    """A temp dir of the test's own: make_dir, the ledger and the sweep look there."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def dead_owner() -> leftovers.Owner:
+    """The pid and start time of a process that has exited."""
+    proc = subprocess.Popen(["sleep", "30"])
+    owner = leftovers.Owner(proc.pid, leftovers.process_start(proc.pid))
+    proc.kill()
+    proc.wait()
+    return owner
+
+
+def mark(path: Path, owner: leftovers.Owner) -> Path:
+    path.mkdir()
+    (path / leftovers.OWNER_FILE).write_text(f"{owner.pid} {owner.start}\n")
+    (path / "logs").mkdir()
+    (path / "logs" / "error.log").write_text("a server's last words\n")
+    return path
+
+
+def test_a_directory_of_a_live_lab_is_kept_and_one_of_a_dead_lab_is_removed(tmp):
+    mine = leftovers.make_dir("stackbench-nginx-fpm-")
+    assert mine.parent == tmp and mine.stat().st_mode & 0o777 == 0o700
+    assert leftovers.owner_of(mine) == leftovers.me() and leftovers.me().alive()
+    gone = mark(tmp / "stackbench-apache-prefork-modphp-x1", dead_owner())
+    assert not leftovers.owner_of(gone).alive()
+    found = list(leftovers.stale_directories())
+    assert [(f.kind, f.what) for f in found] == [("run directory", str(gone))]
+    swept = leftovers.sweep()
+    assert [left.what for left in swept.removed] == [str(gone)] and not swept.failed
+    assert not gone.exists() and mine.exists()
+    assert "removed run directory" in swept.removed[0].line() and f"pid {leftovers.owner_of(mine).pid}" not in \
+        swept.removed[0].line()
+
+
+def test_nothing_without_the_mark_or_the_prefix_is_touched(tmp):
+    owner = dead_owner()
+    unmarked = tmp / "stackbench-nginx-fpm-old"
+    unmarked.mkdir()  # an older stackbench's directory, or the user's: no mark, not provably ours
+    other = mark(tmp / "myapp-cache", owner)  # a mark, but not the lab's name
+    not_a_dir = tmp / "stackbench-load-0.3"
+    not_a_dir.write_text("a file")
+    link_target = mark(tmp / "elsewhere", owner)
+    (tmp / "stackbench-link").symlink_to(link_target)
+    assert leftovers.sweep().removed == []
+    assert unmarked.exists() and other.exists() and not_a_dir.exists() and link_target.exists()
+
+
+def test_a_reused_pid_is_not_the_maker(tmp):
+    me = leftovers.me()
+    impostor = mark(tmp / "stackbench-perf-x", leftovers.Owner(me.pid, me.start - 1))  # same pid, other start
+    assert [f.what for f in leftovers.stale_directories()] == [str(impostor)]
+
+
+def test_dry_run_lists_without_removing(tmp):
+    gone = mark(tmp / "stackbench-strace-abc", dead_owner())
+    swept = leftovers.sweep(dry_run=True)
+    assert [(left.kind, left.line(dry_run=True).split()[0]) for left in swept.removed] == [
+        ("strace scratch directory", "would")]
+    assert gone.exists()
+
+
+def test_workdirs_are_remembered_and_swept_too(tmp, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("workdir")
+    made = leftovers.make_dir("stackbench-nginx-fpm-", workdir)
+    assert str(workdir.resolve()) in (tmp / leftovers.LEDGER).read_text().splitlines()
+    assert workdir.resolve() in leftovers.bases()
+    stale = mark(workdir / "stackbench-nginx-fpm-dead", dead_owner())
+    assert [left.what for left in leftovers.sweep().removed] == [str(stale)]
+    assert made.exists()
+
+
+def test_a_gone_workdir_is_forgotten(tmp, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("gone")
+    leftovers.make_dir("stackbench-x-", workdir)
+    subprocess.run(["rm", "-rf", str(workdir)], check=True)
+    leftovers.sweep()
+    assert str(workdir) not in (tmp / leftovers.LEDGER).read_text()
+
+
+def test_disowned_directories_are_the_users(tmp):
+    kept = leftovers.make_dir("stackbench-nginx-fpm-")
+    leftovers.disown(kept)
+    (kept / leftovers.OWNER_FILE).write_text("")  # even a broken mark is no mark
+    assert list(leftovers.stale_directories()) == []
+
+
+def test_registered_finders_run_after_the_others_and_a_failure_does_not_stop_the_sweep(tmp, monkeypatch):
+    monkeypatch.setattr(leftovers, "FINDERS", list(leftovers.FINDERS))
+    removed = []
+
+    def namespaces():
+        def fail():
+            raise PermissionError(1, "Operation not permitted")
+        yield leftovers.Leftover("network namespace", "stackbench-123-a", "made by pid 123, gone", fail)
+        yield leftovers.Leftover("network namespace", "stackbench-123-b", "made by pid 123, gone",
+                                 lambda: removed.append("b"))
+
+    leftovers.register(namespaces)
+    leftovers.register(namespaces)  # once only
+    assert leftovers.FINDERS[-1] is namespaces and leftovers.FINDERS.count(namespaces) == 1
+    swept = leftovers.sweep()
+    assert removed == ["b"]
+    assert [left.what for left in swept.removed] == ["stackbench-123-b"]
+    assert [(left.what, why) for left, why in swept.failed] == [("stackbench-123-a", "Operation not permitted")]
+
+
+def test_cgroup_of_a_reused_pid_is_stale(tmp):
+    made = tmp / "hierarchy"
+    made.mkdir()
+    time.sleep(2.5)  # beyond the margin for /proc's clock (btime is whole seconds)
+    later = subprocess.Popen(["sleep", "30"])  # started after the "cgroup" was made: not its maker
+    try:
+        assert leftovers._cgroup_stale(f"run-{later.pid}", [made]) == f"made by pid {later.pid}, gone"
+        assert leftovers._cgroup_stale(f"run-{os.getpid()}", [made]) is None  # this test was there before
+    finally:
+        later.kill()
+        later.wait()
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="making cgroups needs root")
+
+
+@needs_root
+def test_a_dead_labs_cgroup_loses_its_processes_and_nothing_else_is_signalled(tmp):
+    owner = dead_owner()
+    run_cg = Cgroup.create(f"run-{owner.pid}")
+    if run_cg is None:
+        pytest.skip("no usable cgroup hierarchy here")
+    stack_cg = Cgroup.create("stackbench-nginx-fpm-abc", parent=run_cg.name)
+    inside = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: stack_cg.join())
+    # Not the lab's: a process whose command line looks like the lab's, outside its cgroups.
+    outside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stackbench-nginx-fpm-abc"])
+    live_cg = Cgroup.create(f"run-{os.getpid()}-test")  # not a run-PID name: maker unknown, has members
+    bystander = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: live_cg.join())
+    try:
+        found = {left.what: left for left in leftovers.stale_cgroups()}
+        assert found[f"stackbench/run-{owner.pid}"].why == f"made by pid {owner.pid}, gone; 1 of its processes killed"
+        assert found[f"stackbench/run-{os.getpid()}-test"].remove is None  # reported, left alone
+        swept = leftovers.sweep()
+        assert f"stackbench/run-{owner.pid}" in [left.what for left in swept.removed]
+        assert inside.wait(timeout=5) == -9
+        assert outside.poll() is None and bystander.poll() is None
+        assert not any(d.exists() for d in run_cg.dirs.values())
+        assert all(d.exists() for d in live_cg.dirs.values())
+    finally:
+        for p in (inside, outside, bystander):
+            p.kill()
+            p.wait()
+        live_cg.remove()
+        stack_cg.remove()
+        run_cg.remove()
+
+
+@needs_root
+def test_an_empty_cgroup_of_unknown_maker_is_removed(tmp):
+    cg = Cgroup.create("stackbench-caddy-fpm-nodir")  # its run directory is gone
+    if cg is None:
+        pytest.skip("no usable cgroup hierarchy here")
+    try:
+        found = [left for left in leftovers.stale_cgroups() if left.what == f"stackbench/{cg.name}"]
+        assert [left.why for left in found] == ["empty"]
+        found[0].remove()
+        assert not any(d.exists() for d in cg.dirs.values())
+    finally:
+        cg.remove()
+
+
+@needs_root
+def test_a_stack_cgroup_follows_its_run_directory(tmp):
+    rundir = leftovers.make_dir("stackbench-nginx-fpm-")
+    cg = Cgroup.create(rundir.name)
+    if cg is None:
+        pytest.skip("no usable cgroup hierarchy here")
+    proc = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: cg.join())
+    try:
+        assert [left for left in leftovers.stale_cgroups() if left.what.endswith(rundir.name)] == []  # maker alive
+        (rundir / leftovers.OWNER_FILE).write_text(f"{dead_owner().pid} 1\n")
+        found = [left for left in leftovers.stale_cgroups() if left.what.endswith(rundir.name)]
+        assert len(found) == 1 and found[0].why.endswith("1 of its processes killed")
+    finally:
+        proc.kill()
+        proc.wait()
+        cg.remove()
