@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from stackbench import binaries
 from stackbench.errors import PlanError, UsageError
 from stackbench.network import tunnel
 from stackbench.network.netns import NetworkError
@@ -98,7 +99,7 @@ def test_the_forwarder_accepts_every_argument_we_write(text):
 
 
 def test_missing_binary_says_how_to_build_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(tunnel, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(binaries, "REPO_ROOT", tmp_path)
     monkeypatch.delenv("STACKBENCH_NETSHAPE", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(NetworkError, match="not built") as e:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -17,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable
 
+from stackbench import binaries
 from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
 from stackbench.supervise import die_with_parent
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = binaries.REPO_ROOT
 SCHEMA_PATH = REPO_ROOT / "loadgen" / "schema" / "result-v1.schema.json"
 
 
@@ -91,14 +91,7 @@ class LoadSpec:
 
 def binary() -> str:
     """The engine: $STACKBENCH_LOAD, the repo's release build, or one on PATH."""
-    candidates = [os.environ.get("STACKBENCH_LOAD"),
-                  str(REPO_ROOT / "loadgen" / "target" / "release" / "stackbench-load"),
-                  shutil.which("stackbench-load")]
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
-            return c
-    raise EngineError("the load engine stackbench-load is not built",
-                      hint="run ./scripts/setup.sh (it runs cargo build --release in loadgen/)")
+    return binaries.find("stackbench-load", "STACKBENCH_LOAD", "loadgen", EngineError, "the load engine")
 
 
 def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:

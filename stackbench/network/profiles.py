@@ -21,6 +21,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from stackbench.keys import reject_unknown
 from stackbench.network.shape import Shape, parse_loss, parse_rate, parse_time
 
 LOOPBACK = "loopback"
@@ -84,9 +85,7 @@ PROFILE_KEYS = {"down", "up", *SHAPE_KEYS, "about"}
 def _shape(data: Any, where: str, fail: Callable[[str], Exception]) -> Shape:
     if not isinstance(data, dict):
         raise fail(f"{where} must be a table such as {{ rate = \"5mbit\", delay = \"20ms\" }}")
-    unknown = sorted(set(data) - SHAPE_KEYS)
-    if unknown:
-        raise fail(f"{where} has an unknown key {unknown[0]!r}; its keys are: {', '.join(sorted(SHAPE_KEYS))}")
+    reject_unknown(data, SHAPE_KEYS, where, fail)
     try:
         return Shape(rate_bit_s=parse_rate(data["rate"]) if "rate" in data else None,
                      delay_s=parse_time(data.get("delay", "0ms")), jitter_s=parse_time(data.get("jitter", "0ms")),
@@ -101,9 +100,7 @@ def define(name: str, data: Any, fail: Callable[[str], Exception]) -> Profile:
         raise fail(f"{where}: {name!r} is a built-in profile; give yours another name")
     if not isinstance(data, dict):
         raise fail(f"{where} must be a table with down/up shapes or rate/delay/jitter/loss")
-    unknown = sorted(set(data) - PROFILE_KEYS)
-    if unknown:
-        raise fail(f"{where} has an unknown key {unknown[0]!r}; its keys are: {', '.join(sorted(PROFILE_KEYS))}")
+    reject_unknown(data, PROFILE_KEYS, where, fail)
     both = {k: v for k, v in data.items() if k in SHAPE_KEYS}
     if both and ("down" in data or "up" in data):
         raise fail(f"{where}: give either rate/delay/jitter/loss (both ways) or down/up tables, not both")

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import socket
 import time
@@ -29,12 +28,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stackbench import binaries
 from stackbench.errors import UsageError
 from stackbench.network.netns import NETNS_DIR, Namespace, NetworkError, ip
 from stackbench.network.shape import Shape
 from stackbench.supervise import ServerProcess, spawn
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # How long open() waits for the forwarder's first line and for the first round trip,
 # on top of the link's own delays: both are a few ms on an idle machine.
@@ -47,14 +46,7 @@ SPIN_S = 0.0
 
 def binary() -> str:
     """The forwarder: $STACKBENCH_NETSHAPE, the repo's release build, or one on PATH."""
-    candidates = [os.environ.get("STACKBENCH_NETSHAPE"),
-                  str(REPO_ROOT / "netshape" / "target" / "release" / "stackbench-netshape"),
-                  shutil.which("stackbench-netshape")]
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
-            return c
-    raise NetworkError("the link emulator stackbench-netshape is not built",
-                       hint="run ./scripts/setup.sh (it runs cargo build --release in netshape/)")
+    return binaries.find("stackbench-netshape", "STACKBENCH_NETSHAPE", "netshape", NetworkError, "the link emulator")
 
 
 def device_names(name: str) -> tuple[str, str]:

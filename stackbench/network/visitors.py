@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from stackbench.keys import reject_unknown
 from stackbench.network.profiles import Profile
 
 NONE = "none"
@@ -69,9 +70,7 @@ def parse(data: dict, known_networks: set[str], fail: Callable[[str], Exception]
             raise fail(f"{where}: {name!r} cannot name a visitor class")
         if not isinstance(body, dict):
             raise fail(f"{where} must be a table with connections = N")
-        unknown = sorted(set(body) - KEYS)
-        if unknown:
-            raise fail(f"{where} has an unknown key {unknown[0]!r}; its keys are: {', '.join(sorted(KEYS))}")
+        reject_unknown(body, KEYS, where, fail)
         conns = body.get("connections")
         if not isinstance(conns, int) or isinstance(conns, bool) or not 1 <= conns <= 10000:
             raise fail(f"{where}.connections must be a whole number from 1 to 10000, not {conns!r}")
