@@ -13,6 +13,7 @@ bench: setup
 
 test: setup
 	cargo test --release --quiet --manifest-path loadgen/Cargo.toml
+	./scripts/fuzz.sh 60
 	.venv/bin/python -m pytest -q tests
 
 clean:
