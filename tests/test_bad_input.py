@@ -51,6 +51,10 @@ PLAN_ROWS = [
      "has an unknown key 'front_controler'", 2),
     ('workloads = ["app"]\n' + STACK + f'[app]\ndocroot = "{APP_DOCROOT}"\n[[app.urls]]\npath = "/"\nstatus_code = 200\n',
      "urls[0] has an unknown key 'status_code'", 2),
+    ('workloads = ["app"]\n' + STACK + f'[app]\ndocroot = "{APP_DOCROOT}"\nenv = {{ "DB HOST" = "x" }}\n',
+     "env name 'DB HOST' is not an environment variable name", 2),
+    ('workloads = ["app"]\n' + STACK + f'[app]\ndocroot = "{APP_DOCROOT}"\nenv = {{ A = "x\\nphp_admin_value[x] = 1" }}\n',
+     "env value of A holds a line break", 2),
     # values of the wrong kind, numbers out of range
     ('load = "sometimes"\n' + STACK, "load must be one of closed, rate, stages, capacity", 2),
     ('keepalive = "yes"\n' + STACK, "keepalive takes bool values, not 'yes'", 2),

@@ -117,7 +117,7 @@ APP_INDEX = b"""<?php
 // A tiny front-controller application: every path that is not a file lands here.
 $path = parse_url($_SERVER['REQUEST_URI'], PHP_URL_PATH);
 if ($path === '/missing') { http_response_code(404); echo "no such page"; exit; }
-echo "shop page " . htmlspecialchars($path) . " for " . getenv('SHOP_NAME');
+echo "shop page " . htmlspecialchars($path) . " for " . htmlspecialchars(getenv('SHOP_NAME'));
 """
 
 
@@ -133,8 +133,9 @@ def test_the_users_app_is_served_read_only_through_a_front_controller(workdir):
     before = sorted((str(p), p.stat().st_mtime_ns) for p in app.rglob("*"))
     plan = plan_mod.parse({
         "stacks": [{"id": "nginx-fpm"}], "workloads": ["app"],
-        "app": {"docroot": str(app), "front_controller": "/index.php", "env": {"SHOP_NAME": "Acme"},
-                "urls": [{"path": "/products/42", "weight": 3, "contains": "shop page /products/42 for Acme"},
+        "app": {"docroot": str(app), "front_controller": "/index.php", "env": {"SHOP_NAME": "Acme & Sons (1)"},
+                "urls": [{"path": "/products/42", "weight": 3,
+                          "contains": "shop page /products/42 for Acme &amp; Sons (1)"},  # as given: quoted
                          {"path": "/static/logo.txt", "contains": "logo"},
                          {"path": "/missing", "status": 404}]}}, "test")
     wl = plan.workload("app")

@@ -19,6 +19,7 @@ in `env` (README: "Your own application").
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from stackbench.errors import PlanError
 from stackbench.workloads.base import PHP_ERRORS, Check, Url, Workload
 
 ID = "app"
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYS = {"docroot", "front_controller", "env", "urls"}
 URL_KEYS = {"path", "weight", "status", "contains"}
 
@@ -55,6 +57,15 @@ def build(table: dict[str, Any] | None, source: str = "plan") -> Workload:
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, (str, int)) for v in env.values()):
         raise fail("env must be a table of strings, e.g. env = { DB_HOST = \"127.0.0.1\" }")
+    # They are written into each server's config: a name that is not one, or a value
+    # with a line break or a quote, would write config lines of its own.
+    bad = next((k for k in env if not ENV_NAME.fullmatch(k)), None)
+    if bad is not None:
+        raise fail(f"env name {bad!r} is not an environment variable name (letters, digits, _)")
+    bad = next((k for k, v in env.items() if any(c in str(v) for c in '\n\r"\\')), None)
+    if bad is not None:
+        raise fail(f"env value of {bad} holds a line break, a quote or a backslash, which the servers' "
+                   "configs cannot carry")
     raw_urls = table.get("urls") or [{"path": "/"}]
     if not isinstance(raw_urls, list):
         raise fail("urls must be a list of tables: [[app.urls]] path = \"/\"")
