@@ -130,3 +130,25 @@ def test_a_memory_limited_prefork_run_records_oom_events():
     for base in (ROOT / "memory" / LAB, ROOT / "cpuset" / LAB):
         leftovers = [p for p in base.glob(f"run-{os.getpid()}/*")] if base.exists() else []
         assert leftovers == []
+
+
+def test_a_machine_swept_before_its_first_child_gets_its_limit_back():
+    """Another lab's sweep of empty cgroups may remove the machine's cgroup in the moment
+    before its first child exists; the child's mkdir makes it again, without a limit."""
+    from stackbench.monitor.cgroup import Cgroup
+    from stackbench.monitor.machine_cgroup import MachineCgroup
+
+    mc = MachineCgroup.create(f"test-{os.getpid()}-machine", None, machine.MachineProfile(None, 64 * MiB), [0])
+    child = None
+    try:
+        mem = mc.cgroup.path("memory")
+        mem.rmdir()  # what a concurrent sweep does to an empty cgroup
+        child = Cgroup.create("stack", parent=mc.name)
+        assert (mem / "memory.limit_in_bytes").read_text().strip() != str(64 * MiB)  # made again, unlimited
+        mc.fence(child)
+        assert (mem / "memory.limit_in_bytes").read_text().strip() == str(64 * MiB)
+    finally:
+        if child:
+            child.remove()
+        mc.remove()
+    assert not mem.exists()

@@ -153,7 +153,14 @@ class MachineCgroup:
     def fence(self, child: Cgroup | None) -> None:
         """Put a child's processes inside the machine's cpuset too (v1: a cpuset of its
         own below the machine's, since the cpuset hierarchy is separate from memory's).
-        On v2 the child is already below the machine in the one tree."""
+        On v2 the child is already below the machine in the one tree.
+
+        And make sure the machine still has its limit: until its first child exists
+        the machine's cgroup is empty, and another lab's sweep of empty cgroups
+        (cgroup.sweep_stale) may remove it — the child's mkdir then makes it again,
+        without a limit. Cheap to check, and silent loss of the limit is not."""
+        if self.profile.memory_bytes is not None and not self._limit_in_force():
+            self._limit_memory()
         if child is None or self.cpuset_dir is None:
             return
         leaf = child.name.rsplit("/", 1)[-1]
@@ -161,6 +168,15 @@ class MachineCgroup:
             child.dirs["cpuset"] = _v1_cpuset_dir(self.cpuset_dir / leaf, self.cpus)
         except OSError:
             pass  # pinning still holds the servers
+
+    def _limit_in_force(self) -> bool:
+        d = self.memory_dir
+        f = d / ("memory.max" if self.cgroup.path("v2") else "memory.limit_in_bytes") if d else None
+        try:
+            # the kernel keeps the limit in whole pages
+            return int(f.read_text()) // 4096 == self.profile.memory_bytes // 4096
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def read(self) -> memory_events.MemoryCounters:
         """The memory limit's counters now (PSI from the v2 tree beside v1's memory), or
