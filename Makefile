@@ -13,7 +13,9 @@ bench: setup
 
 test: setup
 	cargo test --release --quiet --manifest-path loadgen/Cargo.toml
+	cargo test --release --quiet --manifest-path netshape/Cargo.toml
+	./scripts/fuzz.sh 60
 	.venv/bin/python -m pytest -q tests
 
 clean:
-	rm -rf .venv loadgen/target
+	rm -rf .venv loadgen/target loadgen/fuzz/target netshape/target

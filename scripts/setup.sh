@@ -74,3 +74,4 @@ if ! rust_ok; then
   fi
 fi
 cargo build --release --quiet --manifest-path loadgen/Cargo.toml
+cargo build --release --quiet --manifest-path netshape/Cargo.toml   # the link emulator (delay/loss between namespaces)

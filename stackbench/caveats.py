@@ -5,7 +5,8 @@ can be trusted, kept as data ({code, params}) and worded only by the reports
 One source per fact: what the load engine saw (failed requests, unserved clients, its
 own saturation, …) comes from the engine's `warning_codes` with the engine's thresholds;
 this module adds only what the engine cannot know — that a cache answered, that server
-and engine shared cores, that the hypervisor took the server's core away.
+and engine shared cores, that the hypervisor took the server's core away, that a machine
+profile's memory limit was reached or its OOM killer took processes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ CACHE_HITS = "cache_hits"
 CORES_SHARED = "cores_shared"
 CPU_STEAL = "cpu_steal"
 SERVER_LIMIT = "server_limit"
+MEMORY_LIMIT = "memory_limit"
+OOM_KILLED = "oom_killed"
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
@@ -79,3 +82,37 @@ def server_limits(status: list, knobs: dict, connections: int) -> list[Caveat]:
                                          "knob": "pm_max_children", "value": knobs["pm_max_children"],
                                          "connections": connections}))
     return out
+
+
+# What holds a request on each server, as its status page names it.
+BUSY_KEYS = {"apache2": "busy_workers", "php-fpm": "active_processes", "nginx": "writing"}
+
+
+def busy(status: list) -> dict[str, int]:
+    """The most workers each server had busy at once during the window, from its own
+    status page: Apache's busy workers, PHP-FPM's active processes, nginx's connections
+    being written to. A server whose every worker is held cannot answer its status page,
+    so a missing figure can itself mean "all busy" — the process count says the rest."""
+    out: dict[str, int] = {}
+    for s in status:
+        key = BUSY_KEYS.get(s.server)
+        if key and key in s.values:
+            out[s.server] = max(out.get(s.server, 0), int(s.values[key]))
+    return out
+
+
+def memory_limit(events: dict | None) -> list[Caveat]:
+    """What a machine profile's memory limit did in the window (monitor/memory_events.py).
+    Like a server limit, a finding about the stack on that small machine, so it never
+    invalidates a run by itself: the requests the kills broke are the engine's failed
+    requests, which have their own gate. OOM kills before the window (stack start,
+    warm-up) are named too — the window then measured a stack that had lost processes."""
+    if not events:
+        return []
+    kills, before = events.get("oom_kills") or 0, events.get("oom_kills_before") or 0
+    if kills or before:
+        return [Caveat(OOM_KILLED, {"count": kills, "before": before, "limit_bytes": events.get("limit_bytes")})]
+    if events.get("limit_hits"):
+        return [Caveat(MEMORY_LIMIT, {"hits": events["limit_hits"], "limit_bytes": events.get("limit_bytes"),
+                                      "stall_us": events.get("pressure_some_us")})]
+    return []

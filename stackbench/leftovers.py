@@ -337,4 +337,13 @@ def _prune_ledger() -> None:
         pass
 
 
-FINDERS: list[Finder] = [stale_cgroups, stale_directories]
+def stale_namespaces() -> Iterable[Leftover]:
+    """The network namespaces of a lab that is gone (`stackbench-<pid>-…`, network/netns.py);
+    their links have both ends inside them and go with them."""
+    from stackbench.network import netns  # iproute2 is asked only when sweeping
+    for name, pid in netns.stale():
+        yield Leftover("network namespace", name, f"left by pid {pid}, gone",
+                       lambda name=name: netns.Namespace(name).delete())
+
+
+FINDERS: list[Finder] = [stale_cgroups, stale_directories, stale_namespaces]

@@ -1,14 +1,17 @@
 """What the machine allows a plan to ask of the load engine, checked before anything
 starts: file descriptors (one per connection) and local ports (one per open client
 connection). A plan at 10,000 connections fails here in a second, with what to change,
-instead of as connect errors in the middle of a run."""
+instead of as connect errors in the middle of a run. And whether this machine can
+emulate the plan's machine profile (machine.py) at all."""
 
 from __future__ import annotations
 
 import resource
 from pathlib import Path
 
+from stackbench import machine
 from stackbench.errors import PlanError
+from stackbench.monitor import machine_cgroup
 
 # Descriptors the engine needs besides its connections: stdio, epoll, eventfds, timers
 # of its runtimes (loadgen/README.md), with room to spare.
@@ -33,6 +36,11 @@ def check_machine(plan) -> None:
         raise PlanError(f"{plan.source}: the busiest step opens {need:,} connections, more than the "
                         f"{ports:,} local ports of this machine (net.ipv4.ip_local_port_range)",
                         hint="lower concurrency/rate or connections")
+    machine.check(plan.machine, plan.source)
+    reason = machine_cgroup.unavailable_reason(plan.machine)
+    if reason is not None:
+        raise machine_cgroup.MachineUnavailable(f"{plan.source}: the machine profile ({plan.machine.describe()}) "
+                                                f"cannot be set up here: {reason}")
 
 
 def local_ports() -> int | None:

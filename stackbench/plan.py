@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stackbench import loads, workloads
+from stackbench import loads, machine as machine_mod, workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -22,13 +22,17 @@ from stackbench.units import parse_duration_s, parse_share
 from stackbench.workloads import app as app_workload
 from stackbench.analysis.capacity import MAX_PROBES
 from stackbench.loads import LoadModel
+from stackbench.network import profiles as network_profiles, visitors as visitor_classes
+from stackbench.network.profiles import LOOPBACK, Profile
+from stackbench.network.visitors import VisitorClass
 from stackbench.workloads.base import Workload
 
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
             "stacks", "repetitions", "order", "seed", "threads", "timeout",
             "sample_interval", "syscalls", "syscall_profile", "restart",
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
-            "load", "rate", "stages", "ramp", "connections", "slo", "search"}
+            "load", "rate", "stages", "ramp", "connections", "slo", "search",
+            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -82,8 +86,24 @@ class Plan:
     equivalence: float = DEFAULT_EQUIVALENCE  # a difference inside ±this is "equivalent" (practically none)
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     app: dict[str, Any] | None = None  # the [app] table: the user's own application
+    # Where the visitors are (network profiles, swept in this order) and who else loads
+    # the stack while they are measured (visitor classes; "none" = nobody).
+    networks: list[Profile] = field(default_factory=lambda: [network_profiles.BUILTIN[LOOPBACK]])
+    visitors: dict[str, VisitorClass] = field(default_factory=dict)
+    background: list[str] = field(default_factory=lambda: [visitor_classes.NONE])
+    server_tcp_wmem: str | None = None  # the server namespace's net.ipv4.tcp_wmem
+    links: dict[str, Profile] = field(default_factory=lambda: {LOOPBACK: network_profiles.BUILTIN[LOOPBACK]})  # every profile used
+    # A small machine emulated with cgroup limits (machine.py); None = the lab's machine.
+    machine: machine_mod.MachineProfile | None = None
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def profile(self, name: str) -> Profile:
+        return self.links[name]
+
+    @property
+    def namespaced(self) -> bool:
+        return any(p.namespaced for p in self.networks)
 
     @property
     def concurrency(self) -> list[int]:
@@ -140,11 +160,14 @@ class Cell:
     leg: str | None = None  # "up" / "down" in an up-then-down ramp
     step: int | None = None  # position in a walk on one running stack (ramp, stages, search)
     duration_s: float | None = None  # a stage's own duration (None: the plan's)
+    network: str = LOOPBACK  # the network profile between the measured visitors and the stack
+    background: str = visitor_classes.NONE  # visitor classes loading the stack at the same time
 
     def level(self) -> str:
         """The load level in words, e.g. "c=16", "500/s", "c=16 down"."""
         text = f"{self.rate:g}/s" if self.rate is not None else f"c={self.concurrency}"
-        return text + (f" {self.leg}" if self.leg else "")
+        return (text + (f" {self.leg}" if self.leg else "") + (f" {self.network}" if self.network != LOOPBACK else "")
+                + (f" +{self.background}" if self.background != visitor_classes.NONE else ""))
 
 
 def default_plan_text() -> str:
@@ -238,6 +261,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         if not isinstance(scenario, dict):
             raise fail("scenario must be a table: [scenario] with question = \"...\"")
         _reject_unknown(scenario, SCENARIO_KEYS, source, "scenario.")
+    if isinstance(data.get("machine"), dict):
+        _reject_unknown(data["machine"], machine_mod.KEYS, source, "machine.")
+    machine = machine_mod.parse(data.get("machine"), fail)
     threads = data.get("threads")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise fail(f"threads must be a whole number >= 1, not {threads!r}")
@@ -267,7 +293,23 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         raise fail(f"baseline {baseline!r} is not one of the plan's stacks"
                    + (f" (did you mean {close[0]!r}?)" if close else f"; its stacks are: {', '.join(labels)}"))
 
+    networks, known_networks = network_profiles.parse(data, fail)
+    visitors, background = visitor_classes.parse(data, set(known_networks), fail)
+    links = {p.name: p for p in networks} | {v.network: known_networks[v.network] for v in visitors.values() if v.network}
+    if visitors and not all(p.namespaced for p in networks):
+        raise fail("visitor classes need the stack in a namespace of its own: network cannot be \"loopback\" "
+                   "(e.g. network = \"veth\")")
+    if any(v.network == LOOPBACK for v in visitors.values()):
+        raise fail("a visitor class cannot be on \"loopback\" while the stack is in a namespace")
+    wmem = data.get("server_tcp_wmem")
+    if wmem is not None:
+        if not (isinstance(wmem, str) and len(wmem.split()) == 3 and all(x.isdigit() for x in wmem.split())):
+            raise fail(f"server_tcp_wmem must be three numbers of bytes \"min default max\", not {wmem!r}")
+        if not all(p.namespaced for p in networks):
+            raise fail("server_tcp_wmem is set in the stack's own namespace: network cannot be \"loopback\"")
+
     return Plan(
+        networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
         load=load, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions,
@@ -275,6 +317,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
+        machine=machine,
     )
 
 
@@ -292,11 +335,11 @@ def expand(plan: Plan) -> list[Cell]:
     cells: list[Cell] = []
     seq = 0
     for rep in range(plan.repetitions):
-        for variant in plan.stacks:
+        for variant, net, bg in ((v, n.name, b) for v in plan.stacks for n in plan.networks for b in plan.background):
             for wl in plan.workloads:
                 if model.kind == "capacity":
                     for ka in plan.keepalive:
-                        cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity"))
+                        cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity", network=net, background=bg))
                         seq += MAX_PROBES
                     continue
                 steps = list(enumerate(model.steps(rng)))
@@ -305,7 +348,8 @@ def expand(plan: Plan) -> list[Cell]:
                 for (i, step), ka in pairs:
                     conc = step.concurrency if step.rate is None else model.connections_for(step.rate)
                     cells.append(Cell(seq, rep, variant, wl, conc, ka, load=model.kind, rate=step.rate,
-                                      leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s))
+                                      leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s,
+                                      network=net, background=bg))
                     seq += 1
     return cells
 

@@ -14,19 +14,25 @@ from __future__ import annotations
 
 import itertools
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, leftovers, limits, pinning as pinning_mod, ports, target
+from stackbench import caveats, engine, environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod, ports, target
 from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
+from stackbench.engine.background import Background, spec_for
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
 from stackbench.lock import RunLock
+from stackbench.monitor import memory_events
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.network import check as network_check, netns
+from stackbench.network.session import NetworkSession
+from stackbench.network.topology import Topology
+from stackbench.network.visitors import members
 from stackbench.plan import START_STOP_S, Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
@@ -44,10 +50,12 @@ class Options:
 
 
 def _make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
-                   workload_list: list[Workload]) -> StackInstance:
+                   workload_list: list[Workload], host: str | None = None,
+                   machine: machine_mod.MachineProfile | None = None) -> StackInstance:
+    extra = {"host": host} if host else {}
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
                          port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
-                         cgroup_parent=cgroup_parent, workloads=workload_list)
+                         cgroup_parent=cgroup_parent, workloads=workload_list, machine=machine, **extra)
 
 
 @dataclass
@@ -109,7 +117,8 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
         (events or Events()).lab_tidied(swept, store.mark_crashed())
         preflight(plan, options, lab)
         lab.engine_binary()  # fail now, not after the first stack started
-        pins = options.pinning or pinning_mod.choose()
+        # A machine profile's cores come out of the server's half (machine.py).
+        pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
         # The lab itself (sampler, perf, Python) stays off the server's cores.
         lab.pin_self(pins.engine_cpus)
         yield pins
@@ -118,8 +127,12 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
 
 
 def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
-    """Store a new run (the plan as written and as checked, the environment)."""
-    return store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), lab.environment(pins))
+    """Store a new run (the plan as written and as checked, the environment — with the
+    machine profile it emulated, if any)."""
+    env = lab.environment(pins)
+    if plan.machine is not None:
+        env["machine_profile"] = plan.machine.as_dict() | {"server_cpus": pins.server_cpus}
+    return store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), env)
 
 
 def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events | None, options: Options,
@@ -129,10 +142,13 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
+    network = NetworkSession(plan, store, run_id, pins.engine_cpus)
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
-            error = _run_group(list(group), plan, store, run_id, pins, events, options, monitor, lab)
+            cells_of_start = list(group)
+            with network.start(cells_of_start[0]) as topo:
+                error = _run_group(cells_of_start, plan, store, run_id, pins, events, options, monitor, lab, topo)
             if error:
                 outcome.errors.append(error)
 
@@ -220,8 +236,8 @@ def _start_key(cell: Cell, plan: Plan) -> tuple:
     if plan.restart == "cell":
         return (cell.seq,)
     if plan.load.walk:
-        return (cell.repetition, cell.stack.label, cell.workload, cell.keepalive)
-    return (cell.repetition, cell.stack.label)
+        return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive)
+    return (cell.repetition, cell.stack.label, cell.network, cell.background)
 
 
 def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
@@ -230,6 +246,8 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     second."""
     lab = lab or Lab()
     limits.check_machine(plan)
+    if plan.namespaced:
+        network_check.require(plan)
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
         if variant.port is not None:
@@ -242,42 +260,59 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
 
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
-               events: Events, options: Options, run_monitor: RunMonitor, lab: Lab) -> ServerError | None:
+               events: Events, options: Options, run_monitor: RunMonitor, lab: Lab,
+               topo: Topology | None = None) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
-    group (stored as failed cells, with the reason) and the plan goes on."""
+    group (stored as failed cells, with the reason) and the plan goes on. With a
+    topology, the stack starts in its namespace (the lab's sockets to it — readiness,
+    verification, status pages — are made from there too) and listens on its link."""
     variant = cells[0].stack
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
+    in_server = topo.in_server if topo else nullcontext
     instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent,
-                            [plan.workload(w) for w in served])
+                            [plan.workload(w) for w in served], *([topo.server_addr] if topo else []),
+                            machine=plan.machine)
     versions = lab.versions(instance.stack)
     done = 0
     monitor: StackMonitor | None = None
     events.stack_starting(variant)
     try:
-        instance.up()
-        target.check(instance.host, options.allow_remote_target)  # before the first request
-        instance.verify(sorted({c.workload for c in cells}))
-        monitor = run_monitor.for_stack(instance)
+        with in_server():
+            instance.up()
+            target.check(instance.host, options.allow_remote_target)  # before the first request
+            instance.verify(sorted({c.workload for c in cells}))
+            monitor = run_monitor.for_stack(instance)  # its status-page poller thread starts in there
         events.stack_ready(variant, instance)
         for cell in cells:
             if cell.load == "capacity":
-                _search(cell, plan, store, run_id, instance, versions, pins, monitor, events, lab)
+                _search(cell, plan, store, run_id, instance, versions, pins, monitor, events, lab, topo)
                 done += 1
                 continue
             events.cell_started(cell)
-            record = _measure(cell, plan, instance, versions, pins, monitor, lab)
+            record = _measure(cell, plan, instance, versions, pins, monitor, lab, topo, events)
             store.record_cell(run_id, record)
             done += 1
             events.cell_finished(cell, record)
             instance.check_alive()
     except ServerError as e:
+        # Killed by the small machine's OOM killer: a finding about the stack on that
+        # machine, stored with the cells; the run itself did not fail.
+        since = instance.machine_cgroup.since_start() if instance.machine_cgroup else None
+        oom = machine_mod.oom_reason(since["oom_kills"] if since else 0, plan.machine)
+        if oom and oom not in e.message:
+            e.message += f" ({oom})"
+        # A start that failed before any cell was measured: the machine's events so far
+        # go with its first cell (once cells were measured, they are in theirs).
+        cost = CellCost(memory_events=since, oom_kills=since["oom_kills"]) if since and not done else None
         for cell in cells[done:]:
             if cell.load == "capacity":  # its probes so far are stored; the search is not
                 store.record_search(run_id, cell, "failed", None)
                 continue
-            store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message))
+            store.record_cell(run_id, _record(cell, instance, versions, pins, CellStatus.FAILED, error=e.message,
+                                              cost=cost))
+            cost = None
         events.stack_failed(variant, e)
-        return e
+        return None if oom else e
     finally:
         if monitor:
             monitor.stop()
@@ -288,7 +323,8 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
 
 
 def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackInstance, versions: dict,
-            pins: pinning_mod.Pinning, monitor: StackMonitor, events: Events, lab: Lab) -> None:
+            pins: pinning_mod.Pinning, monitor: StackMonitor, events: Events, lab: Lab,
+            topo: Topology | None = None) -> None:
     """A capacity search on one running stack: probe the rate the search asks for, check
     the probe against the SLO, tell the search, until it ends or its time budget would
     be exceeded by the next probe. Every probe is stored as a cell (seq, seq + 1, …)."""
@@ -302,7 +338,7 @@ def _search(cell: Cell, plan: Plan, store: Store, run_id: int, instance: StackIn
             search.stop("budget")
             break
         events.cell_started(probe)
-        record = _measure(probe, plan, instance, versions, pins, monitor, lab)
+        record = _measure(probe, plan, instance, versions, pins, monitor, lab, topo, events)
         store.record_cell(run_id, record)
         events.cell_finished(probe, record)
         outcome = capacity.check({"status": record.status.value, "error": record.error,
@@ -333,42 +369,89 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: pinning_mod
     )
 
 
+def _background(cell: Cell, plan: Plan, spec: LoadSpec, pins: pinning_mod.Pinning, lab: Lab,
+                topo: Topology | None) -> Background | None:
+    """The cell's other visitor classes, started now and lasting past the measured window
+    (warm-up, load, profile pass, and a second of slack)."""
+    names = members(cell.background)
+    if not names or topo is None:
+        return None
+    background = Background(lab.load, pins.engine_cpus)
+    seconds = plan.warmup_s + (spec.duration_s or 0) + plan.syscall_profile_s + 1.0
+    for name in names:
+        v = plan.visitors[name]
+        background.start(name, spec_for(spec, v.connections, v.keepalive, v.read_rate, v.rcvbuf, seconds),
+                         lambda name=name: topo.in_client(name))
+    return background
+
+
+def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
+    """A separate, uncounted run of the cell's load (warm-up, system-call profile), its
+    progress shown as that phase."""
+    shown = spec.on_progress
+    return replace(spec, duration_s=seconds, requests=None, phase=phase,
+                   on_progress=(lambda p: shown({**p, "phase": phase})) if shown else None)
+
+
 def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning,
-             monitor: StackMonitor, lab: Lab) -> CellRecord:
+             monitor: StackMonitor, lab: Lab, topo: Topology | None = None,
+             events: Events | None = None) -> CellRecord:
     spec = load_spec(cell, plan, instance, pins)
-    if plan.warmup_s:
-        # A separate, uncounted run, so the monitor's window is exactly the measured one.
-        lab.load(replace(spec, duration_s=plan.warmup_s, requests=None, phase="warmup"), pins.engine_cpus)
-    monitor.begin_cell()
+    if events is not None:
+        spec = replace(spec, on_progress=lambda progress: events.cell_progress(cell, progress))
+    in_client = topo.in_client if topo else nullcontext
+    in_server = topo.in_server if topo else nullcontext
+    background = _background(cell, plan, spec, pins, lab, topo)
     try:
-        result = lab.load(spec, pins.engine_cpus)
-    finally:  # also on Ctrl-C: the sampler and poller threads must stop
-        cost = monitor.end_cell()
-    if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
-        # System calls are counted in a pass of their own: perf's tracepoints slow every
-        # system call, so counting during the measured window would bias it (syscalls.py).
-        profile = lab.load(replace(spec, duration_s=plan.syscall_profile_s, requests=None, phase="profile"),
-                           pins.engine_cpus)
-        monitor.end_profile(cost, profile)
+        if plan.warmup_s:
+            # A separate, uncounted run, so the monitor's window is exactly the measured one.
+            with in_client():
+                lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
+        with in_server():  # the status-page poller's sockets are made in the stack's namespace
+            monitor.begin_cell()
+        try:
+            with in_client():
+                result = lab.load(spec, pins.engine_cpus)
+        finally:  # also on Ctrl-C: the sampler and poller threads must stop
+            cost = monitor.end_cell()
+        if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
+            # System calls are counted in a pass of their own: perf's tracepoints slow every
+            # system call, so counting during the measured window would bias it (syscalls.py).
+            with in_client():
+                profile = lab.load(_pass(spec, "profile", plan.syscall_profile_s), pins.engine_cpus)
+            monitor.end_profile(cost, profile)
+    finally:
+        classes = background.finish() if background else None
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
-        return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost)
-    return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost)
+        oom = machine_mod.oom_reason(memory_events.total_kills(cost.memory_events if cost else None), plan.machine)
+        if oom:
+            error += f" ({oom})"
+        return _record(cell, instance, versions, pins, CellStatus.FAILED, result=result, error=error, cost=cost,
+                       classes=classes)
+    return _record(cell, instance, versions, pins, CellStatus.OK, result=result, cost=cost, classes=classes)
 
 
 def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_mod.Pinning, status: CellStatus,
-            result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None) -> CellRecord:
+            result: EngineResult | None = None, error: str | None = None, cost: CellCost | None = None,
+            classes: dict | None = None) -> CellRecord:
     pin = pins.as_dict()
+    if classes is not None or cell.background != "none" or cell.network != "loopback":
+        # Where visitors differ, what the server held is the point: keep its own count.
+        classes = {**(classes or {}), "server": {"busy_max": caveats.busy(cost.status if cost else []),
+                                                 "procs_max": cost.procs_max if cost else None}}
     found = []
     if result:
         found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)
         found += caveats.server_limits(cost.status if cost else [], instance.knobs, cell.concurrency)
+        found += caveats.memory_limit(cost.memory_events if cost else None)
     return CellRecord(
         seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
         knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
         status=status, versions=versions, pinning=pin, files=dict(instance.files), result=result,
         error=error, cost=cost, php=instance.php_state, caveats=found,
         load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
+        network=cell.network, background=cell.background, classes=classes,
     )

@@ -160,6 +160,6 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
             for c in cells] == before
     for c in cells:
-        assert c["network"] == "loopback"
-        assert (c["classes_json"], c["memory_events_json"], c["oom_kills"]) == (None, None, None)
-    assert store.run(1)["network_json"] is None
+        assert (c["network"], c["background"]) == ("loopback", "none")
+        assert (c["classes"], c["memory_events"], c["oom_kills"]) == (None, None, None)
+    assert store.run(1)["network"] is None

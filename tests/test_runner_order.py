@@ -42,6 +42,7 @@ class FakeInstance:
     def __init__(self, log, variant, die_on_cell=None):
         self.log, self.label, self.port = log, variant.label, 1
         self.knobs, self.files, self.cgroup, self.servers = {"k": 1}, {"conf": "x"}, None, []
+        self.machine_cgroup = None
         self.stack = type("FakeStack", (), {"count_headers": ()})()
         self.die_on_cell = die_on_cell
         self.cells_served = 0
@@ -110,7 +111,7 @@ def lab():
     log: list = []
     state = {"interrupt_at": None, "die_on_cell": None, "instances": {}}
 
-    def make_instance(variant, cpus, options, cgroup_parent, workload_ids):
+    def make_instance(variant, cpus, options, cgroup_parent, workload_ids, machine=None):
         inst = FakeInstance(log, variant, state["die_on_cell"] if variant.id == "nginx-fpm" else None)
         state["instances"][variant.label] = inst
         return inst

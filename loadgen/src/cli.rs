@@ -64,6 +64,11 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// While running, write one JSON line a second on stderr: the phase, elapsed
+    /// seconds, completed / failed / non-2xx requests so far and the last second's rate
+    #[arg(long)]
+    pub progress: bool,
+
     /// Allow targets that are not loopback addresses
     #[arg(long)]
     pub allow_remote: bool,

@@ -11,6 +11,7 @@ mod cpu;
 mod error;
 mod fd_limit;
 mod net;
+mod progress;
 mod protocol;
 mod report;
 mod run;

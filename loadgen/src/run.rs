@@ -7,8 +7,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::error::Error;
+use crate::progress;
 use crate::schedule::Plan;
 use crate::stats::ThreadStats;
+use crate::stats::live::LiveCounters;
 use crate::client::worker;
 
 pub struct Measured {
@@ -35,28 +37,43 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
     let plan = Arc::new(Plan::new(cfg, t0));
     let shared_cfg = Arc::new(cfg.clone());
 
+    let live: Vec<Arc<LiveCounters>> =
+        if cfg.progress { (0..cfg.threads).map(|_| Arc::default()).collect() } else { Vec::new() };
     let mut handles = Vec::with_capacity(cfg.threads as usize);
     for k in 0..cfg.threads {
-        let handle = worker::spawn(shared_cfg.clone(), plan.clone(), k)
+        let handle = worker::spawn(shared_cfg.clone(), plan.clone(), k, live.get(k as usize).cloned())
             .map_err(|e| Error::Fatal(format!("cannot start engine thread {k}: {e}")))?;
         handles.push(handle);
     }
+    let reporter = if live.is_empty() {
+        None
+    } else {
+        let started = progress::start(live, plan.t0, plan.measure_start);
+        Some(started.map_err(|e| Error::Fatal(format!("cannot start the progress reporter: {e}")))?)
+    };
 
     // The main thread only sleeps: process CPU between these two samples is the
-    // engine threads' work during the measured phase (plus their short teardown).
+    // engine threads' work during the measured phase (plus their short teardown,
+    // and the progress reporter's one wake-up a second).
     let wait = plan.measure_start.saturating_duration_since(Instant::now());
     std::thread::sleep(wait);
     let cpu_start = cpu::process();
 
-    let mut reports = Vec::with_capacity(handles.len());
-    for (k, handle) in handles.into_iter().enumerate() {
-        match handle.join() {
+    let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+    let cpu = cpu::process().since(cpu_start);
+    // Stopped before anything else is written: no progress line after the result
+    // or after an error line.
+    if let Some(reporter) = reporter {
+        reporter.finish();
+    }
+    let mut reports = Vec::with_capacity(joined.len());
+    for (k, joined) in joined.into_iter().enumerate() {
+        match joined {
             Ok(Ok(report)) => reports.push(report),
             Ok(Err(message)) => return Err(Error::Fatal(message)),
             Err(_) => return Err(Error::Fatal(format!("engine thread {k} panicked (see above)"))),
         }
     }
-    let cpu = cpu::process().since(cpu_start);
 
     let busy = reports.iter().map(|r| r.busy).collect();
     let mut reports = reports.into_iter();

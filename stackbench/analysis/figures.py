@@ -57,6 +57,10 @@ class CellFigures:
     # The workload's services (a database), measured in their own cgroup.
     service_memory_peak_bytes: int | None = None
     service_cpu_us_per_request: float | None = None
+    # A machine profile's memory limit (None: no limit): processes the OOM killer took in
+    # the window and just before it (start, warm-up), and the limit.
+    oom_kills: int | None = None
+    memory_limit_bytes: int | None = None
 
     @property
     def page_mode(self) -> bool:
@@ -101,4 +105,12 @@ def of(cell: Mapping) -> CellFigures:
         php_opcache=(cell.get("php") or {}).get("opcache"),
         service_memory_peak_bytes=cell.get("service_mem_peak_bytes"),
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
+        oom_kills=_oom_kills(cell.get("memory_events")),
+        memory_limit_bytes=(cell.get("memory_events") or {}).get("limit_bytes"),
     )
+
+
+def _oom_kills(events: Mapping | None) -> int | None:
+    if events is None:
+        return None
+    return (events.get("oom_kills") or 0) + (events.get("oom_kills_before") or 0)

@@ -19,21 +19,27 @@ class Question:
     keepalive: bool
     rate: float | None = None  # open loop: requests/s asked
     leg: str | None = None  # "up" / "down": the same level asked on the way up and down
+    network: str = "loopback"  # where the measured visitors were (a network profile)
+    background: str = "none"  # visitor classes loading the stack at the same time
 
     def sort_key(self) -> tuple:
         """Table order: by workload, closed loops before open ones, by level, the way up
-        before the way down, keep-alive on before off."""
+        before the way down, keep-alive on before off; a level's networks and
+        backgrounds in the order the plan is likely to list them (loopback, none first)."""
         return (self.workload, self.rate is not None, self.rate or 0, self.concurrency, LEGS.get(self.leg, 2),
+                self.network != "loopback", self.network, self.background != "none", self.background,
                 not self.keepalive)
 
     def level(self) -> str:
-        """"c=16", "500/s", "c=16 down"."""
+        """"c=16", "500/s", "c=16 down", "c=16 lan", "c=16 veth +slow"."""
         text = f"{self.rate:,g}/s" if self.rate is not None else f"c={self.concurrency}"
-        return text + (f" {self.leg}" if self.leg else "")
+        return (text + (f" {self.leg}" if self.leg else "") + (f" {self.network}" if self.network != "loopback" else "")
+                + (f" +{self.background}" if self.background != "none" else ""))
 
 
 def of(cell: Mapping) -> Question:
-    return Question(cell["workload"], cell["concurrency"], bool(cell["keepalive"]), cell.get("rate"), cell.get("leg"))
+    return Question(cell["workload"], cell["concurrency"], bool(cell["keepalive"]), cell.get("rate"), cell.get("leg"),
+                    cell.get("network") or "loopback", cell.get("background") or "none")
 
 
 def levels(cells: Iterable[Mapping]) -> list[Mapping]:

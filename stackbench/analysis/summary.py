@@ -22,12 +22,16 @@ class CellSummary:
     # memory and CPU per request, and the share of valid runs with opcache in force.
     extras: dict[str, stats.Summary] | None = None
     opcache_runs: tuple[int, int] | None = None  # (runs with opcache on, runs read back)
+    # A machine profile's memory limit: processes OOM-killed over *all* the runs (a run the
+    # kills made invalid still killed them); None without a limit.
+    oom_kills: int | None = None
 
 
 def summarize(cells: Iterable[Mapping]) -> list[CellSummary]:
     cells = list(cells)
     valid, _ = verdicts.split_valid(cells)
-    counts = {key: len(fs) for key, fs in verdicts.samples(cells).items()}
+    every = verdicts.samples(cells)
+    counts = {key: len(fs) for key, fs in every.items()}
     good = verdicts.samples(valid)
     out = []
     # by question; within one, stacks in the order the plan ran them (sorted is stable)
@@ -39,9 +43,15 @@ def summarize(cells: Iterable[Mapping]) -> list[CellSummary]:
             page_mode=any(f.page_mode for f in fs),
             extras={"service_memory": _summary(f.service_memory_peak_bytes for f in fs),
                     "service_cpu_per_request": _summary(f.service_cpu_us_per_request for f in fs)},
-            opcache_runs=(sum(read), len(read)) if read else None))
+            opcache_runs=(sum(read), len(read)) if read else None,
+            oom_kills=_total(f.oom_kills for f in every[(q, label)])))
     return out
 
 
 def _summary(values: Iterable[float | None]) -> stats.Summary:
     return stats.summarize([float(v) for v in values if v is not None])
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench import lock, plan as plan_mod, scenarios, target
+from stackbench import lock, machine, pinning, plan as plan_mod, scenarios, target
 from stackbench.errors import ServerError, UsageError
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.progress import TerminalProgress
@@ -103,6 +103,10 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     every = plan_mod.expand(plan)
     cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
     print(dry_run.load_line(plan))
+    for line in dry_run.network_lines(plan):
+        print(line)
+    if plan.machine is not None:
+        print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
     for c in cells:
         print(dry_run.cell_line(c, plan))
     print(dry_run.summary_line(plan, cells, every))

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Callable
 
+from stackbench import binaries
 from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
 from stackbench.supervise import die_with_parent
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = binaries.REPO_ROOT
 SCHEMA_PATH = REPO_ROOT / "loadgen" / "schema" / "result-v1.schema.json"
 
 
@@ -49,6 +51,11 @@ class LoadSpec:
     # A target that is not loopback (the lab's own namespaces, or --allow-remote-target):
     # checked by target.py before any load; the engine must be told too.
     allow_remote: bool = False
+    read_rate: int | None = None  # bytes/s per connection (a slow reader)
+    rcvbuf: int | None = None  # SO_RCVBUF before connect
+    # Told the engine's progress about once a second (--progress: a JSON line on stderr):
+    # {"phase", "elapsed_s", "completed", "failed", "non_2xx", "per_s"}.
+    on_progress: Callable[[dict], None] | None = field(default=None, compare=False, repr=False)
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -71,6 +78,12 @@ class LoadSpec:
                 argv += ["--assets", ",".join(self.assets)]
         if self.allow_remote:
             argv.append("--allow-remote")
+        if self.on_progress is not None:
+            argv.append("--progress")
+        if self.read_rate is not None:
+            argv += ["--read-rate", str(self.read_rate)]
+        if self.rcvbuf is not None:
+            argv += ["--rcvbuf", str(self.rcvbuf)]
         for path, weight in self.mix:
             argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
@@ -78,14 +91,7 @@ class LoadSpec:
 
 def binary() -> str:
     """The engine: $STACKBENCH_LOAD, the repo's release build, or one on PATH."""
-    candidates = [os.environ.get("STACKBENCH_LOAD"),
-                  str(REPO_ROOT / "loadgen" / "target" / "release" / "stackbench-load"),
-                  shutil.which("stackbench-load")]
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
-            return c
-    raise EngineError("the load engine stackbench-load is not built",
-                      hint="run ./scripts/setup.sh (it runs cargo build --release in loadgen/)")
+    return binaries.find("stackbench-load", "STACKBENCH_LOAD", "loadgen", EngineError, "the load engine")
 
 
 def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
@@ -101,17 +107,28 @@ def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
     if spec.duration_s is None:
         budget = 600 + spec.warmup_s  # a request count: bounded by this wall-clock limit
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
+    # Both pipes are read on threads, so a full stderr never blocks the engine and its
+    # progress lines reach the terminal while it runs.
+    chunks: list[bytes] = []
+    errors: list[bytes] = []
+    readers = [threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True),
+               threading.Thread(target=_read_stderr, args=(proc.stderr, errors, spec.on_progress), daemon=True)]
+    for t in readers:
+        t.start()
     try:
-        out, err = proc.communicate(timeout=budget)
+        proc.wait(timeout=budget)
+        for t in readers:
+            t.join()
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
+        proc.wait()
         raise EngineError(f"the load engine did not finish within {budget:.0f} s", detail=" ".join(argv)) from None
     except BaseException:  # Ctrl-C: the engine gets SIGINT from the terminal too; make sure
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
         proc.wait()
         raise
+    out, err = b"".join(chunks), b"".join(errors)
     if proc.returncode != 0:
         raise EngineError(f"the load engine failed (exit status {proc.returncode})",
                           detail=err.decode(errors="replace").strip() or " ".join(argv))
@@ -131,3 +148,15 @@ def version() -> str | None:
     except (EngineError, OSError, subprocess.TimeoutExpired):
         return None
     return out.strip().split()[-1] if out.strip() else None
+
+
+def _read_stderr(stream: IO[bytes], errors: list[bytes], on_progress: Callable[[dict], None] | None) -> None:
+    """Progress lines go to `on_progress`; anything else is the engine's error text."""
+    for line in stream:
+        if on_progress is not None and line.startswith(b'{"progress"'):
+            try:
+                on_progress(json.loads(line)["progress"])
+            except (ValueError, KeyError):
+                errors.append(line)
+            continue
+        errors.append(line)

@@ -113,22 +113,28 @@ class Cgroup:
 def sweep_stale() -> None:
     """Remove the lab's cgroups that an earlier, killed lab left behind: an empty one
     is simply removed (rmdir fails on a cgroup that still has members, and those are
-    left alone: they may belong to a lab running now)."""
-    for base in [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified")]]:
-        try:
-            children = [p for p in base.iterdir() if p.is_dir()]
-        except OSError:
-            continue
-        for child in children:
-            for grandchild in [p for p in child.iterdir() if p.is_dir()] if child.is_dir() else []:
-                try:
-                    grandchild.rmdir()
-                except OSError:
-                    pass
-            try:
-                child.rmdir()
-            except OSError:
-                pass
+    left alone: they may belong to a lab running now). Deepest first: a machine
+    profile's cgroup holds its stack's (machine_cgroup.py), three levels below the lab's."""
+    for base in [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified", "cpuset")]]:
+        for child in subdirs(base):
+            _rmdir_tree(child)
+
+
+def _rmdir_tree(path: Path) -> None:
+    for sub in subdirs(path):
+        _rmdir_tree(sub)
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
+def subdirs(path: Path) -> list[Path]:
+    """The cgroups right below a cgroup's directory (none when it is gone)."""
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir())
+    except OSError:
+        return []
 
 
 def _zombie(pid: int) -> bool:

@@ -52,27 +52,27 @@ class CgroupReader:
     def peak_bytes(self) -> int | None:
         if not self.memory:
             return None
-        return _int(self.memory / ("memory.peak" if self.v2 else "memory.max_usage_in_bytes"))
+        return read_int(self.memory / ("memory.peak" if self.v2 else "memory.max_usage_in_bytes"))
 
     def sample(self, t_unix_us: int) -> CgroupSample:
         mem = stat = None
         if self.memory:
-            mem = _int(self.memory / ("memory.current" if self.v2 else "memory.usage_in_bytes"))
-            stat = _kv(self.memory / "memory.stat")
+            mem = read_int(self.memory / ("memory.current" if self.v2 else "memory.usage_in_bytes"))
+            stat = read_kv(self.memory / "memory.stat")
         user = system = usage = None
         if self.cpu:
             if self.v2:
-                cs = _kv(self.cpu / "cpu.stat") or {}
+                cs = read_kv(self.cpu / "cpu.stat") or {}
                 user, system, usage = cs.get("user_usec"), cs.get("system_usec"), cs.get("usage_usec")
             else:
-                ticks = _kv(self.cpu / "cpuacct.stat") or {}
+                ticks = read_kv(self.cpu / "cpuacct.stat") or {}
                 to_us = 1_000_000 // USER_HZ
                 user = ticks["user"] * to_us if "user" in ticks else None
                 system = ticks["system"] * to_us if "system" in ticks else None
-                ns = _int(self.cpu / "cpuacct.usage")
+                ns = read_int(self.cpu / "cpuacct.usage")
                 usage = ns // 1000 if ns is not None else None
         procs = len(self.cg.pids())
-        threads = _int(self.pids / "pids.current") if self.pids else None
+        threads = read_int(self.pids / "pids.current") if self.pids else None
         prefix = "" if self.v2 else "total_"
         stat = stat or {}
         return CgroupSample(
@@ -84,14 +84,14 @@ class CgroupReader:
         )
 
 
-def _int(path: Path) -> int | None:
+def read_int(path: Path) -> int | None:
     try:
         return int(path.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def _kv(path: Path) -> dict[str, int] | None:
+def read_kv(path: Path) -> dict[str, int] | None:
     try:
         text = path.read_text()
     except OSError:

@@ -41,7 +41,8 @@ class RunMonitor:
     def for_stack(self, instance) -> StackMonitor:
         return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, syscall_method=self.syscall_method,
                             notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers,
-                            server_cpus=instance.cpus, services_cgroup=instance.services_cgroup)
+                            server_cpus=instance.cpus, services_cgroup=instance.services_cgroup,
+                            machine=instance.machine_cgroup)
 
     def close(self) -> None:
         for reaper in self.reapers:

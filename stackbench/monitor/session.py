@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from stackbench.engine.result import EngineResult
-from stackbench.monitor import processes, status_pages, steal, strace, syscalls
+from stackbench.monitor import memory_events, processes, status_pages, steal, strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
+from stackbench.monitor.machine_cgroup import MachineCgroup
 from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S, Sampler
 
@@ -38,6 +39,10 @@ class CellCost:
     # WordPress page costs web server + PHP + database, shown side by side.
     service_mem_peak_bytes: int | None = None
     service_cpu_us: int | None = None
+    # A machine profile's memory limit over the window (memory_events.difference); None
+    # without a limit. oom_kills: processes the OOM killer took in the window.
+    memory_events: dict | None = None
+    oom_kills: int | None = None
 
     def derive(self) -> None:
         """Figures over the sampled window: last cumulative value minus the first,
@@ -84,8 +89,13 @@ class StackMonitor:
                  lab_cpus: list[int] | None = None, syscall_method: str | None = None,
                  notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
                  reapers: list | None = None, server_cpus: list[int] | None = None,
-                 services_cgroup: Cgroup | None = None):
+                 services_cgroup: Cgroup | None = None, machine: MachineCgroup | None = None):
         self.cgroup = cgroup
+        # The small machine's limit, when the plan has one: its events per cell.
+        self.machine = machine if machine and machine.profile.memory_bytes is not None else None
+        self._machine_reader = CgroupReader(machine.cgroup) if self.machine else None
+        self._mem_before: memory_events.MemoryCounters | None = None
+        self._mem_last: memory_events.MemoryCounters | None = None
         self.services = CgroupReader(services_cgroup) if services_cgroup else None
         self._services_cpu_before: int | None = None
         self.server_cpus = list(server_cpus or [])
@@ -111,6 +121,9 @@ class StackMonitor:
         if self.services:
             self.services.reset_peak()
             self._services_cpu_before = self.services.sample(0).cpu_usage_us
+        if self.machine:
+            self._machine_reader.reset_peak()
+            self._mem_before = self.machine.read()
         if not self.reader:
             return
         self.reader.reset_peak()
@@ -130,6 +143,13 @@ class StackMonitor:
             cost.service_mem_peak_bytes = self.services.peak_bytes()
             if after is not None and self._services_cpu_before is not None:
                 cost.service_cpu_us = after - self._services_cpu_before
+        if self.machine and self._mem_before is not None:
+            after_mem = self.machine.read()
+            cost.memory_events = memory_events.difference(
+                self._mem_before, after_mem, limit_bytes=self.machine.profile.memory_bytes,
+                previous=self._mem_last, peak_bytes=self._machine_reader.peak_bytes())
+            cost.oom_kills = cost.memory_events["oom_kills"]
+            self._mem_last, self._mem_before = after_mem, None
         if not self.reader or not self._sampler:
             return cost
         cost.samples = self._sampler.stop()

@@ -25,7 +25,7 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "connections_without_response", "memory_peak_bytes", "cgroup_peak_bytes", "cpu_us_per_request",
                "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error",
                "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
-               "service_memory_peak_bytes", "service_cpu_us_per_request")
+               "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed")
 
@@ -53,6 +53,7 @@ def cell_rows(cells: list[dict]) -> list[dict[str, Any]]:
             "page_load_p99_us": f.page_load_p99_us, "php_opcache": f.php_opcache,
             "service_memory_peak_bytes": f.service_memory_peak_bytes,
             "service_cpu_us_per_request": f.service_cpu_us_per_request,
+            "oom_kills": f.oom_kills, "memory_limit_bytes": f.memory_limit_bytes,
         })
     return out
 

@@ -19,8 +19,7 @@ from stackbench import plan as plan_mod, workloads
 from stackbench.errors import UsageError
 
 # Load models the plan format supports beyond closed-loop concurrency (stackbench/loads.py);
-# "slow-readers" (visitor classes) is still to come.
-LOAD_MODELS: frozenset[str] = frozenset({"ramps", "open-loop", "stages", "capacity"})
+LOAD_MODELS: frozenset[str] = frozenset({"ramps", "open-loop", "stages", "capacity", "slow-readers"})
 
 
 @dataclass(frozen=True)

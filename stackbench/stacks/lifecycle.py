@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from stackbench import leftovers, ports, workloads as workloads_mod
+from stackbench.machine import MachineProfile
 from stackbench.monitor.cgroup import Cgroup
+from stackbench.monitor.machine_cgroup import MachineCgroup
 from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context, Server, Stack
@@ -30,8 +32,10 @@ class StackInstance:
                  cpus: list[int] | None = None, port: int | None = None,
                  workdir: Path | None = None, keep_rundir: bool = False,
                  aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None,
-                 workloads: list[Workload] | None = None, host: str = ports.LOOPBACK):
-        """`workloads`: what the docroot gets (default: every registered workload)."""
+                 workloads: list[Workload] | None = None, host: str = ports.LOOPBACK,
+                 machine: MachineProfile | None = None):
+        """`workloads`: what the docroot gets (default: every registered workload);
+        `machine`: a small machine to confine servers and services to (machine.py)."""
         self.stack = stack
         self.knobs = stack.resolve_knobs(knobs)
         self.label = label or stack.id
@@ -52,6 +56,9 @@ class StackInstance:
         # The workloads' services get a cgroup of their own, so the stack's cost is the
         # stack's alone and the database's is shown beside it.
         self.services_cgroup: Cgroup | None = None
+        # A machine profile: one cgroup holding both, with the machine's limits.
+        self.machine = machine
+        self.machine_cgroup: MachineCgroup | None = None
         # PHP's state in force, read back from PHP while verifying (php_probe.py).
         self.php_state: dict | None = None
 
@@ -71,11 +78,16 @@ class StackInstance:
         try:
             self._prepare()
             self._check()
+            parent = self._cgroup_parent
+            if self.machine is not None:
+                self.machine_cgroup = MachineCgroup.create(self.ctx.rundir.name + "-machine", parent, self.machine,
+                                                           self.cpus)
+                parent = self.machine_cgroup.name if self.machine_cgroup else parent
             if self.services:
-                self.services_cgroup = Cgroup.create(self.ctx.rundir.name + "-services", parent=self._cgroup_parent)
+                self.services_cgroup = self._cgroup(self.ctx.rundir.name + "-services", parent)
                 for service in self.services:
                     self._start(service, self.services_cgroup)
-            self.cgroup = Cgroup.create(self.ctx.rundir.name, parent=self._cgroup_parent)
+            self.cgroup = self._cgroup(self.ctx.rundir.name, parent)
             for server in self.servers:
                 self._start(server, self.cgroup)
         except BaseException:
@@ -136,7 +148,11 @@ class StackInstance:
         stopped last, so an interrupt while stopping the front must not skip it); the
         interrupt is raised again at the end."""
         steps = [proc.stop for proc in reversed(self.processes)]
+        if self.machine_cgroup:  # its OOM counters live in the children's cgroups (v1)
+            steps.append(self.machine_cgroup.keep_counters)
         steps += [lambda cg=cg: _empty_and_remove(cg) for cg in (self.cgroup, self.services_cgroup) if cg]
+        if self.machine_cgroup:  # after its children: the stack's and the services' cgroups
+            steps.append(self.machine_cgroup.remove)
         if self.ctx and not self.keep_rundir:
             steps.append(lambda rundir=self.ctx.rundir: shutil.rmtree(rundir, ignore_errors=True))
         interrupted: KeyboardInterrupt | None = None
@@ -238,6 +254,12 @@ class StackInstance:
                     detail=out.strip() or "(no output)",
                     hint="run again with --keep-rundir to keep the rendered files for inspection",
                 )
+
+    def _cgroup(self, name: str, parent: str | None) -> Cgroup | None:
+        cgroup = Cgroup.create(name, parent=parent)
+        if self.machine_cgroup:
+            self.machine_cgroup.fence(cgroup)
+        return cgroup
 
     def _start(self, server: Server, cgroup: Cgroup | None) -> None:
         assert self.ctx is not None

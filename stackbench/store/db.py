@@ -51,6 +51,9 @@ class CellRecord:
     rate: float | None = None  # open loop: requests/s asked
     leg: str | None = None  # up | down in an up-then-down ramp
     step: int | None = None  # position in a walk on one running stack
+    network: str = "loopback"  # the network profile between the measured visitors and the stack
+    background: str = "none"  # visitor classes that loaded the stack at the same time
+    classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
 
 
 class Store:
@@ -119,6 +122,11 @@ class Store:
         with self.db:
             self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                             (RunStatus(status).value, error, _now(), run_id))
+
+    def set_network(self, run_id: int, network: dict) -> None:
+        """The network profiles' calibration: asked and measured, by profile."""
+        with self.db:
+            self.db.execute("UPDATE runs SET network_json = ? WHERE id = ?", (json.dumps(network), run_id))
 
     def set_stop(self, run_id: int, stop: dict | None) -> None:
         with self.db:
@@ -201,6 +209,9 @@ class Store:
                  pg and pg.load_p99_us, json.dumps(rec.php) if rec.php is not None else None,
                  rec.load, rec.rate, rec.leg, rec.step, r and r.requests.due, r and r.requests.not_sent))
             cell_id = int(cur.lastrowid)
+            self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ? WHERE id = ?",
+                            (rec.network, rec.background,
+                             json.dumps(rec.classes) if rec.classes is not None else None, cell_id))
             if rec.cost is not None:
                 self._record_cost(cell_id, rec.cost)
         return cell_id
@@ -234,6 +245,9 @@ class Store:
             rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
                                           ("other", max(0, sc.counts.get("total", 0) - sum(named.values())))]
             self.db.executemany("INSERT INTO syscalls VALUES (?,?,?)", [(cell_id, k, v) for k, v in rows])
+        if cost.memory_events is not None:  # a machine profile's memory limit (NULL: none)
+            self.db.execute("UPDATE cells SET memory_events_json = ?, oom_kills = ? WHERE id = ?",
+                            (json.dumps(cost.memory_events), cost.oom_kills, cell_id))
 
     # -- reading -----------------------------------------------------------------------
     def run(self, run_id: int) -> dict:
@@ -247,6 +261,8 @@ class Store:
         stop = d.pop("stop_json")
         d["stop"] = json.loads(stop) if stop is not None else None
         d["environment"] = json.loads(d.pop("environment_json"))
+        network = d.pop("network_json")
+        d["network"] = json.loads(network) if network is not None else None
         return d
 
     def runs(self) -> list[dict]:
@@ -266,10 +282,12 @@ class Store:
         for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
             d = dict(row)
             d["keepalive"] = bool(d["keepalive"])
-            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes", "php"):
+            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes", "php", "classes"):
                 raw = d.pop(f"{key}_json")
                 d[key] = json.loads(raw) if raw is not None else None
             d["caveats"] = json.loads(d.pop("warnings_json"))  # [{code, params}]
+            events = d.pop("memory_events_json")  # a machine profile's limit: hits, OOM kills, pressure
+            d["memory_events"] = json.loads(events) if events is not None else None
             yield d
 
     def samples(self, cell_id: int) -> list[dict]:

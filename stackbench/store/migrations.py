@@ -90,7 +90,7 @@ def _v8_to_v9(db: sqlite3.Connection) -> None:
     loopback with no visitor classes and no machine limits; runs get the network
     profiles' calibration (NULL: loopback, nothing to calibrate)."""
     db.execute("ALTER TABLE runs ADD COLUMN network_json TEXT")
-    for column in ("network TEXT NOT NULL DEFAULT 'loopback'", "classes_json TEXT",
+    for column in ("network TEXT NOT NULL DEFAULT 'loopback'", "background TEXT NOT NULL DEFAULT 'none'", "classes_json TEXT",
                    "memory_events_json TEXT", "oom_kills INTEGER"):
         db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
 

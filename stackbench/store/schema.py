@@ -81,6 +81,7 @@ CREATE TABLE cells (
     requests_due INTEGER,               -- open loop: requests due in the measured phase
     requests_not_sent INTEGER,          -- open loop: of those, never sent (every connection busy)
     network TEXT NOT NULL DEFAULT 'loopback', -- the network profile between clients and the stack
+    background TEXT NOT NULL DEFAULT 'none', -- visitor classes loading the stack beside the measured ones ("slow", …)
     classes_json TEXT,                  -- visitor classes: {class: engine summary}; the cell's own figures are the measured class's
     memory_events_json TEXT,            -- machine profile: memory-limit hits, OOM kills, reclaim pressure (NULL: no limit)
     oom_kills INTEGER,                  -- processes of the stack the OOM killer took during the cell (NULL: not read)

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use crate::config::Config;
 use crate::schedule::{Plan, Scheduler};
+use crate::stats::live::LiveCounters;
 use crate::stats::{self, ThreadStats};
 use crate::urls::{Picker, Shape};
 
@@ -23,6 +24,8 @@ pub struct ThreadContext {
     pub scheduler: Scheduler,
     pub picker: Picker,
     pub stats: RefCell<ThreadStats>,
+    /// --progress: this thread's live counters, read by the reporter (None without).
+    pub live: Option<Arc<LiveCounters>>,
     /// Counting starts.
     pub measure_start: Instant,
     /// Counting and load stop; None = until the `-n` budget is used up.
@@ -37,7 +40,7 @@ pub struct ThreadContext {
 }
 
 impl ThreadContext {
-    pub fn new(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32) -> ThreadContext {
+    pub fn new(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCounters>>) -> ThreadContext {
         let shape = stats::Shape {
             stages: plan.stages.len(),
             open_loop: plan.rate.is_some(),
@@ -49,6 +52,7 @@ impl ThreadContext {
             measure_start: plan.measure_start,
             run_end: plan.run_end,
             stats: RefCell::new(ThreadStats::new(shape, plan.measure_start)),
+            live,
             picker: Picker::new(&cfg.urls, thread),
             scheduler: Scheduler::new(plan, thread),
             head_request: cfg.is_head(),

@@ -97,10 +97,14 @@ fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
+/// The error class of a response the reader refused. Exhaustive on purpose: a new
+/// kind of refusal must be given its class here.
 fn failure(e: ParseError) -> ErrorClass {
     match e {
+        ParseError::Head | ParseError::BadContentLength | ParseError::Chunk | ParseError::Upgrade => ErrorClass::Parse,
+        ParseError::TooLarge(_) => ErrorClass::TooLarge,
+        ParseError::TrailingBytes => ErrorClass::LengthMismatch,
         ParseError::Rejected => ErrorClass::Rejected,
-        _ => ErrorClass::Parse,
     }
 }
 
@@ -131,7 +135,13 @@ async fn attempt(
                     t.connections_opened += 1;
                     Instant::now()
                 }
-                Err(_) => return (Outcome::Failed(ErrorClass::Connect), Instant::now()),
+                // ECONNRESET here: the handshake completed and the server reset the
+                // connection before the connect was seen to succeed. It was accepted,
+                // so it is a reset, not a connect failure (refused, unreachable...).
+                Err(e) => {
+                    let class = if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Connect };
+                    return (Outcome::Failed(class), Instant::now());
+                }
             }
         };
         let connect_us = if reused { 0 } else { us(connected_at - connect_from) };

@@ -56,6 +56,9 @@ impl Lane {
                 return Fate::InFlight;
             }
         };
+        if let Some(live) = &ctx.live {
+            live.record(slot.measured, &outcome);
+        }
         let completed = matches!(outcome, Outcome::Completed(_));
         if end >= ctx.measure_start {
             self.took_part = true;

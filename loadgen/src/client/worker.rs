@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
 use crate::stats::ThreadStats;
+use crate::stats::live::LiveCounters;
 use crate::urls::Shape;
 
 /// What a thread hands back when it is done.
@@ -25,20 +26,26 @@ pub struct ThreadReport {
     pub busy: Option<f64>,
 }
 
-pub fn spawn(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32) -> std::io::Result<JoinHandle<Result<ThreadReport, String>>> {
+/// Starts engine thread `thread`; `live` are its --progress counters, if any.
+pub fn spawn(
+    cfg: Arc<Config>,
+    plan: Arc<Plan>,
+    thread: u32,
+    live: Option<Arc<LiveCounters>>,
+) -> std::io::Result<JoinHandle<Result<ThreadReport, String>>> {
     std::thread::Builder::new()
         .name(format!("engine-{thread}"))
-        .spawn(move || run(cfg, plan, thread))
+        .spawn(move || run(cfg, plan, thread, live))
 }
 
-fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32) -> Result<ThreadReport, String> {
+fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCounters>>) -> Result<ThreadReport, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
         .map_err(|e| format!("cannot start the event loop of engine thread {thread}: {e}"))?;
     let measure_start = plan.measure_start;
-    let ctx = Rc::new(ThreadContext::new(cfg, plan, thread));
+    let ctx = Rc::new(ThreadContext::new(cfg, plan, thread, live));
     let connections = ctx.scheduler.max_connections(ctx.cfg.connections);
 
     let local = LocalSet::new();

@@ -116,6 +116,7 @@ impl Config {
             rate: args.rate,
             stages,
             json: args.json,
+            progress: args.progress,
             urls: urls.entries,
             shape: urls.shape,
             request_bytes,

@@ -50,6 +50,8 @@ pub struct Config {
     /// Empty without --stages.
     pub stages: Vec<Stage>,
     pub json: bool,
+    /// --progress: a JSON line a second on stderr while the load runs (progress.rs).
+    pub progress: bool,
     /// What is requested: one URL, a weighted mix, or a page and its assets.
     pub urls: Vec<UrlEntry>,
     pub shape: Shape,

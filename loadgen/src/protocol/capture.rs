@@ -6,6 +6,8 @@
 
 use std::rc::Rc;
 
+use super::reading::clear_retaining;
+
 #[derive(Debug)]
 pub struct Captures {
     /// Header names to capture, as the user gave them (matched case-insensitively).
@@ -31,9 +33,17 @@ impl Captures {
         !self.watch.is_empty()
     }
 
+    /// Empties the captures for the next response; a buffer grown large by one
+    /// response's huge values is freed rather than kept for the connection's life.
     pub fn clear(&mut self) {
-        self.bytes.clear();
+        clear_retaining(&mut self.bytes);
         self.spans.clear();
+    }
+
+    /// Bytes of memory held for captured values.
+    #[cfg(any(test, fuzzing))]
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
     }
 
     /// Offers one header line; kept (value trimmed) if its name is watched. A header

@@ -3,9 +3,9 @@
 //! hot path.
 //!
 //! Dependencies point one way: `reader` (the run's protocol, chosen once) →
-//! `http`, `fastcgi` → `reading` (what every reader reports) and `capture`
-//! (`--count-header` values), which import nothing here. A new protocol is a
-//! folder next to `http/` and one more arm in `reader.rs`.
+//! `http`, `fastcgi` → `capture` (`--count-header` values) → `reading` (what
+//! every reader reports, and the bounds), which imports nothing here. A new
+//! protocol is a folder next to `http/` and one more arm in `reader.rs`.
 
 pub mod capture;
 pub mod fastcgi;

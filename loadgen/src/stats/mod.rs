@@ -4,6 +4,7 @@
 pub mod clients;
 pub mod header_counts;
 pub mod histogram;
+pub mod live;
 pub mod pages;
 pub mod per_url;
 pub mod timeline;
@@ -30,17 +31,22 @@ pub enum ErrorClass {
     Read,
     /// Other write error.
     Write,
-    /// Malformed response: status line, headers, chunk framing, head > 64 KB.
+    /// Malformed response: status line, headers, chunk framing, a 101 upgrade.
     Parse,
-    /// The connection closed before the body length announced by the response.
+    /// The body did not match its framing: the connection closed before the length
+    /// announced (Content-Length or chunk size), or bytes came after the end.
     LengthMismatch,
+    /// A part of the response over one of the engine's bounds (head > 64 KB, > 100
+    /// header lines, chunk-size line > 4 KB, chunk size ≥ 2^60, trailers > 64 KB):
+    /// what the engine refuses to buffer or believe, not necessarily malformed.
+    TooLarge,
     /// FastCGI only: the application refused the request (END_REQUEST with a
     /// protocol status other than REQUEST_COMPLETE, e.g. FCGI_OVERLOADED).
     Rejected,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 8] = [
+    pub const ALL: [ErrorClass; 9] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Reset,
@@ -48,6 +54,7 @@ impl ErrorClass {
         ErrorClass::Write,
         ErrorClass::Parse,
         ErrorClass::LengthMismatch,
+        ErrorClass::TooLarge,
         ErrorClass::Rejected,
     ];
 
@@ -60,13 +67,14 @@ impl ErrorClass {
             ErrorClass::Write => "write",
             ErrorClass::Parse => "parse",
             ErrorClass::LengthMismatch => "length_mismatch",
+            ErrorClass::TooLarge => "too_large",
             ErrorClass::Rejected => "rejected",
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ErrorCounts(pub [u64; 8]);
+pub struct ErrorCounts(pub [u64; ErrorClass::ALL.len()]);
 
 impl ErrorCounts {
     pub fn add(&mut self, class: ErrorClass) {
@@ -99,6 +107,13 @@ pub struct Sample {
     pub waiting_us: u64,
     /// Connect done -> last byte.
     pub processing_us: u64,
+}
+
+impl Sample {
+    #[inline]
+    pub fn is_2xx(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
 }
 
 /// Bytes moved by one request, counted whether it succeeded or not.
@@ -148,7 +163,7 @@ impl PhaseStats {
     #[inline]
     fn record_ok(&mut self, s: &Sample) {
         self.completed += 1;
-        if (200..300).contains(&s.status) {
+        if s.is_2xx() {
             self.ok_2xx += 1;
         } else {
             self.non_2xx += 1;

@@ -19,7 +19,7 @@ impl UrlStats {
         match outcome {
             Outcome::Completed(s) => {
                 self.completed += 1;
-                if (200..300).contains(&s.status) {
+                if s.is_2xx() {
                     self.ok_2xx += 1;
                 } else {
                     self.non_2xx += 1;

@@ -9,7 +9,7 @@ import shlex
 from html import escape
 from typing import Iterable
 
-from stackbench.analysis import capacity_results, figures, questions, ramps, stats, verdicts
+from stackbench.analysis import backgrounds, capacity_results, figures, questions, ramps, stats, verdicts
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import tables
 from stackbench.report.html.figure import Context
@@ -18,6 +18,7 @@ from stackbench.report.text.capacity import STOPPED, interval
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.table import NOISY_CV
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
+from stackbench.report.text import classes as classes_text
 from stackbench.report.text.verdicts import LARGE, aside, headline, question_name
 from stackbench.units import MiB, format_num, format_us
 
@@ -30,6 +31,14 @@ def render(ctx: Context) -> str:
     legs = ramps.decide(ctx.cells)
     if legs:
         parts.append(_verdicts(legs, "The way down against the way up (each stack against itself)"))
+    beside = backgrounds.decide(ctx.cells)
+    if beside:
+        parts.append(_verdicts(beside, "The measured visitors alone against with other visitors beside them "
+                                       "(each stack against itself)"))
+        parts.append(tables.table(classes_text.HEAD, classes_text.rows(ctx.cells),
+                                  caption="Visitor classes (medians over repetitions): busy = the most workers the "
+                                          "servers had busy at once, from their own status pages; procs = the "
+                                          "stack's processes"))
     body = "".join(parts) or "<p>No cell of this run was measured.</p>"
     return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
             f"{_warnings(ctx)}</section>")

@@ -12,7 +12,9 @@ from html import escape
 from typing import Any
 
 from stackbench.report.html import tables
+from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
+from stackbench.report.text.table import machine_words
 from stackbench.units import MiB
 
 BUILT_IN = "<default plan>"
@@ -20,7 +22,7 @@ BUILT_IN = "<default plan>"
 ENVIRONMENT = (  # (key, name in the table)
     ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
     ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
-    ("pinning", "pinning"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
+    ("pinning", "pinning"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
     ("python", "Python"),
 )
 
@@ -31,7 +33,7 @@ def render(ctx: Context) -> str:
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
-            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}))}"
+            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}, network_lines(run.get('plan_checked'), run.get('network'))))}"
             f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
             f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
             f"<h4>The plan</h4><details><summary>{escape(run['plan_name'])}, as written "
@@ -48,13 +50,14 @@ def rerun_command(source: str) -> tuple[str, str]:
     return f"stackbench run {shlex.quote(source)}", "The plan file this run was made from, if it is still there."
 
 
-def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> list[tuple[str, str]]:
     rows = []
     for key, name in ENVIRONMENT:
         if env.get(key) is not None:
             rows.append((name, _env_value(key, env[key])))
     rows += [(k, str(v)) for k, v in env.items() if k not in dict(ENVIRONMENT)]
-    rows.append(("network", "loopback: server and load engine on one machine"))
+    for line in network or ["loopback: server and load engine on one machine, the host's loopback"]:
+        rows.append(("network", line))
     return rows
 
 
@@ -66,6 +69,8 @@ def _env_value(key: str, v: Any) -> str:
     if key == "pinning":
         shared = "; they share cores" if v.get("shared") else ""
         return f"server on cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
+    if key == "machine_profile":
+        return machine_words(v) + " — cgroup limits on the stack and its services, OOM kills recorded per cell"
     return str(v)
 
 

@@ -16,6 +16,19 @@ def _ms(us: Any) -> str:
     return f"{(us or 0) / 1000:.0f} ms"
 
 
+def _mib(n: Any) -> str:
+    return f"{(n or 0) / 2**20:g} MiB"
+
+
+def _oom_when(p: dict) -> str:
+    """ "3 processes of the stack during the measured window (and 1 before it …)"."""
+    count, before = p.get("count") or 0, p.get("before") or 0
+    earlier = f"before {'it' if count else 'the measured window'} (stack start, warm-up)"
+    parts = [f"{n} process{'es' if n != 1 else ''} {when}" for n, when in
+             ((count, "during the measured window"), (before, earlier)) if n]
+    return " and ".join(parts) or "processes of the stack"
+
+
 def _pct(share: Any) -> str:
     return f"{100 * (share or 0):.1f}%"
 
@@ -68,6 +81,13 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "server_limit": lambda p: f"{p.get('server')} reached its {p.get('setting')} ({p.get('value')}) under "
                               f"{p.get('connections')} connections: beyond it clients wait in a queue — at this load "
                               f"the server is refusing work, not slow (the knob {p.get('knob')} raises it)",
+    "oom_killed": lambda p: f"the OOM killer took {_oom_when(p)} under the {_mib(p.get('limit_bytes'))} "
+                            "machine limit: on that machine this stack does not fit at this load (the requests "
+                            "the kills broke are its failed ones)",
+    "memory_limit": lambda p: f"the stack reached the {_mib(p.get('limit_bytes'))} machine limit {p.get('hits') or 0:,} "
+                              "times: the kernel reclaimed memory (page cache) to stay under it"
+                              + (f", and its processes waited {_ms(p['stall_us'])} for memory" if p.get("stall_us")
+                                 else ""),
     # -- sentences stored before caveats had codes (store v3), and an older engine's
     "text": lambda p: str(p.get("text")),
     "engine_text": lambda p: str(p.get("text")),

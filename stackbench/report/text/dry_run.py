@@ -3,7 +3,10 @@ search as one line with its bounds), and the expected time."""
 
 from __future__ import annotations
 
+from stackbench.machine import MachineProfile
+from stackbench.pinning import Pinning
 from stackbench.plan import Cell, Plan
+from stackbench.report.network import asked
 
 
 def load_line(plan: Plan) -> str:
@@ -18,6 +21,22 @@ def load_line(plan: Plan) -> str:
     what = "open loop (latency from the intended send time)" if m.kind == "rate" else "closed loop"
     ramp = f"; ramp {m.ramp}" + (" on one running stack" if plan.restart == "stack" else "") if m.walk else ""
     return f"load: {what}{ramp}"
+
+
+def network_lines(plan: Plan) -> list[str]:
+    """Where the visitors are, and who else loads the stack, when it is not plain loopback."""
+    if not plan.namespaced:
+        return []
+    out = [f"network: {p.name} — {p.emulation}; asks {asked(p.asked())}" for p in plan.links.values()
+           if p.namespaced]
+    for v in plan.visitors.values():
+        reads = f", each reading at most {v.read_rate:,} B/s" if v.read_rate else ""
+        window = f", SO_RCVBUF {v.rcvbuf:,} B" if v.rcvbuf else ""
+        out.append(f"visitors {v.name}: {v.connections} connections on {v.network or 'the cell’s network'}{reads}{window}, "
+                   f"keep-alive {'on' if v.keepalive else 'off'}; with cells whose background names them")
+    if plan.server_tcp_wmem:
+        out.append(f"server namespace: net.ipv4.tcp_wmem = {plan.server_tcp_wmem}")
+    return out
 
 
 def cell_line(c: Cell, plan: Plan) -> str:
@@ -39,3 +58,8 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")
     return line
+
+
+def machine_line(profile: MachineProfile, pins: Pinning) -> str:
+    return (f"machine: {profile.describe()}; the stack on cores {pins.server_cpus}, the load engine on "
+            f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import capacity_results, curves, questions, ramps, summary, verdicts
-from stackbench.report.text import capacity as capacity_text, curves as curves_text, table, verdicts as verdicts_text
+from stackbench.analysis import backgrounds, capacity_results, curves, questions, ramps, summary, verdicts
+from stackbench.report.text import capacity as capacity_text, classes as classes_text, curves as curves_text, table, verdicts as verdicts_text
 
 
 def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False,
@@ -37,6 +37,11 @@ def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False
     legs = ramps.decide(cells)
     if legs:
         verdicts_text.render(legs, out, title="the way down against the way up (each stack against itself)")
+    beside = backgrounds.decide(cells)
+    if beside:
+        classes_text.render(cells, out)
+        verdicts_text.render(beside, out, title="the measured visitors alone against with other visitors beside them "
+                                                "(each stack against itself)")
 
 
 def _walked(run: dict) -> bool:

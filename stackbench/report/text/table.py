@@ -8,6 +8,8 @@ from typing import TextIO
 
 from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.figures import CellFigures, Unserved
+from stackbench.report.network import lines as network_lines
+from stackbench.machine import MachineProfile
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
@@ -29,14 +31,17 @@ NOISY_CV = 0.05
 # the workload's services (a database) beside the stack's own cost.
 PHP_COLUMNS = ("opcache",)
 SERVICE_COLUMNS = ("db MiB", "db µs/req")
-NUMERIC |= set(SERVICE_COLUMNS)
+# A machine profile's memory limit: processes the OOM killer took (stackbench/machine.py).
+MACHINE_COLUMNS = ("OOM kills",)
+NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 
 
 def columns(cells: list[dict], wide: bool = True) -> tuple[str, ...]:
     fs = [figures.of(c) for c in cells]
     return ((COLUMNS if wide else NARROW) + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
-            + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ()))
+            + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ())
+            + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ()))
 
 
 def rows(cells: list[dict], cols: tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
@@ -67,7 +72,8 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "calls/req": _num(f.syscalls_per_request, 1, 1),
             "opcache": "-" if f.php_opcache is None else _ka(f.php_opcache),
             "db MiB": _num(f.service_memory_peak_bytes, 1 / MiB, 1),
-            "db µs/req": _num(f.service_cpu_us_per_request, 1, 0)}
+            "db µs/req": _num(f.service_cpu_us_per_request, 1, 0),
+            "OOM kills": _int(f.oom_kills)}
 
 
 def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> None:
@@ -118,6 +124,9 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
                      "p50/p99 are then page load times")
     if PHP_COLUMNS[0] in cols:
         notes.append("opcache = what PHP itself reported while the stack was verified, not what the knob asked for")
+    if MACHINE_COLUMNS[0] in cols:
+        notes.append("OOM kills = processes of the stack the kernel's OOM killer took under the machine profile's "
+                     "memory limit, in the measured window and just before it (start, warm-up)")
     if SERVICE_COLUMNS[0] in cols:
         notes.append("db = the workload's database (MariaDB, a child process of the lab) in its own cgroup: "
                      "peak memory, CPU per page request; a page costs the stack's figures plus these")
@@ -133,6 +142,12 @@ def header(run: dict, out: TextIO) -> None:
         out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
                         f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n")
+    nets = network_lines(run.get("plan_checked"), run.get("network"))
+    if nets != network_lines(None, None):  # loopback alone goes without saying
+        for line in nets:
+            out.write(style.dim(f"network {line}") + "\n")
+    if env.get("machine_profile"):
+        out.write(style.bold(f"machine profile: {machine_words(env['machine_profile'])}") + "\n")
     noise = env.get("cpu_noise_cv")
     if noise is not None and noise > NOISY_CV:
         out.write(style.warn(
@@ -142,6 +157,13 @@ def header(run: dict, out: TextIO) -> None:
             f"smaller than about {2 * noise:.0%} to come out as 'no significant difference'. A dedicated "
             "machine gives tighter verdicts.") + "\n")
     out.write("\n")
+
+
+def machine_words(profile: dict) -> str:
+    """A stored machine profile in words (the plan's `machine`, as the run applied it)."""
+    words = MachineProfile(profile.get("cpus"), profile.get("memory_bytes")).describe()
+    cores = profile.get("server_cpus")
+    return words + (f"; the stack on cores {cores}" if cores is not None and profile.get("cpus") else "")
 
 
 def warnings(cells: list[dict], out: TextIO) -> None:

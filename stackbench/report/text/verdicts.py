@@ -161,10 +161,12 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
     with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
+    with_oom = any(r.oom_kills is not None for r in rows)
     verdict_of = marks(vs)
     head = ((SUMMARY_HEAD if wide else tuple(h for h in SUMMARY_HEAD if h not in ("CV", "p50 ms")))
             + (("vs base",) if verdict_of else ())
-            + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ()))
+            + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ())
+            + (table.MACHINE_COLUMNS if with_oom else ()))
     body = []
     for r in rows:
         t = r.metrics["throughput"]
@@ -184,6 +186,8 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         if with_db:
             x = r.extras or {}
             row += (_num(x["service_memory"].median, 1 / MiB, 1), _num(x["service_cpu_per_request"].median, 1, 0))
+        if with_oom:
+            row += ("-" if r.oom_kills is None else str(r.oom_kills),)
         body.append(row)
     widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(head)]
     text_cols = {0, 2, 3}

@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use super::record::{END_REQUEST, HEADER_LEN, Header, REQUEST_COMPLETE, REQUEST_ID, STDERR, STDOUT, VERSION_1};
 use crate::protocol::capture::Captures;
-use crate::protocol::reading::{Completed, EofError, MAX_HEAD_BYTES, ParseError, Progress};
-
-const MAX_HEADERS: usize = 100;
+use crate::protocol::reading::{
+    Bound, Completed, EofError, MAX_HEAD_BYTES, MAX_HEADERS, ParseError, Progress, clear_retaining,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -30,7 +30,8 @@ pub struct FcgiReader {
     padding_left: usize,
     end_body: [u8; 8],
     end_len: usize,
-    /// STDOUT bytes until the end of the CGI head (reused between responses).
+    /// STDOUT bytes until the end of the CGI head (reused between responses; never
+    /// more than `MAX_HEAD_BYTES` + 1, and at most `RETAINED_BYTES` kept after it).
     head: Vec<u8>,
     head_done: bool,
     status: u16,
@@ -69,7 +70,7 @@ impl FcgiReader {
         self.state = State::Header;
         self.header_len = 0;
         self.end_len = 0;
-        self.head.clear();
+        clear_retaining(&mut self.head);
         self.head_done = false;
         self.status = 200;
         self.body_bytes = 0;
@@ -95,6 +96,12 @@ impl FcgiReader {
 
     pub fn captures(&self) -> &Captures {
         &self.captures
+    }
+
+    /// Bytes of memory the reader holds for a CGI head (what the bounds limit).
+    #[cfg(any(test, fuzzing))]
+    pub fn buffered_capacity(&self) -> usize {
+        self.head.capacity() + self.captures.capacity()
     }
 
     pub fn feed(&mut self, data: &[u8]) -> Result<Progress, ParseError> {
@@ -214,15 +221,18 @@ impl FcgiReader {
             return Ok(());
         }
         let from = self.head.len().saturating_sub(2);
-        self.head.extend_from_slice(data);
+        // Bytes past the bound cannot be part of an acceptable head: never hold them.
+        let take = data.len().min((MAX_HEAD_BYTES + 1).saturating_sub(self.head.len()));
+        self.head.extend_from_slice(&data[..take]);
         match head_end(&self.head, from) {
+            Some(end) if end > MAX_HEAD_BYTES => Err(ParseError::TooLarge(Bound::Head)),
             Some(end) => {
                 self.status = parse_cgi_head(&self.head[..end], &mut self.captures)?;
                 self.head_done = true;
-                self.body_bytes += (self.head.len() - end) as u64;
+                self.body_bytes += (self.head.len() - end + data.len() - take) as u64;
                 Ok(())
             }
-            None if self.head.len() > MAX_HEAD_BYTES => Err(ParseError::HeadTooLarge),
+            None if self.head.len() > MAX_HEAD_BYTES => Err(ParseError::TooLarge(Bound::Head)),
             None => Ok(()),
         }
     }
@@ -255,6 +265,7 @@ fn parse_cgi_head(head: &[u8], captures: &mut Captures) -> Result<u16, ParseErro
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let parsed = match httparse::parse_headers(head, &mut headers) {
         Ok(httparse::Status::Complete((_, parsed))) => parsed,
+        Err(httparse::Error::TooManyHeaders) => return Err(ParseError::TooLarge(Bound::Headers)),
         _ => return Err(ParseError::Head),
     };
     let mut status = None;
@@ -384,6 +395,38 @@ mod tests {
         let input = response(b"X-Cache: HIT\r\n\r\n", b"");
         assert!(matches!(read(&mut r, &input, 3), Ok(Progress::Done(_))));
         assert_eq!(r.captures().values(0).collect::<Vec<_>>(), [&b"HIT"[..]]);
+    }
+
+    #[test]
+    fn cgi_head_bounds() {
+        // No end of head within 64 KB: too large, holding no more than the bound,
+        // however the STDOUT records are cut; the buffer is freed for the next one.
+        let endless = response(&[b'h'; 3 * MAX_HEAD_BYTES], b"");
+        for step in [1000, 65536, endless.len()] {
+            let mut r = reader();
+            r.start();
+            let mut outcome = Ok(Progress::More);
+            for piece in endless.chunks(step) {
+                outcome = r.feed(piece);
+                assert!(r.buffered_capacity() <= 2 * (MAX_HEAD_BYTES + 1));
+                if outcome.is_err() {
+                    break;
+                }
+            }
+            assert_eq!(outcome, Err(ParseError::TooLarge(Bound::Head)), "step {step}");
+            r.start();
+            assert!(r.buffered_capacity() <= crate::protocol::reading::RETAINED_BYTES);
+        }
+        // A head of exactly 64 KB is accepted, and what follows it is body.
+        let mut head = b"Status: 201\r\nX-Pad: ".to_vec();
+        head.resize(MAX_HEAD_BYTES - 4, b'p');
+        head.extend_from_slice(b"\r\n\r\nbody");
+        let mut r = reader();
+        assert_eq!(read(&mut r, &response(&head, b""), 4096), Ok(Progress::Done(Completed { status: 201, close: false })));
+        assert_eq!(r.body_bytes(), 4);
+        // 101 header lines: too many.
+        let many: Vec<u8> = (0..=MAX_HEADERS).flat_map(|i| format!("X-{i}: v\r\n").into_bytes()).chain(*b"\r\n").collect();
+        assert_eq!(read(&mut reader(), &response(&many, b""), 4096), Err(ParseError::TooLarge(Bound::Headers)));
     }
 
     #[test]

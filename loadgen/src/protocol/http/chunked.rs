@@ -4,13 +4,13 @@
 //! Lenient where real servers are sloppy (a bare LF ends a line), strict where a
 //! mistake would desynchronise the stream (a size line must start with a hex digit).
 
-use crate::protocol::reading::ParseError;
+use crate::protocol::reading::{Bound, ParseError};
 
-/// Chunk-size lines (with extensions) longer than this are treated as garbage.
+/// Chunk-size lines (with extensions) longer than this are refused (`too_large`).
 const MAX_SIZE_LINE: usize = 4096;
-/// Trailer section cap, like the head cap.
+/// Trailer section cap, like the head cap (`too_large`).
 const MAX_TRAILERS: usize = 64 * 1024;
-/// 15 hex digits = 2^60 bytes: anything longer is not a real chunk.
+/// 15 hex digits = 2^60 bytes: anything longer is not a real chunk (`too_large`).
 const MAX_SIZE_DIGITS: u32 = 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl ChunkDecoder {
                     Some(v) => {
                         self.digits += 1;
                         if self.digits > MAX_SIZE_DIGITS {
-                            return Err(ParseError::Chunk);
+                            return Err(ParseError::TooLarge(Bound::ChunkSize));
                         }
                         self.remaining = self.remaining << 4 | u64::from(v);
                     }
@@ -97,7 +97,7 @@ impl ChunkDecoder {
                     _ => {
                         self.line_len += 1;
                         if self.line_len > MAX_SIZE_LINE {
-                            return Err(ParseError::Chunk);
+                            return Err(ParseError::TooLarge(Bound::ChunkLine));
                         }
                     }
                 },
@@ -158,7 +158,7 @@ impl ChunkDecoder {
 
     fn count_trailer(&mut self) -> Result<(), ParseError> {
         self.trailer_len += 1;
-        if self.trailer_len > MAX_TRAILERS { Err(ParseError::Chunk) } else { Ok(()) }
+        if self.trailer_len > MAX_TRAILERS { Err(ParseError::TooLarge(Bound::Trailers)) } else { Ok(()) }
     }
 }
 
@@ -213,6 +213,19 @@ mod tests {
         assert_eq!(decode_all(b"zz\r\n"), Err(ParseError::Chunk));
         assert_eq!(decode_all(b"\r\n"), Err(ParseError::Chunk));
         assert_eq!(decode_all(b"3\r\nabcX"), Err(ParseError::Chunk));
-        assert_eq!(decode_all(b"1234567890abcdef0\r\n"), Err(ParseError::Chunk));
+    }
+
+    #[test]
+    fn bounds_are_too_large() {
+        assert_eq!(decode_all(b"1234567890abcdef0\r\n"), Err(ParseError::TooLarge(Bound::ChunkSize)));
+        assert_eq!(decode_all(b"fffffffffffffff\r\n").map(|r| r.1), Ok(false), "15 digits are allowed");
+        let mut long_line = b"5;".to_vec();
+        long_line.extend(std::iter::repeat_n(b'x', MAX_SIZE_LINE + 1));
+        assert_eq!(decode_all(&long_line), Err(ParseError::TooLarge(Bound::ChunkLine)));
+        let mut trailers = b"0\r\n".to_vec();
+        while trailers.len() < MAX_TRAILERS + 100 {
+            trailers.extend_from_slice(b"X-Trailer: filler\r\n");
+        }
+        assert_eq!(decode_all(&trailers), Err(ParseError::TooLarge(Bound::Trailers)));
     }
 }

@@ -6,15 +6,21 @@
 //! the hot path and a connection costs almost no memory (10,000 connections must
 //! fit in 100 MB). Bodies are framed by Content-Length, chunked coding, or the
 //! connection closing (RFC 9112 §6.3), and counted, not stored.
+//!
+//! Against hostile servers: `pending` never holds more than `MAX_HEAD_BYTES` + 1
+//! bytes, and keeps at most `RETAINED_BYTES` of capacity once a head is parsed; a
+//! head that arrives in pieces is parsed again only when a piece may have ended it
+//! (an empty line arrived), so a head trickled a byte per read costs linear time,
+//! not quadratic; a head over the bound is `TooLarge` whichever way it was split.
 
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
 use super::chunked::ChunkDecoder;
 use crate::protocol::capture::Captures;
-use crate::protocol::reading::{Completed, EofError, MAX_HEAD_BYTES, ParseError, Progress};
-
-const MAX_HEADERS: usize = 100;
+use crate::protocol::reading::{
+    Bound, Completed, EofError, MAX_HEAD_BYTES, MAX_HEADERS, ParseError, Progress, clear_retaining,
+};
 
 #[derive(Clone, Debug)]
 enum State {
@@ -36,6 +42,7 @@ enum Framing {
 
 #[derive(Debug)]
 pub struct ResponseReader {
+    /// The start of a head that has not fully arrived (empty otherwise).
     pending: Vec<u8>,
     state: State,
     head_request: bool,
@@ -44,6 +51,9 @@ pub struct ResponseReader {
     body_bytes: u64,
     started: bool,
     captures: Captures,
+    /// Bytes the head parser has scanned, for the fuzzer's work budget (fuzz/).
+    #[cfg(fuzzing)]
+    pub scanned: u64,
 }
 
 impl Default for ResponseReader {
@@ -68,6 +78,8 @@ impl ResponseReader {
             body_bytes: 0,
             started: false,
             captures: Captures::new(watch),
+            #[cfg(fuzzing)]
+            scanned: 0,
         }
     }
 
@@ -76,9 +88,7 @@ impl ResponseReader {
         &self.captures
     }
 
-    /// Prepares for the next response on the same connection. Bytes left over from
-    /// the previous one (a server that sent more than it framed) stay and are parsed
-    /// as the start of this one.
+    /// Prepares for the next response on the same connection.
     pub fn start(&mut self, head_request: bool) {
         self.state = State::Head;
         self.head_request = head_request;
@@ -93,7 +103,7 @@ impl ResponseReader {
 
     /// Forgets everything, for a new connection.
     pub fn reset(&mut self) {
-        self.pending.clear();
+        clear_retaining(&mut self.pending);
         self.state = State::Done;
         self.started = false;
     }
@@ -108,34 +118,94 @@ impl ResponseReader {
         self.started
     }
 
+    /// Bytes of memory the reader holds for a head (what the bounds limit).
+    #[cfg(any(test, fuzzing))]
+    pub fn buffered_capacity(&self) -> usize {
+        self.pending.capacity() + self.captures.capacity()
+    }
+
+    /// Reads the next bytes of the connection. `Done` means the response ended
+    /// exactly at the end of `data`: bytes after it are `TrailingBytes`.
     pub fn feed(&mut self, data: &[u8]) -> Result<Progress, ParseError> {
         if data.is_empty() {
             return Ok(Progress::More);
         }
         self.started = true;
-        if self.pending.is_empty() {
-            let (progress, used) = self.consume(data)?;
-            if used < data.len() {
-                self.pending.extend_from_slice(&data[used..]);
-            }
-            self.check_pending(progress)?;
-            return Ok(progress);
+        let result = if self.pending.is_empty() { self.feed_direct(data) } else { self.feed_pending(data) };
+        if result.is_err() {
+            // The connection is closed after an error: nothing buffered is of use.
+            clear_retaining(&mut self.pending);
         }
-        // Slow path: a head split across reads. Join, parse, keep the remainder.
-        let mut buf = std::mem::take(&mut self.pending);
-        buf.extend_from_slice(data);
-        let result = self.consume(&buf);
-        match result {
-            Ok((progress, used)) => {
-                buf.drain(..used);
-                self.pending = buf;
-                self.check_pending(progress)?;
+        result
+    }
+
+    /// Fast path: parses straight from the caller's buffer and copies only the
+    /// start of a head that is not complete yet.
+    fn feed_direct(&mut self, data: &[u8]) -> Result<Progress, ParseError> {
+        let (progress, used) = self.consume(data)?;
+        let rest = &data[used..];
+        match progress {
+            Progress::Done(_) if !rest.is_empty() => Err(ParseError::TrailingBytes),
+            _ => {
+                // What is left is the start of a head not complete yet, within the
+                // bound (consume refuses a longer one).
+                self.pending.extend_from_slice(rest);
                 Ok(progress)
             }
-            Err(e) => {
-                buf.clear();
-                self.pending = buf;
-                Err(e)
+        }
+    }
+
+    /// Slow path: a head began in an earlier read. Adds at most what fits under
+    /// the bound, and parses only when the new bytes may have ended the head.
+    fn feed_pending(&mut self, mut data: &[u8]) -> Result<Progress, ParseError> {
+        loop {
+            let old = self.pending.len();
+            let take = data.len().min((MAX_HEAD_BYTES + 1).saturating_sub(old));
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if !ends_a_line_pair(&self.pending[old.saturating_sub(3)..]) {
+                if self.pending.len() <= MAX_HEAD_BYTES {
+                    return Ok(Progress::More);
+                }
+                // Over the bound: refused, as malformed if it is (the same verdict
+                // as for these bytes in one read), else as too large.
+                let head = std::mem::take(&mut self.pending);
+                return Err(match self.consume(&head) {
+                    Err(e) => e,
+                    Ok(_) => ParseError::TooLarge(Bound::Head),
+                });
+            }
+            let mut buf = std::mem::take(&mut self.pending);
+            let result = self.consume(&buf);
+            let (progress, used) = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    self.pending = buf;
+                    return Err(e);
+                }
+            };
+            let leftover = used < buf.len();
+            match progress {
+                Progress::Done(_) => {
+                    clear_retaining(&mut buf);
+                    self.pending = buf;
+                    return if leftover || !data.is_empty() { Err(ParseError::TrailingBytes) } else { Ok(progress) };
+                }
+                // An interim (1xx) head ended and the next one is incomplete: keep
+                // it and go on with the rest of the read.
+                Progress::More if leftover => {
+                    buf.drain(..used);
+                    self.pending = buf;
+                    if data.is_empty() {
+                        return Ok(Progress::More);
+                    }
+                }
+                // Into the body: the rest of the read goes the fast way.
+                Progress::More => {
+                    clear_retaining(&mut buf);
+                    self.pending = buf;
+                    return self.feed_direct(data);
+                }
             }
         }
     }
@@ -154,14 +224,6 @@ impl ResponseReader {
         }
     }
 
-    fn check_pending(&mut self, progress: Progress) -> Result<(), ParseError> {
-        if progress == Progress::More && self.pending.len() > MAX_HEAD_BYTES {
-            self.pending.clear();
-            return Err(ParseError::HeadTooLarge);
-        }
-        Ok(())
-    }
-
     /// Runs the state machine over `data`; returns how many bytes were used. Unused
     /// bytes are an incomplete head (when More) or bytes after the response (when Done).
     fn consume(&mut self, data: &[u8]) -> Result<(Progress, usize), ParseError> {
@@ -169,26 +231,54 @@ impl ResponseReader {
         loop {
             let rest = &data[used..];
             match &mut self.state {
-                State::Head => match parse_head(rest, self.head_request, &mut self.captures)? {
-                    None => return Ok((Progress::More, used)),
-                    Some((head, n)) => {
-                        used += n;
-                        if head.interim {
-                            if self.captures.active() {
-                                self.captures.clear(); // count the final response's headers only
-                            }
-                            continue; // 1xx: the real response follows
+                State::Head => {
+                    // Empty lines before a status line are skipped (httparse would
+                    // skip them too), here and at once: kept in front of a head that
+                    // is still arriving, each later piece would parse them again —
+                    // quadratic in a stream of CRLFs (found by the fuzzer).
+                    let skipped = empty_lines(rest);
+                    if skipped > 0 {
+                        used += skipped;
+                        #[cfg(fuzzing)]
+                        {
+                            self.scanned += skipped as u64;
                         }
-                        self.status = head.status;
-                        self.close = head.close;
-                        self.state = match head.framing {
-                            Framing::Empty | Framing::Length(0) => State::Done,
-                            Framing::Length(len) => State::Length(len),
-                            Framing::Chunked => State::Chunked(ChunkDecoder::new()),
-                            Framing::UntilClose => State::UntilClose,
+                        continue;
+                    }
+                    // Only what a head may span is parsed: past the bound, the
+                    // verdict (malformed, or too large) is the same however the
+                    // bytes were split.
+                    let window = &rest[..rest.len().min(MAX_HEAD_BYTES + 1)];
+                    let parsed = parse_head(window, self.head_request, &mut self.captures);
+                    #[cfg(fuzzing)]
+                    {
+                        self.scanned += match &parsed {
+                            Ok(Some((_, n))) => *n as u64,
+                            _ => window.len() as u64,
                         };
                     }
-                },
+                    match parsed? {
+                        None if window.len() > MAX_HEAD_BYTES => return Err(ParseError::TooLarge(Bound::Head)),
+                        None => return Ok((Progress::More, used)),
+                        Some((head, n)) => {
+                            used += n;
+                            if head.interim {
+                                if self.captures.active() {
+                                    self.captures.clear(); // count the final response's headers only
+                                }
+                                continue; // 1xx: the real response follows
+                            }
+                            self.status = head.status;
+                            self.close = head.close;
+                            self.state = match head.framing {
+                                Framing::Empty | Framing::Length(0) => State::Done,
+                                Framing::Length(len) => State::Length(len),
+                                Framing::Chunked => State::Chunked(ChunkDecoder::new()),
+                                Framing::UntilClose => State::UntilClose,
+                            };
+                        }
+                    }
+                }
                 State::Length(remaining) => {
                     let take = (*remaining).min(rest.len() as u64);
                     *remaining -= take;
@@ -222,6 +312,25 @@ impl ResponseReader {
     }
 }
 
+/// Length of the empty lines (CRLF or bare LF) at the start of `bytes`: what
+/// httparse skips before a status line. A CR not (yet) followed by LF stays.
+fn empty_lines(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    loop {
+        match bytes[n..] {
+            [b'\n', ..] => n += 1,
+            [b'\r', b'\n', ..] => n += 2,
+            _ => return n,
+        }
+    }
+}
+
+/// Whether `bytes` hold an empty line's end ("\n\n" or "\n\r\n"): a head can only
+/// be complete once one has arrived. Lines may end in a bare LF (httparse accepts it).
+fn ends_a_line_pair(bytes: &[u8]) -> bool {
+    bytes.windows(2).enumerate().any(|(i, w)| w[0] == b'\n' && (w[1] == b'\n' || (w[1] == b'\r' && bytes.get(i + 2) == Some(&b'\n'))))
+}
+
 struct Head {
     status: u16,
     interim: bool,
@@ -239,8 +348,10 @@ fn parse_head(buf: &[u8], head_request: bool, captures: &mut Captures) -> Result
         buf,
         &mut slots,
     ) {
+        Ok(httparse::Status::Complete(n)) if n > MAX_HEAD_BYTES => return Err(ParseError::TooLarge(Bound::Head)),
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(ParseError::TooLarge(Bound::Headers)),
         Err(_) => return Err(ParseError::Head),
     };
     let status = response.code.unwrap_or(0);
@@ -316,6 +427,7 @@ fn trim(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::reading::RETAINED_BYTES;
 
     fn read_all(input: &[u8], head: bool) -> (Result<Progress, ParseError>, u64) {
         let mut r = ResponseReader::new();
@@ -418,14 +530,14 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(result, Err(ParseError::HeadTooLarge));
+        assert_eq!(result, Err(ParseError::TooLarge(Bound::Head)));
         // More than MAX_HEADERS header lines is a head error too.
         let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
         for i in 0..=MAX_HEADERS {
             many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
         }
         many.extend_from_slice(b"\r\n");
-        assert_eq!(read_all(&many, false).0, Err(ParseError::Head));
+        assert_eq!(read_all(&many, false).0, Err(ParseError::TooLarge(Bound::Headers)));
     }
 
     #[test]
@@ -443,13 +555,76 @@ mod tests {
     }
 
     #[test]
-    fn leftover_bytes_start_the_next_response() {
+    fn bytes_after_a_response_are_a_length_mismatch() {
+        // RFC 9112 §6.3: a client MUST NOT take extra data as a separate response.
         let mut r = ResponseReader::new();
         r.start(false);
         let two = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 204 No\r\n\r\n";
-        assert_eq!(r.feed(two), done(200, false));
+        assert_eq!(r.feed(two), Err(ParseError::TrailingBytes));
+        // The same after a head that came in pieces, and after a chunked body.
+        r.reset();
         r.start(false);
-        assert!(r.started());
-        assert_eq!(r.feed(b"x"), done(204, false));
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\nContent-"), Ok(Progress::More));
+        assert_eq!(r.feed(b"Length: 2\r\n\r\nabc"), Err(ParseError::TrailingBytes));
+        r.reset();
+        r.start(false);
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n\r\n"), Err(ParseError::TrailingBytes));
+        // Exactly framed, split anywhere: one response, nothing left over.
+        let one = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
+        for cut in 1..one.len() {
+            r.reset();
+            r.start(false);
+            assert_eq!(r.feed(&one[..cut]), Ok(Progress::More), "cut {cut}");
+            assert_eq!(r.feed(&one[cut..]), done(200, false), "cut {cut}");
+            assert_eq!(r.body_bytes(), 3);
+            r.start(false);
+            assert!(!r.started(), "nothing held over, cut {cut}");
+        }
     }
-}
+
+    #[test]
+    fn empty_lines_before_a_head_are_skipped_as_they_come() {
+        // An interim response, then 2,000 CRLFs one per read, then the final head.
+        let mut r = ResponseReader::new();
+        r.start(false);
+        assert_eq!(r.feed(b"HTTP/1.1 100 Continue\r\n\r\n\r\n"), Ok(Progress::More));
+        for _ in 0..2000 {
+            assert_eq!(r.feed(b"\r\n"), Ok(Progress::More));
+            assert_eq!(r.buffered_capacity(), 0, "nothing held for empty lines");
+        }
+        assert_eq!(r.feed(b"\nHTTP/1.1 204 No Content\r\n\r\n"), done(204, false));
+        assert_eq!(empty_lines(b"\r\n\n\r"), 3, "a CR without its LF yet stays");
+        assert_eq!(empty_lines(b"\rX"), 0);
+    }
+
+    #[test]
+    fn a_head_in_pieces_is_bounded_and_released() {
+        // A head trickled one byte per read: parsed once its empty line is in,
+        // never holding more than the bound, and the buffer freed after it.
+        // 90 header lines of 700 bytes: just under the 64 KB bound.
+        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..90 {
+            head.extend_from_slice(format!("X-Filler-{i:02}: {}\r\n", "v".repeat(695)).as_bytes());
+        }
+        head.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+        assert!(head.len() > MAX_HEAD_BYTES - 2000 && head.len() <= MAX_HEAD_BYTES, "{}", head.len());
+        let mut r = ResponseReader::new();
+        r.start(false);
+        let mut last = Ok(Progress::More);
+        for b in head.chunks(1) {
+            last = r.feed(b);
+            assert!(r.buffered_capacity() <= 2 * (MAX_HEAD_BYTES + 1), "{}", r.buffered_capacity());
+        }
+        assert_eq!(last, done(200, false));
+        assert!(r.buffered_capacity() <= RETAINED_BYTES);
+        // A 70 KB head is too large whether it comes in one read or in pieces.
+        let big = [b"HTTP/1.1 200 OK\r\nX-Big: ".as_slice(), &[b'y'; 70_000], b"\r\n\r\n"].concat();
+        assert_eq!(read_all(&big, false).0, Err(ParseError::TooLarge(Bound::Head)));
+        for step in [1000, 4096, 65536] {
+            let mut r = ResponseReader::new();
+            r.start(false);
+            let outcome = big.chunks(step).map(|piece| r.feed(piece)).find(|p| *p != Ok(Progress::More));
+            assert_eq!(outcome, Some(Err(ParseError::TooLarge(Bound::Head))), "step {step}");
+            assert!(r.buffered_capacity() <= RETAINED_BYTES, "released after the error");
+        }
+    }}

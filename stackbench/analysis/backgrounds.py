@@ -1,0 +1,27 @@
+"""The measured visitors alone against the same visitors with others beside them (50
+slow phones, say): for each stack, level by level, what the other visitors did to the
+measured ones' throughput and latency — with the same statistics as stacks against a
+baseline (the run is the unit, Holm over all the comparisons). A stack that spoon-feeds
+slow visitors from a buffer shows no difference; one that gives each a worker does."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from stackbench.analysis import questions, stats, verdicts
+
+ALONE = "alone"
+
+
+def side(background: str) -> str:
+    return ALONE if background == "none" else f"with {background}"
+
+
+def decide(cells: list[Mapping], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
+    """None when no cell of the run had other visitors beside the measured ones."""
+    cells = questions.levels(cells)
+    if not any((c.get("background") or "none") != "none" for c in cells):
+        return None
+    as_sides = [dict(c, stack_label=side(c.get("background") or "none"), background="none",
+                     workload=f"{c['stack_label']} · {c['workload']}") for c in cells]
+    return verdicts.decide(as_sides, ALONE, band=band)

@@ -1,0 +1,54 @@
+"""The network a run's visitors were on, in words: each profile, how it was made, what
+it asked and what calibration measured. Shared by the terminal and the HTML report
+(render only: the figures come from the store's runs.network_json)."""
+
+from __future__ import annotations
+
+
+def rate(bit_s: float | None) -> str:
+    if not bit_s:
+        return "unshaped"
+    for scale, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if bit_s >= scale:
+            return f"{bit_s / scale:,.3g} {unit}"
+    return f"{bit_s:,.0f} bit/s"
+
+
+def _direction(shape: dict) -> str:
+    parts = [rate(shape.get("rate_bit_s"))]
+    if shape.get("delay_ms"):
+        parts.append(f"{shape['delay_ms']:g} ms one way")
+    if shape.get("jitter_ms"):
+        parts.append(f"± {shape['jitter_ms']:g} ms")
+    if shape.get("loss"):
+        parts.append(f"{shape['loss']:.2%} loss")
+    return ", ".join(parts)
+
+
+def asked(a: dict) -> str:
+    down, up = _direction(a.get("down", {})), _direction(a.get("up", {}))
+    return f"{down} each way" if down == up else f"down {down}; up {up}"
+
+
+def measured(m: dict) -> str:
+    rtt = m.get("rtt_ms") or {}
+    text = (f"RTT p50 {rtt['p50']:.3g} ms (p99 {rtt['p99']:.3g}, {rtt['answered']}/{rtt['probes']} probes)"
+            if rtt.get("answered") else "no RTT probe answered")
+    return f"{text}, down {rate(m.get('down_bit_s'))}, up {rate(m.get('up_bit_s'))}"
+
+
+def lines(plan_checked: dict | None, network: dict | None) -> list[str]:
+    """One line per profile the run used; loopback alone is one plain line."""
+    names = [p["name"] for p in (plan_checked or {}).get("networks") or [{"name": "loopback"}]]
+    names += [n for n in ((plan_checked or {}).get("links") or {}) if n not in names]
+    out = []
+    for name in names:
+        if name == "loopback":
+            out.append("loopback: server and load engine on one machine, the host's loopback")
+            continue
+        cal = (network or {}).get(name)
+        if cal is None:
+            out.append(f"{name}: not calibrated (no cell of the run reached it)")
+            continue
+        out.append(f"{name}: {cal['emulation']}; asked {asked(cal['asked'])}; measured {measured(cal['measured'])}")
+    return out

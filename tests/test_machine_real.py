@@ -1,0 +1,132 @@
+"""Machine profiles on real servers (tier 3): the limits are really in the kernel's
+cgroup files while the stack runs, the database counts against the same machine, and
+a prefork pool sized for more clients than a small machine holds is OOM-killed — which
+the lab stores as the cell's result while the plan goes on."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from stackbench import machine, plan as plan_mod, runner, workloads
+from stackbench.analysis import figures
+from stackbench.monitor.cgroup import LAB, ROOT
+from stackbench.stacks import registry
+from stackbench.stacks.lifecycle import StackInstance
+from stackbench.store import Store
+
+from conftest import require_stack
+
+pytestmark = pytest.mark.servers
+MiB = 2**20
+
+
+@pytest.fixture(autouse=True)
+def root_with_v1_memory():
+    if os.geteuid() != 0:
+        pytest.skip("machine profiles need root (cgroups)")
+    if not (ROOT / "memory" / "cgroup.procs").exists():
+        pytest.skip("these tests read cgroup v1 memory files, as this lab's machines have them")
+
+
+def cpus_allowed(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split()[1]
+    raise AssertionError(f"no Cpus_allowed_list for {pid}")
+
+
+def test_the_limits_are_in_the_cgroup_while_the_stack_runs(workdir):
+    require_stack("nginx-fpm")
+    profile = machine.MachineProfile(cpus=1, memory_bytes=256 * MiB)
+    inst = StackInstance(registry.get("nginx-fpm"), {}, cpus=[0], workdir=workdir,
+                         workloads=[workloads.get("php-hello")], machine=profile)
+    with inst:
+        mc = inst.machine_cgroup
+        mem = mc.cgroup.path("memory")
+        assert (mem / "memory.limit_in_bytes").read_text().strip() == str(256 * MiB)
+        if (machine.swap_total_bytes() or 0) == 0:  # no swap here: memsw left alone (see machine_cgroup.py)
+            assert mc.applied["swap"] == "none on this machine"
+        # the stack's own cgroup is inside the machine, so the limit covers every process
+        assert inst.cgroup.path("memory").parent == mem
+        members = inst.cgroup.pids()
+        assert members and set(members) <= {int(p) for p in (inst.cgroup.path("memory") / "cgroup.procs")
+                                            .read_text().split()}
+        if (ROOT / "cpuset" / "cgroup.procs").exists():
+            fence = inst.cgroup.path("cpuset")
+            assert fence.parent == mc.cpuset_dir
+            assert (mc.cpuset_dir / "cpuset.cpus").read_text().strip() == "0"
+            assert set(members) <= {int(p) for p in (fence / "cgroup.procs").read_text().split()}
+        assert {cpus_allowed(pid) for pid in members} == {"0"}
+        dirs = [d for d in [mem, mc.cpuset_dir, inst.cgroup.path("cpuset")] if d is not None]
+    assert not any(d.exists() for d in dirs)  # nothing left behind
+
+
+def test_the_database_counts_against_the_same_machine(workdir):
+    require_stack("nginx-fpm")
+    inst = StackInstance(registry.get("nginx-fpm"), {}, cpus=[0], workdir=workdir,
+                         workloads=[workloads.get("wordpress-home")],
+                         machine=machine.MachineProfile(memory_bytes=1024 * MiB))
+    with inst:
+        mem = inst.machine_cgroup.cgroup.path("memory")
+        assert inst.services_cgroup.path("memory").parent == mem  # MariaDB ...
+        assert inst.cgroup.path("memory").parent == mem  # ... and the web stack: one machine
+        usage = int((mem / "memory.usage_in_bytes").read_text())
+        db = int((inst.services_cgroup.path("memory") / "memory.usage_in_bytes").read_text())
+        assert usage >= db > 0
+
+
+# A prefork pool sized like a tuned production box (StartServers = the clients) on a
+# machine far smaller than that pool: measured here, 96 children serving php-100k need
+# ~1 MiB each on top of Apache's base (56 MiB at 52 children), so at 40 MiB the OOM
+# killer runs whether the pool is still spawning at the start or growing under load
+# (at 32, 48 and 56 MiB it did, every time; at 72 MiB with 59 children it did not).
+# A small FPM pool follows, to show the plan goes on and a stack that fits is measured.
+OOM_PLAN = """
+name = "small-vps-oom"
+duration = "1s"
+warmup = "0.5s"
+concurrency = [96]
+keepalive = [true]
+workloads = ["php-100k"]
+syscalls = false
+machine = { cpus = 1, memory = "40M" }
+[[stacks]]
+id = "apache-prefork-modphp"
+label = "prefork 96"
+knobs = { start_servers = 96, min_spare_servers = 96, max_spare_servers = 128, max_request_workers = 128 }
+[[stacks]]
+id = "nginx-fpm"
+label = "FPM static 4"
+knobs = { pm = "static", pm_max_children = 4 }
+"""
+
+
+def test_a_memory_limited_prefork_run_records_oom_events():
+    require_stack("apache-prefork-modphp")
+    require_stack("nginx-fpm")
+    store = Store()
+    plan = plan_mod.parse(tomllib.loads(OOM_PLAN), "small-vps-oom.toml")
+    outcome = runner.run_plan(plan, store)
+    # The lab survived and the run is complete: an OOM-killed stack is a result.
+    assert outcome.status == "complete" and outcome.errors == [], [e.message for e in outcome.errors]
+    prefork, fpm = store.cells(outcome.run_id)
+    f = figures.of(prefork)
+    assert f.oom_kills and f.oom_kills >= 1, prefork["memory_events"]
+    events = prefork["memory_events"]
+    assert events["limit_bytes"] == 40 * MiB
+    assert events["limit_hits"] > 0  # the kernel met the limit before it killed
+    # Whichever process the kernel chose, the stored cell names the OOM killer: as the
+    # reason when Apache's parent was taken, as a caveat when children were.
+    named = {c["code"] for c in prefork["caveats"]}
+    assert "oom_killed" in named or "OOM-killed under the 40 MiB limit" in (prefork["error"] or "")
+    # The plan went on: the small pool fits the machine and is measured like any stack.
+    assert fpm["status"] == "ok" and fpm["requests_per_s"] > 0
+    assert fpm["oom_kills"] == 0 and fpm["memory_events"]["peak_bytes"] < 40 * MiB
+    # Nothing left behind: no server, no cgroup of the run (nor a cpuset).
+    for base in (ROOT / "memory" / LAB, ROOT / "cpuset" / LAB):
+        leftovers = [p for p in base.glob(f"run-{os.getpid()}/*")] if base.exists() else []
+        assert leftovers == []

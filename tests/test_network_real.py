@@ -1,0 +1,175 @@
+"""The lab's namespaces for real: a topology leaves nothing behind (normal end, an error
+half-way, Ctrl-C of a run, kill -9 of the lab and the next lab's sweep — which removes
+only the lab's own), a shaped link gives the rate it asks within 10 %, and slow visitors
+beside fast ones hold Apache prefork's workers while nginx + FPM spoon-feeds them."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import require_stack
+from stackbench.network import calibrate, netns
+from stackbench.network.profiles import BUILTIN, Profile
+from stackbench.network.shape import Shape
+from stackbench.network.topology import Topology
+
+pytestmark = pytest.mark.servers
+
+
+def host_links() -> set[str]:
+    return set(subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout.split("\n"))
+
+
+def lab_namespaces() -> list[str]:
+    return [n for n in netns.listed() if netns.owned(n) is not None]
+
+
+def test_a_topology_is_removed_whole_and_never_touches_the_host():
+    before_links, before_ns = host_links(), set(netns.listed())
+    topo = Topology.build({"measured": BUILTIN["lan"], "slow": BUILTIN["veth"]}, {"net.ipv4.tcp_wmem": "4096 16384 65536"})
+    made = topo.namespaces()
+    assert set(made) <= set(netns.listed()) and len(made) == 3
+    assert host_links() == before_links  # both ends of every link live in the lab's namespaces
+    assert topo.server.read_sysctl("net.ipv4.tcp_wmem").split() == ["4096", "16384", "65536"]
+    assert topo.sides["measured"].ns.read_sysctl("net.ipv4.tcp_tw_reuse") == "1"
+    topo.close()
+    assert set(netns.listed()) == before_ns and host_links() == before_links
+
+
+def test_a_failure_half_way_removes_what_was_made():
+    before = set(netns.listed())
+    with pytest.raises(Exception):
+        Topology.build({"measured": BUILTIN["veth"]}, {"net.ipv4.no_such_sysctl": "1"})
+    assert set(netns.listed()) == before
+
+
+def test_a_shaped_link_gives_its_rate_within_ten_percent():
+    profile = Profile("r5", Shape(5_000_000), Shape(2_000_000))
+    topo = Topology.build({"measured": profile})
+    try:
+        got = calibrate.link(topo, topo.first)["measured"]
+    finally:
+        topo.close()
+    # TCP's goodput is the link rate less its headers (1448 of 1514 bytes a frame)
+    assert got["down_bit_s"] == pytest.approx(5_000_000 * 1448 / 1514, rel=0.10)
+    assert got["up_bit_s"] == pytest.approx(2_000_000 * 1448 / 1514, rel=0.10)
+    assert got["rtt_ms"]["answered"] == calibrate.PROBES
+
+
+MAKER = """
+import sys, time
+from stackbench.network.topology import Topology
+from stackbench.network.profiles import BUILTIN
+t = Topology.build({"measured": BUILTIN["veth"]})
+print(" ".join(t.namespaces()), flush=True)
+time.sleep(60)
+"""
+
+
+def test_kill_9_leaves_namespaces_that_the_next_lab_sweeps_and_only_those():
+    subprocess.run(["ip", "netns", "add", "sbt-not-ours"], check=True)
+    try:
+        maker = subprocess.Popen([sys.executable, "-c", MAKER, "stackbench"], stdout=subprocess.PIPE, text=True)
+        made = maker.stdout.readline().split()
+        assert made and all(n in netns.listed() for n in made)
+        assert netns.sweep_stale() == []  # its lab is alive: not stale
+        maker.send_signal(signal.SIGKILL)
+        maker.wait()
+        assert all(n in netns.listed() for n in made)  # kill -9: nothing could clean up
+        assert sorted(netns.sweep_stale(dry_run=True)) == sorted(f"network namespace {n}" for n in made)
+        assert all(n in netns.listed() for n in made)  # a dry run removes nothing
+        assert sorted(netns.sweep_stale()) == sorted(f"network namespace {n}" for n in made)
+        assert not any(n in netns.listed() for n in made)
+        assert "sbt-not-ours" in netns.listed()
+    finally:
+        subprocess.run(["ip", "netns", "delete", "sbt-not-ours"])
+
+
+SLOW = """
+name = "slow-real"
+workloads = ["php-100k"]
+concurrency = [8]
+keepalive = [true]
+duration = "3s"
+warmup = "1s"
+syscalls = false
+network = "veth"
+background = ["none", "slow"]
+server_tcp_wmem = "4096 16384 65536"
+[visitors.slow]
+connections = 40
+read_rate = "20kB"
+rcvbuf = "16k"
+[[stacks]]
+id = "apache-prefork-modphp"
+label = "prefork"
+[[stacks]]
+id = "nginx-fpm"
+label = "nginx"
+"""
+
+
+def test_slow_visitors_hold_preforks_workers_but_not_nginxs(workdir):
+    require_stack("apache-prefork-modphp")
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(SLOW)
+    before = set(lab_namespaces())
+    proc = subprocess.run([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--quiet",
+                           "--workdir", str(workdir)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert set(lab_namespaces()) == before
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        cells = {(r["stack_label"], r["background"]): r for r in conn.execute("SELECT * FROM cells")}
+        network = json.loads(conn.execute("SELECT network_json FROM runs").fetchone()[0])
+    assert network["veth"]["measured"]["rtt_ms"]["answered"] > 0
+    assert all(c["network"] == "veth" for c in cells.values())
+    slow = json.loads(cells[("prefork", "slow")]["classes_json"])
+    assert slow["slow"]["connections"] == 40
+    alone = json.loads(cells[("prefork", "none")]["classes_json"])
+    # prefork gives every slow visitor a child of its own: far more processes than alone
+    assert cells[("prefork", "slow")]["procs_max"] >= cells[("prefork", "none")]["procs_max"] + 4
+    assert alone["server"]["procs_max"] == cells[("prefork", "none")]["procs_max"]
+    # nginx buffers the responses: the slow visitors do not take FPM's workers
+    assert cells[("nginx", "slow")]["procs_max"] <= cells[("nginx", "none")]["procs_max"] + 1
+    assert cells[("nginx", "slow")]["requests_per_s"] > 0.5 * cells[("nginx", "none")]["requests_per_s"]
+    # what a reader sees: the network with its measured figures, the classes, the verdict lines
+    shown = subprocess.run([sys.executable, "-m", "stackbench", "show", "--db", str(db)], capture_output=True,
+                           text=True).stdout
+    assert "network veth: veth pair, unshaped; asked unshaped each way; measured RTT p50" in shown
+    assert "visitor classes: the measured visitors alone and with others beside them" in shown
+    assert "prefork · php-100k c=8 veth keep-alive: with slow vs alone" in shown
+    html = workdir / "r.html"
+    subprocess.run([sys.executable, "-m", "stackbench", "report", "--db", str(db), "-o", str(html)], check=True,
+                   capture_output=True)
+    page = html.read_text()
+    assert "Visitor classes (medians over repetitions)" in page and "veth: veth pair, unshaped" in page
+
+
+INTERRUPTED = SLOW.replace('duration = "3s"', 'duration = "20s"')
+
+
+def test_ctrl_c_of_a_run_on_namespaces_leaves_none(workdir):
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(INTERRUPTED)
+    before = set(lab_namespaces())
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--quiet",
+                             "--workdir", str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(set(lab_namespaces()) - before) < 2:
+        time.sleep(0.2)
+    assert len(set(lab_namespaces()) - before) >= 2, "the run never made its namespaces"
+    time.sleep(3)  # into the measured load
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert set(lab_namespaces()) == before
