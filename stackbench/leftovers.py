@@ -293,7 +293,8 @@ def stale_directories() -> Iterable[Leftover]:
             owner = owner_of(child)
             if owner is None or owner.alive():
                 continue
-            kind = {"perf": "perf scratch directory", "strace": "strace scratch directory"}.get(
+            kind = {"perf": "perf scratch directory", "strace": "strace scratch directory",
+                    "wordpress": "WordPress provisioning directory (a MariaDB datadir)"}.get(
                 child.name[len(PREFIX):].split("-")[0], "run directory")
             yield Leftover(kind, str(child), f"made by pid {owner.pid}, gone",
                            lambda child=child: _remove_tree(child))

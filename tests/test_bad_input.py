@@ -158,10 +158,21 @@ def missing_package(d: Path) -> list[str]:
 
 
 def newer_store(d: Path) -> list[str]:
-    Store(d / "r.sqlite").close()
-    with sqlite3.connect(d / "r.sqlite") as db:
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    return ["runs", "--db", str(d / "r.sqlite")]
+    """Refused, and left byte for byte as it was (not even switched to WAL)."""
+    db = sqlite3.connect(d / "r.sqlite")
+    db.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, what TEXT)")
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    before = (d / "r.sqlite").read_bytes()
+    _UNDO.append(lambda: _same(d, before))
+    return ["run", str(plan(STACK)(d)[1]), "--db", str(d / "r.sqlite")]
+
+
+def _same(d: Path, before: bytes) -> None:
+    assert (d / "r.sqlite").read_bytes() == before
+    assert sorted(p.name for p in d.iterdir() if p.name.startswith("r.sqlite")) == ["r.sqlite"]
+    (d / "r.sqlite").unlink()  # not a store of this version: nothing_started() cannot read it
 
 
 def results_path_unwritable(d: Path) -> list[str]:

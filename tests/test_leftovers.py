@@ -13,14 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_tool
 from stackbench import leftovers
 from stackbench.monitor.cgroup import Cgroup
 
 
 @pytest.fixture
 def tmp(tmp_path, monkeypatch):
-    """A temp dir of the test's own: make_dir, the ledger and the sweep look there."""
+    """A temp dir of the test's own: make_dir, the ledger and the sweep look there (and
+    only there: the machine's own stale cgroups or namespaces are not this test's)."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(leftovers, "FINDERS", [leftovers.stale_directories])
     return tmp_path
 
 
@@ -109,7 +112,6 @@ def test_disowned_directories_are_the_users(tmp):
 
 
 def test_registered_finders_run_after_the_others_and_a_failure_does_not_stop_the_sweep(tmp, monkeypatch):
-    monkeypatch.setattr(leftovers, "FINDERS", list(leftovers.FINDERS))
     removed = []
 
     def namespaces():
@@ -160,8 +162,7 @@ def test_a_dead_labs_cgroup_loses_its_processes_and_nothing_else_is_signalled(tm
         found = {left.what: left for left in leftovers.stale_cgroups()}
         assert found[f"stackbench/run-{owner.pid}"].why == f"made by pid {owner.pid}, gone; 1 of its processes killed"
         assert found[f"stackbench/run-{os.getpid()}-test"].remove is None  # reported, left alone
-        swept = leftovers.sweep()
-        assert f"stackbench/run-{owner.pid}" in [left.what for left in swept.removed]
+        found[f"stackbench/run-{owner.pid}"].remove()
         assert inside.wait(timeout=5) == -9
         assert outside.poll() is None and bystander.poll() is None
         assert not any(d.exists() for d in run_cg.dirs.values())
@@ -205,3 +206,46 @@ def test_a_stack_cgroup_follows_its_run_directory(tmp):
         proc.kill()
         proc.wait()
         cg.remove()
+
+
+@pytest.mark.servers
+@needs_root
+def test_a_lab_killed_while_provisioning_wordpress_leaves_no_mariadbd_and_a_swept_directory(workdir):
+    """kill -9 while the WordPress snapshot is being built: its mariadbd dies with the lab
+    (started as the database user with its own parent-death signal), and the half-built
+    directory is the next sweep's."""
+    from stackbench.workloads.wordpress import provision
+
+    require_tool("mariadbd", "mariadb-server")
+    require_tool("mariadb-install-db", "mariadb-server")
+    require_tool("php8.2", "php8.2-cli")
+    cache = workdir / "cache"
+    proc = subprocess.Popen([sys.executable, "-c", "from stackbench.workloads.wordpress import provision; "
+                             "provision.ensure()"], env={**os.environ, provision.CACHE_ENV: str(cache)},
+                            cwd=Path(__file__).resolve().parent.parent)
+    deadline = time.monotonic() + 120
+    while not _mariadbd_under(cache) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert _mariadbd_under(cache), "provisioning never started its mariadbd"
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _mariadbd_under(cache) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _mariadbd_under(cache) == []
+    found = [left for left in leftovers.stale_directories() if left.what.startswith(str(cache))]
+    assert [left.kind for left in found] == ["WordPress provisioning directory (a MariaDB datadir)"]
+    found[0].remove()
+    assert [p.name for p in cache.iterdir() if p.is_dir()] == []
+
+
+def _mariadbd_under(path: Path) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"mariadbd" in cmd and str(path).encode() in cmd and (entry / "stat").read_text().split(") ")[1][0] != "Z":
+            pids.append(int(entry.name))
+    return pids

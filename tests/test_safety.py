@@ -10,6 +10,7 @@ import os
 import pwd
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -170,15 +171,31 @@ def test_workers_run_unprivileged_and_the_run_directory_is_private(stack_id, wor
         masters = {p.pid for p in inst.processes}
         workers = {}
         for pid in inst.all_pids():
-            status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                          if ":\t" in line)
-            if pid not in masters and status["Name"] not in ROOT_HELPERS.get(stack_id, set()):
-                workers[f"{status['Name']}[{pid}]"] = int(status["Uid"].split()[1])  # effective uid
+            name, uid = _name_and_uid(pid)
+            if pid not in masters and name not in ROOT_HELPERS.get(stack_id, set()):
+                workers[f"{name}[{pid}]"] = uid
         assert workers or stack_id in ("lighttpd-fpm", "caddy-fpm", "h2o-fpm")  # single-process fronts
         assert {name: uid for name, uid in workers.items() if uid == 0} == {}
         for p in inst.processes:  # and those that run as one process have dropped too
             if p.name in ("lighttpd", "caddy", "h2o", "mariadbd"):
                 assert int(Path(f"/proc/{p.pid}/status").read_text().split("Uid:\t")[1].split()[1]) != 0
+
+
+def _name_and_uid(pid: int) -> tuple[str, int | None]:
+    """A process's name and effective uid, once it has dropped: a child a master has just
+    forked is root until its setuid() a moment later (prefork spawns spare children at
+    any time), so a root reading is taken again for up to a second. None: it exited."""
+    deadline = time.monotonic() + 1
+    while True:
+        try:
+            text = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return "exited", None
+        status = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
+        uid = int(status["Uid"].split()[1])
+        if uid != 0 or time.monotonic() > deadline:
+            return status["Name"], uid
+        time.sleep(0.01)
 
 
 def _exists(user: str) -> bool:

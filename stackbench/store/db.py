@@ -68,9 +68,6 @@ class Store:
             self.db.store_path = self.path
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA foreign_keys = ON")
-            if self.path != ":memory:":
-                # WAL + synchronous NORMAL: a committed cell survives kill -9 of the lab.
-                self.db.execute("PRAGMA journal_mode = WAL")
             old = migrations.pending(self.db)
             if old is not None and self.path != ":memory:":
                 # A copy of the store as it was, before the first write of a migration.
@@ -80,6 +77,11 @@ class Store:
             else:
                 self.backup_path = None
             self.migrated_from = migrations.migrate(self.db)
+            if self.path != ":memory:":
+                # WAL + synchronous NORMAL: a committed cell survives kill -9 of the lab.
+                # Only once the version is known: a store this stackbench refuses is
+                # left byte for byte as it was.
+                self.db.execute("PRAGMA journal_mode = WAL")
         except migrations.TooNew as e:
             raise UsageError(f"{self.path} was written by a newer stackbench (store schema {e.args[0]}; "
                              f"this one reads up to {migrations.VERSION})",
@@ -89,7 +91,7 @@ class Store:
                              hint="name another file with --db") from None
         except sqlite3.OperationalError as e:  # the file could not be opened at all
             raise StorageError(f"cannot open the results store {self.path}: {e}",
-                             hint="--db names a file in a directory that exists and is writable") from None
+                               hint="--db names a file in a directory that exists and is writable") from None
         except sqlite3.DatabaseError as e:
             raise UsageError(f"{self.path} is not a stackbench results store ({e})",
                              hint="name another file with --db") from None
