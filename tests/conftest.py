@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -13,6 +14,14 @@ import pytest
 
 from stackbench.stacks import installed
 from stackbench.stacks.registry import STACKS
+
+# A shell starts a background job (`make test &`, `nohup`, CI runners) with SIGINT
+# ignored, and an ignored signal stays ignored across exec: every `stackbench run` the
+# tests start would then ignore their Ctrl-C, and the tests that send one would measure
+# the launcher, not the lab. A handler (unlike SIG_IGN) is reset to the default in a
+# child, so Python there installs its own KeyboardInterrupt as a user's terminal would.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def require_stack(stack_id: str) -> None:
