@@ -45,6 +45,16 @@ def test_built_in_profiles_ask_what_their_names_promise():
     assert b["veth"].emulation == "veth pair, unshaped"
 
 
+def test_a_queue_or_reordering_asked_of_a_rate_only_link_goes_to_the_forwarder():
+    p = parse(network=["plain", "queued", "free"], networks={
+        "plain": {"rate": "5mbit"}, "queued": {"rate": "5mbit", "queue": "30kB"},
+        "free": {"delay": "5ms", "jitter": "2ms", "order": "free"}})
+    plain, queued, free = p.networks
+    assert not plain.delayed and "tbf" in plain.emulation  # the lab's tbf sizes its own queue
+    assert queued.delayed and queued.down.queue_bytes == 30_000
+    assert free.delayed and free.down.reorder
+
+
 def test_a_plan_defines_its_own_profile_per_direction_or_both_ways():
     p = parse(network=["dsl", "far"], networks={
         "dsl": {"down": {"rate": "8mbit", "delay": "25ms", "jitter": "2ms", "loss": "0.1%"}, "up": {"rate": "1mbit"}},
@@ -60,7 +70,7 @@ def test_a_plan_defines_its_own_profile_per_direction_or_both_ways():
     ({"network": ["lan", "lan"]}, "network lists a profile twice"),
     ({"networks": {"lan": {"delay": "1ms"}}}, "'lan' is a built-in profile"),
     ({"networks": {"x": {"dealy": "1ms"}}}, "networks.x has an unknown key 'dealy'"),
-    ({"networks": {"x": {"delay": "fast"}}}, "networks.x.down: 'fast' is not a number with a unit"),
+    ({"networks": {"x": {"delay": "fast"}}}, "networks.x.down: delay: 'fast' is not a number with a unit"),
     ({"networks": {"x": {"rate": "5mbps"}}}, "'5mbps' is not a rate"),
     ({"networks": {"x": {"delay": "1ms", "jitter": "2ms"}}}, "jitter must not exceed delay"),
     ({"networks": {"x": {"loss": "100%"}}}, "must be at least 0 and below 100%"),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from stackbench.keys import reject_unknown
-from stackbench.network.shape import Shape, parse_loss, parse_rate, parse_time
+from stackbench.network.shape import KEYS as SHAPE_GRAMMAR, Shape, parse_rate, parse_shape, parse_time
 
 LOOPBACK = "loopback"
 
@@ -78,20 +78,16 @@ BUILTIN: dict[str, Profile] = {
                          about="3G (WebPageTest): 1.6 Mbit/s down, 768 kbit/s up, 300 ms RTT"),
 }
 
-SHAPE_KEYS = {"rate", "delay", "jitter", "loss"}
+SHAPE_KEYS = set(SHAPE_GRAMMAR)  # rate, delay, jitter, loss, queue, order
 PROFILE_KEYS = {"down", "up", *SHAPE_KEYS, "about"}
 
 
 def _shape(data: Any, where: str, fail: Callable[[str], Exception]) -> Shape:
+    """One direction, by the forwarder's own grammar (shape.py), errors naming where."""
     if not isinstance(data, dict):
         raise fail(f"{where} must be a table such as {{ rate = \"5mbit\", delay = \"20ms\" }}")
     reject_unknown(data, SHAPE_KEYS, where, fail)
-    try:
-        return Shape(rate_bit_s=parse_rate(data["rate"]) if "rate" in data else None,
-                     delay_s=parse_time(data.get("delay", "0ms")), jitter_s=parse_time(data.get("jitter", "0ms")),
-                     loss=parse_loss(data.get("loss", "0%")))
-    except ValueError as e:
-        raise fail(f"{where}: {e}") from None
+    return parse_shape(data, lambda message: fail(f"{where}: {message}"))
 
 
 def define(name: str, data: Any, fail: Callable[[str], Exception]) -> Profile:

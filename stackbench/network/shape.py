@@ -69,8 +69,9 @@ class Shape:
 
     @property
     def needs_forwarder(self) -> bool:
-        """Delay, jitter or loss: things tbf cannot do (a rate alone can be a veth + tbf)."""
-        return bool(self.delay_s or self.jitter_s or self.loss or self.reorder)
+        """Delay, jitter, loss, reordering or a queue of a given size: things the lab's tbf
+        does not do (a rate alone is a veth + tbf, whose queue the lab sizes itself)."""
+        return bool(self.delay_s or self.jitter_s or self.loss or self.reorder or self.queue_bytes is not None)
 
     def effective_queue_bytes(self) -> int | None:
         if self.rate_bit_s is None:
