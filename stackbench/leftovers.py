@@ -168,8 +168,9 @@ RUN_CGROUP = re.compile(r"run-(\d+)$")
 
 
 def _lab_dirs() -> list[Path]:
-    """The lab's directory in every hierarchy it may use (pure v2, or v1 + unified)."""
-    return [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified")]]
+    """The lab's directory in every hierarchy it may use (pure v2, or v1 + unified, and
+    the v1 cpuset a machine profile fences its cores with)."""
+    return [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified", "cpuset")]]
 
 
 def stale_cgroups() -> Iterable[Leftover]:

@@ -32,8 +32,9 @@ class Cgroup:
         Under `parent` (a run's cgroup) when given: perf counting the parent counts
         every stack of the run, so one perf process serves a whole plan."""
         cg = cls(f"{parent}/{name}" if parent else name)
-        if parent is None:
-            sweep_stale()
+        # No sweep here: what a killed lab left is swept by the lab that takes the run
+        # lock (leftovers.py), which knows whose each cgroup is. Sweeping every empty
+        # cgroup here removed another lab's freshly made, still empty one.
         try:
             if (ROOT / "cgroup.controllers").exists():  # pure v2
                 cg._mkdir("v2", ROOT)
@@ -108,25 +109,6 @@ class Cgroup:
                     d.parent.rmdir()
                 except OSError:
                     pass
-
-
-def sweep_stale() -> None:
-    """Remove the lab's cgroups that an earlier, killed lab left behind: an empty one
-    is simply removed (rmdir fails on a cgroup that still has members, and those are
-    left alone: they may belong to a lab running now). Deepest first: a machine
-    profile's cgroup holds its stack's (machine_cgroup.py), three levels below the lab's."""
-    for base in [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified", "cpuset")]]:
-        for child in subdirs(base):
-            _rmdir_tree(child)
-
-
-def _rmdir_tree(path: Path) -> None:
-    for sub in subdirs(path):
-        _rmdir_tree(sub)
-    try:
-        path.rmdir()
-    except OSError:
-        pass
 
 
 def subdirs(path: Path) -> list[Path]:

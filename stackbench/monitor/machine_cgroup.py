@@ -156,8 +156,8 @@ class MachineCgroup:
         On v2 the child is already below the machine in the one tree.
 
         And make sure the machine still has its limit: until its first child exists
-        the machine's cgroup is empty, and another lab's sweep of empty cgroups
-        (cgroup.sweep_stale) may remove it — the child's mkdir then makes it again,
+        the machine's cgroup is empty, and a sweep of empty cgroups (another tool's, or
+        `stackbench clean` misjudging a cgroup it cannot attribute) may remove it — the child's mkdir then makes it again,
         without a limit. Cheap to check, and silent loss of the limit is not."""
         if self.profile.memory_bytes is not None and not self._limit_in_force():
             self._limit_memory()
