@@ -84,23 +84,6 @@ def server_limits(status: list, knobs: dict, connections: int) -> list[Caveat]:
     return out
 
 
-# What holds a request on each server, as its status page names it.
-BUSY_KEYS = {"apache2": "busy_workers", "php-fpm": "active_processes", "nginx": "writing"}
-
-
-def busy(status: list) -> dict[str, int]:
-    """The most workers each server had busy at once during the window, from its own
-    status page: Apache's busy workers, PHP-FPM's active processes, nginx's connections
-    being written to. A server whose every worker is held cannot answer its status page,
-    so a missing figure can itself mean "all busy" — the process count says the rest."""
-    out: dict[str, int] = {}
-    for s in status:
-        key = BUSY_KEYS.get(s.server)
-        if key and key in s.values:
-            out[s.server] = max(out.get(s.server, 0), int(s.values[key]))
-    return out
-
-
 def memory_limit(events: dict | None) -> list[Caveat]:
     """What a machine profile's memory limit did in the window (monitor/memory_events.py).
     Like a server limit, a finding about the stack on that small machine, so it never

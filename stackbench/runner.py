@@ -27,6 +27,7 @@ from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
 from stackbench.lock import RunLock
 from stackbench.monitor import memory_events
+from stackbench.monitor import status_pages
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.network import check as network_check, netns
@@ -440,7 +441,7 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
     pin = pins.as_dict()
     if classes is not None or cell.background != "none" or cell.network != "loopback":
         # Where visitors differ, what the server held is the point: keep its own count.
-        classes = {**(classes or {}), "server": {"busy_max": caveats.busy(cost.status if cost else []),
+        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(cost.status if cost else []),
                                                  "procs_max": cost.procs_max if cost else None}}
     found = []
     if result:

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from conftest import require_stack
+from stackbench import leftovers
 from stackbench.network import calibrate, netns
 from stackbench.network.profiles import BUILTIN, Profile
 from stackbench.network.shape import Shape
@@ -79,13 +80,15 @@ def test_kill_9_leaves_namespaces_that_the_next_lab_sweeps_and_only_those():
         maker = subprocess.Popen([sys.executable, "-c", MAKER, "stackbench"], stdout=subprocess.PIPE, text=True)
         made = maker.stdout.readline().split()
         assert made and all(n in netns.listed() for n in made)
-        assert netns.sweep_stale() == []  # its lab is alive: not stale
+        assert not [x for x in leftovers.stale_namespaces() if x.what in made]  # its lab is alive
         maker.send_signal(signal.SIGKILL)
         maker.wait()
         assert all(n in netns.listed() for n in made)  # kill -9: nothing could clean up
-        assert sorted(netns.sweep_stale(dry_run=True)) == sorted(f"network namespace {n}" for n in made)
-        assert all(n in netns.listed() for n in made)  # a dry run removes nothing
-        assert sorted(netns.sweep_stale()) == sorted(f"network namespace {n}" for n in made)
+        found = [x for x in leftovers.stale_namespaces() if x.what in made]
+        assert sorted(x.what for x in found) == sorted(made)  # what `clean --dry-run` lists; nothing removed yet
+        assert all(n in netns.listed() for n in made)
+        for x in found:  # what the next lab's sweep (or `stackbench clean`) does
+            x.remove()
         assert not any(n in netns.listed() for n in made)
         assert "sbt-not-ours" in netns.listed()
     finally:

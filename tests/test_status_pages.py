@@ -54,3 +54,14 @@ def test_fpm():
 
 def test_garbage_gives_nothing():
     assert parse_nginx("<html>404</html>") == {} and parse_apache("") == {} and parse_fpm("x: y") == {}
+
+
+def test_busy_max_is_each_servers_most_busy_workers_from_its_own_page():
+    from stackbench.monitor.status_pages import StatusSample, busy_max
+    samples = [StatusSample(1, "apache2", {"busy_workers": 11, "idle_workers": 4}),
+               StatusSample(2, "apache2", {"busy_workers": 67, "idle_workers": 0}),
+               StatusSample(2, "php-fpm", {"active_processes": 3}),
+               StatusSample(3, "nginx", {"writing": 64, "waiting": 2}),
+               StatusSample(4, "varnish", {"n_object": 9})]
+    assert busy_max(samples) == {"apache2": 67, "php-fpm": 3, "nginx": 64}
+    assert busy_max([]) == {}

@@ -121,3 +121,20 @@ class StatusPoller:
             text = fetch(url)
             if text is not None:
                 self.samples.append(StatusSample(time.time_ns() // 1000, name, PARSERS[kind](text)))
+
+
+# What holds a request on each server, as its status page names it.
+BUSY_KEYS = {"apache2": "busy_workers", "php-fpm": "active_processes", "nginx": "writing"}
+
+
+def busy_max(status: list) -> dict[str, int]:
+    """The most workers each server had busy at once during the window, from its own
+    status page: Apache's busy workers, PHP-FPM's active processes, nginx's connections
+    being written to. A server whose every worker is held cannot answer its status page,
+    so a missing figure can itself mean "all busy" — the process count says the rest."""
+    out: dict[str, int] = {}
+    for s in status:
+        key = BUSY_KEYS.get(s.server)
+        if key and key in s.values:
+            out[s.server] = max(out.get(s.server, 0), int(s.values[key]))
+    return out

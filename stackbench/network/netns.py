@@ -132,15 +132,3 @@ def stale() -> list[tuple[str, int]]:
         if pid is not None and pid != os.getpid() and not _lab_alive(pid):
             out.append((name, pid))
     return out
-
-
-def sweep_stale(dry_run: bool = False) -> list[str]:
-    """Remove the namespaces (and with them their links) of labs that are gone; returns
-    what it removed (or would remove). The lab's sweep (leftovers.py) does the same
-    through its finder."""
-    removed = []
-    for name, _ in stale():
-        if not dry_run:
-            Namespace(name).delete()
-        removed.append(f"network namespace {name}")
-    return removed

@@ -1,7 +1,7 @@
 """One run's network: a topology for each stack start that is not on loopback (the
 stack's namespace, a client namespace per visitor class, their links), each profile
 calibrated the first time the run uses it, and everything removed when the start ends
-— also on Ctrl-C or an error (a kill -9 leaves it to the next lab's sweep, netns.py)."""
+— also on Ctrl-C or an error (a kill -9 leaves it to the next lab's sweep, leftovers.py)."""
 
 from __future__ import annotations
 
