@@ -138,12 +138,17 @@ def test_slow_visitors_hold_preforks_workers_but_not_nginxs(workdir):
     slow = json.loads(cells[("prefork", "slow")]["classes_json"])
     assert slow["slow"]["connections"] == 40
     alone = json.loads(cells[("prefork", "none")]["classes_json"])
-    # prefork gives every slow visitor a child of its own: far more processes than alone
-    assert cells[("prefork", "slow")]["procs_max"] >= cells[("prefork", "none")]["procs_max"] + 4
     assert alone["server"]["procs_max"] == cells[("prefork", "none")]["procs_max"]
-    # nginx buffers the responses: the slow visitors do not take FPM's workers
-    assert cells[("nginx", "slow")]["procs_max"] <= cells[("nginx", "none")]["procs_max"] + 1
-    assert cells[("nginx", "slow")]["requests_per_s"] > 0.5 * cells[("nginx", "none")]["requests_per_s"]
+    # prefork gives every slow visitor a child of its own until its spawn rate (doubling
+    # each second) catches up: the visitors who read at full speed wait behind them. nginx
+    # buffers the responses, so the slow visitors hold FPM's workers only while PHP runs:
+    # its pool may grow by a worker or two (48 visitors ask at once, not 8), less than
+    # prefork's, and the others barely notice.
+    rate = {k: c["requests_per_s"] for k, c in cells.items()}
+    grew = {s: cells[(s, "slow")]["procs_max"] - cells[(s, "none")]["procs_max"] for s in ("prefork", "nginx")}
+    assert grew["prefork"] >= 4 and grew["nginx"] < grew["prefork"], grew
+    assert rate[("prefork", "slow")] < 0.5 * rate[("prefork", "none")], rate
+    assert rate[("nginx", "slow")] > 0.5 * rate[("nginx", "none")], rate
     # what a reader sees: the network with its measured figures, the classes, the verdict lines
     shown = subprocess.run([sys.executable, "-m", "stackbench", "show", "--db", str(db)], capture_output=True,
                            text=True).stdout
