@@ -12,7 +12,7 @@ bench: setup
 	.venv/bin/stackbench run $(PLAN) --db $(DB)
 
 test: setup
-	cargo test --release --quiet --manifest-path loadgen/Cargo.toml
+	cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml
 	cargo test --release --quiet --manifest-path netshape/Cargo.toml
 	./scripts/fuzz.sh 60
 	.venv/bin/python -m pytest -q tests

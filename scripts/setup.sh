@@ -17,6 +17,7 @@ PACKAGES=(
   mariadb-server php8.2-mysql wordpress wordpress-theme-twentytwentythree   # the wordpress workload (MariaDB run by the lab)
   python3-venv   # Debian's python3 has no venv/ensurepip without it
   chromium       # for the report test: the HTML report opened in headless Chromium
+  openssh-client openssh-server   # clients on other hosts (hosts.client = ["ssh:…"]); the test runs an sshd in a namespace
 )
 
 need_root() { [ "$(id -u)" = 0 ] || { echo "setup: run as root (apt-get install)" >&2; exit 1; }; }

@@ -93,3 +93,10 @@ class Interrupted(StackbenchError):
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
+
+
+class HostError(StackbenchError):
+    """A client host of the plan's [hosts] cannot be reached or used (SSH refused, no
+    key, another CPU architecture, no route)."""
+
+    exit_code = 8

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from stackbench import loads, machine as machine_mod, workloads
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
@@ -25,6 +25,7 @@ from stackbench.loads import LoadModel
 from stackbench.network import profiles as network_profiles, visitors as visitor_classes
 from stackbench.network.profiles import LOOPBACK, Profile
 from stackbench.network.visitors import VisitorClass
+from stackbench.hosts import spec as hosts_mod
 from stackbench.workloads.base import Workload
 
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
@@ -32,7 +33,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "sample_interval", "syscalls", "syscall_profile", "restart",
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
-            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine"}
+            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -95,6 +96,9 @@ class Plan:
     links: dict[str, Profile] = field(default_factory=lambda: {LOOPBACK: network_profiles.BUILTIN[LOOPBACK]})  # every profile used
     # A small machine emulated with cgroup limits (machine.py); None = the lab's machine.
     machine: machine_mod.MachineProfile | None = None
+    # Where the load's clients run: here (the default), in the lab's client namespace, or
+    # on other hosts over SSH (hosts/spec.py).
+    hosts: hosts_mod.Hosts = field(default_factory=hosts_mod.Hosts)
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -308,8 +312,11 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         if not all(p.namespaced for p in networks):
             raise fail("server_tcp_wmem is set in the stack's own namespace: network cannot be \"loopback\"")
 
+    hosts = hosts_mod.parse(data, source, fail)
+    _check_hosts(hosts, networks, load, fail)
+
     return Plan(
-        networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
+        hosts=hosts, networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
         load=load, keepalive=keepalive, duration_s=duration, requests=requests,
         warmup_s=warmup, timeout_s=timeout, repetitions=repetitions,
@@ -319,6 +326,24 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
         machine=machine,
     )
+
+
+def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadModel,
+                 fail: Callable[[str], Exception]) -> None:
+    n = len(hosts.clients)
+    if hosts.remote and any(p.namespaced for p in networks):
+        raise fail("clients on other hosts reach the stack over the real network: network must be \"loopback\" "
+                   "(the network profiles shape links inside this machine)")
+    if any(c.kind == "namespace" for c in hosts.clients) and not all(p.namespaced for p in networks):
+        raise fail('a "namespace" client runs in the client namespace of the network profile: network cannot be '
+                   '"loopback" (e.g. network = "veth")')
+    if n > 1:
+        if load.kind in ("stages", "capacity"):
+            raise fail(f"load = \"{load.kind}\" runs on one client: leave hosts.client out, or use one client")
+        levels = [load.connections_for(r) for r in load.rates] if load.kind == "rate" else load.concurrency
+        small = [c for c in levels if c < n]
+        if small:
+            raise fail(f"{small[0]} connection(s) cannot be spread over {n} clients: every level needs at least {n}")
 
 
 def expand(plan: Plan) -> list[Cell]:

@@ -30,7 +30,7 @@ from stackbench.monitor import memory_events
 from stackbench.monitor import status_pages
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
-from stackbench.network import check as network_check, netns
+from stackbench.network import check as network_check
 from stackbench.network.session import NetworkSession
 from stackbench.network.topology import Topology
 from stackbench.network.visitors import members
@@ -39,6 +39,7 @@ from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
+from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
 from stackbench.workloads.base import Workload
 
 
@@ -144,16 +145,26 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
     network = NetworkSession(plan, store, run_id, pins.engine_cpus)
+    clients: ClientSession | None = None
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
             cells_of_start = list(group)
             with network.start(cells_of_start[0]) as topo:
-                error = _run_group(cells_of_start, plan, store, run_id, pins, events, options, monitor, lab, topo)
+                listen = topo.server_addr if topo else clients.listen if clients else None
+                error = _run_group(cells_of_start, plan, store, run_id, pins, events, options, monitor, here, topo,
+                                   listen)
             if error:
                 outcome.errors.append(error)
 
+    here = lab
     try:
+        if not plan.hosts.single_local:
+            # Connected (and the engine shipped, the clocks probed) once for the run; every
+            # load of the run is then spread over the clients.
+            clients = ClientSession.open(plan.hosts, options.allow_remote_target, plan.duration_s, lab.engine_binary)
+            here = replace(lab, load=clients.load)
+            events.clients_ready(clients.facts())
         if plan.adaptive:
             outcome.stop = _run_adaptive(run_id, plan, cells, store, measure)
         else:
@@ -172,7 +183,7 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
         # leave perf running); the first failure is raised after the last step.
         _each(lambda: store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None),
               lambda: events.plan_finished(run_id, outcome.status),
-              monitor.close)
+              monitor.close, lambda: clients and clients.close())
     return outcome
 
 
@@ -247,6 +258,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     second."""
     lab = lab or Lab()
     limits.check_machine(plan)
+    check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
     if plan.namespaced:
         network_check.require(plan)
     for variant in plan.stacks:
@@ -262,7 +274,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
 
 def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: pinning_mod.Pinning,
                events: Events, options: Options, run_monitor: RunMonitor, lab: Lab,
-               topo: Topology | None = None) -> ServerError | None:
+               topo: Topology | None = None, listen: str | None = None) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
     group (stored as failed cells, with the reason) and the plan goes on. With a
     topology, the stack starts in its namespace (the lab's sockets to it — readiness,
@@ -271,7 +283,7 @@ def _run_group(cells: list[Cell], plan: Plan, store: Store, run_id: int, pins: p
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
     in_server = topo.in_server if topo else nullcontext
     instance = lab.instance(variant, pins.server_cpus, options, run_monitor.cgroup_parent,
-                            [plan.workload(w) for w in served], *([topo.server_addr] if topo else []),
+                            [plan.workload(w) for w in served], *([listen] if listen else []),
                             machine=plan.machine)
     versions = lab.versions(instance.stack)
     done = 0

@@ -73,6 +73,21 @@ pub struct Args {
     #[arg(long)]
     pub allow_remote: bool,
 
+    /// Start at this wall-clock time (µs since the Unix epoch), not at once: several
+    /// engines, on one host or many, given the same instant start together
+    #[arg(long, value_name = "UNIX_US")]
+    pub start_at: Option<u64>,
+
+    /// Add each latency distribution's HdrHistogram buckets to the JSON result
+    /// ([[value_us, count], ...]), so results of several engines merge exactly
+    #[arg(long)]
+    pub histogram: bool,
+
+    /// Clock probe, no load: answer each line read on stdin with this host's wall clock
+    /// in µs since the Unix epoch (how a lab measures a remote client's clock offset)
+    #[arg(long, exclusive = true)]
+    pub clock: bool,
+
     /// Concurrency steps, DURATION:CONNECTIONS,...  e.g. 10s:1,10s:100,5s:10
     #[arg(long, value_parser = parse_stages)]
     pub stages: Option<StagePlan>,

@@ -6,6 +6,7 @@
 
 mod cli;
 mod client;
+mod clock;
 mod config;
 mod cpu;
 mod error;
@@ -41,6 +42,9 @@ fn main() {
 }
 
 fn main_with(args: cli::Args) -> Result<(), Error> {
+    if args.clock {
+        return clock::serve().map_err(|e| Error::Fatal(format!("clock probe: {e}")));
+    }
     let cfg = Config::from_args(args)?;
     fd_limit::ensure(&cfg)?;
     let measured = run::run(&cfg)?;

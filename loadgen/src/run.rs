@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::clock;
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::error::Error;
@@ -18,6 +19,8 @@ pub struct Measured {
     pub stats: ThreadStats,
     /// Wall clock at the start of the measured phase, µs since the Unix epoch.
     pub started_unix_us: u64,
+    /// Wall clock when the engine began (after --start-at's wait), µs since the epoch.
+    pub began_unix_us: u64,
     /// Wall time of the measured phase.
     pub duration: Duration,
     /// Nominal length of each stage (empty without --stages).
@@ -32,6 +35,7 @@ pub struct Measured {
 }
 
 pub fn run(cfg: &Config) -> Result<Measured, Error> {
+    let began_unix_us = cfg.start_at_unix_us.map_or_else(clock::now_unix_us, clock::wait_until);
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
     let plan = Arc::new(Plan::new(cfg, t0));
@@ -96,6 +100,7 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
     Ok(Measured {
         stats,
         started_unix_us,
+        began_unix_us,
         duration,
         stage_durations: cfg.stages.iter().map(|s| s.duration).collect(),
         cpu,

@@ -273,3 +273,96 @@ fn open_loop_that_keeps_its_rate_sends_everything() {
     assert!(doc["stages"][0]["requests"].get("due").is_none());
     assert_eq!(u(&doc, "/requests/due"), 40);
 }
+
+// -- several engines as one: a shared start instant, mergeable histograms, clock probe --
+
+fn now_unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
+}
+
+#[test]
+fn start_at_waits_for_the_instant_and_reports_when_it_began() {
+    let server = TestServer::start();
+    let asked = now_unix_us() + 400_000;
+    let run = engine(&["--json", "-c", "2", "-n", "20", "--start-at", &asked.to_string(), &server.url("/")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/start/asked_unix_us"), asked);
+    let late = u(&doc, "/start/began_unix_us") - asked; // a u64: never early
+    assert!(late < 5_000, "began {late} µs after the instant");
+    assert!(run.elapsed.as_millis() >= 350, "did not wait: {:?}", run.elapsed);
+    assert!(u(&doc, "/started_unix_us") >= asked);
+}
+
+#[test]
+fn without_start_at_the_result_has_no_start_and_no_buckets() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-c", "1", "-n", "5", &server.url("/")]);
+    assert!(doc.get("start").is_none() && doc["latency_us"].get("histogram").is_none());
+}
+
+/// The engine's percentile rule over exported buckets: the smallest bucket whose
+/// cumulative count reaches ceil(q × n), capped at the exact maximum.
+fn nearest_rank(buckets: &[(u64, u64)], p: f64, max: u64) -> u64 {
+    if p >= 100.0 {
+        return max;
+    }
+    let total: u64 = buckets.iter().map(|b| b.1).sum();
+    let want = ((p / 100.0 * total as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for &(value, count) in buckets {
+        seen += count;
+        if seen >= want {
+            return value.min(max);
+        }
+    }
+    unreachable!("the counts reach the total")
+}
+
+#[test]
+fn histogram_buckets_reproduce_every_percentile() {
+    let server = TestServer::start();
+    let doc = engine_json(&["-c", "4", "-n", "3000", "--histogram", &server.url("/")]);
+    assert_valid(&doc);
+    let lat = &doc["latency_us"];
+    let buckets: Vec<(u64, u64)> = lat["histogram"]
+        .as_array()
+        .expect("buckets")
+        .iter()
+        .map(|b| (b[0].as_u64().unwrap(), b[1].as_u64().unwrap()))
+        .collect();
+    assert!(buckets.windows(2).all(|w| w[0].0 < w[1].0), "in value order");
+    assert_eq!(buckets.iter().map(|b| b.1).sum::<u64>(), u(&doc, "/latency_us/count"));
+    let max = u(&doc, "/latency_us/max");
+    for (name, value) in lat["percentiles"].as_object().unwrap() {
+        let p: f64 = name.parse().unwrap();
+        assert_eq!(nearest_rank(&buckets, p, max), value.as_u64().unwrap(), "p{name}");
+    }
+}
+
+#[test]
+fn clock_probe_answers_each_line_with_the_wall_clock() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
+        .arg("--clock")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the clock probe");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        let before = now_unix_us();
+        writeln!(stdin, "t").unwrap();
+        let answer: u64 = lines.next().unwrap().unwrap().parse().unwrap();
+        let after = now_unix_us();
+        assert!(before <= answer && answer <= after, "{before} <= {answer} <= {after}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // With anything else it is a usage error, not a load.
+    let run = engine(&["--clock", "-c", "2", "http://127.0.0.1:1/"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable
@@ -56,6 +57,10 @@ class LoadSpec:
     # Told the engine's progress about once a second (--progress: a JSON line on stderr):
     # {"phase", "elapsed_s", "completed", "failed", "non_2xx", "per_s"}.
     on_progress: Callable[[dict], None] | None = field(default=None, compare=False, repr=False)
+    # Several engines as one load (hosts/clients.py): start at this wall-clock instant
+    # (µs since the epoch, the engine's own clock) and export histogram buckets to merge.
+    start_at_us: int | None = None
+    histogram: bool = False
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -84,6 +89,10 @@ class LoadSpec:
             argv += ["--read-rate", str(self.read_rate)]
         if self.rcvbuf is not None:
             argv += ["--rcvbuf", str(self.rcvbuf)]
+        if self.start_at_us is not None:
+            argv += ["--start-at", str(self.start_at_us)]
+        if self.histogram:
+            argv.append("--histogram")
         for path, weight in self.mix:
             argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
@@ -94,18 +103,20 @@ def binary() -> str:
     return binaries.find("stackbench-load", "STACKBENCH_LOAD", "loadgen", EngineError, "the load engine")
 
 
-def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
-    """Run one load and return its result, parsed once."""
-    argv = spec.argv(binary())
+def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None,
+        wrap: Callable[[list[str]], list[str]] | None = None) -> EngineResult:
+    """Run one load and return its result, parsed once. `engine` and `wrap` run it
+    elsewhere: an engine shipped to a client host, its command line wrapped in ssh."""
+    argv = spec.argv(engine or binary())
+    if wrap is not None:
+        argv = wrap(argv)
 
     def preexec() -> None:
         die_with_parent()  # bounded anyway (its duration), but not a second past a killed lab
         if cpus:
             os.sched_setaffinity(0, cpus)
 
-    budget = (spec.duration_s or 0) + spec.warmup_s + spec.timeout_s + 30
-    if spec.duration_s is None:
-        budget = 600 + spec.warmup_s  # a request count: bounded by this wall-clock limit
+    budget = budget_s(spec)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
     # Both pipes are read on threads, so a full stderr never blocks the engine and its
     # progress lines reach the terminal while it runs.
@@ -140,6 +151,14 @@ def run(spec: LoadSpec, cpus: list[int] | None = None) -> EngineResult:
         raise EngineError(f"the load engine speaks schema {doc.get('schema_version')!r}, this stackbench reads {SCHEMA_VERSION}",
                           hint="rebuild it: ./scripts/setup.sh")
     return EngineResult.from_doc(doc)
+
+
+def budget_s(spec: LoadSpec) -> float:
+    """How long the lab lets one engine run before killing it."""
+    wait = max(0.0, (spec.start_at_us or 0) / 1e6 - time.time())
+    if spec.duration_s is None:
+        return 600 + spec.warmup_s + wait  # a request count: bounded by this wall-clock limit
+    return (spec.duration_s or 0) + spec.warmup_s + spec.timeout_s + 30 + wait
 
 
 def version() -> str | None:

@@ -117,6 +117,8 @@ impl Config {
             stages,
             json: args.json,
             progress: args.progress,
+            start_at_unix_us: args.start_at,
+            histogram: args.histogram,
             urls: urls.entries,
             shape: urls.shape,
             request_bytes,

@@ -52,6 +52,10 @@ pub struct Config {
     pub json: bool,
     /// --progress: a JSON line a second on stderr while the load runs (progress.rs).
     pub progress: bool,
+    /// --start-at: the wall-clock instant to start, µs since the Unix epoch.
+    pub start_at_unix_us: Option<u64>,
+    /// --histogram: the result carries the latency histograms' buckets.
+    pub histogram: bool,
     /// What is requested: one URL, a weighted mix, or a page and its assets.
     pub urls: Vec<UrlEntry>,
     pub shape: Shape,

@@ -11,11 +11,20 @@ use crate::stats::histogram::{Latency, Summary};
 use crate::stats::timeline::TimelineEntry;
 
 #[derive(Serialize, Debug)]
+pub struct StartDoc {
+    pub asked_unix_us: u64,
+    pub began_unix_us: u64,
+}
+
+#[derive(Serialize, Debug)]
 pub struct Document {
     pub schema_version: u32,
     pub engine: Engine,
     pub config: ConfigDoc,
     pub started_unix_us: u64,
+    /// --start-at: the instant asked and the one the engine began at (its own clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartDoc>,
     #[serde(flatten)]
     pub result: PhaseDoc,
     /// Client connections that took part in the measured phase.

@@ -29,7 +29,7 @@ fn per_second(count: u64, duration: Duration) -> Option<f64> {
     (!duration.is_zero()).then(|| count as f64 / duration.as_secs_f64())
 }
 
-fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol) -> PhaseDoc {
+fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol, buckets: bool) -> PhaseDoc {
     PhaseDoc {
         requests: Counts {
             completed: p.completed,
@@ -60,8 +60,8 @@ fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol) -> PhaseDoc
         duration_us: micros(duration),
         requests_per_s: per_second(p.completed, duration),
         bytes_per_s: per_second(p.transfer.received, duration),
-        latency_us: p.latency.latency(),
-        latency_uncorrected_us: p.uncorrected.as_ref().map(|h| h.latency()),
+        latency_us: p.latency.latency_doc(buckets),
+        latency_uncorrected_us: p.uncorrected.as_ref().map(|h| h.latency_doc(buckets)),
         phases_us: Phases {
             connect: p.connect.summary(),
             waiting: p.waiting.summary(),
@@ -85,11 +85,11 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             index,
             connections: stage.connections,
             rate: cfg.rate,
-            result: phase_doc(stats, duration, cfg.protocol),
+            result: phase_doc(stats, duration, cfg.protocol, false),
         })
         .collect();
     let timeline_seconds = m.duration.as_micros().div_ceil(1_000_000) as usize;
-    let mut result = phase_doc(&whole, m.duration, cfg.protocol);
+    let mut result = phase_doc(&whole, m.duration, cfg.protocol, cfg.histogram);
     let clients = &m.stats.clients;
     let in_flight = clients.in_flight.summary();
     result.requests.in_flight_at_end = Some(in_flight.count);
@@ -110,7 +110,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             path: entry.path.clone(),
             weight: entry.weight,
             requests: UrlCounts { completed: u.completed, ok_2xx: u.ok_2xx, non_2xx: u.non_2xx, failed: u.failed },
-            latency_us: u.latency.latency(),
+            latency_us: u.latency.latency_doc(cfg.histogram),
         })
         .collect();
     let pages = m.stats.pages.as_ref();
@@ -144,6 +144,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             },
         },
         started_unix_us: m.started_unix_us,
+        start: cfg.start_at_unix_us.map(|asked| StartDoc { asked_unix_us: asked, began_unix_us: m.began_unix_us }),
         result,
         connections_measured: clients.measured,
         connections_without_response: clients.without_response,
@@ -154,7 +155,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             failed: p.failed,
             per_s: per_second(p.completed, m.duration),
         }),
-        page_load_us: pages.map(|p| p.load.latency()),
+        page_load_us: pages.map(|p| p.load.latency_doc(cfg.histogram)),
         timeline: m.stats.timeline.entries(timeline_seconds),
         stages,
         engine_cpu: EngineCpu {

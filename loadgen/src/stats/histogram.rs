@@ -76,6 +76,11 @@ pub struct Latency {
     pub percentiles: Percentiles,
     pub histogram_max_us: u64,
     pub over_range: u64,
+    /// --histogram: every recorded bucket as [highest equivalent value, count], in
+    /// value order. Engines' buckets are the same (same bounds and precision), so
+    /// adding counts value by value merges them exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Vec<[u64; 2]>>,
 }
 
 impl Default for LatencyHist {
@@ -188,6 +193,10 @@ impl LatencyHist {
         Some(self.hist.value_at_quantile(p / 100.0).min(self.max))
     }
 
+    fn buckets(&self) -> Vec<[u64; 2]> {
+        self.hist.iter_recorded().map(|v| [v.value_iterated_to(), v.count_at_value()]).collect()
+    }
+
     pub fn summary(&self) -> Summary {
         Summary {
             count: self.count,
@@ -199,7 +208,7 @@ impl LatencyHist {
         }
     }
 
-    pub fn latency(&self) -> Latency {
+    pub fn latency_doc(&self, buckets: bool) -> Latency {
         Latency {
             count: self.count,
             min: self.min(),
@@ -211,6 +220,7 @@ impl LatencyHist {
             ),
             histogram_max_us: HIST_MAX_US,
             over_range: self.over_range,
+            histogram: buckets.then(|| self.buckets()),
         }
     }
 }
@@ -224,7 +234,7 @@ mod tests {
         let h = LatencyHist::new();
         let s = h.summary();
         assert_eq!((s.count, s.min, s.mean, s.stdev, s.median, s.max), (0, None, None, None, None, None));
-        assert!(h.latency().percentiles.0.iter().all(|(_, v)| v.is_none()));
+        assert!(h.latency_doc(false).percentiles.0.iter().all(|(_, v)| v.is_none()));
     }
 
     #[test]
@@ -245,7 +255,7 @@ mod tests {
         let s = h.summary();
         assert_eq!(s.stdev, Some(0.0));
         // Bucketed percentiles are capped at the exact max.
-        assert!(h.latency().percentiles.0.iter().all(|(_, v)| *v == Some(123_456)));
+        assert!(h.latency_doc(false).percentiles.0.iter().all(|(_, v)| *v == Some(123_456)));
     }
 
     #[test]

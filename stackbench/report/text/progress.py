@@ -14,6 +14,7 @@ from typing import TextIO
 
 from stackbench.events import Events
 from stackbench.plan import Cell, Plan, StackVariant
+from stackbench.report.text.clients import clients_line
 from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
 from stackbench.units import format_rate, format_us
@@ -51,6 +52,10 @@ class TerminalProgress(Events):
         for run_id in crashed:
             self._say(self.style.warn(f"run {run_id} was still marked running, but its lab is gone: marked crashed "
                                       f"(finish it with `stackbench run --resume {run_id}`)"), always=True)
+
+    def clients_ready(self, clients: list[dict]) -> None:
+        if self.mode != "quiet":
+            self._say(self.style.dim("clients: " + clients_line(clients)), always=True)
 
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id, self.plan = run_id, plan

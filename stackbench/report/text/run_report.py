@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from stackbench.analysis import backgrounds, capacity_results, curves, questions, ramps, summary, verdicts
-from stackbench.report.text import capacity as capacity_text, classes as classes_text, curves as curves_text, table, verdicts as verdicts_text
+from stackbench.analysis import backgrounds, capacity_results, clients as clients_analysis, curves, questions, ramps, summary, verdicts
+from stackbench.report.text import capacity as capacity_text, classes as classes_text, clients as clients_text, curves as curves_text, table, verdicts as verdicts_text
 
 
 def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False,
@@ -25,6 +25,9 @@ def render(run: dict, cells: list[dict], out: TextIO, *, every_run: bool = False
         verdicts_text.render_summary(summary.summarize(cells), run.get("stop"), out, wide, vs)
         out.write(f"(every repetition: `stackbench show {run['id']} --all`)\n")
         table.warnings(cells, out)
+    spread = clients_analysis.of(cells)
+    if spread:
+        clients_text.render(spread, out)
     if _walked(run):
         curves_text.render(curves.of(cells), out)
     found = capacity_results.results(run, cells, searches or [])

@@ -1,0 +1,53 @@
+"""What the load's clients did over a run (pure): when a plan spreads its load over
+several clients (hosts.client), each cell's merged engine result keeps every client's
+share and how far apart they began (engine/merge.py). Here, per client, the totals
+over the run's cells, and the worst start spread of any cell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+
+@dataclass(frozen=True)
+class ClientTotals:
+    host: str
+    cells: int
+    completed: int
+    failed: int
+    offset_us: int | None  # its clock minus the lab's (SSH hosts)
+    uncertainty_us: int | None
+    cpus: int | None
+
+
+@dataclass(frozen=True)
+class Clients:
+    clients: list[ClientTotals]
+    worst_spread_us: int | None  # the largest start spread of any cell, on the lab's clock
+    median_spread_us: int | None
+    clock_uncertainty_us: int  # ± this on every spread (the offsets' uncertainty)
+
+
+def of(cells: Iterable[Mapping]) -> Clients | None:
+    totals: dict[str, dict] = {}
+    spreads: list[int] = []
+    uncertainty = 0
+    for cell in cells:
+        doc = cell.get("engine") or {}
+        if not doc.get("clients"):
+            continue
+        sync = doc.get("start_sync") or {}
+        if sync.get("spread_us") is not None:
+            spreads.append(sync["spread_us"])
+        uncertainty = max(uncertainty, sync.get("clock_uncertainty_us") or 0)
+        for c in doc["clients"]:
+            t = totals.setdefault(c["host"], {"cells": 0, "completed": 0, "failed": 0, "offset_us": c.get("offset_us"),
+                                              "uncertainty_us": c.get("offset_uncertainty_us"), "cpus": c.get("cpus")})
+            t["cells"] += 1
+            t["completed"] += c.get("completed") or 0
+            t["failed"] += c.get("failed") or 0
+    if not totals:
+        return None
+    spreads.sort()
+    return Clients([ClientTotals(host, **t) for host, t in totals.items()], spreads[-1] if spreads else None,
+                   spreads[len(spreads) // 2] if spreads else None, uncertainty)

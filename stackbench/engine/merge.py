@@ -1,0 +1,176 @@
+"""Several engines' results as one (pure): the load of one cell spread over clients.
+
+Counts add. Latency percentiles are recomputed from the engines' HdrHistogram buckets
+(`--histogram`): every engine's histogram has the same bounds and precision, so adding
+the counts bucket by bucket is the histogram one engine would have recorded, and the
+percentile rule below is the engine's own (HdrHistogram's value_at_quantile, capped at
+the exact maximum) — not an average of percentiles, which has no meaning. Count, min,
+max and mean merge exactly from the engines' exact moments; the standard deviation from
+their sums of squares.
+
+Throughput is the sum of the engines' own rates, each over its own measured window: the
+windows differ by the start's spread (microseconds to milliseconds), and a rate over the
+union of the windows would count that spread as idle time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable
+
+PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99", "99.9", "99.99", "100")
+
+
+def percentile(buckets: list[tuple[int, int]], p: float, max_us: int) -> int:
+    """The engine's rule over buckets in value order: the smallest bucket whose
+    cumulative count reaches ceil(q × n) (at least 1), capped at the exact maximum."""
+    if p >= 100.0:
+        return max_us
+    total = sum(c for _, c in buckets)
+    want = max(1, math.ceil(p / 100.0 * total))
+    seen = 0
+    for value, count in buckets:
+        seen += count
+        if seen >= want:
+            return min(value, max_us)
+    raise ValueError("the buckets' counts do not reach their total")
+
+
+def latency(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Latency documents (schema `latency`, each with `histogram`) merged exactly."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    missing = [p for p in parts if p.get("count") and p.get("histogram") is None]
+    if missing:
+        raise ValueError("an engine result has no histogram buckets (run it with --histogram)")
+    buckets: Counter[int] = Counter()
+    for p in parts:
+        for value, count in p.get("histogram") or []:
+            buckets[int(value)] += int(count)
+    merged = sorted(buckets.items())
+    counted = [p for p in parts if p.get("count")]
+    n = sum(p["count"] for p in counted)
+    out: dict[str, Any] = {"count": n, "min": None, "mean": None, "stdev": None, "max": None,
+                           "percentiles": {k: None for k in PERCENTILES},
+                           "histogram_max_us": parts[0].get("histogram_max_us"),
+                           "over_range": sum(p.get("over_range") or 0 for p in parts), "histogram": merged}
+    if not n:
+        return out
+    total = sum(p["mean"] * p["count"] for p in counted)
+    mean = total / n
+    # Σx² of each engine from its mean and sample stdev: (n−1)s² + n·m².
+    squares = sum((p["count"] - 1) * (p["stdev"] or 0.0) ** 2 + p["count"] * p["mean"] ** 2 for p in counted)
+    out.update(min=min(p["min"] for p in counted), max=max(p["max"] for p in counted), mean=mean,
+               stdev=math.sqrt(max(0.0, (squares - n * mean * mean) / (n - 1))) if n > 1 else None)
+    out["percentiles"] = {k: percentile(merged, float(k), out["max"]) for k in PERCENTILES}
+    return out
+
+
+def _sum(values: Iterable[Any]) -> Any:
+    values = list(values)
+    if all(v is None for v in values):
+        return None
+    return sum(v or 0 for v in values)
+
+
+def _add_maps(maps: Iterable[dict | None]) -> dict:
+    out: dict = {}
+    for m in maps:
+        for k, v in (m or {}).items():
+            out[k] = _add_maps([out.get(k), v]) if isinstance(v, dict) else (out.get(k) or 0) + (v or 0)
+    return out
+
+
+def _timeline(docs: list[dict], shifts_s: list[int]) -> list[dict]:
+    """Per second, counts added (on the first client's clock, to the second); the
+    per-second percentiles of several engines cannot be merged, so they are left out."""
+    rows: dict[int, dict] = {}
+    for doc, shift in zip(docs, shifts_s):
+        for row in doc.get("timeline") or []:
+            t = row["t_s"] + shift
+            acc = rows.setdefault(t, {"t_s": t, "requests": 0, "errors": 0, "p50_us": None, "p99_us": None})
+            acc["requests"] += row.get("requests") or 0
+            acc["errors"] += row.get("errors") or 0
+    return [rows[t] for t in sorted(rows)]
+
+
+def _caveats(docs: list[dict]) -> tuple[list[str], list[dict]]:
+    """Every engine's warnings, each once (the same code and figures from two engines
+    is one fact)."""
+    sentences, codes, seen = [], [], set()
+    for doc in docs:
+        for sentence, code in zip(doc.get("warnings") or [], doc.get("warning_codes") or []):
+            key = (code["code"], repr(sorted((code.get("params") or {}).items())))
+            if key not in seen:
+                seen.add(key)
+                sentences.append(sentence)
+                codes.append(code)
+    return sentences, codes
+
+
+def merge(docs: list[dict[str, Any]], clients: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result document (schema 1's fields, merged) from the engines' documents, with
+    `clients`: what each client was and did (its host, connections, clock offset, when
+    it began), and `start_sync`: how far apart they began. `clients[i]["offset_us"]` is
+    that client's clock minus the lab's."""
+    if len(docs) == 1 and not clients:
+        return docs[0]
+    began = [d["start"]["began_unix_us"] - c.get("offset_us", 0) for d, c in zip(docs, clients) if d.get("start")]
+    starts = [d["started_unix_us"] - c.get("offset_us", 0) for d, c in zip(docs, clients)]
+    first = docs[0]
+    requests = _add_maps(d.get("requests") for d in docs)
+    requests["in_flight_oldest_us"] = max((d["requests"].get("in_flight_oldest_us") or 0 for d in docs), default=0) or None
+    for key in ("due", "not_sent", "sent_late"):
+        requests[key] = _sum(d["requests"].get(key) for d in docs)
+    pages = [d.get("pages") for d in docs]
+    cpu = [d.get("engine_cpu") or {} for d in docs]
+    sentences, codes = _caveats(docs)
+    merged = {
+        **first,
+        "config": {**first["config"], "connections": sum(d["config"]["connections"] for d in docs),
+                   "rate": _sum(d["config"].get("rate") for d in docs)},
+        "started_unix_us": min(starts),
+        "requests": requests,
+        "errors": _add_maps(d.get("errors") for d in docs),
+        "status_codes": _add_maps(d.get("status_codes") for d in docs),
+        "bytes": _add_maps(d.get("bytes") for d in docs),
+        "connections_opened": sum(d.get("connections_opened") or 0 for d in docs),
+        "duration_us": max(s + d["duration_us"] for s, d in zip(starts, docs)) - min(starts),
+        "requests_per_s": _sum(d.get("requests_per_s") for d in docs),
+        "bytes_per_s": _sum(d.get("bytes_per_s") for d in docs),
+        "latency_us": latency([d.get("latency_us") for d in docs]),
+        "latency_uncorrected_us": latency([d.get("latency_uncorrected_us") for d in docs]),
+        "phases_us": None,  # per client, in `clients`: summaries without buckets do not merge
+        "connections_measured": sum(d.get("connections_measured") or 0 for d in docs),
+        "connections_without_response": sum(d.get("connections_without_response") or 0 for d in docs),
+        "header_counts": _add_maps(d.get("header_counts") for d in docs),
+        "per_url": [],  # per client, in `clients`
+        "pages": None if all(p is None for p in pages) else {
+            "completed": sum(p["completed"] for p in pages if p), "failed": sum(p["failed"] for p in pages if p),
+            "per_s": _sum(p.get("per_s") for p in pages if p)},
+        "page_load_us": latency([d.get("page_load_us") for d in docs]),
+        "timeline": _timeline(docs, [round((s - starts[0]) / 1e6) for s in starts]),
+        "engine_cpu": {"user_us": _sum(c.get("user_us") for c in cpu), "system_us": _sum(c.get("system_us") for c in cpu),
+                       "max_thread_busy": max((c.get("max_thread_busy") or 0 for c in cpu), default=None),
+                       "saturated": any(c.get("saturated") for c in cpu)},
+        "warnings": sentences,
+        "warning_codes": codes,
+        "clients": [_client(c, d) for c, d in zip(clients, docs)],
+        "start_sync": {"spread_us": max(began) - min(began) if began else None,
+                       "clock_uncertainty_us": max((c.get("offset_uncertainty_us") or 0 for c in clients), default=0)},
+    }
+    merged.pop("start", None)
+    return merged
+
+
+def _client(client: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    lat = doc.get("latency_us") or {}
+    pct = lat.get("percentiles") or {}
+    start = doc.get("start") or {}
+    return {**client, "connections": doc["config"]["connections"], "requests_per_s": doc.get("requests_per_s"),
+            "completed": doc["requests"]["completed"], "failed": doc["requests"]["failed"],
+            "latency_p50_us": pct.get("50"), "latency_p99_us": pct.get("99"),
+            "late_us": start["began_unix_us"] - start["asked_unix_us"] if start else None,
+            "engine_cpu": doc.get("engine_cpu"), "warning_codes": doc.get("warning_codes") or []}

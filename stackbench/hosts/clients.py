@@ -1,0 +1,198 @@
+"""One load spread over the plan's clients (hosts.client): local engines and engines
+shipped to other hosts over SSH, started at the same instant and merged into one result.
+
+Per run: each SSH host is connected once, the engine shipped once, its clock offset
+measured once (clock.py). Per load: the connections (and an open loop's rate) are
+shared out as the engine shares them over its threads; every engine is told the same
+instant, each in its own clock; the results merge exactly (engine/merge.py) and keep
+what each client did, and how far apart they began, measured by the engines themselves
+and corrected by the offsets (so "how well synchronised" is within ± the offsets'
+uncertainty, which is reported beside it).
+
+Remote engines run under `timeout -s KILL`: if the lab dies or the connection drops,
+they still end, at most that long after their duration.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shlex
+import socket
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from stackbench.engine import process as engine
+from stackbench.engine.merge import merge
+from stackbench.engine.process import LoadSpec
+from stackbench.engine.result import EngineResult
+from stackbench.errors import HostError, StackbenchError, UsageError
+from stackbench.hosts import clock
+from stackbench.hosts.spec import Client, Hosts
+from stackbench.hosts.ssh import Remote, Ssh
+
+LOCAL_LEAD_S = 0.05  # enough to spawn local engines before the instant
+
+
+@dataclass
+class Prepared:
+    client: Client
+    ssh: Ssh | None = None
+    remote: Remote | None = None
+    offset: clock.Offset | None = None
+
+    def facts(self) -> dict:
+        out: dict = {"host": self.client.label}
+        if self.remote:
+            out |= {"arch": self.remote.arch, "cpus": self.remote.cpus}
+        if self.offset:
+            out |= self.offset.as_dict()
+        return out
+
+
+def share(total: int, parts: int, k: int) -> int:
+    """The engine's own rule for connections over threads: part k gets one extra while
+    k < the remainder."""
+    return total // parts + (1 if k < total % parts else 0)
+
+
+@dataclass
+class ClientSession:
+    """The run's clients, connected. `load` has the signature of engine.run."""
+
+    hosts: Hosts
+    clients: list[Prepared] = field(default_factory=list)
+    listen: str | None = None  # the address the stack must listen on for the remote clients
+    control_dir: Path | None = None
+
+    @classmethod
+    def open(cls, hosts: Hosts, allow_remote_target: bool, duration_s: float | None,
+             engine_binary: Callable[[], str] = engine.binary) -> "ClientSession":
+        session = cls(hosts)
+        if not hosts.remote:
+            session.clients = [Prepared(c) for c in hosts.clients]
+            return session
+        check_allowed(hosts, allow_remote_target, duration_s)
+        session.control_dir = Path(tempfile.mkdtemp(prefix="stackbench-ssh-"))
+        try:
+            binary = Path(engine_binary())
+            for c in hosts.clients:
+                if c.kind != "ssh":
+                    session.clients.append(Prepared(c))
+                    continue
+                ssh = Ssh(c.destination, session.control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
+                remote = ssh.prepare(binary)
+                probe = ssh.popen(f"{remote.engine} --clock", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+                session.clients.append(Prepared(c, ssh, remote, clock.measure(probe)))
+            session.listen = _listen_address([p.ssh for p in session.clients if p.ssh])
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @property
+    def spread(self) -> bool:
+        return not self.hosts.single_local
+
+    def facts(self) -> list[dict]:
+        return [p.facts() for p in self.clients]
+
+    def load(self, spec: LoadSpec, cpus: list[int]) -> EngineResult:
+        if not self.spread:
+            return engine.run(spec, cpus)
+        n = len(self.clients)
+        if spec.connections < n:
+            raise UsageError(f"{spec.connections} connection(s) cannot be spread over {n} clients",
+                             hint="every concurrency level of the plan must be at least the number of clients")
+        lead = LOCAL_LEAD_S + max((3 * p.remote.channel_s for p in self.clients if p.remote), default=0.0)
+        at = clock.now_us() + int(lead * 1e6)
+        docs: list[dict | None] = [None] * n
+        failures: list[StackbenchError | None] = [None] * n
+
+        def one(k: int, prepared: Prepared) -> None:
+            conns = share(spec.connections, n, k)
+            offset = prepared.offset.offset_us if prepared.offset else 0
+            part = replace(spec, connections=conns, histogram=True, start_at_us=at + offset,
+                           rate=spec.rate * conns / spec.connections if spec.rate is not None else None,
+                           on_progress=spec.on_progress if k == 0 else None)
+            try:
+                if prepared.ssh is None:
+                    docs[k] = engine.run(part, cpus).raw
+                else:
+                    part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), on_progress=None)
+                    budget = engine.budget_s(part)
+                    docs[k] = engine.run(part, None, prepared.remote.engine,
+                                         wrap=lambda argv: prepared.ssh.argv(
+                                             f"exec timeout -s KILL {budget:.0f} {shlex.join(argv)}")).raw
+            except StackbenchError as e:
+                e.message = f"{prepared.client.label}: {e.message}"
+                failures[k] = e
+
+        # Every engine in a thread of its own, started from this one: a thread inherits
+        # the network namespace of the thread that made it (the client namespace here).
+        threads = [threading.Thread(target=one, args=(k, p), daemon=True) for k, p in enumerate(self.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        failed = next((f for f in failures if f), None)
+        if failed:
+            raise failed
+        return EngineResult.from_doc(merge(docs, [p.facts() for p in self.clients]))
+
+    def close(self) -> None:
+        for p in self.clients:
+            if p.ssh is not None:
+                try:
+                    p.ssh.close()
+                except (OSError, subprocess.SubprocessError):
+                    pass
+        if self.control_dir is not None:
+            for leftover in self.control_dir.iterdir():
+                leftover.unlink(missing_ok=True)
+            self.control_dir.rmdir()
+            self.control_dir = None
+
+
+def check_allowed(hosts: Hosts, allow_remote_target: bool, duration_s: float | None) -> None:
+    """Before anything runs: load from other hosts crosses a real network, so it needs
+    the user's --allow-remote-target and loads bounded in time."""
+    if not hosts.remote:
+        return
+    if not allow_remote_target:
+        raise UsageError("clients on other hosts send the load over the network: pass --allow-remote-target",
+                         hint=f"the plan's hosts.client names {', '.join(c.label for c in hosts.remote)}")
+    if duration_s is None:
+        raise UsageError("clients on other hosts need a plan whose loads are bounded in time (duration), "
+                         "not a request count")
+
+
+def _listen_address(hosts: list[Ssh]) -> str:
+    """This machine's address on the route to every remote client (they must agree: the
+    stack listens on one address)."""
+    found = {}
+    for ssh in hosts:
+        name = ssh.hostname()
+        try:
+            addr = socket.getaddrinfo(name, None, socket.AF_INET)[0][4][0]
+        except socket.gaierror as e:
+            raise HostError(f"{ssh.destination}: cannot resolve {name}: {e}") from None
+        out = subprocess.run(["ip", "-j", "route", "get", addr], capture_output=True, text=True)
+        try:
+            src = json.loads(out.stdout)[0].get("prefsrc")
+        except (ValueError, IndexError):
+            src = None
+        if not src:
+            raise HostError(f"{ssh.destination}: no route to {addr} from this machine")
+        found[ssh.destination] = src
+    if len(set(found.values())) > 1:
+        raise HostError("the client hosts reach this machine by different addresses "
+                        f"({', '.join(f'{d}: {a}' for d, a in found.items())}): the stack listens on one")
+    address = next(iter(found.values()))
+    ipaddress.ip_address(address)  # ip's own output: an address
+    return address

@@ -1,0 +1,35 @@
+"""The load's clients in words (render only): as the run connects them, and after the
+table, what each did and how closely they started together (analysis/clients.py)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from stackbench.analysis.clients import Clients
+from stackbench.report.text.style import Style
+from stackbench.units import format_num
+
+
+def _host(c: dict) -> str:
+    if c.get("offset_us") is None:
+        return c["host"]
+    return (f"{c['host']} ({c.get('cpus')} CPUs, clock {c['offset_us']:+,} µs from this one "
+            f"± {c.get('offset_uncertainty_us', c.get('uncertainty_us'))} µs)")
+
+
+def clients_line(clients: list[dict]) -> str:
+    """As the run connects them: each client, and an SSH host's CPUs and clock offset."""
+    return f"{len(clients)}, the load spread over them: " + "; ".join(_host(c) for c in clients)
+
+
+def render(found: Clients, out: TextIO) -> None:
+    style = Style(out)
+    out.write("\n" + style.bold(f"clients: the load of each cell spread over {len(found.clients)}, their latency "
+                                "histograms merged exactly") + "\n")
+    for c in found.clients:
+        host = _host({"host": c.host, "offset_us": c.offset_us, "uncertainty_us": c.uncertainty_us, "cpus": c.cpus})
+        out.write(f"  {host}: {format_num(c.completed)} responses, {format_num(c.failed)} failed, over {c.cells} cells\n")
+    if found.worst_spread_us is not None:
+        clock = f" (clocks known to ± {found.clock_uncertainty_us:,} µs)" if found.clock_uncertainty_us else " (one clock)"
+        out.write(f"  began within {found.worst_spread_us:,} µs of each other at worst, "
+                  f"{found.median_spread_us:,} µs in the median cell{clock}\n")
