@@ -90,9 +90,9 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
              lab: Lab | None = None) -> Outcome:
     """A new run of the whole plan."""
     lab, options = lab or Lab(), options or Options()
-    with _session(plan, store, events, options, lab) as pins:
+    with _session(plan, store, events, options, lab) as (pins, clients):
         run_id = begin(plan, store, lab, pins)
-        return run(run_id, plan, expand(plan), store, events, options, lab, pins)
+        return run(run_id, plan, expand(plan), store, events, options, lab, pins, clients)
 
 
 def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: Events | None = None,
@@ -101,19 +101,22 @@ def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: E
     (a capacity search is done when its seq is: see `done_seqs`)."""
     lab, options = lab or Lab(), options or Options()
     remaining = [c for c in expand(plan) if c.seq not in done_seqs]
-    with _session(plan, store, events, options, lab) as pins:
+    with _session(plan, store, events, options, lab) as (pins, clients):
         store.reopen_run(run_id)
-        return run(run_id, plan, remaining, store, events, options, lab, pins)
+        return run(run_id, plan, remaining, store, events, options, lab, pins, clients)
 
 
 @contextmanager
 def _session(plan: Plan, store: Store, events: Events | None, options: Options,
-             lab: Lab) -> Iterator[pinning_mod.Pinning]:
+             lab: Lab) -> Iterator[tuple[pinning_mod.Pinning, ClientSession | None]]:
     """One measuring run per machine (the lock), and everything checked before the first
     measurement: packages, configs, the engine. Holding the lock proves no other lab is
-    alive, so what a dead one left is swept now and its runs are marked crashed."""
+    alive, so what a dead one left is swept now and its runs are marked crashed. Client
+    hosts are connected (the engine shipped, their clocks probed) before a run is stored:
+    a host that cannot be reached leaves no empty run behind."""
     lock = lab.lock()
     lock.acquire()
+    clients: ClientSession | None = None
     try:
         swept = lab.sweep()
         (events or Events()).lab_tidied(swept, store.mark_crashed())
@@ -123,8 +126,13 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
         pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
         # The lab itself (sampler, perf, Python) stays off the server's cores.
         lab.pin_self(pins.engine_cpus)
-        yield pins
+        if not plan.hosts.single_local:
+            clients = ClientSession.open(plan.hosts, options.allow_remote_target, plan.duration_s, lab.engine_binary)
+            (events or Events()).clients_ready(clients.facts())
+        yield pins, clients
     finally:
+        if clients is not None:
+            clients.close()
         lock.release()
 
 
@@ -138,14 +146,15 @@ def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
 
 
 def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events | None, options: Options,
-        lab: Lab, pins: pinning_mod.Pinning) -> Outcome:
+        lab: Lab, pins: pinning_mod.Pinning, clients: ClientSession | None = None) -> Outcome:
     """Measure `cells` into run `run_id`; the run's status says how it ended."""
     events = events or Events()
     events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
     network = NetworkSession(plan, store, run_id, pins.engine_cpus)
-    clients: ClientSession | None = None
+    # With clients, every load of the run is spread over them.
+    here = replace(lab, load=clients.load) if clients else lab
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
@@ -157,14 +166,7 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
             if error:
                 outcome.errors.append(error)
 
-    here = lab
     try:
-        if not plan.hosts.single_local:
-            # Connected (and the engine shipped, the clocks probed) once for the run; every
-            # load of the run is then spread over the clients.
-            clients = ClientSession.open(plan.hosts, options.allow_remote_target, plan.duration_s, lab.engine_binary)
-            here = replace(lab, load=clients.load)
-            events.clients_ready(clients.facts())
         if plan.adaptive:
             outcome.stop = _run_adaptive(run_id, plan, cells, store, measure)
         else:
@@ -183,7 +185,7 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
         # leave perf running); the first failure is raised after the last step.
         _each(lambda: store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None),
               lambda: events.plan_finished(run_id, outcome.status),
-              monitor.close, lambda: clients and clients.close())
+              monitor.close)
     return outcome
 
 

@@ -229,3 +229,18 @@ def test_a_client_over_ssh_and_a_local_one_make_one_merged_load(ssh_host, workdi
                            capture_output=True, text=True).stdout
     assert "clients: the load of each cell spread over 2, their latency histograms merged exactly" in shown
     assert "began within" in shown and "µs of each other" in shown
+
+
+@pytest.mark.servers
+def test_a_host_that_cannot_be_reached_stops_the_run_before_it_is_stored(workdir):
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text('[hosts]\nclient = ["local", "ssh:nobody@no-such-host.invalid"]'))
+    before = _control_dirs()
+    proc = subprocess.run([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
+                           str(workdir), "--allow-remote-target"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 8, proc.stderr
+    assert "nobody@no-such-host.invalid: SSH failed" in proc.stderr and "without a password" in proc.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert _control_dirs() == before

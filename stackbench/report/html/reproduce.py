@@ -11,7 +11,9 @@ import shlex
 from html import escape
 from typing import Any
 
+from stackbench.analysis import clients as clients_analysis
 from stackbench.report.html import tables
+from stackbench.report.text import clients as clients_text
 from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
 from stackbench.report.text.table import machine_words
@@ -33,7 +35,7 @@ def render(ctx: Context) -> str:
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
-            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}, network_lines(run.get('plan_checked'), run.get('network'))))}"
+            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}, network_lines(run.get('plan_checked'), run.get('network'))) + client_rows(ctx.cells))}"
             f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
             f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
             f"<h4>The plan</h4><details><summary>{escape(run['plan_name'])}, as written "
@@ -59,6 +61,12 @@ def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> l
     for line in network or ["loopback: server and load engine on one machine, the host's loopback"]:
         rows.append(("network", line))
     return rows
+
+
+def client_rows(cells: list[dict]) -> list[tuple[str, str]]:
+    """The load's clients, when the plan spread it over several (hosts.client)."""
+    found = clients_analysis.of(cells)
+    return [("load clients", line) for line in clients_text.lines(found)] if found else []
 
 
 def _env_value(key: str, v: Any) -> str:

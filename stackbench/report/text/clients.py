@@ -22,14 +22,22 @@ def clients_line(clients: list[dict]) -> str:
     return f"{len(clients)}, the load spread over them: " + "; ".join(_host(c) for c in clients)
 
 
+def lines(found: Clients) -> list[str]:
+    """Each client with what it did, then how closely they began (text and HTML)."""
+    out = []
+    for c in found.clients:
+        host = _host({"host": c.host, "offset_us": c.offset_us, "uncertainty_us": c.uncertainty_us, "cpus": c.cpus})
+        out.append(f"{host}: {format_num(c.completed)} responses, {format_num(c.failed)} failed, over {c.cells} cells")
+    if found.worst_spread_us is not None:
+        clock = f" (clocks known to ± {found.clock_uncertainty_us:,} µs)" if found.clock_uncertainty_us else " (one clock)"
+        out.append(f"began within {found.worst_spread_us:,} µs of each other at worst, "
+                   f"{found.median_spread_us:,} µs in the median cell{clock}")
+    return out
+
+
 def render(found: Clients, out: TextIO) -> None:
     style = Style(out)
     out.write("\n" + style.bold(f"clients: the load of each cell spread over {len(found.clients)}, their latency "
                                 "histograms merged exactly") + "\n")
-    for c in found.clients:
-        host = _host({"host": c.host, "offset_us": c.offset_us, "uncertainty_us": c.uncertainty_us, "cpus": c.cpus})
-        out.write(f"  {host}: {format_num(c.completed)} responses, {format_num(c.failed)} failed, over {c.cells} cells\n")
-    if found.worst_spread_us is not None:
-        clock = f" (clocks known to ± {found.clock_uncertainty_us:,} µs)" if found.clock_uncertainty_us else " (one clock)"
-        out.write(f"  began within {found.worst_spread_us:,} µs of each other at worst, "
-                  f"{found.median_spread_us:,} µs in the median cell{clock}\n")
+    for line in lines(found):
+        out.write(f"  {line}\n")

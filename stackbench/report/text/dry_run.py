@@ -60,6 +60,13 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
     return line
 
 
+def clients_line(plan: Plan) -> str:
+    n = len(plan.hosts.clients)
+    ssh = " (SSH hosts are connected, sent the engine and their clocks probed when the run starts)" \
+        if plan.hosts.remote else ""
+    return f"clients: {'; '.join(c.label for c in plan.hosts.clients)} — each load spread over the {n}{ssh}"
+
+
 def machine_line(profile: MachineProfile, pins: Pinning) -> str:
     return (f"machine: {profile.describe()}; the stack on cores {pins.server_cpus}, the load engine on "
             f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
