@@ -242,10 +242,12 @@ def test_a_lab_killed_while_provisioning_wordpress_leaves_no_mariadbd_and_a_swep
 def _mariadbd_under(path: Path) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
-        try:
+        try:  # a process may end between the two reads: then it is not there
             cmd = (entry / "cmdline").read_bytes()
+            alive = b"mariadbd" in cmd and str(path).encode() in cmd and \
+                (entry / "stat").read_text().split(") ")[1][0] != "Z"
         except OSError:
             continue
-        if b"mariadbd" in cmd and str(path).encode() in cmd and (entry / "stat").read_text().split(") ")[1][0] != "Z":
+        if alive:
             pids.append(int(entry.name))
     return pids

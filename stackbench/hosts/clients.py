@@ -18,14 +18,15 @@ from __future__ import annotations
 import ipaddress
 import json
 import shlex
+import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from stackbench import leftovers
 from stackbench.engine import process as engine
 from stackbench.engine.merge import merge
 from stackbench.engine.process import LoadSpec
@@ -77,7 +78,8 @@ class ClientSession:
             session.clients = [Prepared(c) for c in hosts.clients]
             return session
         check_allowed(hosts, allow_remote_target, duration_s)
-        session.control_dir = Path(tempfile.mkdtemp(prefix="stackbench-ssh-"))
+        # Marked as this lab's: if it is killed, the next lab's sweep removes it.
+        session.control_dir = leftovers.make_dir("stackbench-ssh-")
         try:
             binary = Path(engine_binary())
             for c in hosts.clients:
@@ -153,9 +155,7 @@ class ClientSession:
                 except (OSError, subprocess.SubprocessError):
                     pass
         if self.control_dir is not None:
-            for leftover in self.control_dir.iterdir():
-                leftover.unlink(missing_ok=True)
-            self.control_dir.rmdir()
+            shutil.rmtree(self.control_dir, ignore_errors=True)
             self.control_dir = None
 
 
