@@ -25,13 +25,17 @@ pub fn now_unix_us() -> u64 {
 }
 
 /// Sleeps until the wall clock reaches `at_unix_us` and returns when it did (µs since
-/// the epoch). The last 2 ms are spun: a sleep overshoots by 50–100 µs, which would
-/// be most of the synchronisation error between engines on one host. It does not
-/// yield the core while it spins: engines sharing one (a lab's local clients) then
-/// began 1.5 ms apart in the median, since a yield hands the core to the lab's own
-/// threads for a whole slice; spinning, 0.24 ms (bench/multi-host).
+/// the epoch). A sleep ends up to the timer slack late (50 µs by default), so the
+/// slack is set to 1 ns and the last 2 ms are spun. Without the spin, engines on
+/// different cores began 50–200 µs apart in the median, with it 0 µs; engines sharing
+/// one core 0.2 ms (at worst 1.8 ms: the second waits for the first to yield the
+/// core), 1.5 ms without (bench/multi-host, bench/RESULTS.md).
 pub fn wait_until(at_unix_us: u64) -> u64 {
     const SPIN: u64 = 2_000;
+    // SAFETY: PR_SET_TIMERSLACK takes a value and touches only this thread's settings.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
     let now = now_unix_us();
     if at_unix_us > now + SPIN {
         std::thread::sleep(Duration::from_micros(at_unix_us - now - SPIN));

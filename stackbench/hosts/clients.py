@@ -36,7 +36,7 @@ from stackbench.hosts import clock
 from stackbench.hosts.spec import Client, Hosts
 from stackbench.hosts.ssh import Remote, Ssh
 
-LOCAL_LEAD_S = 0.05  # enough to spawn local engines before the instant
+LOCAL_LEAD_S = 0.25  # to spawn the local engines before the instant (50 ms was too little: they began late)
 
 
 @dataclass
