@@ -455,7 +455,9 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
     pin = pins.as_dict()
     if classes is not None or cell.background != "none" or cell.network != "loopback":
         # Where visitors differ, what the server held is the point: keep its own count.
-        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(cost.status if cost else []),
+        status = cost.status if cost else []
+        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(status),
+                                                 "unanswered": status_pages.unanswered(status),
                                                  "procs_max": cost.procs_max if cost else None}}
     found = []
     if result:

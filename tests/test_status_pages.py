@@ -65,3 +65,30 @@ def test_busy_max_is_each_servers_most_busy_workers_from_its_own_page():
                StatusSample(4, "varnish", {"n_object": 9})]
     assert busy_max(samples) == {"apache2": 67, "php-fpm": 3, "nginx": 64}
     assert busy_max([]) == {}
+
+
+def test_a_page_that_does_not_answer_is_counted_and_shown_as_no_answer():
+    """Every prefork child held by a slow visitor: the status page cannot answer. That is
+    recorded (not dropped), and the visitor-classes table says "no answer", not "–"."""
+    import socket
+
+    from stackbench.monitor.status_pages import StatusPoller, busy_max, unanswered
+    from stackbench.report.text import classes
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # accepts into the backlog, never answers: fetch times out
+    try:
+        poller = StatusPoller({"apache2": ("apache", f"http://127.0.0.1:{silent.getsockname()[1]}/status?auto")},
+                              interval_s=0.05)
+        poller.start()
+        samples = poller.stop()
+    finally:
+        silent.close()
+    assert samples and busy_max(samples) == {} and unanswered(samples) == {"apache2": len(samples)}
+    cell = {"stack_label": "prefork", "workload": "php-100k", "concurrency": 8, "keepalive": 1, "seq": 0,
+            "repetition": 0, "status": "ok", "network": "veth", "background": "slow", "requests_per_s": 0.0,
+            "latency_p99_us": None, "procs_max": 21, "load": "closed",
+            "classes": {"slow": {"completed": 0}, "server": {"busy_max": {}, "unanswered": {"apache2": 4}}}}
+    row = classes.rows([cell])[0]
+    assert row[-2:] == ("no answer", "21")

@@ -119,9 +119,12 @@ class StatusPoller:
     def _poll(self) -> None:
         for name, (kind, url) in self.pages.items():
             text = fetch(url)
-            if text is not None:
-                self.samples.append(StatusSample(time.time_ns() // 1000, name, PARSERS[kind](text)))
+            # A page that does not answer is a reading too: every worker held, often.
+            values = PARSERS[kind](text) if text is not None else {UNANSWERED: 1}
+            self.samples.append(StatusSample(time.time_ns() // 1000, name, values))
 
+
+UNANSWERED = "unanswered"  # a poll the page did not answer within its timeout
 
 # What holds a request on each server, as its status page names it.
 BUSY_KEYS = {"apache2": "busy_workers", "php-fpm": "active_processes", "nginx": "writing"}
@@ -137,4 +140,13 @@ def busy_max(status: list) -> dict[str, int]:
         key = BUSY_KEYS.get(s.server)
         if key and key in s.values:
             out[s.server] = max(out.get(s.server, 0), int(s.values[key]))
+    return out
+
+
+def unanswered(status: list) -> dict[str, int]:
+    """Per server, the polls its status page did not answer during the window."""
+    out: dict[str, int] = {}
+    for s in status:
+        if s.values.get(UNANSWERED):
+            out[s.server] = out.get(s.server, 0) + 1
     return out

@@ -36,15 +36,16 @@ def rows(cells: list[Mapping]) -> list[tuple[str, ...]]:
         done = _median(sum(o.get("completed") or 0 for o in x.values()) if x else None for x in others)
         other_p99 = _median(max((o["latency_p99_us"] for o in x.values() if o.get("latency_p99_us")), default=None)
                             if x else None for x in others)
-        busy = _median(sum(((c.get("classes") or {}).get("server") or {}).get("busy_max", {}).values()) or None
-                       for c in group)
+        servers = [(c.get("classes") or {}).get("server") or {} for c in group]
+        busy = _median(sum(x.get("busy_max", {}).values()) or None for x in servers)
+        silent = busy is None and any(x.get("unanswered") for x in servers)
         level = questions.Question(q.workload, q.concurrency, q.keepalive, q.rate, q.leg, q.network).level()
         out.append((label, f"{q.workload} {level}", "alone" if q.background == "none" else f"+{q.background}",
                     _num(_median(c.get("requests_per_s") for c in group), format_rate),
                     _num(_median(c.get("latency_p99_us") for c in group), lambda v: format_us(v)),
                     _num(done) if q.background != "none" else "",
                     _num(other_p99, lambda v: format_us(v)) if q.background != "none" else "",
-                    _num(busy), _num(_median(c.get("procs_max") for c in group))))
+                    "no answer" if silent else _num(busy), _num(_median(c.get("procs_max") for c in group))))
     return out
 
 
@@ -56,5 +57,5 @@ def render(cells: list[Mapping], out: TextIO) -> None:
         out.write(line + "\n")
     out.write(style.dim("busy = the most workers the servers had busy at once, from their own status pages "
                         "(Apache busy workers + PHP-FPM active processes + nginx connections being written); a "
-                        "server whose every worker is held cannot answer its status page, so look at procs "
-                        "(the stack's processes) too") + "\n")
+                        "server whose every worker is held cannot answer its status page (\"no answer\": not "
+                        "once in the window), so look at procs (the stack's processes) too") + "\n")
