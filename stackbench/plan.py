@@ -340,10 +340,14 @@ def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadMode
     if n > 1:
         if load.kind in ("stages", "capacity"):
             raise fail(f"load = \"{load.kind}\" runs on one client: leave hosts.client out, or use one client")
-        levels = [load.connections_for(r) for r in load.rates] if load.kind == "rate" else load.concurrency
-        small = [c for c in levels if c < n]
+        if load.kind == "rate":
+            small = [r for r in load.rates if load.connections_for(r) < n]
+            if small:
+                raise fail(f"rate {small[0]:g}/s is sized to {load.connections_for(small[0])} connection(s), fewer than "
+                           f"the {n} clients: set connections = {n} or more")
+        small = [c for c in load.concurrency if c < n] if load.kind == "closed" else []
         if small:
-            raise fail(f"{small[0]} connection(s) cannot be spread over {n} clients: every level needs at least {n}")
+            raise fail(f"concurrency {small[0]} cannot be spread over {n} clients: every level needs at least {n}")
 
 
 def expand(plan: Plan) -> list[Cell]:

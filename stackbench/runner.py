@@ -65,6 +65,9 @@ class Lab:
     """The runner's collaborators. The defaults are the real ones; tests replace some."""
 
     load: Callable[[LoadSpec, list[int]], EngineResult] = engine.run
+    # The other visitor classes' engines (None: `load`). A run with clients spreads the
+    # measured load over them; the classes stay one engine each, in their namespaces.
+    background_load: Callable[[LoadSpec, list[int]], EngineResult] | None = None
     engine_binary: Callable[[], str] = engine.binary
     instance: Callable[..., StackInstance] = _make_instance
     monitor: Callable[[list[int], float, bool], RunMonitor] = RunMonitor
@@ -154,7 +157,7 @@ def run(run_id: int, plan: Plan, cells: list[Cell], store: Store, events: Events
     monitor = lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
     network = NetworkSession(plan, store, run_id, pins.engine_cpus)
     # With clients, every load of the run is spread over them.
-    here = replace(lab, load=clients.load) if clients else lab
+    here = replace(lab, load=clients.load, background_load=lab.load) if clients else lab
 
     def measure(batch: list[Cell]) -> None:
         for _, group in itertools.groupby(batch, key=lambda c: _start_key(c, plan)):
@@ -391,7 +394,7 @@ def _background(cell: Cell, plan: Plan, spec: LoadSpec, pins: pinning_mod.Pinnin
     names = members(cell.background)
     if not names or topo is None:
         return None
-    background = Background(lab.load, pins.engine_cpus)
+    background = Background(lab.background_load or lab.load, pins.engine_cpus)
     seconds = plan.warmup_s + (spec.duration_s or 0) + plan.syscall_profile_s + 1.0
     for name in names:
         v = plan.visitors[name]

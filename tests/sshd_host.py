@@ -65,6 +65,10 @@ def sshd_in_namespace() -> Iterator[Path]:
         if sshd is not None:
             sshd.terminate()
             sshd.wait(timeout=10)
+        # sshd's session processes outlive its listener: end everything in the namespace.
+        pids = subprocess.run(["ip", "netns", "pids", NS], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            subprocess.run(["kill", "-9", pid], capture_output=True)
         subprocess.run(["ip", "netns", "delete", NS], capture_output=True)
         subprocess.run(["ip", "link", "delete", HOST_IF], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -74,9 +74,10 @@ def test_clients_are_read_with_their_kinds(tmp_path):
     ('[hosts]\ndb = "namespace"', "", "the database runs where the lab runs"),
     ('[hosts]\nclient = ["ssh:"]', "", "each client is one of local, namespace, ssh:DEST"),
     ('[hosts]\nclient = ["ssh:-oProxyCommand=x"]', "", "each client is one of"),
+    ('[hosts]\nclient = ["ssh: -oProxyCommand=x"]', "", "each client is one of"),
     ('[hosts]\nclient = []', "", "hosts.client takes a list"),
     ('[hosts]\nclients = ["local"]', "", "unknown key 'clients'"),
-    ('[hosts]\nclient = ["local", "local", "local", "local", "local"]', "", "4 connection(s) cannot be spread over 5"),
+    ('[hosts]\nclient = ["local", "local", "local", "local", "local"]', "", "concurrency 4 cannot be spread over 5 clients"),
     ('[hosts]\nclient = ["ssh:a", "local"]', 'network = "veth"', "network must be \"loopback\""),
     ('[hosts]\nclient = ["namespace"]', "", "network cannot be \"loopback\""),
     ('[hosts]\nssh_config = "/nonexistent/ssh.conf"', "", "no file /nonexistent/ssh.conf"),
@@ -90,6 +91,26 @@ def test_bad_hosts_tables_are_refused_with_the_reason(table, head, words):
 def test_connections_are_shared_out_like_the_engines_threads():
     assert [share(10, 3, k) for k in range(3)] == [4, 3, 3]
     assert sum(share(17, 4, k) for k in range(4)) == 17
+
+
+def test_two_clients_alike_are_numbered_apart():
+    from stackbench.hosts.clients import ClientSession
+    plan = load_plan(plan_text('[hosts]\nclient = ["local", "local"]'))
+    session = ClientSession.open(plan.hosts, False, plan.duration_s)
+    assert [f["host"] for f in session.facts()] == ["local #1", "local #2"]
+
+
+def test_a_command_for_an_ssh_host_reaches_its_shell_as_the_same_words(tmp_path):
+    """The one place a shell is involved (ssh runs the command through the remote login
+    shell): every word quoted, so a hostile path stays one word, never code."""
+    import shlex
+
+    from stackbench.hosts.ssh import Ssh
+    argv = ["stackbench-load", "--url", "/a b;rm -rf /=1", "http://10.0.0.1:80/$(reboot)`id`"]
+    command = f"exec {shlex.join(argv)}"
+    ssh_argv = Ssh("bench@loadbox", tmp_path).argv(command)
+    assert ssh_argv[-3:] == ["--", "bench@loadbox", command]  # the destination is never an option
+    assert shlex.split(command)[1:] == argv
 
 
 # -- the clock ---------------------------------------------------------------------------
@@ -170,6 +191,41 @@ def test_two_results_merge_exactly_not_by_averaging_percentiles(http_server):
     assert [c["completed"] for c in merged["clients"]] == [600, 200]
 
 
+def test_moments_pool_exactly_and_phase_medians_are_not_made_up():
+    import random
+    import statistics
+    rng = random.Random(7)
+    a, b = [rng.gauss(500, 80) for _ in range(300)], [rng.gauss(3000, 400) for _ in range(100)]
+    part = lambda xs: {"count": len(xs), "min": min(xs), "max": max(xs), "mean": statistics.fmean(xs),  # noqa: E731
+                       "stdev": statistics.stdev(xs), "median": statistics.median(xs)}
+    pooled = merge._summary([part(a), part(b), None])
+    assert pooled["count"] == 400 and pooled["median"] is None
+    assert pooled["mean"] == pytest.approx(statistics.fmean(a + b), rel=1e-12)
+    assert pooled["stdev"] == pytest.approx(statistics.stdev(a + b), rel=1e-9)
+
+
+def test_one_client_keeps_its_own_document_and_says_where_it_ran(http_server):
+    doc = _doc(http_server + "/fast", 50)
+    one = merge.merge([doc], [{"host": "ssh:a", "offset_us": 12, "offset_uncertainty_us": 40}])
+    assert one["latency_us"] == doc["latency_us"] and one["clients"][0]["host"] == "ssh:a"
+    assert one["start_sync"]["clock_uncertainty_us"] == 40
+
+
+def test_a_url_mix_merges_path_by_path(http_server):
+    spec = LoadSpec(url=http_server, connections=2, duration_s=None, requests=200, histogram=True,
+                    mix=(("/fast", 3), ("/slow", 1)))
+    docs = [engine.run(spec).raw, engine.run(spec).raw]
+    merged = merge.merge(docs, [{"host": "local #1"}, {"host": "local #2"}])
+    rows = {r["path"]: r for r in merged["per_url"]}
+    assert set(rows) == {"/fast", "/slow"}
+    for path, row in rows.items():
+        parts = [next(r for r in d["per_url"] if r["path"] == path) for d in docs]
+        assert row["requests"]["completed"] == sum(r["requests"]["completed"] for r in parts)
+        assert row["latency_us"]["count"] == sum(r["latency_us"]["count"] for r in parts)
+    assert set(merged["phases_us"]) == {"connect", "waiting", "processing", "total"}
+    assert merged["phases_us"]["total"]["count"] == merged["latency_us"]["count"]
+
+
 def test_a_result_without_buckets_is_not_merged_by_guessing(http_server):
     doc = _doc(http_server + "/fast", 50)
     del doc["latency_us"]["histogram"]
@@ -224,7 +280,7 @@ def test_a_client_over_ssh_and_a_local_one_make_one_merged_load(ssh_host, workdi
     # and the engines began within a few ms of each other — measured, and reported.
     assert abs(remote["offset_us"]) <= remote["offset_uncertainty_us"] + 100, remote
     assert doc["start_sync"]["spread_us"] < 20_000, doc["start_sync"]
-    assert _control_dirs() == before  # the SSH master connection and its socket are gone
+    assert not _control_dirs() - before  # the SSH master connection and its socket are gone
     shown = subprocess.run([sys.executable, "-m", "stackbench", "show", "--db", str(db)], cwd=ROOT,
                            capture_output=True, text=True).stdout
     assert "clients: the load of each cell spread over 2, their latency histograms merged exactly" in shown
@@ -244,3 +300,47 @@ def test_a_host_that_cannot_be_reached_stops_the_run_before_it_is_stored(workdir
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     assert _control_dirs() == before
+
+
+def _remote_engines() -> list[int]:
+    """Engines shipped to an SSH host (here: this machine's ~/.cache) still running."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b".cache/stackbench/stackbench-load-" in cmd and b"--watch-stdin" in cmd:  # a load, not a probe
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("how", ["Ctrl-C", "kill -9"])
+def test_a_lab_that_stops_stops_its_remote_engine_at_once(how, ssh_host, workdir):
+    """The remote engine has no terminal. Ctrl-C: the lab kills its SSH clients; kill -9:
+    the kernel does (parent-death signal). Either way the remote end of the engine's
+    stdin closes, which stops it (--watch-stdin): it does not go on loading for the rest
+    of its 30 s."""
+    import signal
+
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text(f'[hosts]\nclient = ["local", "ssh:remote-test"]\nssh_config = "{ssh_host}/ssh_config"')
+                    .replace('duration = "1s"', 'duration = "30s"'))
+    lab = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
+                            str(workdir), "--allow-remote-target", "--quiet"], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _remote_engines() and time.monotonic() < deadline and lab.poll() is None:
+        time.sleep(0.05)
+    assert _remote_engines(), "the remote engine never started"
+    time.sleep(1.0)  # loading
+    lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
+    assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
+    deadline = time.monotonic() + 3
+    while _remote_engines() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _remote_engines() == [], "the remote engine went on loading"
+    if how == "Ctrl-C":
+        assert "--allow-remote-target" in lab.stderr.read()  # the resume hint says what resuming needs

@@ -83,6 +83,11 @@ pub struct Args {
     #[arg(long)]
     pub histogram: bool,
 
+    /// Exit at once when stdin closes: a lab running engines over SSH keeps it open, so
+    /// a lab, a Ctrl-C or a connection that dies takes the remote engine with it
+    #[arg(long)]
+    pub watch_stdin: bool,
+
     /// Clock probe, no load: answer each line read on stdin with this host's wall clock
     /// in µs since the Unix epoch (how a lab measures a remote client's clock offset)
     #[arg(long, exclusive = true)]

@@ -1,4 +1,5 @@
-//! The clock probe (`--clock`) and the synchronised start (`--start-at`).
+//! The clock probe (`--clock`), the synchronised start (`--start-at`), and the
+//! remote engine's lifeline (`--watch-stdin`).
 //!
 //! A lab driving engines on several hosts asks each host's clock over its own
 //! channel (SSH): it writes a line, this answers with the wall clock, and the lab keeps
@@ -18,6 +19,39 @@ pub fn serve() -> std::io::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+/// `--watch-stdin`: a thread watches stdin and the parent; when stdin reaches its end,
+/// or the process that started the engine is gone (it was re-parented), the process
+/// ends (exit status 1, a line on stderr). Over SSH the parent is sshd's session and
+/// stdin its channel: a lab that dies takes its master connection along, and either
+/// tells the engine, five times a second at most.
+pub fn exit_when_stdin_closes() {
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 512];
+        let why = loop {
+            let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd, for the duration of the call.
+            let ready = unsafe { libc::poll(&mut fd, 1, 200) };
+            if ready > 0 {
+                // SAFETY: reads into a buffer of the length given.
+                let n = unsafe { libc::read(0, sink.as_mut_ptr().cast(), sink.len()) };
+                if n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted) {
+                    break "stdin closed";
+                }
+            }
+            // SAFETY: as above.
+            if unsafe { libc::getppid() } != parent {
+                break "its parent is gone";
+            }
+        };
+        // Not eprintln!: with the lab gone stderr has no reader either, and eprintln!
+        // panics on the error — a panic that would end this thread, not the load.
+        let _ = writeln!(std::io::stderr(), "stackbench-load: {why} (--watch-stdin): stopping");
+        std::process::exit(1);
+    });
 }
 
 pub fn now_unix_us() -> u64 {

@@ -45,6 +45,9 @@ fn main_with(args: cli::Args) -> Result<(), Error> {
     if args.clock {
         return clock::serve().map_err(|e| Error::Fatal(format!("clock probe: {e}")));
     }
+    if args.watch_stdin {
+        clock::exit_when_stdin_closes();
+    }
     let cfg = Config::from_args(args)?;
     fd_limit::ensure(&cfg)?;
     let measured = run::run(&cfg)?;

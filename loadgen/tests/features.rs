@@ -366,3 +366,31 @@ fn clock_probe_answers_each_line_with_the_wall_clock() {
     let run = engine(&["--clock", "-c", "2", "http://127.0.0.1:1/"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+#[test]
+fn watch_stdin_stops_the_load_when_stdin_closes() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let server = TestServer::start();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
+        .args(["--json", "-c", "2", "-d", "30s", "--watch-stdin", &server.url("/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the engine");
+    std::thread::sleep(Duration::from_millis(500));
+    let closed = Instant::now();
+    drop(child.stdin.take()); // the lab, or its SSH connection, is gone
+    let deadline = closed + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still loading 5 s after stdin closed");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(1));
+    assert!(closed.elapsed() < Duration::from_secs(1), "took {:?}", closed.elapsed());
+    assert!(server.requests() > 0, "it was loading before");
+}

@@ -12,6 +12,7 @@ from stackbench.report import export
 from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
 from stackbench.states import RunStatus
 from stackbench.store import Store
+from stackbench.hosts import spec as hosts_spec
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -21,7 +22,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     run_report.render(run, store.cells(run_id), sys.stdout, every_run=args.all,
                       baseline=args.baseline, searches=store.search_rows(run_id), wide=args.wide)
     if _unfinished(run["status"], lock.holder()):
-        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
+        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}"
+              f"{hosts_spec.resume_flags(run.get('plan_checked'))}", file=sys.stderr)
     return 0
 
 

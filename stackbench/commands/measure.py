@@ -15,6 +15,7 @@ from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, preflight, resume, run_plan
 from stackbench.states import RunStatus
 from stackbench.store import Store
+from stackbench.hosts import spec as hosts_spec
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -89,11 +90,12 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id),
                           wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
+    flags = hosts_spec.resume_flags(store.run(run_id).get("plan_checked"))
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
-        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}", file=sys.stderr)
+        print(f"finish it with: stackbench run --resume {run_id} --db {args.db}{flags}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:
         print(f"after fixing the cause, measure its failed cells again with: stackbench run --resume {run_id} "
-              f"--db {args.db}", file=sys.stderr)
+              f"--db {args.db}{flags}", file=sys.stderr)
 
 
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:

@@ -4,9 +4,11 @@ Counts add. Latency percentiles are recomputed from the engines' HdrHistogram bu
 (`--histogram`): every engine's histogram has the same bounds and precision, so adding
 the counts bucket by bucket is the histogram one engine would have recorded, and the
 percentile rule below is the engine's own (HdrHistogram's value_at_quantile, capped at
-the exact maximum) — not an average of percentiles, which has no meaning. Count, min,
-max and mean merge exactly from the engines' exact moments; the standard deviation from
-their sums of squares.
+the exact maximum) — not an average of percentiles, which has no meaning. Count, min
+and max merge exactly; the mean and the standard deviation from each engine's (pooled:
+exact up to the engines' floating-point rounding). Per-URL rows merge the same way; the
+phase summaries (connect, waiting, …) merge their moments, and their medians, which
+no bucket backs, become None.
 
 Throughput is the sum of the engines' own rates, each over its own measured window: the
 windows differ by the start's spread (microseconds to milliseconds), and a rate over the
@@ -58,14 +60,39 @@ def latency(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
                            "over_range": sum(p.get("over_range") or 0 for p in parts), "histogram": merged}
     if not n:
         return out
-    total = sum(p["mean"] * p["count"] for p in counted)
-    mean = total / n
-    # Σx² of each engine from its mean and sample stdev: (n−1)s² + n·m².
-    squares = sum((p["count"] - 1) * (p["stdev"] or 0.0) ** 2 + p["count"] * p["mean"] ** 2 for p in counted)
-    out.update(min=min(p["min"] for p in counted), max=max(p["max"] for p in counted), mean=mean,
-               stdev=math.sqrt(max(0.0, (squares - n * mean * mean) / (n - 1))) if n > 1 else None)
+    out.update(_moments(counted))
     out["percentiles"] = {k: percentile(merged, float(k), out["max"]) for k in PERCENTILES}
     return out
+
+
+def _moments(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """count, min, max, mean and sample stdev of the union, from each part's (Chan et
+    al.'s pooled form: Σ (nᵢ−1)sᵢ² + nᵢ(mᵢ−m)², stable where Σx² − n·m² is not)."""
+    parts = [p for p in parts if p.get("count")]
+    n = sum(p["count"] for p in parts)
+    if not n:
+        return {"count": 0, "min": None, "mean": None, "stdev": None, "max": None}
+    mean = sum(p["mean"] * p["count"] for p in parts) / n
+    m2 = sum((p["count"] - 1) * (p["stdev"] or 0.0) ** 2 + p["count"] * (p["mean"] - mean) ** 2 for p in parts)
+    return {"count": n, "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts), "mean": mean,
+            "stdev": math.sqrt(m2 / (n - 1)) if n > 1 else None}
+
+
+def _summary(parts: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """An ab-style phase summary (count, min, mean, stdev, median, max) of several
+    engines: the moments merge; a median of medians would be made up, so it is None."""
+    return {**_moments([p for p in parts if p]), "median": None}
+
+
+def _per_url(docs: list[dict]) -> list[dict]:
+    """The URL mix's rows, path by path: counts add, latencies merge from buckets."""
+    rows: dict[str, list[dict]] = {}
+    for doc in docs:
+        for row in doc.get("per_url") or []:
+            rows.setdefault(row["path"], []).append(row)
+    return [{"path": path, "weight": same[0].get("weight"),
+             "requests": _add_maps(r.get("requests") for r in same),
+             "latency_us": latency([r.get("latency_us") for r in same])} for path, same in rows.items()]
 
 
 def _sum(values: Iterable[Any]) -> Any:
@@ -84,7 +111,7 @@ def _add_maps(maps: Iterable[dict | None]) -> dict:
 
 
 def _timeline(docs: list[dict], shifts_s: list[int]) -> list[dict]:
-    """Per second, counts added (on the first client's clock, to the second); the
+    """Per second, counts added (from the earliest start, to the second); the
     per-second percentiles of several engines cannot be merged, so they are left out."""
     rows: dict[int, dict] = {}
     for doc, shift in zip(docs, shifts_s):
@@ -115,8 +142,13 @@ def merge(docs: list[dict[str, Any]], clients: list[dict[str, Any]]) -> dict[str
     `clients`: what each client was and did (its host, connections, clock offset, when
     it began), and `start_sync`: how far apart they began. `clients[i]["offset_us"]` is
     that client's clock minus the lab's."""
-    if len(docs) == 1 and not clients:
-        return docs[0]
+    if len(docs) == 1:  # one client (e.g. only an SSH host): its own document, told where it ran
+        doc = dict(docs[0])
+        start = doc.pop("start", None) or {}
+        doc["clients"] = [_client(clients[0], docs[0])] if clients else []
+        doc["start_sync"] = {"spread_us": 0 if start else None,
+                             "clock_uncertainty_us": (clients[0].get("offset_uncertainty_us") or 0) if clients else 0}
+        return doc
     began = [d["start"]["began_unix_us"] - c.get("offset_us", 0) for d, c in zip(docs, clients) if d.get("start")]
     starts = [d["started_unix_us"] - c.get("offset_us", 0) for d, c in zip(docs, clients)]
     first = docs[0]
@@ -130,6 +162,8 @@ def merge(docs: list[dict[str, Any]], clients: list[dict[str, Any]]) -> dict[str
     merged = {
         **first,
         "config": {**first["config"], "connections": sum(d["config"]["connections"] for d in docs),
+                   "threads": sum(d["config"].get("threads") or 0 for d in docs),
+                   "requests": _sum(d["config"].get("requests") for d in docs),
                    "rate": _sum(d["config"].get("rate") for d in docs)},
         "started_unix_us": min(starts),
         "requests": requests,
@@ -142,18 +176,20 @@ def merge(docs: list[dict[str, Any]], clients: list[dict[str, Any]]) -> dict[str
         "bytes_per_s": _sum(d.get("bytes_per_s") for d in docs),
         "latency_us": latency([d.get("latency_us") for d in docs]),
         "latency_uncorrected_us": latency([d.get("latency_uncorrected_us") for d in docs]),
-        "phases_us": None,  # per client, in `clients`: summaries without buckets do not merge
+        "phases_us": {k: _summary([(d.get("phases_us") or {}).get(k) for d in docs])
+                      for k in ("connect", "waiting", "processing", "total")},
         "connections_measured": sum(d.get("connections_measured") or 0 for d in docs),
         "connections_without_response": sum(d.get("connections_without_response") or 0 for d in docs),
         "header_counts": _add_maps(d.get("header_counts") for d in docs),
-        "per_url": [],  # per client, in `clients`
+        "per_url": _per_url(docs),
         "pages": None if all(p is None for p in pages) else {
             "completed": sum(p["completed"] for p in pages if p), "failed": sum(p["failed"] for p in pages if p),
             "per_s": _sum(p.get("per_s") for p in pages if p)},
         "page_load_us": latency([d.get("page_load_us") for d in docs]),
-        "timeline": _timeline(docs, [round((s - starts[0]) / 1e6) for s in starts]),
+        "timeline": _timeline(docs, [round((s - min(starts)) / 1e6) for s in starts]),
         "engine_cpu": {"user_us": _sum(c.get("user_us") for c in cpu), "system_us": _sum(c.get("system_us") for c in cpu),
-                       "max_thread_busy": max((c.get("max_thread_busy") or 0 for c in cpu), default=None),
+                       "max_thread_busy": max((c["max_thread_busy"] for c in cpu if c.get("max_thread_busy") is not None),
+                                              default=None),
                        "saturated": any(c.get("saturated") for c in cpu)},
         "warnings": sentences,
         "warning_codes": codes,
@@ -173,4 +209,5 @@ def _client(client: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
             "completed": doc["requests"]["completed"], "failed": doc["requests"]["failed"],
             "latency_p50_us": pct.get("50"), "latency_p99_us": pct.get("99"),
             "late_us": start["began_unix_us"] - start["asked_unix_us"] if start else None,
-            "engine_cpu": doc.get("engine_cpu"), "warning_codes": doc.get("warning_codes") or []}
+            "engine_cpu": doc.get("engine_cpu"), "phases_us": doc.get("phases_us"),
+            "warning_codes": doc.get("warning_codes") or []}

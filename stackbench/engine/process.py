@@ -61,6 +61,9 @@ class LoadSpec:
     # (µs since the epoch, the engine's own clock) and export histogram buckets to merge.
     start_at_us: int | None = None
     histogram: bool = False
+    # Over SSH: the engine exits when its stdin closes (the lab keeps a pipe open), so a
+    # lab, a Ctrl-C or a connection that dies stops the remote load at once.
+    watch_stdin: bool = False
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -93,6 +96,8 @@ class LoadSpec:
             argv += ["--start-at", str(self.start_at_us)]
         if self.histogram:
             argv.append("--histogram")
+        if self.watch_stdin:
+            argv.append("--watch-stdin")
         for path, weight in self.mix:
             argv += ["--url", f"{path}={weight}"]
         return argv + [self.url]
@@ -104,9 +109,12 @@ def binary() -> str:
 
 
 def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None,
-        wrap: Callable[[list[str]], list[str]] | None = None) -> EngineResult:
+        wrap: Callable[[list[str]], list[str]] | None = None, budget: float | None = None,
+        started: Callable[[subprocess.Popen], None] | None = None) -> EngineResult:
     """Run one load and return its result, parsed once. `engine` and `wrap` run it
-    elsewhere: an engine shipped to a client host, its command line wrapped in ssh."""
+    elsewhere: an engine shipped to a client host, its command line wrapped in ssh (and
+    `budget`, its time limit, then worked out on the lab's clock). `started` is told the
+    process: run on a thread, which Ctrl-C does not reach, it is the caller's to stop."""
     argv = spec.argv(engine or binary())
     if wrap is not None:
         argv = wrap(argv)
@@ -116,8 +124,13 @@ def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None
         if cpus:
             os.sched_setaffinity(0, cpus)
 
-    budget = budget_s(spec)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
+    budget = budget or budget_s(spec)
+    # stdin: never the lab's terminal; a pipe held open for the run when the engine
+    # watches it (closed, it stops the engine).
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if spec.watch_stdin else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
+    if started is not None:
+        started(proc)
     # Both pipes are read on threads, so a full stderr never blocks the engine and its
     # progress lines reach the terminal while it runs.
     chunks: list[bytes] = []
@@ -139,6 +152,8 @@ def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None
             proc.send_signal(signal.SIGKILL)
         proc.wait()
         raise
+    if proc.stdin is not None:
+        proc.stdin.close()
     out, err = b"".join(chunks), b"".join(errors)
     if proc.returncode != 0:
         raise EngineError(f"the load engine failed (exit status {proc.returncode})",

@@ -9,8 +9,10 @@ what each client did, and how far apart they began, measured by the engines them
 and corrected by the offsets (so "how well synchronised" is within ± the offsets'
 uncertainty, which is reported beside it).
 
-Remote engines run under `timeout -s KILL`: if the lab dies or the connection drops,
-they still end, at most that long after their duration.
+A remote engine is bounded by its duration, and tied to the lab by its SSH channel
+(`--watch-stdin`): a Ctrl-C (the lab kills its SSH clients), a lab killed outright (its
+master connection dies with it) or a dropped connection ends the channel and the
+engine at once (tests/test_hosts.py: gone within 3 s of a Ctrl-C and of a kill -9).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -36,6 +39,7 @@ from stackbench.hosts import clock
 from stackbench.hosts.spec import Client, Hosts
 from stackbench.hosts.ssh import Remote, Ssh
 
+CLOCK_REPROBE_S = 60.0
 LOCAL_LEAD_S = 0.25  # to spawn the local engines before the instant (50 ms was too little: they began late)
 
 
@@ -45,9 +49,21 @@ class Prepared:
     ssh: Ssh | None = None
     remote: Remote | None = None
     offset: clock.Offset | None = None
+    label: str = ""  # the client's label, numbered when two are alike ("local #2")
+    probed: float = 0.0  # when the offset was measured (time.monotonic)
+
+    def probe_clock(self) -> None:
+        probe = self.ssh.popen(f"{self.remote.engine} --clock", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        try:
+            self.offset = clock.measure(probe)
+        except HostError as e:
+            err = probe.stderr.read().decode(errors="replace").strip() if probe.stderr else ""
+            raise HostError(f"{self.label}: {e.message}", detail=err or None) from None
+        self.probed = time.monotonic()
 
     def facts(self) -> dict:
-        out: dict = {"host": self.client.label}
+        out: dict = {"host": self.label or self.client.label}
         if self.remote:
             out |= {"arch": self.remote.arch, "cpus": self.remote.cpus}
         if self.offset:
@@ -74,23 +90,27 @@ class ClientSession:
     def open(cls, hosts: Hosts, allow_remote_target: bool, duration_s: float | None,
              engine_binary: Callable[[], str] = engine.binary) -> "ClientSession":
         session = cls(hosts)
+        labels = [c.label for c in hosts.clients]
+        numbered = [f"{lbl} #{labels[:k].count(lbl) + 1}" if labels.count(lbl) > 1 else lbl
+                    for k, lbl in enumerate(labels)]
         if not hosts.remote:
-            session.clients = [Prepared(c) for c in hosts.clients]
+            session.clients = [Prepared(c, label=lbl) for c, lbl in zip(hosts.clients, numbered)]
             return session
         check_allowed(hosts, allow_remote_target, duration_s)
         # Marked as this lab's: if it is killed, the next lab's sweep removes it.
         session.control_dir = leftovers.make_dir("stackbench-ssh-")
         try:
             binary = Path(engine_binary())
-            for c in hosts.clients:
+            for c, label in zip(hosts.clients, numbered):
                 if c.kind != "ssh":
-                    session.clients.append(Prepared(c))
+                    session.clients.append(Prepared(c, label=label))
                     continue
                 ssh = Ssh(c.destination, session.control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
-                remote = ssh.prepare(binary)
-                probe = ssh.popen(f"{remote.engine} --clock", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-                session.clients.append(Prepared(c, ssh, remote, clock.measure(probe)))
+                prepared = Prepared(c, ssh, label=label)
+                session.clients.append(prepared)  # closed with the session from here on
+                ssh.open()
+                prepared.remote = ssh.prepare(binary)
+                prepared.probe_clock()
             session.listen = _listen_address([p.ssh for p in session.clients if p.ssh])
         except BaseException:
             session.close()
@@ -110,41 +130,63 @@ class ClientSession:
         n = len(self.clients)
         if spec.connections < n:
             raise UsageError(f"{spec.connections} connection(s) cannot be spread over {n} clients",
-                             hint="every concurrency level of the plan must be at least the number of clients")
-        lead = LOCAL_LEAD_S + max((3 * p.remote.channel_s for p in self.clients if p.remote), default=0.0)
+                             hint="every load of the plan needs at least one connection per client")
+        # Each SSH host's channel timed now (reopening a connection closed for being idle),
+        # and its clock probed again once a minute: clocks drift by tens of ppm.
+        lead = LOCAL_LEAD_S
+        for p in self.clients:
+            if p.ssh is not None:
+                lead = max(lead, LOCAL_LEAD_S + 3 * p.ssh.channel())
+                if time.monotonic() - p.probed > CLOCK_REPROBE_S:
+                    p.probe_clock()
         at = clock.now_us() + int(lead * 1e6)
         docs: list[dict | None] = [None] * n
         failures: list[StackbenchError | None] = [None] * n
+        procs: list[subprocess.Popen] = []
 
         def one(k: int, prepared: Prepared) -> None:
             conns = share(spec.connections, n, k)
             offset = prepared.offset.offset_us if prepared.offset else 0
             part = replace(spec, connections=conns, histogram=True, start_at_us=at + offset,
                            rate=spec.rate * conns / spec.connections if spec.rate is not None else None,
+                           requests=share(spec.requests, n, k) if spec.requests is not None else None,
                            on_progress=spec.on_progress if k == 0 else None)
             try:
                 if prepared.ssh is None:
-                    docs[k] = engine.run(part, cpus).raw
+                    docs[k] = engine.run(part, cpus, started=procs.append).raw
                 else:
-                    part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), on_progress=None)
-                    budget = engine.budget_s(part)
-                    docs[k] = engine.run(part, None, prepared.remote.engine,
+                    part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), on_progress=None,
+                                   watch_stdin=True)
+                    budget = engine.budget_s(replace(part, start_at_us=at))  # on the lab's clock
+                    docs[k] = engine.run(part, None, prepared.remote.engine, budget=budget, started=procs.append,
                                          wrap=lambda argv: prepared.ssh.argv(
-                                             f"exec timeout -s KILL {budget:.0f} {shlex.join(argv)}")).raw
+                                             f"exec {shlex.join(argv)}")).raw
             except StackbenchError as e:
-                e.message = f"{prepared.client.label}: {e.message}"
+                e.message = f"{prepared.label}: {e.message}"
                 failures[k] = e
+            except Exception as e:  # noqa: BLE001 - any failure is this client's, and says so
+                failures[k] = HostError(f"{prepared.label}: {type(e).__name__}: {e}")
 
         # Every engine in a thread of its own, started from this one: a thread inherits
         # the network namespace of the thread that made it (the client namespace here).
         threads = [threading.Thread(target=one, args=(k, p), daemon=True) for k, p in enumerate(self.clients)]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except BaseException:
+            # Ctrl-C reaches this thread only: stop every engine here. An SSH client killed
+            # closes its remote engine's stdin, which stops that engine (--watch-stdin).
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+            raise
         failed = next((f for f in failures if f), None)
         if failed:
             raise failed
+        for p, doc in zip(self.clients, docs):
+            _reached(p, doc, spec.url)
         return EngineResult.from_doc(merge(docs, [p.facts() for p in self.clients]))
 
     def close(self) -> None:
@@ -157,6 +199,20 @@ class ClientSession:
         if self.control_dir is not None:
             shutil.rmtree(self.control_dir, ignore_errors=True)
             self.control_dir = None
+
+
+def _reached(p: Prepared, doc: dict, url: str) -> None:
+    """A remote client that could not connect at all measured nothing: the stack listens
+    on the address the lab chose for it, and something between (a firewall, NAT, a jump
+    host) stops its traffic. That stops the run, naming the host, rather than storing a
+    cell that is really the other clients' alone."""
+    if p.ssh is None or doc["requests"]["completed"]:
+        return
+    errors = doc.get("errors") or {}
+    if errors.get("connect"):
+        raise HostError(f"{p.label} could not connect to the stack at {url} ({errors['connect']:,} failed connects)",
+                        hint="the stack listens on this machine's address on the route to that host: the port must "
+                             "be open to it, with no NAT or jump host in between")
 
 
 def check_allowed(hosts: Hosts, allow_remote_target: bool, duration_s: float | None) -> None:

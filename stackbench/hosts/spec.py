@@ -89,6 +89,14 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
 def _client(text: str, fail: Callable[[str], Exception]) -> Client:
     if text in ("local", "namespace"):
         return Client(text)
-    if text.startswith(SSH) and text[len(SSH):].strip() and not text[len(SSH):].startswith("-"):
-        return Client("ssh", text[len(SSH):].strip())
+    destination = text[len(SSH):].strip() if text.startswith(SSH) else ""
+    if destination and not destination.startswith("-"):  # "-o…" would be an option, not a host
+        return Client("ssh", destination)
     raise fail(f"hosts.client {text!r}: each client is one of {', '.join(KINDS)}")
+
+
+def resume_flags(plan_checked: dict | None) -> str:
+    """What `run --resume` of a stored run needs besides its id: a plan with SSH clients
+    needs --allow-remote-target again."""
+    clients = ((plan_checked or {}).get("hosts") or {}).get("clients") or []
+    return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in clients) else ""

@@ -28,10 +28,17 @@ TRANSFER_S = 2.0
 CHUNK = 64 * 1024
 
 
+def expected_seconds(profile) -> float:
+    """About how long `link` takes for a profile (for --dry-run): the echoes, then a
+    transfer each way, each longer on a delayed link (as `link` sizes them)."""
+    delays = profile.down.delay_s + profile.up.delay_s
+    return PROBES * PROBE_GAP_S + 2 * delays + 2 * (TRANSFER_S + 10 * delays)
+
+
 def link(topo: Topology, side: Side) -> dict:
     """Asked and measured figures of one visitor class's link."""
     measured = {"rtt_ms": _rtt(topo, side)}
-    duration = TRANSFER_S + 10 * (side.profile.down.delay_s + side.profile.up.delay_s)
+    duration = TRANSFER_S + 10 * (side.profile.down.delay_s + side.profile.up.delay_s)  # see expected_seconds
     measured["down_bit_s"] = _transfer(topo, side, duration, server_sends=True)
     measured["up_bit_s"] = _transfer(topo, side, duration, server_sends=False)
     stats = side.link.stats()

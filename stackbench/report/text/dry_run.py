@@ -4,6 +4,7 @@ search as one line with its bounds), and the expected time."""
 from __future__ import annotations
 
 from stackbench.machine import MachineProfile
+from stackbench.network import calibrate
 from stackbench.pinning import Pinning
 from stackbench.plan import Cell, Plan
 from stackbench.report.network import asked
@@ -54,6 +55,10 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
     searches = sum(1 for c in cells if c.load == "capacity")
     counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}; configs checked"
+    measured = [p for p in plan.links.values() if p.namespaced]
+    if measured:
+        line += (f"; plus about {sum(calibrate.expected_seconds(p) for p in measured):.0f} s to measure "
+                 f"{len(measured)} network profile{'s' if len(measured) > 1 else ''} (once per run)")
     if plan.adaptive:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")
