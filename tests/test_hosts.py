@@ -113,6 +113,15 @@ def test_a_command_for_an_ssh_host_reaches_its_shell_as_the_same_words(tmp_path)
     assert shlex.split(command)[1:] == argv
 
 
+def test_the_live_line_sums_every_clients_progress():
+    from stackbench.hosts.clients import _Progress
+    shown = []
+    progress = _Progress(shown.append, 2)
+    progress.update(0, {"phase": "measure", "elapsed_s": 1.0, "completed": 100, "failed": 1, "non_2xx": 0, "per_s": 100.0})
+    progress.update(1, {"phase": "measure", "elapsed_s": 1.1, "completed": 90, "failed": 0, "non_2xx": 2, "per_s": 90.0})
+    assert shown[-1] == {"phase": "measure", "elapsed_s": 1.1, "completed": 190, "failed": 1, "non_2xx": 2, "per_s": 190.0}
+
+
 # -- the clock ---------------------------------------------------------------------------
 def test_the_offset_comes_from_the_shortest_round_trip():
     # A host 5 ms ahead; round trips of 900, 200 and 600 µs, the 200 µs one asymmetric

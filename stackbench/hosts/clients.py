@@ -144,19 +144,20 @@ class ClientSession:
         failures: list[StackbenchError | None] = [None] * n
         procs: list[subprocess.Popen] = []
 
+        progress = _Progress(spec.on_progress, n) if spec.on_progress else None
+
         def one(k: int, prepared: Prepared) -> None:
             conns = share(spec.connections, n, k)
             offset = prepared.offset.offset_us if prepared.offset else 0
             part = replace(spec, connections=conns, histogram=True, start_at_us=at + offset,
                            rate=spec.rate * conns / spec.connections if spec.rate is not None else None,
                            requests=share(spec.requests, n, k) if spec.requests is not None else None,
-                           on_progress=spec.on_progress if k == 0 else None)
+                           on_progress=(lambda line, k=k: progress.update(k, line)) if progress else None)
             try:
                 if prepared.ssh is None:
                     docs[k] = engine.run(part, cpus, started=procs.append).raw
                 else:
-                    part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), on_progress=None,
-                                   watch_stdin=True)
+                    part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), watch_stdin=True)
                     budget = engine.budget_s(replace(part, start_at_us=at))  # on the lab's clock
                     docs[k] = engine.run(part, None, prepared.remote.engine, budget=budget, started=procs.append,
                                          wrap=lambda argv: prepared.ssh.argv(
@@ -199,6 +200,26 @@ class ClientSession:
         if self.control_dir is not None:
             shutil.rmtree(self.control_dir, ignore_errors=True)
             self.control_dir = None
+
+
+class _Progress:
+    """Every client's progress line (over SSH too: its stderr comes back), summed into
+    the one the terminal shows, each time one arrives."""
+
+    COUNTS = ("completed", "failed", "non_2xx", "per_s")
+
+    def __init__(self, show: Callable[[dict], None], n: int):
+        self.show, self.latest = show, [None] * n
+        self.lock = threading.Lock()
+
+    def update(self, k: int, line: dict) -> None:
+        with self.lock:
+            self.latest[k] = line
+            known = [x for x in self.latest if x]
+            total = {**line, "elapsed_s": max(x.get("elapsed_s") or 0 for x in known)}
+            for key in self.COUNTS:
+                total[key] = sum(x.get(key) or 0 for x in known)
+        self.show(total)
 
 
 def _reached(p: Prepared, doc: dict, url: str) -> None:
