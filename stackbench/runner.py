@@ -458,9 +458,9 @@ def _record(cell: Cell, instance: StackInstance, versions: dict, pins: pinning_m
     pin = pins.as_dict()
     if classes is not None or cell.background != "none" or cell.network != "loopback":
         # Where visitors differ, what the server held is the point: keep its own count.
-        status = cost.status if cost else []
-        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(status),
-                                                 "unanswered": status_pages.unanswered(status),
+        pages = cost.status if cost else []  # the status pages' samples (not the cell's status)
+        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(pages),
+                                                 "unanswered": status_pages.unanswered(pages),
                                                  "procs_max": cost.procs_max if cost else None}}
     found = []
     if result:
