@@ -130,7 +130,7 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
         # The lab itself (sampler, perf, Python) stays off the server's cores.
         lab.pin_self(pins.engine_cpus)
         if not plan.hosts.single_local:
-            clients = ClientSession.open(plan.hosts, options.allow_remote_target, plan.duration_s, lab.engine_binary)
+            clients = ClientSession.open(plan.hosts, lab.engine_binary)
             (events or Events()).clients_ready(clients.facts())
         yield pins, clients
     finally:

@@ -96,7 +96,7 @@ def test_connections_are_shared_out_like_the_engines_threads():
 def test_two_clients_alike_are_numbered_apart():
     from stackbench.hosts.clients import ClientSession
     plan = load_plan(plan_text('[hosts]\nclient = ["local", "local"]'))
-    session = ClientSession.open(plan.hosts, False, plan.duration_s)
+    session = ClientSession.open(plan.hosts)
     assert [f["host"] for f in session.facts()] == ["local #1", "local #2"]
 
 

@@ -38,6 +38,7 @@ from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import clock
 from stackbench.hosts.spec import Client, Hosts
 from stackbench.hosts.ssh import Remote, Ssh
+from stackbench.network import netns
 
 CLOCK_REPROBE_S = 60.0
 LOCAL_LEAD_S = 0.25  # to spawn the local engines before the instant (50 ms was too little: they began late)
@@ -87,8 +88,9 @@ class ClientSession:
     control_dir: Path | None = None
 
     @classmethod
-    def open(cls, hosts: Hosts, allow_remote_target: bool, duration_s: float | None,
-             engine_binary: Callable[[], str] = engine.binary) -> "ClientSession":
+    def open(cls, hosts: Hosts, engine_binary: Callable[[], str] = engine.binary) -> "ClientSession":
+        """Connect the plan's clients (preflight has checked they are allowed:
+        `check_allowed`)."""
         session = cls(hosts)
         labels = [c.label for c in hosts.clients]
         numbered = [f"{lbl} #{labels[:k].count(lbl) + 1}" if labels.count(lbl) > 1 else lbl
@@ -96,7 +98,6 @@ class ClientSession:
         if not hosts.remote:
             session.clients = [Prepared(c, label=lbl) for c, lbl in zip(hosts.clients, numbered)]
             return session
-        check_allowed(hosts, allow_remote_target, duration_s)
         # Marked as this lab's: if it is killed, the next lab's sweep removes it.
         session.control_dir = leftovers.make_dir("stackbench-ssh-")
         try:
@@ -259,9 +260,8 @@ def _listen_address(hosts: list[Ssh]) -> str:
             addr = socket.getaddrinfo(name, None, socket.AF_INET)[0][4][0]
         except socket.gaierror as e:
             raise HostError(f"{ssh.destination}: cannot resolve {name}: {e}") from None
-        out = subprocess.run(["ip", "-j", "route", "get", addr], capture_output=True, text=True)
         try:
-            src = json.loads(out.stdout)[0].get("prefsrc")
+            src = json.loads(netns.ip("-j", "route", "get", addr, check=False) or "[]")[0].get("prefsrc")
         except (ValueError, IndexError):
             src = None
         if not src:

@@ -31,7 +31,6 @@ class Remote:
     arch: str
     cpus: int
     engine: str  # the shipped engine's path on the host
-    channel_s: float  # how long a command over the open connection takes to start
 
 
 class Ssh:
@@ -108,9 +107,6 @@ class Ssh:
         if arch != platform.machine():
             raise HostError(f"{self.destination} is {arch}, this machine {platform.machine()}: the engine built here "
                             "cannot run there")
-        channel = time.monotonic()
-        self.run("true")
-        channel_s = time.monotonic() - channel
         if there != digest:
             # A name of its own per upload, checked before it takes the build's name: a
             # cut-short copy, or two labs shipping at once, never leave a broken engine.
@@ -125,7 +121,7 @@ class Ssh:
             raise HostError(f"{self.destination}: the shipped engine does not run there", detail=e.detail,
                             hint="it needs the same CPU architecture and a glibc at least as new as this "
                                  "machine's (Debian 12: 2.36), and a home directory that allows executing") from None
-        return Remote(arch, int(cpus), path, channel_s)
+        return Remote(arch, int(cpus), path)
 
     def channel(self) -> float:
         """Seconds a command over the open connection takes now (and the connection,
