@@ -14,10 +14,11 @@ from stackbench.monitor import cpu_noise
 from stackbench.pinning import Pinning
 
 
-def collect(pinning: Pinning) -> dict:
+def collect(pinning: Pinning, engine_version: bool = True) -> dict:
+    """`engine_version`: False on a server's host (hosts/agent.py), which has no engine."""
     return {
         "stackbench": __version__,
-        "engine": engine.version(),
+        "engine": engine.version() if engine_version else None,
         "kernel": platform.release(),
         "os": _os_release(),
         "cpu_model": _cpu_model(),

@@ -313,7 +313,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
             raise fail("server_tcp_wmem is set in the stack's own namespace: network cannot be \"loopback\"")
 
     hosts = hosts_mod.parse(data, source, fail)
-    _check_hosts(hosts, networks, load, fail)
+    _check_hosts(hosts, networks, load, wl, fail)
 
     return Plan(
         hosts=hosts, networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
@@ -328,9 +328,19 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     )
 
 
-def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadModel,
+def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadModel, workload_ids: list[str],
                  fail: Callable[[str], Exception]) -> None:
     n = len(hosts.clients)
+    if hosts.server.kind == "namespace" and not all(p.namespaced for p in networks):
+        raise fail('hosts.server = "namespace" puts the stack in the server namespace of a network profile: network '
+                   'cannot be "loopback" (e.g. network = "veth")')
+    if hosts.remote_server:
+        if any(p.namespaced for p in networks):
+            raise fail("a server on another host is reached over the real network: network must be \"loopback\" "
+                       "(the network profiles shape links inside one machine)")
+        if app_workload.ID in workload_ids:
+            raise fail(f"workload {app_workload.ID!r} serves a tree on this machine: a server on another host "
+                       "serves the lab's own workloads only (its documents, WordPress)")
     if hosts.remote and any(p.namespaced for p in networks):
         raise fail("clients on other hosts reach the stack over the real network: network must be \"loopback\" "
                    "(the network profiles shape links inside this machine)")

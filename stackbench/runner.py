@@ -40,6 +40,7 @@ from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
 from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
+from stackbench.hosts.server import ServerSession
 from stackbench.workloads.base import Workload
 
 
@@ -74,6 +75,7 @@ class Lab:
     environment: Callable[[pinning_mod.Pinning], dict] = environment.collect
     lock: Callable[[], RunLock] = RunLock
     require: Callable = installed.require
+    require_workload: Callable = installed.require_workload
     versions: Callable = installed.versions
     pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
     sweep: Callable[[], leftovers.Swept] = leftovers.sweep
@@ -93,9 +95,9 @@ def run_plan(plan: Plan, store: Store, events: Events | None = None, options: Op
              lab: Lab | None = None) -> Outcome:
     """A new run of the whole plan."""
     lab, options = lab or Lab(), options or Options()
-    with _session(plan, store, events, options, lab) as (pins, clients):
-        run_id = begin(plan, store, lab, pins)
-        return run(run_id, plan, expand(plan), store, events, options, lab, pins, clients)
+    with _session(plan, store, events, options, lab) as (pins, here, clients):
+        run_id = begin(plan, store, here, pins)
+        return run(run_id, plan, expand(plan), store, events, options, here, pins, clients)
 
 
 def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: Events | None = None,
@@ -104,39 +106,46 @@ def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: E
     (a capacity search is done when its seq is: see `done_seqs`)."""
     lab, options = lab or Lab(), options or Options()
     remaining = [c for c in expand(plan) if c.seq not in done_seqs]
-    with _session(plan, store, events, options, lab) as (pins, clients):
+    with _session(plan, store, events, options, lab) as (pins, here, clients):
         store.reopen_run(run_id)
-        return run(run_id, plan, remaining, store, events, options, lab, pins, clients)
+        return run(run_id, plan, remaining, store, events, options, here, pins, clients)
 
 
 @contextmanager
 def _session(plan: Plan, store: Store, events: Events | None, options: Options,
-             lab: Lab) -> Iterator[tuple[pinning_mod.Pinning, ClientSession | None]]:
+             lab: Lab) -> Iterator[tuple[pinning_mod.Pinning, Lab, ClientSession | None]]:
     """One measuring run per machine (the lock), and everything checked before the first
     measurement: packages, configs, the engine. Holding the lock proves no other lab is
-    alive, so what a dead one left is swept now and its runs are marked crashed. Client
-    hosts are connected (the engine shipped, their clocks probed) before a run is stored:
-    a host that cannot be reached leaves no empty run behind."""
+    alive, so what a dead one left is swept now and its runs are marked crashed. Other
+    hosts are connected (the server's agent started, the engine shipped to clients, their
+    clocks probed) before a run is stored: a host that cannot be reached leaves no empty
+    run behind. Yields the lab the run uses: with a server on another host, its stack,
+    monitor, packages and environment are the agent's there (hosts/server.py)."""
     lock = lab.lock()
     lock.acquire()
     clients: ClientSession | None = None
+    server: ServerSession | None = None
     try:
         swept = lab.sweep()
         (events or Events()).lab_tidied(swept, store.mark_crashed())
-        preflight(plan, options, lab)
-        lab.engine_binary()  # fail now, not after the first stack started
+        check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)  # before any connection
         # A machine profile's cores come out of the server's half (machine.py).
         pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
+        here = lab
+        if plan.hosts.remote_server:
+            server = ServerSession.open(plan.hosts, plan, pins)
+            here = server.lab(lab)
+            (events or Events()).server_ready(server.facts())
+        preflight(plan, options, here)
+        here.engine_binary()  # fail now, not after the first stack started
         # The lab itself (sampler, perf, Python) stays off the server's cores.
-        lab.pin_self(pins.engine_cpus)
+        here.pin_self(pins.engine_cpus)
         if not plan.hosts.single_local:
-            clients = ClientSession.open(plan.hosts, lab.engine_binary)
+            clients = ClientSession.open(plan.hosts, here.engine_binary)
             (events or Events()).clients_ready(clients.facts())
-        yield pins, clients
+        yield pins, here, clients
     finally:
-        if clients is not None:
-            clients.close()
-        lock.release()
+        _each(*([clients.close] if clients else []), *([server.close] if server else []), lock.release)
 
 
 def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
@@ -268,10 +277,10 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
         network_check.require(plan)
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
-        if variant.port is not None:
+        if variant.port is not None and not plan.hosts.remote_server:  # there, the agent checks it
             ports.ensure_free(variant.port)
     for wid in plan.workloads:
-        installed.require_workload(plan.workload(wid))
+        lab.require_workload(plan.workload(wid))
     for variant in plan.stacks:
         for group in plan.start_groups():
             lab.instance(variant, [], options, None, [plan.workload(w) for w in group]).preflight()
@@ -443,7 +452,7 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
     dead = instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
-        error = f"{dead[0].name} exited with status {dead[0].popen.returncode} during the load"
+        error = f"{dead[0].name} exited with status {dead[0].exit_status} during the load"
         oom = machine_mod.oom_reason(memory_events.total_kills(cost.memory_events if cost else None), plan.machine)
         if oom:
             error += f" ({oom})"

@@ -44,6 +44,10 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
+    @property
+    def exit_status(self) -> int | None:
+        return self.popen.returncode
+
     def tail(self, lines: int = 15) -> str:
         """Last lines of the server's stdout/stderr and of its log files."""
         if self._drainer is not None and not self.alive():

@@ -1,7 +1,8 @@
 """A host reachable only over SSH, for the tests and bench/ of the multi-host path: an
 sshd in a network namespace of its own, joined to this one by a veth pair, with a
 fresh host key, a client key, and an ssh config that names it `remote-test`. The
-namespace shares this machine's clock and files (the engine is shipped all the same)."""
+namespace shares this machine's clock, files and cgroups (the engine and the lab's code
+are shipped all the same)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,10 @@ def sshd_in_namespace() -> Iterator[Path]:
         _ip("netns", "exec", NS, "ip", "link", "set", REMOTE_IF, "up")
         _ip("netns", "exec", NS, "ip", "link", "set", "lo", "up")
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
-        sshd = subprocess.Popen(["ip", "netns", "exec", NS, "/usr/sbin/sshd", "-D", "-e", "-f", str(tmp / "sshd_config")],
-                                stderr=subprocess.PIPE)
+        # nsenter, not `ip netns exec`: that also remounts /sys for the namespace, which
+        # hides the cgroup hierarchies a server's agent measures with (a real host has them).
+        sshd = subprocess.Popen(["nsenter", f"--net=/run/netns/{NS}", "/usr/sbin/sshd", "-D", "-e", "-f",
+                                 str(tmp / "sshd_config")], stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while True:
             try:

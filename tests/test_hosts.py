@@ -70,8 +70,13 @@ def test_clients_are_read_with_their_kinds(tmp_path):
 
 
 @pytest.mark.parametrize("table, head, words", [
-    ('[hosts]\nserver = "ssh:db1"', "", "the stack runs where the lab runs"),
-    ('[hosts]\ndb = "namespace"', "", "the database runs where the lab runs"),
+    ('[hosts]\nserver = "ssh:web1"\ndb = "local"', "", "the database is a service of its workload"),
+    ('[hosts]\ndb = "ssh:db1"', "", "leave db out"),
+    ('[hosts]\nserver = "ssh:web1"', 'network = "veth"', "a server on another host is reached over the real network"),
+    ('[hosts]\nserver = "namespace"', "", "network cannot be \"loopback\""),
+    ('[hosts]\nserver = "web1"', "", "the server is one of local, namespace, ssh:DEST"),
+    ('[hosts]\nserver_address = "10.0.0.5"', "", 'with hosts.server = "ssh:DEST"'),
+    ('[hosts]\nserver = "ssh:web1"\nserver_address = "web1"', "", "is not an IP address"),
     ('[hosts]\nclient = ["ssh:"]', "", "each client is one of local, namespace, ssh:DEST"),
     ('[hosts]\nclient = ["ssh:-oProxyCommand=x"]', "", "each client is one of"),
     ('[hosts]\nclient = ["ssh: -oProxyCommand=x"]', "", "each client is one of"),

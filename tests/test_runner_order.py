@@ -31,9 +31,7 @@ id = "apache-prefork-modphp"
 
 class FakeProc:
     name = "fake"
-
-    class popen:
-        returncode = 1
+    exit_status = 1
 
 
 class FakeInstance:

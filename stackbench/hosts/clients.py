@@ -238,16 +238,19 @@ def _reached(p: Prepared, doc: dict, url: str) -> None:
 
 
 def check_allowed(hosts: Hosts, allow_remote_target: bool, duration_s: float | None) -> None:
-    """Before anything runs: load from other hosts crosses a real network, so it needs
-    the user's --allow-remote-target and loads bounded in time."""
-    if not hosts.remote:
+    """Before anything runs: load from or to other hosts crosses a real network, so it
+    needs the user's --allow-remote-target and loads bounded in time."""
+    if hosts.remote_server:
+        who, named = "a server on another host takes the load over the network", f"hosts.server {hosts.server.label}"
+    elif hosts.remote:
+        who, named = ("clients on other hosts send the load over the network",
+                      f"hosts.client {', '.join(c.label for c in hosts.remote)}")
+    else:
         return
     if not allow_remote_target:
-        raise UsageError("clients on other hosts send the load over the network: pass --allow-remote-target",
-                         hint=f"the plan's hosts.client names {', '.join(c.label for c in hosts.remote)}")
+        raise UsageError(f"{who}: pass --allow-remote-target", hint=f"the plan's {named}")
     if duration_s is None:
-        raise UsageError("clients on other hosts need a plan whose loads are bounded in time (duration), "
-                         "not a request count")
+        raise UsageError(f"{who}: the plan's loads must be bounded in time (duration), not a request count")
 
 
 def _listen_address(hosts: list[Ssh]) -> str:

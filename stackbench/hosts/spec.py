@@ -2,8 +2,10 @@
 
     [hosts]
     client = ["local", "ssh:bench@loadbox"]   # one or more; default ["local"]
-    server = "local"                           # this machine (the lab runs here)
-    db = "local"
+    server = "ssh:root@web1"                   # default "local": this machine
+    db = "ssh:root@web1"                       # default: where the server is
+    server_address = "10.0.0.5"                # optional: the address clients use (default:
+                                               #   the one SSH reached the server host by)
     ssh_config = "lab-ssh.conf"                # optional: ssh -F (default: ~/.ssh/config)
 
 A client is `local` (an engine on this machine, on the engine's cores), `namespace` (an
@@ -12,20 +14,24 @@ shipped to DEST and run there; DEST is anything `ssh` takes: user@host, an alias
 ~/.ssh/config, ssh://user@host:port). SSH uses the user's own keys and agent in batch
 mode: no password is asked for or stored.
 
-The server and the database run where the lab runs: the lab starts, watches and
-measures them through /proc, cgroups and perf, which do not reach over SSH. Put the lab
-on the server's host and the clients on the others.
+The server is `local`, `namespace` (the stack in the server namespace of the plan's
+network profile — what a profile other than loopback does anyway) or `ssh:DEST`: the lab
+ships its own code there and runs it as an agent (hosts/agent.py) that starts, watches
+and measures the stack through that host's /proc, cgroups and perf, as the lab does here.
+The database is a service of its workload (MariaDB for WordPress), started, measured and
+stopped with the stack: it runs where the server runs.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from stackbench.keys import reject_unknown
 
-KEYS = ("client", "server", "db", "ssh_config")
+KEYS = ("client", "server", "db", "server_address", "ssh_config")
 KINDS = ("local", "namespace", "ssh:DEST")
 SSH = "ssh:"
 
@@ -44,6 +50,8 @@ class Client:
 class Hosts:
     clients: tuple[Client, ...] = (Client("local"),)
     ssh_config: str | None = None  # a path (a str: the checked plan is stored as JSON)
+    server: Client = Client("local")  # the database goes with it
+    server_address: str | None = None  # what the clients connect to (default: SSH's arrival address)
 
     @property
     def single_local(self) -> bool:
@@ -54,6 +62,10 @@ class Hosts:
     def remote(self) -> list[Client]:
         return [c for c in self.clients if c.kind == "ssh"]
 
+    @property
+    def remote_server(self) -> bool:
+        return self.server.kind == "ssh"
+
 
 def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -> Hosts:
     table = data.get("hosts")
@@ -62,12 +74,24 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
     if not isinstance(table, dict):
         raise fail('hosts must be a table: [hosts] with client = ["local", "ssh:user@host"]')
     reject_unknown(table, KEYS, "[hosts]", fail)
-    for role, what in (("server", "the stack"), ("db", "the database")):
-        where = table.get(role, "local")
-        if where != "local":
-            raise fail(f"hosts.{role} = {where!r}: {what} runs where the lab runs (it is started, watched and "
-                       "measured through /proc, cgroups and perf, which do not reach over SSH); run stackbench "
-                       "on that host and put the clients on the others: hosts.client = [\"ssh:user@host\"]")
+    server_text = table.get("server", "local")
+    if not isinstance(server_text, str):
+        raise fail(f"hosts.server takes one of {', '.join(KINDS)}, not {server_text!r}")
+    server = _client(server_text, fail, "server")
+    db = table.get("db", server_text)
+    if db != server_text:
+        raise fail(f"hosts.db = {db!r} while hosts.server = {server_text!r}: the database is a service of its "
+                   "workload, started, measured and stopped with the stack on the stack's host; leave db out "
+                   "(or give it the server's value)")
+    address = table.get("server_address")
+    if address is not None:
+        if not isinstance(address, str) or not address or server.kind != "ssh":
+            raise fail("hosts.server_address is the address the clients reach a server on another host by "
+                       '(a string, with hosts.server = "ssh:DEST")')
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise fail(f"hosts.server_address {address!r} is not an IP address") from None
     raw = table.get("client", ["local"])
     raw = [raw] if isinstance(raw, str) else raw
     if not isinstance(raw, list) or not raw or not all(isinstance(c, str) for c in raw):
@@ -83,20 +107,22 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
         if not path.is_file():
             raise fail(f"hosts.ssh_config: no file {path}")
         config = str(path)
-    return Hosts(clients, config)
+    return Hosts(clients, config, server, address)
 
 
-def _client(text: str, fail: Callable[[str], Exception]) -> Client:
+def _client(text: str, fail: Callable[[str], Exception], role: str = "client") -> Client:
     if text in ("local", "namespace"):
         return Client(text)
     destination = text[len(SSH):].strip() if text.startswith(SSH) else ""
     if destination and not destination.startswith("-"):  # "-o…" would be an option, not a host
         return Client("ssh", destination)
-    raise fail(f"hosts.client {text!r}: each client is one of {', '.join(KINDS)}")
+    raise fail(f"hosts.{role} {text!r}: {'each client' if role == 'client' else 'the ' + role} is one of "
+               f"{', '.join(KINDS)}")
 
 
 def resume_flags(plan_checked: dict | None) -> str:
     """What `run --resume` of a stored run needs besides its id: a plan with SSH clients
-    needs --allow-remote-target again."""
-    clients = ((plan_checked or {}).get("hosts") or {}).get("clients") or []
-    return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in clients) else ""
+    needs --allow-remote-target again, and so does one with its server on another host."""
+    hosts = (plan_checked or {}).get("hosts") or {}
+    named = (hosts.get("clients") or []) + [hosts.get("server") or {}]
+    return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in named) else ""

@@ -12,6 +12,7 @@ named by their SHA-256, and are reused while the build is the same.
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import subprocess
 import time
@@ -48,10 +49,12 @@ class Ssh:
         return self._options("no") + ["--", self.destination, command]
 
     def open(self, timeout: float = 20) -> None:
-        """The master connection, as a child that dies with the lab."""
+        """The master connection, as a child that dies with the lab — and not with a
+        Ctrl-C at the terminal, which is the lab's to handle: the channels it carries (a
+        server's agent) stay open while the lab stops what runs there in order."""
         self.master = subprocess.Popen(self._options("yes") + ["-N", "--", self.destination],
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                       preexec_fn=die_with_parent)
+                                       preexec_fn=detached)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.master.poll() is not None:
@@ -112,7 +115,7 @@ class Ssh:
             # cut-short copy, or two labs shipping at once, never leave a broken engine.
             part = f"{path}.part.$$"
             self.run(f"mkdir -p {CACHE} && cat > {part} && chmod 755 {part} && "
-                     f"test \"$(sha256sum < {part} | cut -c1-64)\" = {digest} && mv -f {part} {path} "
+                     f"{_verified(part, digest)} && mv -f {part} {path} "
                      f"|| {{ rm -f {part}; exit 1; }}", stdin=data, timeout=120)
         # Runs there? (the C library it was linked against, a home mounted noexec…)
         try:
@@ -122,6 +125,19 @@ class Ssh:
                             hint="it needs the same CPU architecture and a glibc at least as new as this "
                                  "machine's (Debian 12: 2.36), and a home directory that allows executing") from None
         return Remote(arch, int(cpus), path)
+
+    def ship_tree(self, data: bytes, digest: str, name: str) -> str:
+        """A gzipped tar unpacked into ~/.cache/stackbench/NAME-<sha16>/ (once per build,
+        like the engine: the tar is checked against its SHA-256 before it is unpacked, and
+        the directory takes its name only when whole); returns the directory's path."""
+        path = f"{CACHE}/{name}-{digest[:16]}"
+        if self.run(f"cat {path}/.sha256 2>/dev/null || echo missing").strip() != digest:
+            part = f"{path}.part.$$"
+            self.run(f"mkdir -p {part} && cat > {part}.tgz && {_verified(part + '.tgz', digest)} && "
+                     f"tar -xzf {part}.tgz -C {part} && echo {digest} > {part}/.sha256 && rm -f {part}.tgz && "
+                     f"rm -rf {path} && mv {part} {path} || {{ rm -rf {part} {part}.tgz; exit 1; }}",
+                     stdin=data, timeout=120)
+        return path
 
     def channel(self) -> float:
         """Seconds a command over the open connection takes now (and the connection,
@@ -142,3 +158,15 @@ class Ssh:
                 self.master.kill()
                 self.master.wait()
         self.master = None
+
+
+def detached() -> None:
+    """In an SSH child before exec: a session of its own (a terminal's Ctrl-C does not
+    reach it), and gone with the lab should the lab be killed outright."""
+    os.setsid()
+    die_with_parent()
+
+
+def _verified(path: str, digest: str) -> str:
+    """A shell test that the file at `path` has this SHA-256."""
+    return f"test \"$(sha256sum < {path} | cut -c1-64)\" = {digest}"

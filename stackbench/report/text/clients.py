@@ -22,6 +22,19 @@ def clients_line(clients: list[dict]) -> str:
     return f"{len(clients)}, the load spread over them: " + "; ".join(_host(c) for c in clients)
 
 
+def server_line(server: dict) -> str:
+    """The server's host (environment.server_host): where the stack ran, what the host is,
+    and how well its clock is known (its samples are moved to this machine's clock)."""
+    env = server.get("environment") or {}
+    pin = env.get("pinning") or {}
+    where = "this machine, through SSH" if server.get("same_machine") else f"{env.get('cpu_model') or 'unknown CPU'} × " \
+        f"{env.get('cpu_count')}, kernel {env.get('kernel')}"
+    clock = f"; clock {server['offset_us']:+,} µs from this one ± {server.get('offset_uncertainty_us')} µs" \
+        if server.get("offset_us") is not None else ""
+    return (f"{server['host']} at {server.get('address')} ({where}); the stack on its cores {pin.get('server_cpus')}, "
+            f"the lab's agent on {pin.get('engine_cpus')}{clock}")
+
+
 def lines(found: Clients) -> list[str]:
     """Each client with what it did, then how closely they began (text and HTML)."""
     out = []

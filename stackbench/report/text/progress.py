@@ -14,7 +14,7 @@ from typing import TextIO
 
 from stackbench.events import Events
 from stackbench.plan import Cell, Plan, StackVariant
-from stackbench.report.text.clients import clients_line
+from stackbench.report.text.clients import clients_line, server_line
 from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
 from stackbench.units import format_rate, format_us
@@ -56,6 +56,10 @@ class TerminalProgress(Events):
     def clients_ready(self, clients: list[dict]) -> None:
         if self.mode != "quiet":
             self._say(self.style.dim("clients: " + clients_line(clients)), always=True)
+
+    def server_ready(self, server: dict) -> None:
+        if self.mode != "quiet":
+            self._say(self.style.dim("server: " + server_line(server)), always=True)
 
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id, self.plan = run_id, plan

@@ -1,0 +1,237 @@
+"""The lab on the server's host: what `hosts.server = "ssh:DEST"` runs there, over SSH.
+
+    python3 -m stackbench.hosts.agent     (in the bundle the lab unpacked: hosts/bundle.py)
+
+It is the lab's own code doing there what it does at home: render the stack's configs
+into a private run directory, check them with the servers' own checkers, start the
+servers as its children in cgroups, verify them, and per cell sample their cgroups, read
+their status pages and count their system calls (monitor/). The lab drives it one request
+at a time (hosts/wire.py) and runs the load from its side.
+
+It ends when its standard input does — the lab closed it, or the lab or the connection
+died — and then stops every server it started and removes what it made, as a lab does on
+its way out. Its servers die with it should it be killed (PDEATHSIG), and what it leaves
+then is swept by the next agent or lab on that host (leftovers.py).
+
+On the lab's own machine (the same kernel: a test's sshd in a namespace) it takes the
+cores the lab gave the server and not the run lock, which the lab holds; elsewhere it
+takes that host's run lock, sweeps what a killed lab left there and pins as a lab would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, TextIO
+
+from stackbench import environment, leftovers, machine as machine_mod, pinning as pinning_mod, workloads
+from stackbench.errors import HostError, StackbenchError
+from stackbench.hosts import clock, wire
+from stackbench.lock import RunLock
+from stackbench.monitor.run import RunMonitor
+from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.stacks import installed, registry
+from stackbench.stacks.lifecycle import StackInstance
+
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> str | None:
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return None
+
+
+def arrival_address() -> str | None:
+    """The address the lab reached this host by: where the stack listens, so the lab's
+    clients reach it the same way (sshd's SSH_CONNECTION: client ip, port, server ip, port)."""
+    parts = os.environ.get("SSH_CONNECTION", "").split()
+    return parts[2] if len(parts) == 4 else None
+
+
+def _window(started_unix_us: int, ended_unix_us: int, completed: int, requests_per_s: float | None) -> SimpleNamespace:
+    """A profile pass's load as StackMonitor.end_profile reads it from an engine result."""
+    return SimpleNamespace(started_unix_us=started_unix_us, ended_unix_us=ended_unix_us,
+                           requests=SimpleNamespace(completed=completed), requests_per_s=requests_per_s)
+
+
+class Agent:
+    def __init__(self) -> None:
+        self.lock: RunLock | None = None
+        self.pins: pinning_mod.Pinning | None = None
+        self.machine: machine_mod.MachineProfile | None = None
+        self.run_monitor: RunMonitor | None = None
+        self.address: str | None = None
+        self.instances: dict[int, StackInstance] = {}
+        self.monitors: dict[int, StackMonitor] = {}
+        self.costs: dict[int, CellCost] = {}
+        self._next = 1
+
+    # -- the run ---------------------------------------------------------------------------
+    def op_hello(self, lab_boot_id: str | None, server_cpus: list[int], engine_cpus: list[int],
+                 sample_interval_s: float, syscalls: bool, machine: dict | None, address: str | None = None) -> dict:
+        same = lab_boot_id is not None and lab_boot_id == boot_id()
+        if same:
+            pins = pinning_mod.Pinning(server_cpus, engine_cpus)  # the lab's choice, under its lock
+        else:
+            self.lock = RunLock()
+            self.lock.acquire()
+            leftovers.sweep()
+            pins = pinning_mod.choose()
+        self.machine = machine_mod.MachineProfile(**machine) if machine else None
+        self.pins = machine_mod.pinning(self.machine, pins) if not same else pins
+        pinning_mod.pin_self(self.pins.engine_cpus)  # the agent and its samplers off the server's cores
+        self.run_monitor = RunMonitor(self.pins.engine_cpus, sample_interval_s, syscalls)
+        self.address = address or arrival_address()
+        if not self.address:
+            raise HostError("the agent cannot tell which address the lab reached this host by (no SSH_CONNECTION)",
+                            hint="set hosts.server_address to the address the clients should use")
+        env = environment.collect(self.pins, engine_version=False)
+        return {"same_machine": same, "address": self.address, "environment": env,
+                "syscall_method": self.run_monitor.syscall_method, "notes": self.run_monitor.notes}
+
+    def op_clock(self) -> int:
+        return clock.now_us()
+
+    def op_require(self, stack: str) -> None:
+        installed.require(registry.get(stack))
+
+    def op_require_workload(self, workload: str) -> None:
+        installed.require_workload(workloads.get(workload))
+
+    def op_versions(self, stack: str) -> dict:
+        return installed.versions(registry.get(stack))
+
+    # -- a stack -----------------------------------------------------------------------------
+    def _instance(self, spec: dict, started: bool) -> StackInstance:
+        assert self.pins is not None and self.run_monitor is not None, "hello first"
+        return StackInstance(registry.get(spec["stack"]), spec["knobs"], label=spec["label"],
+                             cpus=self.pins.server_cpus if started else [], port=spec.get("port"),
+                             keep_rundir=bool(spec.get("keep_rundir")),
+                             cgroup_parent=self.run_monitor.cgroup_parent if started else None,
+                             workloads=[workloads.get(w) for w in spec["workloads"]], host=self.address,
+                             machine=self.machine if started else None)
+
+    def op_preflight(self, spec: dict) -> None:
+        self._instance(spec, started=False).preflight()
+
+    def op_up(self, spec: dict) -> dict:
+        instance = self._instance(spec, started=True)
+        instance.up()
+        sid, self._next = self._next, self._next + 1
+        self.instances[sid] = instance
+        return {"id": sid, "host": instance.host, "port": instance.port, "files": instance.files,
+                "rundir": str(instance.ctx.rundir), "cpus": instance.cpus, "knobs": instance.knobs,
+                "machine_cgroup": instance.machine_cgroup is not None}
+
+    def op_verify(self, sid: int, workload_ids: list[str]) -> dict | None:
+        instance = self.instances[sid]
+        instance.verify(workload_ids)
+        self.monitors[sid] = self.run_monitor.for_stack(instance)
+        return instance.php_state
+
+    def op_dead(self, sid: int) -> list[dict]:
+        return [{"name": p.name, "exit_status": p.exit_status} for p in self.instances[sid].dead_servers()]
+
+    def op_check_alive(self, sid: int) -> None:
+        self.instances[sid].check_alive()
+
+    def op_since_start(self, sid: int) -> dict | None:
+        cgroup = self.instances[sid].machine_cgroup
+        return cgroup.since_start() if cgroup else None
+
+    def op_down(self, sid: int) -> None:
+        monitor = self.monitors.pop(sid, None)
+        self.costs.pop(sid, None)
+        try:
+            if monitor:
+                monitor.stop()
+        finally:
+            instance = self.instances.pop(sid, None)
+            if instance:
+                instance.down()
+
+    # -- a cell ------------------------------------------------------------------------------
+    def op_begin_cell(self, sid: int) -> None:
+        self.monitors[sid].begin_cell()
+
+    def op_end_cell(self, sid: int) -> dict:
+        cost = self.costs[sid] = self.monitors[sid].end_cell()
+        return wire.cost_to_dict(cost)
+
+    def op_begin_profile(self, sid: int) -> bool:
+        return self.monitors[sid].begin_profile()
+
+    def op_end_profile(self, sid: int, started_unix_us: int, ended_unix_us: int, completed: int,
+                       requests_per_s: float | None) -> dict:
+        cost = self.costs.pop(sid, None) or CellCost()
+        notes = len(cost.notes)
+        self.monitors[sid].end_profile(cost, _window(started_unix_us, ended_unix_us, completed, requests_per_s))
+        return {"syscalls": cost.syscalls.__dict__ if cost.syscalls else None,
+                "syscalls_requests_per_s": cost.syscalls_requests_per_s, "notes": cost.notes[notes:]}
+
+    # -- the end -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Everything it started stopped, everything it made removed (each step even when
+        one before fails)."""
+        for sid in list(self.instances):
+            try:
+                self.op_down(sid)
+            except Exception:
+                traceback.print_exc()
+        if self.run_monitor:
+            self.run_monitor.close()
+        if self.lock:
+            self.lock.release()
+
+    def handle(self, op: str, args: dict[str, Any]) -> Any:
+        method = getattr(self, f"op_{op}", None)
+        if method is None:
+            raise HostError(f"the agent has no operation {op!r} (a lab and an agent of different builds?)")
+        return method(**args)
+
+
+def serve(requests: TextIO, answers: TextIO) -> None:
+    agent = Agent()
+    try:
+        for line in requests:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            rid = request.get("id", 0)
+            try:
+                answers.write(wire.answer(rid, agent.handle(request["op"], request.get("args") or {})))
+            except StackbenchError as e:
+                answers.write(wire.answer(rid, error=e))
+            except Exception as e:  # a bug here must reach the lab as a sentence, not hang it
+                answers.write(wire.answer(rid, error=HostError(f"the agent failed: {e!r}",
+                                                               detail=traceback.format_exc())))
+            answers.flush()
+    finally:
+        agent.close()
+
+
+def main() -> int:
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, stop)
+    # The answers are the protocol: anything the lab's code prints goes to stderr instead.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout = sys.stderr
+    try:
+        serve(sys.stdin, answers)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,341 @@
+"""The stack on another host (`hosts.server = "ssh:DEST"`): the lab's side of its agent.
+
+At the start of a run the lab connects to the host (ssh.py), ships its own code there
+(bundle.py), starts the agent (agent.py) and measures the host's clock against its own.
+From then on the runner sees what it sees for a local stack — a stack instance to start,
+verify and stop, a monitor that gives each cell's cost — and the load goes from this
+machine (or the plan's clients) to the address the lab reached the host by. What the
+host is (CPU, kernel, cores the stack got) is stored with the run, beside this machine's.
+
+Every request is bounded in time: an agent that stops answering, or a connection that
+drops, is a HostError (exit 8), and the cells measured so far stay in the store.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from stackbench import leftovers
+from stackbench.errors import HostError
+from stackbench.hosts import bundle, clock, wire
+from stackbench.hosts.agent import boot_id
+from stackbench.hosts.spec import Hosts
+from stackbench.hosts.ssh import Ssh, detached
+from stackbench.monitor.session import CellCost
+from stackbench.pinning import Pinning
+from stackbench.plan import Plan, StackVariant
+from stackbench.stacks import registry
+from stackbench.workloads.base import Workload
+
+CALL_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 300.0  # starting a stack there: its config checks, readiness, a database's copy
+PREPARE_TIMEOUT_S = 900.0  # what a workload needs first there (WordPress's provisioned database)
+CLOSE_TIMEOUT_S = 30.0
+PYTHON = "python3"
+
+
+class AgentLink:
+    """The agent's process (ssh … python3 -m stackbench.hosts.agent), one request at a time.
+    Answers are read on a thread, so every wait has a deadline; each carries its
+    request's id, so an answer that arrives after Ctrl-C gave up on it is not taken for
+    the next one's."""
+
+    def __init__(self, proc: subprocess.Popen, where: str):
+        self.proc, self.where = proc, where
+        self._answers: queue.Queue = queue.Queue()
+        self._stderr: collections.deque = collections.deque(maxlen=40)
+        self._id = 0
+        threading.Thread(target=self._read, daemon=True, name="stackbench-agent-out").start()
+        threading.Thread(target=self._drain, daemon=True, name="stackbench-agent-err").start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                self._answers.put(json.loads(line))
+            except ValueError:
+                self._stderr.append(line.decode(errors="replace").rstrip())
+        self._answers.put(None)  # the agent's output ended
+
+    def _drain(self) -> None:
+        for line in self.proc.stderr:
+            self._stderr.append(line.decode(errors="replace").rstrip())
+
+    def said(self) -> str | None:
+        return "\n".join(self._stderr) or None
+
+    def call(self, op: str, timeout: float = CALL_TIMEOUT_S, **args: Any) -> Any:
+        self._id += 1
+        rid = self._id
+        try:
+            self.proc.stdin.write(wire.request(rid, op, args))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise self._gone(op) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                answer = self._answers.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise HostError(f"{self.where}: the lab's agent did not answer {op!r} within {timeout:.0f} s",
+                                detail=self.said()) from None
+            if answer is None:
+                self._answers.put(None)  # every later call sees the end too
+                raise self._gone(op)
+            if answer.get("id") != rid:
+                continue  # the late answer to a request given up on
+            if "error" in answer:
+                raise wire.error_from_dict(answer["error"], self.where)
+            return answer.get("ok")
+
+    def _gone(self, op: str) -> HostError:
+        try:
+            status = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            status = None
+        return HostError(f"{self.where}: the lab's agent ended (exit status {status}) before answering {op!r}",
+                         detail=self.said(), hint="the connection dropped, or the host's python3 could not run it")
+
+    @property
+    def ended(self) -> bool:
+        return self.proc.poll() is not None
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """End its input: it stops what it started there and exits."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@dataclass
+class ServerSession:
+    """The server's host, connected, with its agent running."""
+
+    destination: str
+    label: str
+    ssh: Ssh
+    link: AgentLink | None = None
+    control_dir: Path | None = None
+    hello: dict = field(default_factory=dict)
+    offset: clock.Offset | None = None
+    _versions: dict[str, dict] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, hosts: Hosts, plan: Plan, pins: Pinning) -> "ServerSession":
+        control_dir = leftovers.make_dir("stackbench-ssh-")  # the next lab's sweep removes it if this one dies
+        ssh = Ssh(hosts.server.destination, control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
+        session = cls(hosts.server.destination, hosts.server.label, ssh, control_dir=control_dir)
+        try:
+            ssh.open()
+            version = ssh.run(f"{PYTHON} -c 'import sys; print(*sys.version_info[:2])' 2>&1 || echo none").split()
+            if len(version) != 2 or not all(v.isdigit() for v in version) or tuple(map(int, version)) < (3, 11):
+                raise HostError(f"{session.label}: the lab's agent needs Python 3.11 or newer there, found "
+                                f"{' '.join(version) or 'none'}", hint="apt-get install python3 (Debian 12 has 3.11)")
+            packed = bundle.build()
+            path = ssh.ship_tree(packed.data, packed.digest, "stackbench")
+            proc = ssh.popen(f"cd {path} && exec {PYTHON} -m stackbench.hosts.agent", stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=detached)  # Ctrl-C is the lab's: it stops the stack there in order
+            session.link = AgentLink(proc, session.label)
+            session.hello = session.link.call(
+                "hello", lab_boot_id=boot_id(), server_cpus=pins.server_cpus, engine_cpus=pins.engine_cpus,
+                sample_interval_s=plan.sample_interval_s, syscalls=plan.syscalls,
+                machine=plan.machine.as_dict() if plan.machine else None, address=hosts.server_address)
+            session.probe_clock()
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @property
+    def address(self) -> str:
+        return self.hello["address"]
+
+    def probe_clock(self) -> None:
+        samples = []
+        for _ in range(clock.PROBES):
+            t0 = clock.now_us()
+            there = self.link.call("clock")
+            samples.append((t0, int(there), clock.now_us()))
+        self.offset = clock.estimate(samples)
+
+    def facts(self) -> dict:
+        """What the run stores of the host (environment.server_host)."""
+        return {"host": self.label, "address": self.address, "same_machine": self.hello.get("same_machine"),
+                "syscall_method": self.hello.get("syscall_method"), **(self.offset.as_dict() if self.offset else {}),
+                "environment": self.hello.get("environment")}
+
+    # -- the runner's collaborators (runner.Lab) --------------------------------------------
+    def lab(self, lab):
+        """`lab` with the stack, its monitor, its packages and versions on the host."""
+        return replace(lab, instance=self.instance, monitor=lambda *_: RemoteRunMonitor(self),
+                       require=lambda stack: self.link.call("require", stack=stack.id),
+                       require_workload=lambda w: self.link.call("require_workload", PREPARE_TIMEOUT_S, workload=w.id),
+                       versions=self.versions,
+                       environment=lambda pins: lab.environment(pins) | {"server_host": self.facts()})
+
+    def instance(self, variant: StackVariant, cpus: list[int], options, cgroup_parent: str | None,
+                 workload_list: list[Workload], host: str | None = None, machine=None) -> "RemoteStack":
+        return RemoteStack(self, variant, workload_list, keep_rundir=options.keep_rundir)
+
+    def versions(self, stack) -> dict:
+        if stack.id not in self._versions:
+            self._versions[stack.id] = self.link.call("versions", stack=stack.id)
+        return self._versions[stack.id]
+
+    def close(self) -> None:
+        """The agent stops the stacks it started and exits; then the connection ends."""
+        try:
+            if self.link is not None:
+                self.link.close()
+        finally:
+            self.ssh.close()
+            if self.control_dir is not None:
+                shutil.rmtree(self.control_dir, ignore_errors=True)
+
+
+@dataclass
+class Dead:
+    name: str
+    exit_status: int | None
+
+
+class RemoteStack:
+    """A stack running on the server's host, as the runner uses a StackInstance."""
+
+    def __init__(self, session: ServerSession, variant: StackVariant, workload_list: list[Workload],
+                 keep_rundir: bool = False):
+        self.session, self.variant = session, variant
+        self.stack = registry.get(variant.id)
+        self.knobs = self.stack.resolve_knobs(variant.knobs)
+        self.label = variant.label
+        self.workloads = list(workload_list)
+        self.keep_rundir = keep_rundir
+        self.sid: int | None = None
+        self.host: str = session.address
+        self._port: int | None = variant.port
+        self.cpus: list[int] = []
+        self.files: dict[str, str] = {}
+        self.php_state: dict | None = None
+        self.ctx: SimpleNamespace | None = None  # .rundir, where it is on the host (--keep-rundir)
+        self.machine_cgroup: RemoteMachineCgroup | None = None
+
+    def _spec(self) -> dict:
+        return {"stack": self.variant.id, "knobs": self.variant.knobs, "label": self.label, "port": self.variant.port,
+                "workloads": [w.id for w in self.workloads], "keep_rundir": self.keep_rundir}
+
+    @property
+    def port(self) -> int:
+        assert self._port is not None
+        return self._port
+
+    def url(self, path: str) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{path}"
+
+    def workload(self, wid: str) -> Workload:
+        return next(w for w in self.workloads if w.id == wid)
+
+    def preflight(self) -> None:
+        self.session.link.call("preflight", START_TIMEOUT_S, spec=self._spec())
+
+    def up(self) -> None:
+        self.session.probe_clock()  # the offset this stack's samples are moved by
+        started = self.session.link.call("up", START_TIMEOUT_S, spec=self._spec())
+        self.sid, self.host, self._port = started["id"], started["host"], started["port"]
+        self.files, self.cpus, self.knobs = started["files"], started["cpus"], started["knobs"]
+        self.ctx = SimpleNamespace(rundir=f"{self.session.label}:{started['rundir']}")
+        if started["machine_cgroup"]:
+            self.machine_cgroup = RemoteMachineCgroup(self)
+
+    def verify(self, workload_ids: list[str]) -> None:
+        self.php_state = self.session.link.call("verify", START_TIMEOUT_S, sid=self.sid, workload_ids=workload_ids)
+
+    def dead_servers(self) -> list[Dead]:
+        if self.sid is None:
+            return []
+        return [Dead(**d) for d in self.session.link.call("dead", sid=self.sid)]
+
+    def check_alive(self) -> None:
+        self.session.link.call("check_alive", sid=self.sid)
+
+    def down(self) -> None:
+        # An agent that has ended stopped its stacks as it went (its servers die with it).
+        if self.sid is not None and not self.session.link.ended:
+            sid, self.sid = self.sid, None
+            self.session.link.call("down", START_TIMEOUT_S, sid=sid)
+
+
+class RemoteMachineCgroup:
+    """The machine profile's cgroup there: what the runner asks of it when a stack fails."""
+
+    def __init__(self, stack: RemoteStack):
+        self.stack = stack
+
+    def since_start(self) -> dict | None:
+        return self.stack.session.link.call("since_start", sid=self.stack.sid)
+
+
+class RemoteMonitor:
+    """A StackMonitor's cells, measured by the agent there; sample times come back in the
+    lab's clock, and a profile pass's window goes there in the host's."""
+
+    def __init__(self, stack: RemoteStack):
+        self.stack = stack
+        self.link = stack.session.link
+
+    def _offset(self) -> int:
+        offset = self.stack.session.offset
+        return offset.offset_us if offset else 0
+
+    def begin_cell(self) -> None:
+        self.link.call("begin_cell", sid=self.stack.sid)
+
+    def end_cell(self) -> CellCost:
+        return wire.cost_from_dict(self.link.call("end_cell", sid=self.stack.sid), self._offset())
+
+    def begin_profile(self) -> bool:
+        return bool(self.link.call("begin_profile", sid=self.stack.sid))
+
+    def end_profile(self, cost: CellCost, result) -> None:
+        counted = self.link.call("end_profile", sid=self.stack.sid,
+                                 started_unix_us=result.started_unix_us + self._offset(),
+                                 ended_unix_us=result.ended_unix_us + self._offset(),
+                                 completed=result.requests.completed, requests_per_s=result.requests_per_s)
+        cost.syscalls = wire.syscalls_from_dict(counted["syscalls"])
+        cost.syscalls_requests_per_s = counted["syscalls_requests_per_s"]
+        cost.notes += counted["notes"]
+
+    def stop(self) -> None:
+        pass  # the agent stops the stack's sampler and counters when the stack goes down
+
+
+class RemoteRunMonitor:
+    """The run's monitor: the agent's, there (its cgroup, perf or strace)."""
+
+    cgroup_parent = None
+
+    def __init__(self, session: ServerSession):
+        self.session = session
+        self.syscall_method = session.hello.get("syscall_method")
+        self.notes = list(session.hello.get("notes") or [])
+
+    def for_stack(self, instance: RemoteStack) -> RemoteMonitor:
+        return RemoteMonitor(instance)
+
+    def close(self) -> None:
+        pass  # the agent's, closed when the session ends

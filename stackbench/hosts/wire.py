@@ -1,0 +1,71 @@
+"""What crosses the SSH channel between the lab and its agent on the server's host
+(hosts/agent.py): one JSON object a line each way. A request names an operation and
+carries an id; the answer echoes the id with `ok` (the operation's result) or `error`
+(a StackbenchError as its class, sentence, detail and hint — raised again on the lab's
+side as the same class, so a server that fails its config check there fails the cell
+here exactly as a local one does).
+
+A cell's cost goes over as its dataclasses' fields; times move between the two clocks
+by the offset the lab measured (the host's clock minus the lab's), so the samples line up
+with the engine's timeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from stackbench import errors
+from stackbench.monitor.cgroup_stats import CgroupSample
+from stackbench.monitor.processes import ProcessMemory
+from stackbench.monitor.session import CellCost
+from stackbench.monitor.status_pages import StatusSample
+from stackbench.monitor.syscalls import WindowCounts
+
+
+def request(rid: int, op: str, args: dict[str, Any]) -> bytes:
+    return (json.dumps({"id": rid, "op": op, "args": args}) + "\n").encode()
+
+
+def answer(rid: int, ok: Any = None, error: errors.StackbenchError | None = None) -> str:
+    if error is not None:
+        return json.dumps({"id": rid, "error": error_to_dict(error)}) + "\n"
+    return json.dumps({"id": rid, "ok": ok}) + "\n"
+
+
+def error_to_dict(e: errors.StackbenchError) -> dict:
+    return {"kind": type(e).__name__, "message": e.message, "detail": e.detail, "hint": e.hint}
+
+
+def error_from_dict(d: dict, where: str) -> errors.StackbenchError:
+    """The agent's error as the same class here (HostError when the class is not a
+    plain StackbenchError one, e.g. MissingBinary's own constructor), saying where."""
+    kind = getattr(errors, str(d.get("kind")), None)
+    message = f"{d.get('message')} (on {where})"
+    try:
+        if isinstance(kind, type) and issubclass(kind, errors.StackbenchError):
+            e = kind.__new__(kind)
+            errors.StackbenchError.__init__(e, message, detail=d.get("detail"), hint=d.get("hint"))
+            return e
+    except TypeError:
+        pass
+    return errors.HostError(message, detail=d.get("detail"), hint=d.get("hint"))
+
+
+def cost_to_dict(cost: CellCost) -> dict:
+    return dataclasses.asdict(cost)
+
+
+def cost_from_dict(d: dict, offset_us: int = 0) -> CellCost:
+    """A cost the agent measured, its sample times moved to the lab's clock."""
+    d = dict(d)
+    d["samples"] = [CgroupSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("samples") or []]
+    d["processes"] = [ProcessMemory(**p) for p in d.get("processes") or []]
+    d["status"] = [StatusSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("status") or []]
+    d["syscalls"] = syscalls_from_dict(d.get("syscalls"))
+    return CellCost(**d)
+
+
+def syscalls_from_dict(d: dict | None) -> WindowCounts | None:
+    return WindowCounts(**d) if d else None
