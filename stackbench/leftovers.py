@@ -295,7 +295,7 @@ def stale_directories() -> Iterable[Leftover]:
             if owner is None or owner.alive():
                 continue
             kind = {"perf": "perf scratch directory", "strace": "strace scratch directory",
-                    "ssh": "SSH control directory (client hosts)",
+                    "ssh": "SSH control directory (other hosts)",
                     "wordpress": "WordPress provisioning directory (a MariaDB datadir)"}.get(
                 child.name[len(PREFIX):].split("-")[0], "run directory")
             yield Leftover(kind, str(child), f"made by pid {owner.pid}, gone",

@@ -266,6 +266,22 @@ def _start_key(cell: Cell, plan: Plan) -> tuple:
     return (cell.repetition, cell.stack.label, cell.network, cell.background)
 
 
+def dry_check(plan: Plan, options: Options, lab: Lab | None = None) -> dict | None:
+    """What `run --dry-run` checks: the preflight, on the server's host when that is
+    another one (connected for it, its agent started and ended); returns that host's facts."""
+    lab = lab or Lab()
+    if not plan.hosts.remote_server:
+        preflight(plan, options, lab)
+        return None
+    check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
+    server = ServerSession.open(plan.hosts, plan, machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose()))
+    try:
+        preflight(plan, options, server.lab(lab))
+        return server.facts()
+    finally:
+        server.close()
+
+
 def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     """Before measuring anything: every stack and workload installed, every config
     accepted by its server's checker. A typo in the last stack of a long plan fails in a

@@ -43,6 +43,18 @@ def require_tool(name: str, package: str) -> str:
     return path
 
 
+def commands() -> dict[int, str]:
+    """Every process's command line (its arguments joined by spaces), by pid."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+    return found
+
+
 @pytest.fixture
 def workdir():
     """A run-directory parent the servers' unprivileged workers can traverse (pytest's
@@ -51,3 +63,16 @@ def workdir():
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def ssh_host():
+    """Another host, over SSH: an sshd in a network namespace (sshd_host.py); yields the
+    directory with its ssh_config, which names it `remote-test`."""
+    from sshd_host import sshd_in_namespace
+
+    if not Path("/usr/sbin/sshd").exists():
+        msg = "the SSH tests need openssh-server (run ./scripts/setup.sh)"
+        pytest.fail(msg) if os.environ.get("CI") else pytest.skip(msg)
+    with sshd_in_namespace() as tmp:
+        yield tmp

@@ -17,6 +17,7 @@ from typing import Callable
 
 import pytest
 
+from conftest import commands
 from stackbench import lock, runner
 from stackbench.cli import main
 from stackbench.store import SCHEMA_VERSION, Store
@@ -110,15 +111,7 @@ def _cgroups() -> set[str]:
 
 
 def _processes_under(path: Path) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(path) in cmd and entry.name != str(os.getpid()):
-            found.append(cmd)
-    return found
+    return [cmd for pid, cmd in commands().items() if str(path) in cmd and pid != os.getpid()]
 
 
 def one_error(err: str, fragment: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_stack
-from sshd_host import HERE, sshd_in_namespace
+from sshd_host import HERE
 from stackbench.engine import merge, process as engine
 from stackbench.engine.process import LoadSpec
 from stackbench.errors import PlanError
@@ -248,15 +248,6 @@ def test_a_result_without_buckets_is_not_merged_by_guessing(http_server):
 
 
 # -- the SSH path, for real ------------------------------------------------------------------
-@pytest.fixture
-def ssh_host():
-    if not Path("/usr/sbin/sshd").exists():
-        msg = "the SSH test needs openssh-server (run ./scripts/setup.sh)"
-        pytest.fail(msg) if os.environ.get("CI") else pytest.skip(msg)
-    with sshd_in_namespace() as tmp:
-        yield tmp
-
-
 def _control_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("stackbench-ssh-*")}
 

@@ -11,8 +11,9 @@ import sys
 from stackbench import lock, machine, pinning, plan as plan_mod, scenarios, target
 from stackbench.errors import ServerError, UsageError
 from stackbench.report.text import dry_run, run_report
+from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
-from stackbench.runner import Options, Outcome, done_seqs, preflight, resume, run_plan
+from stackbench.runner import Options, Outcome, done_seqs, dry_check, resume, run_plan
 from stackbench.states import RunStatus
 from stackbench.store import Store
 from stackbench.hosts import spec as hosts_spec
@@ -101,10 +102,13 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     """The same checks as a real run makes before it measures: installed, configs
     accepted by each server's own checker, knob combinations."""
-    preflight(plan, Options(workdir=args.workdir, allow_remote_target=getattr(args, "allow_remote_target", False)))
+    server = dry_check(plan, Options(workdir=args.workdir,
+                                     allow_remote_target=getattr(args, "allow_remote_target", False)))
     every = plan_mod.expand(plan)
     cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
     print(dry_run.load_line(plan))
+    if server is not None:
+        print("server: " + server_line(server) + " (connected to check its packages and configs there)")
     if not plan.hosts.single_local:
         print(dry_run.clients_line(plan))
     for line in dry_run.network_lines(plan):

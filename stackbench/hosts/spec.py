@@ -124,5 +124,5 @@ def resume_flags(plan_checked: dict | None) -> str:
     """What `run --resume` of a stored run needs besides its id: a plan with SSH clients
     needs --allow-remote-target again, and so does one with its server on another host."""
     hosts = (plan_checked or {}).get("hosts") or {}
-    named = (hosts.get("clients") or []) + [hosts.get("server") or {}]
+    named = [*(hosts.get("clients") or []), hosts.get("server") or {}]
     return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in named) else ""

@@ -24,7 +24,7 @@ BUILT_IN = "<default plan>"
 ENVIRONMENT = (  # (key, name in the table)
     ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
     ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
-    ("pinning", "pinning"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
+    ("pinning", "pinning"), ("server_host", "the stack's host"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
     ("python", "Python"),
 )
 
@@ -77,6 +77,8 @@ def _env_value(key: str, v: Any) -> str:
     if key == "pinning":
         shared = "; they share cores" if v.get("shared") else ""
         return f"server on cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
+    if key == "server_host":
+        return clients_text.server_line(v)
     if key == "machine_profile":
         return machine_words(v) + " — cgroup limits on the stack and its services, OOM kills recorded per cell"
     return str(v)

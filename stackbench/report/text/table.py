@@ -11,6 +11,7 @@ from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.report.network import lines as network_lines
 from stackbench.machine import MachineProfile
 from stackbench.report.text.caveats import sentence
+from stackbench.report.text.clients import server_line
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
@@ -142,6 +143,8 @@ def header(run: dict, out: TextIO) -> None:
         out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
                         f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n")
+    if env.get("server_host"):  # the stack ran on another host (hosts.server)
+        out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
     nets = network_lines(run.get("plan_checked"), run.get("network"))
     if nets != network_lines(None, None):  # loopback alone goes without saying
         for line in nets:

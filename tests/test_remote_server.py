@@ -1,0 +1,239 @@
+"""The stack on another host (hosts.server = "ssh:DEST", hosts/server.py and agent.py):
+the code the lab ships, the agent's answers and errors, and the SSH path for real — an
+sshd started by the test in a network namespace is the server's host (the stack there,
+the client here)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import commands, require_stack
+from sshd_host import THERE
+from test_fault_matrix import snapshot
+from stackbench.errors import HostError, UsageError
+from stackbench.hosts import bundle, spec, wire
+from stackbench.hosts.agent import boot_id
+from stackbench.hosts.server import AgentLink
+from stackbench.monitor.cgroup_stats import CgroupSample
+from stackbench.monitor.session import CellCost
+from stackbench.monitor.status_pages import StatusSample
+from stackbench.plan import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def plan_text(hosts: str, duration: str = "2s") -> str:
+    return f"""
+name = "remote-server"
+duration = "{duration}"
+warmup = "0s"
+concurrency = [4]
+keepalive = [true]
+workloads = ["php-hello"]
+[hosts]
+{hosts}
+[[stacks]]
+id = "nginx-fpm"
+"""
+
+
+# -- the plan --------------------------------------------------------------------------
+def test_a_server_host_is_read_and_its_database_goes_with_it():
+    plan = parse(tomllib.loads(plan_text('server = "ssh:root@web1"')), "plan.toml")
+    assert plan.hosts.remote_server and plan.hosts.server.destination == "root@web1"
+    assert plan.hosts.clients == (spec.Client("local"),)  # the load still comes from here
+    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+    same = parse(tomllib.loads(plan_text('server = "ssh:root@web1"\ndb = "ssh:root@web1"')), "plan.toml")
+    assert same.hosts == plan.hosts
+
+
+# -- what crosses the channel ----------------------------------------------------------
+def test_a_cost_crosses_with_its_times_moved_to_the_labs_clock():
+    cost = CellCost(samples=[CgroupSample(1_000_500, 10, 5, 1, 2, 700, 400, 300, 6, 9),
+                             CgroupSample(2_000_500, 12, 6, 1, 2, 900, 500, 400, 7, 9)],
+                    status=[StatusSample(1_500_500, "php-fpm", {"active": 3})], notes=["n"])
+    cost.derive()
+    back = wire.cost_from_dict(json.loads(json.dumps(wire.cost_to_dict(cost))), offset_us=500)
+    assert [s.t_unix_us for s in back.samples] == [1_000_000, 2_000_000]
+    assert back.status == [StatusSample(1_500_000, "php-fpm", {"active": 3})]
+    assert (back.cpu_total_us, back.procs_max, back.notes) == (200, 7, ["n"])
+
+
+def test_an_error_there_is_the_same_class_here_and_says_where():
+    e = wire.error_from_dict(wire.error_to_dict(UsageError("bad knob", hint="h")), "ssh:web1")
+    assert type(e) is UsageError and e.message == "bad knob (on ssh:web1)" and e.hint == "h"
+    assert type(wire.error_from_dict({"kind": "NoSuchClass", "message": "x"}, "w")) is HostError
+
+
+# -- the code shipped ------------------------------------------------------------------
+def test_the_bundle_is_the_same_bytes_each_time_and_runs_without_the_labs_packages(tmp_path):
+    """Packed twice alike (one upload per build and host), and enough there: Python's
+    standard library and the bundle, no site-packages (no Pillow: the JPEGs go along)."""
+    first, again = bundle.build.__wrapped__(), bundle.build.__wrapped__()
+    assert first.digest == again.digest
+    with tarfile.open(fileobj=io.BytesIO(first.data)) as tar:
+        names = tar.getnames()
+        tar.extractall(tmp_path)
+    assert "stackbench/hosts/agent.py" in names and "jinja2/__init__.py" in names
+    assert not [n for n in names if n.endswith((".so", ".pyc"))]
+    shipped = [n for n in names if "/media_shipped/" in n]
+    assert shipped, "the generated JPEGs are shipped"
+    check = ("import sys, stackbench.hosts.agent, stackbench.workloads as w; "
+             "assert not any('site-packages' in p for p in sys.path); "
+             "docs = w.DOCUMENTS; import stackbench.workloads.media as m; assert not m.made; "
+             "assert len(b''.join(w.get('static-jpeg-150k').files.values())) > 140_000")
+    out = subprocess.run([sys.executable, "-S", "-E", "-c", check], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+# -- the agent, driven here without SSH ------------------------------------------------
+@pytest.fixture
+def agent():
+    """The agent as the lab starts it there, with this machine's SSH_CONNECTION faked."""
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench.hosts.agent"], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "SSH_CONNECTION": "127.0.0.1 50000 127.0.0.1 22"})
+    link = AgentLink(proc, "ssh:test")
+    yield link
+    link.close(timeout=10)
+
+
+def test_the_agent_answers_and_its_errors_are_the_labs_own(agent):
+    hello = agent.call("hello", lab_boot_id=boot_id(), server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
+                       syscalls=False, machine=None)
+    assert hello["same_machine"] is True and hello["address"] == "127.0.0.1"  # SSH's arrival address
+    assert hello["environment"]["pinning"]["server_cpus"] == [0] and hello["environment"]["engine"] is None
+    assert abs(agent.call("clock") - time.time_ns() // 1000) < 2_000_000
+    with pytest.raises(UsageError) as e:
+        agent.call("require", stack="no-such-stack")
+    assert "(on ssh:test)" in e.value.message
+    with pytest.raises(HostError, match="no operation 'bogus'"):
+        agent.call("bogus")
+    agent.call("versions", stack="nginx-fpm")  # still answering after errors
+
+
+def test_an_agent_whose_input_ends_cleans_up_and_exits(agent):
+    agent.call("hello", lab_boot_id=boot_id(), server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
+               syscalls=False, machine=None)
+    cgroup = Path(f"/sys/fs/cgroup/memory/stackbench/run-{agent.proc.pid}")
+    had = cgroup.exists()
+    agent.close(timeout=10)
+    assert agent.proc.returncode == 0
+    assert not cgroup.exists() or not had
+    with pytest.raises(HostError, match="ended"):
+        agent.call("clock")
+
+
+# -- for real, over SSH ------------------------------------------------------------------
+def _stackbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stackbench", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _theirs() -> list[str]:
+    """The agent and the servers it started (run directories under the temp dir)."""
+    return [f"{pid} {cmd}" for pid, cmd in commands().items() if "stackbench.hosts.agent" in cmd
+            or f"{tempfile.gettempdir()}/stackbench-nginx-fpm-" in cmd]
+
+
+def _held(workdir: Path) -> dict[str, set]:
+    """What the machine holds (processes, cgroups, directories, sockets…) and the agent.
+    What an earlier, killed lab left is swept by the next run: take it after a sweep."""
+    return snapshot(workdir) | {"agent": set(_theirs())}
+
+
+@pytest.mark.servers
+def test_a_stack_on_another_host_is_measured_there_and_leaves_nothing(ssh_host, workdir):
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text(f'server = "ssh:remote-test"\nssh_config = "{ssh_host}/ssh_config"'))
+    assert _stackbench("clean").returncode == 0
+    before = _held(workdir)
+
+    refused = _stackbench("run", str(plan), "--db", str(db))
+    assert refused.returncode == 2 and "a server on another host" in refused.stderr, refused.stderr
+    assert _held(workdir) == before  # refused before any connection
+
+    dry = _stackbench("run", str(plan), "--dry-run", "--allow-remote-target")
+    assert dry.returncode == 0, dry.stderr
+    assert f"server: ssh:remote-test at {THERE}" in dry.stdout and "configs checked" in dry.stdout
+
+    done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target")
+    assert done.returncode == 0, done.stderr
+    assert f"server: ssh:remote-test at {THERE} (this machine, through SSH)" in done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        cell = conn.execute("SELECT * FROM cells").fetchone()
+        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
+    doc = json.loads(cell["engine_json"])
+    assert cell["status"] == "ok" and doc["requests"]["completed"] > 100
+    assert doc["config"]["url"].startswith(f"http://{THERE}:")  # where the lab reached the host
+    # Measured there, by the agent: the stack's cgroup, its processes, perf's system calls.
+    assert cell["mem_peak_bytes"] > 1_000_000 and cell["cpu_total_us"] > 0 and cell["procs_max"] >= 3
+    assert cell["syscalls_total"] > 0, cell["monitor_notes_json"]
+    assert json.loads(cell["versions_json"]).get("nginx")
+    server = env["server_host"]
+    assert server["same_machine"] is True and server["address"] == THERE
+    assert abs(server["offset_us"]) <= server["offset_uncertainty_us"] + 100  # one clock, within its bound
+    shown = _stackbench("show", "--db", str(db)).stdout
+    assert f"server ssh:remote-test at {THERE}" in shown
+    assert _held(workdir) == before  # the agent, its servers, cgroups, run directory, SSH socket: gone
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("how", ["Ctrl-C", "kill -9"])
+def test_a_lab_that_stops_stops_the_stack_on_the_other_host(how, ssh_host, workdir):
+    """Ctrl-C: the lab stops the stack there in order (its SSH connection is not in the
+    terminal's process group, so it is still open for that). kill -9: the lab's SSH
+    clients die with it, the agent's input ends, and it stops the stack itself."""
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text(f'server = "ssh:remote-test"\nssh_config = "{ssh_host}/ssh_config"', "30s"))
+    assert _stackbench("clean").returncode == 0
+    before = _held(workdir)
+    lab = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db),
+                            "--allow-remote-target", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any("nginx: master" in p for p in _theirs()) and time.monotonic() < deadline and lab.poll() is None:
+        time.sleep(0.05)
+    assert any("nginx: master" in p for p in _theirs()), "the stack never started there"
+    time.sleep(2.0)  # loading
+    lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
+    assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
+    deadline = time.monotonic() + 3
+    while _theirs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _theirs() == [], "the stack there outlived the lab"
+    if how == "kill -9":  # the SSH socket's directory is the next lab's to sweep
+        assert _stackbench("clean").returncode == 0
+    assert _held(workdir) == before
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.servers
+def test_a_server_host_that_cannot_be_reached_stops_before_a_run_is_stored(workdir):
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text('server = "ssh:nobody@no-such-host.invalid"'))
+    assert _stackbench("clean").returncode == 0
+    before = _held(workdir)
+    proc = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=60)
+    assert proc.returncode == 8, proc.stderr
+    assert "nobody@no-such-host.invalid: SSH failed" in proc.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert _held(workdir) == before
