@@ -36,10 +36,16 @@ def check_machine(plan) -> None:
         raise PlanError(f"{plan.source}: the busiest step opens {need:,} connections, more than the "
                         f"{ports:,} local ports of this machine (net.ipv4.ip_local_port_range)",
                         hint="lower concurrency/rate or connections")
-    machine.check(plan.machine, plan.source)
-    reason = machine_cgroup.unavailable_reason(plan.machine)
+    if not plan.hosts.remote_server:  # there, the agent checks it (hosts/agent.py)
+        check_profile(plan.machine, plan.source)
+
+
+def check_profile(profile: machine.MachineProfile | None, source: str) -> None:
+    """Whether the machine the stack runs on can emulate the plan's machine profile."""
+    machine.check(profile, source)
+    reason = machine_cgroup.unavailable_reason(profile)
     if reason is not None:
-        raise machine_cgroup.MachineUnavailable(f"{plan.source}: the machine profile ({plan.machine.describe()}) "
+        raise machine_cgroup.MachineUnavailable(f"{source}: the machine profile ({profile.describe()}) "
                                                 f"cannot be set up here: {reason}")
 
 

@@ -15,10 +15,13 @@ from dataclasses import asdict, dataclass
 class Pinning:
     server_cpus: list[int]
     engine_cpus: list[int]
+    # The stack on another machine (hosts.server): its cores are that host's, and the
+    # engine may have every core here.
+    server_host: str | None = None
 
     @property
     def shared(self) -> bool:
-        return bool(set(self.server_cpus) & set(self.engine_cpus))
+        return self.server_host is None and bool(set(self.server_cpus) & set(self.engine_cpus))
 
     def as_dict(self) -> dict:
         return asdict(self) | {"shared": self.shared}

@@ -134,7 +134,7 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
         here = lab
         if plan.hosts.remote_server:
             server = ServerSession.open(plan.hosts, plan, pins)
-            here = server.lab(lab)
+            here, pins = server.lab(lab), server.pinning(pins)
             (events or Events()).server_ready(server.facts())
         preflight(plan, options, here)
         here.engine_binary()  # fail now, not after the first stack started
@@ -210,6 +210,14 @@ def _each(*steps: Callable[[], None]) -> None:
             failure = failure or e
     if failure is not None:
         raise failure
+
+
+def _quietly(step: Callable[[], object]) -> None:
+    """A clean-up step while another exception is on its way: that one is reported."""
+    try:
+        step()
+    except Exception:  # noqa: BLE001 - the exception in flight says what went wrong
+        pass
 
 
 def _run_adaptive(run_id: int, plan: Plan, cells: list[Cell], store: Store,
@@ -455,8 +463,12 @@ def _measure(cell: Cell, plan: Plan, instance: StackInstance, versions: dict, pi
         try:
             with in_client():
                 result = lab.load(spec, pins.engine_cpus)
-        finally:  # also on Ctrl-C: the sampler and poller threads must stop
-            cost = monitor.end_cell()
+        except BaseException:
+            # Also on Ctrl-C the sampler and poller threads must stop — without a failure
+            # of their own (an agent there gone) replacing the one that stopped the load.
+            _quietly(monitor.end_cell)
+            raise
+        cost = monitor.end_cell()
         if plan.syscall_profile_s and not instance.dead_servers() and monitor.begin_profile():
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).

@@ -237,3 +237,69 @@ def test_a_server_host_that_cannot_be_reached_stops_before_a_run_is_stored(workd
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     assert _held(workdir) == before
+
+
+# -- what the review found ------------------------------------------------------------------
+@pytest.mark.parametrize("address, same, problem", [
+    ("10.0.0.5", False, None),
+    ("127.0.0.1", True, None),  # the lab's own machine: its loopback is the lab's
+    ("127.0.0.1", False, "could not reach it"),  # another host's loopback: SSH through a tunnel
+    ("0.0.0.0", False, "could not reach it"),
+    ("fe80::1", False, "IPv4"),
+    ("web1", False, "not an IP address"),
+    (None, False, "no SSH_CONNECTION"),
+])
+def test_the_stack_listens_only_where_the_labs_clients_can_reach_it(address, same, problem):
+    from stackbench.hosts.agent import address_problem
+    found = address_problem(address, same)
+    assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_failed_starts_state_and_errors_defined_beside_their_module_cross_too():
+    from stackbench.network.netns import NetworkError
+    e = NetworkError("no veth")
+    e.state = {"files": {"nginx/nginx.conf": "x"}, "rundir": "/tmp/r", "since_start": {"oom_kills": 2}}
+    back = wire.error_from_dict(json.loads(json.dumps(wire.error_to_dict(e))), "ssh:web1")
+    assert type(back) is NetworkError and back.state == e.state
+
+
+def test_a_stack_on_another_machine_never_shares_the_engines_cores():
+    from stackbench.pinning import Pinning
+    assert Pinning([0], [0, 1]).shared
+    apart = Pinning([0], [0, 1], server_host="ssh:web1")
+    assert not apart.shared and apart.as_dict()["server_host"] == "ssh:web1"
+
+
+def test_a_machine_profile_is_checked_on_the_stacks_host_not_here():
+    """A profile this machine could not give (all its cores) is the server host's to
+    judge; here the same profile is refused."""
+    from stackbench import limits
+    from stackbench.errors import PlanError
+    cores = len(os.sched_getaffinity(0))
+    head = f'machine = {{ cpus = {cores} }}\n'
+    local = parse(tomllib.loads(head + plan_text("")), "plan.toml")
+    if cores > 1:
+        with pytest.raises(PlanError):
+            limits.check_machine(local)
+    remote = parse(tomllib.loads(head + plan_text('server = "ssh:web1"')), "plan.toml")
+    limits.check_machine(remote)
+
+
+def test_on_a_host_of_its_own_the_agent_holds_its_run_lock_and_pins_there(agent):
+    """Told the lab is on another machine (another boot id), the agent takes this host's
+    run lock (no second lab measures here meanwhile), and chooses the stack's cores as a
+    lab would; the lab's engine then gets every core of its own machine."""
+    from stackbench import lock
+    from stackbench.hosts.server import ServerSession
+    from stackbench.pinning import Pinning, choose
+    hello = agent.call("hello", lab_boot_id="another-machine", server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
+                       syscalls=False, machine=None, address="10.9.9.9")  # hosts.server_address (not loopback)
+    assert hello["same_machine"] is False
+    assert f"pid {agent.proc.pid}" in (lock.holder() or "")
+    assert hello["environment"]["pinning"]["server_cpus"] == choose().server_cpus
+    session = ServerSession("web1", "ssh:web1", ssh=None, hello=hello)
+    pins = session.pinning(Pinning([0], [1]))
+    assert pins.server_cpus == choose().server_cpus and pins.engine_cpus == sorted(os.sched_getaffinity(0))
+    assert pins.server_host == "ssh:web1" and not pins.shared
+    agent.close(timeout=10)
+    assert lock.holder() is None

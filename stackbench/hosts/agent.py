@@ -20,6 +20,7 @@ takes that host's run lock, sweeps what a killed lab left there and pins as a la
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -29,7 +30,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from stackbench import environment, leftovers, machine as machine_mod, pinning as pinning_mod, workloads
+from stackbench import environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod, workloads
 from stackbench.errors import HostError, StackbenchError
 from stackbench.hosts import clock, wire
 from stackbench.lock import RunLock
@@ -46,6 +47,23 @@ def boot_id() -> str | None:
         return BOOT_ID.read_text().strip()
     except OSError:
         return None
+
+
+def address_problem(address: str | None, same_machine: bool) -> str | None:
+    """Why the stack cannot listen on `address` for the lab's clients, or None. Loopback
+    on another machine is that machine's own (SSH through a tunnel or a ProxyCommand):
+    the lab's engine would load its own loopback instead."""
+    if not address:
+        return "the lab cannot tell which address it reached this host by (no SSH_CONNECTION)"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return "not an IP address"
+    if ip.version != 4:
+        return "the lab's stacks listen on IPv4 addresses"
+    if ip.is_unspecified or (ip.is_loopback and not same_machine):
+        return "the lab's clients could not reach it there (SSH arrived through a tunnel?)"
+    return None
 
 
 def arrival_address() -> str | None:
@@ -85,13 +103,16 @@ class Agent:
             leftovers.sweep()
             pins = pinning_mod.choose()
         self.machine = machine_mod.MachineProfile(**machine) if machine else None
+        if not same:  # on the lab's machine the lab checked it
+            limits.check_profile(self.machine, "the plan")
         self.pins = machine_mod.pinning(self.machine, pins) if not same else pins
         pinning_mod.pin_self(self.pins.engine_cpus)  # the agent and its samplers off the server's cores
         self.run_monitor = RunMonitor(self.pins.engine_cpus, sample_interval_s, syscalls)
         self.address = address or arrival_address()
-        if not self.address:
-            raise HostError("the agent cannot tell which address the lab reached this host by (no SSH_CONNECTION)",
-                            hint="set hosts.server_address to the address the clients should use")
+        problem = address_problem(self.address, same)
+        if problem:
+            raise HostError(f"the stack cannot listen on {self.address or 'an unknown address'}: {problem}",
+                            hint="set hosts.server_address to this host's IPv4 address the clients reach it by")
         env = environment.collect(self.pins, engine_version=False)
         return {"same_machine": same, "address": self.address, "environment": env,
                 "syscall_method": self.run_monitor.syscall_method, "notes": self.run_monitor.notes}
@@ -123,7 +144,14 @@ class Agent:
 
     def op_up(self, spec: dict) -> dict:
         instance = self._instance(spec, started=True)
-        instance.up()
+        try:
+            instance.up()
+        except StackbenchError as e:
+            # What the lab keeps of a start that failed, as it would of a local one: the
+            # rendered files, where they are (--keep-rundir), the machine's events so far.
+            e.state = {"files": instance.files, "rundir": str(instance.ctx.rundir) if instance.ctx else None,
+                       "since_start": instance.machine_cgroup.since_start() if instance.machine_cgroup else None}
+            raise
         sid, self._next = self._next, self._next + 1
         self.instances[sid] = instance
         return {"id": sid, "host": instance.host, "port": instance.port, "files": instance.files,

@@ -112,7 +112,8 @@ class ClientSession:
                 ssh.open()
                 prepared.remote = ssh.prepare(binary)
                 prepared.probe_clock()
-            session.listen = _listen_address([p.ssh for p in session.clients if p.ssh])
+            if not hosts.remote_server:  # the clients reach a stack on another host by its own address
+                session.listen = _listen_address([p.ssh for p in session.clients if p.ssh])
         except BaseException:
             session.close()
             raise

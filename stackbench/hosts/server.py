@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import queue
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -26,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from stackbench import leftovers
-from stackbench.errors import HostError
+from stackbench.errors import HostError, StackbenchError
 from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.spec import Hosts
@@ -41,6 +43,7 @@ CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 300.0  # starting a stack there: its config checks, readiness, a database's copy
 PREPARE_TIMEOUT_S = 900.0  # what a workload needs first there (WordPress's provisioned database)
 CLOSE_TIMEOUT_S = 30.0
+REACH_TIMEOUT_S = 5.0
 PYTHON = "python3"
 
 
@@ -129,6 +132,7 @@ class ServerSession:
     destination: str
     label: str
     ssh: Ssh
+    hosts: Hosts = field(default_factory=Hosts)
     link: AgentLink | None = None
     control_dir: Path | None = None
     hello: dict = field(default_factory=dict)
@@ -139,7 +143,7 @@ class ServerSession:
     def open(cls, hosts: Hosts, plan: Plan, pins: Pinning) -> "ServerSession":
         control_dir = leftovers.make_dir("stackbench-ssh-")  # the next lab's sweep removes it if this one dies
         ssh = Ssh(hosts.server.destination, control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
-        session = cls(hosts.server.destination, hosts.server.label, ssh, control_dir=control_dir)
+        session = cls(hosts.server.destination, hosts.server.label, ssh, hosts, control_dir=control_dir)
         try:
             ssh.open()
             version = ssh.run(f"{PYTHON} -c 'import sys; print(*sys.version_info[:2])' 2>&1 || echo none").split()
@@ -164,6 +168,14 @@ class ServerSession:
     @property
     def address(self) -> str:
         return self.hello["address"]
+
+    def pinning(self, here: Pinning) -> Pinning:
+        """The run's pinning: on the lab's own machine, the lab's; otherwise the stack on
+        the host's cores (as the agent chose them) and the engine on every core here."""
+        if self.hello.get("same_machine"):
+            return here
+        there = (self.hello.get("environment") or {}).get("pinning") or {}
+        return Pinning(list(there.get("server_cpus") or []), sorted(os.sched_getaffinity(0)), server_host=self.label)
 
     def probe_clock(self) -> None:
         samples = []
@@ -255,12 +267,35 @@ class RemoteStack:
 
     def up(self) -> None:
         self.session.probe_clock()  # the offset this stack's samples are moved by
-        started = self.session.link.call("up", START_TIMEOUT_S, spec=self._spec())
+        try:
+            started = self.session.link.call("up", START_TIMEOUT_S, spec=self._spec())
+        except StackbenchError as e:
+            # A start that failed there: keep what a local one keeps (its files, where they
+            # are, the machine's events so far), for the failed cells and the OOM reason.
+            state = getattr(e, "state", None) or {}
+            self.files = state.get("files") or {}
+            if state.get("rundir"):
+                self.ctx = SimpleNamespace(rundir=f"{self.session.label}:{state['rundir']}")
+            if state.get("since_start") is not None:
+                self.machine_cgroup = RemoteMachineCgroup(self, state["since_start"])
+            raise
         self.sid, self.host, self._port = started["id"], started["host"], started["port"]
         self.files, self.cpus, self.knobs = started["files"], started["cpus"], started["knobs"]
         self.ctx = SimpleNamespace(rundir=f"{self.session.label}:{started['rundir']}")
         if started["machine_cgroup"]:
             self.machine_cgroup = RemoteMachineCgroup(self)
+        if any(c.kind == "local" for c in self.session.hosts.clients):
+            self._reachable()
+
+    def _reachable(self) -> None:
+        """The agent verified the stack there; the load comes from here: one connection
+        proves the way (a firewall, a port closed to this machine), before any cell."""
+        try:
+            socket.create_connection((self.host, self.port), timeout=REACH_TIMEOUT_S).close()
+        except OSError as e:
+            raise HostError(f"{self.label} runs on {self.session.label} at {self.host}:{self.port}, but this machine "
+                            f"cannot connect to it: {e.strerror or e}",
+                            hint="the stack's port must be open to this machine (and to the plan's clients)") from None
 
     def verify(self, workload_ids: list[str]) -> None:
         self.php_state = self.session.link.call("verify", START_TIMEOUT_S, sid=self.sid, workload_ids=workload_ids)
@@ -274,19 +309,28 @@ class RemoteStack:
         self.session.link.call("check_alive", sid=self.sid)
 
     def down(self) -> None:
-        # An agent that has ended stopped its stacks as it went (its servers die with it).
+        """Stopped there. An agent that has ended stopped its stacks as it went (its
+        servers die with it), and one that cannot be reached now does when the session
+        closes its input: no error of its own here, so a Ctrl-C or the failure that
+        brought the stack down stays the one reported."""
         if self.sid is not None and not self.session.link.ended:
             sid, self.sid = self.sid, None
-            self.session.link.call("down", START_TIMEOUT_S, sid=sid)
+            try:
+                self.session.link.call("down", START_TIMEOUT_S, sid=sid)
+            except HostError:
+                pass
 
 
 class RemoteMachineCgroup:
-    """The machine profile's cgroup there: what the runner asks of it when a stack fails."""
+    """The machine profile's cgroup there: what the runner asks of it when a stack fails
+    (`known`: what a start that failed there reported)."""
 
-    def __init__(self, stack: RemoteStack):
-        self.stack = stack
+    def __init__(self, stack: RemoteStack, known: dict | None = None):
+        self.stack, self.known = stack, known
 
     def since_start(self) -> dict | None:
+        if self.stack.sid is None:
+            return self.known
         return self.stack.session.link.call("since_start", sid=self.stack.sid)
 
 

@@ -135,7 +135,10 @@ class Ssh:
             part = f"{path}.part.$$"
             self.run(f"mkdir -p {part} && cat > {part}.tgz && {_verified(part + '.tgz', digest)} && "
                      f"tar -xzf {part}.tgz -C {part} && echo {digest} > {part}/.sha256 && rm -f {part}.tgz && "
-                     f"rm -rf {path} && mv {part} {path} || {{ rm -rf {part} {part}.tgz; exit 1; }}",
+                     # A whole tree takes the name at once; if another lab's got it first
+                     # (the same bytes: the name is their digest), ours goes — theirs may
+                     # be running, so it is never removed.
+                     f"{{ mv -T {part} {path} 2>/dev/null || rm -rf {part}; }} || {{ rm -rf {part} {part}.tgz; exit 1; }}",
                      stdin=data, timeout=120)
         return path
 

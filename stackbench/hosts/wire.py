@@ -35,22 +35,29 @@ def answer(rid: int, ok: Any = None, error: errors.StackbenchError | None = None
 
 
 def error_to_dict(e: errors.StackbenchError) -> dict:
-    return {"kind": type(e).__name__, "message": e.message, "detail": e.detail, "hint": e.hint}
+    return {"kind": type(e).__name__, "message": e.message, "detail": e.detail, "hint": e.hint,
+            "state": getattr(e, "state", None)}
+
+
+def _kinds(base: type = errors.StackbenchError) -> dict[str, type]:
+    """Every StackbenchError class loaded, by name (some live beside their module:
+    NetworkError, MachineUnavailable)."""
+    found = {base.__name__: base}
+    for sub in base.__subclasses__():
+        found |= _kinds(sub)
+    return found
 
 
 def error_from_dict(d: dict, where: str) -> errors.StackbenchError:
-    """The agent's error as the same class here (HostError when the class is not a
-    plain StackbenchError one, e.g. MissingBinary's own constructor), saying where."""
-    kind = getattr(errors, str(d.get("kind")), None)
-    message = f"{d.get('message')} (on {where})"
-    try:
-        if isinstance(kind, type) and issubclass(kind, errors.StackbenchError):
-            e = kind.__new__(kind)
-            errors.StackbenchError.__init__(e, message, detail=d.get("detail"), hint=d.get("hint"))
-            return e
-    except TypeError:
-        pass
-    return errors.HostError(message, detail=d.get("detail"), hint=d.get("hint"))
+    """The agent's error as the same class here (HostError for a class unknown here),
+    saying where; a failed start's state (its files, run directory, machine events) rides
+    along as `state`. Built without the class's own constructor, which may take other
+    arguments (MissingBinary's)."""
+    kind = _kinds().get(str(d.get("kind")), errors.HostError)
+    e = kind.__new__(kind)
+    errors.StackbenchError.__init__(e, f"{d.get('message')} (on {where})", detail=d.get("detail"), hint=d.get("hint"))
+    e.state = d.get("state")
+    return e
 
 
 def cost_to_dict(cost: CellCost) -> dict:

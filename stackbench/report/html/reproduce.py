@@ -76,7 +76,8 @@ def _env_value(key: str, v: Any) -> str:
         return f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices"
     if key == "pinning":
         shared = "; they share cores" if v.get("shared") else ""
-        return f"server on cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
+        where = f"{v['server_host']}'s " if v.get("server_host") else ""
+        return f"server on {where}cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
     if key == "server_host":
         return clients_text.server_line(v)
     if key == "machine_profile":

@@ -15,6 +15,7 @@ from typing import TextIO
 from stackbench.events import Events
 from stackbench.plan import Cell, Plan, StackVariant
 from stackbench.report.text.clients import clients_line, server_line
+from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
 from stackbench.store import CellRecord
 from stackbench.units import format_rate, format_us
@@ -71,8 +72,8 @@ class TerminalProgress(Events):
             self.reps, self.upto = f" of up to {plan.max_repetitions}", "≤"
         if self.live or self.lines:
             self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells (about {_clock(self.estimate_s)}"
-                                     f"{' at most' if plan.adaptive else ''}), plan {plan.name}; server on cores "
-                                     f"{pinning.server_cpus}, engine on {pinning.engine_cpus}"))
+                                     f"{' at most' if plan.adaptive else ''}), plan {plan.name}; server on "
+                                     f"{server_cores(pinning.as_dict())}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
         self._status(f"starting {variant.label} …")

@@ -142,7 +142,7 @@ def header(run: dict, out: TextIO) -> None:
     if run.get("error"):
         out.write(style.error(f"error: {run['error']}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
-                        f"server on cores {pin.get('server_cpus')}, engine on cores {pin.get('engine_cpus')}") + "\n")
+                        f"server on {server_cores(pin)}, engine on cores {pin.get('engine_cpus')}") + "\n")
     if env.get("server_host"):  # the stack ran on another host (hosts.server)
         out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
     nets = network_lines(run.get("plan_checked"), run.get("network"))
@@ -160,6 +160,12 @@ def header(run: dict, out: TextIO) -> None:
             f"smaller than about {2 * noise:.0%} to come out as 'no significant difference'. A dedicated "
             "machine gives tighter verdicts.") + "\n")
     out.write("\n")
+
+
+def server_cores(pin: dict) -> str:
+    """"cores [0]", or "ssh:web1's cores [0]" when the stack ran on another host."""
+    return f"{pin['server_host']}'s cores {pin.get('server_cpus')}" if pin.get("server_host") else \
+        f"cores {pin.get('server_cpus')}"
 
 
 def machine_words(profile: dict) -> str:
