@@ -334,6 +334,12 @@ def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadMode
     if hosts.server.kind == "namespace" and not all(p.namespaced for p in networks):
         raise fail('hosts.server = "namespace" puts the stack in the server namespace of a network profile: network '
                    'cannot be "loopback" (e.g. network = "veth")')
+    if hosts.remote_db and any(p.namespaced for p in networks):
+        raise fail("a database on another host is reached over the real network: network must be \"loopback\" "
+                   "(the stack's namespace reaches nothing outside this machine)")
+    if hosts.remote_db and not any(workloads.get(w).services for w in workload_ids if w in workloads.IDS):
+        raise fail("hosts.db names a host for the workloads' database, and none of the plan's workloads has one "
+                   "(WordPress has: wordpress-home, wordpress-mix)")
     if hosts.remote_server:
         if any(p.namespaced for p in networks):
             raise fail("a server on another host is reached over the real network: network must be \"loopback\" "

@@ -40,6 +40,7 @@ from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
 from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
+from stackbench.hosts.remote_db import check_same_site, with_database
 from stackbench.hosts.server import ServerSession
 from stackbench.workloads.base import Workload
 
@@ -125,6 +126,7 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
     lock.acquire()
     clients: ClientSession | None = None
     server: ServerSession | None = None
+    db: ServerSession | None = None
     try:
         swept = lab.sweep()
         (events or Events()).lab_tidied(swept, store.mark_crashed())
@@ -136,7 +138,13 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
             server = ServerSession.open(plan.hosts, plan, pins)
             here, pins = server.lab(lab), server.pinning(pins)
             (events or Events()).server_ready(server.facts())
+        if plan.hosts.remote_db:
+            db = ServerSession.open(plan.hosts, plan, pins, where=plan.hosts.db)
+            here = with_database(here, db)
+            (events or Events()).server_ready(db.facts() | {"role": "database"})
         preflight(plan, options, here)
+        if db is not None:
+            check_same_site(db, server)
         here.engine_binary()  # fail now, not after the first stack started
         # The lab itself (sampler, perf, Python) stays off the server's cores.
         here.pin_self(pins.engine_cpus)
@@ -145,7 +153,10 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
             (events or Events()).clients_ready(clients.facts())
         yield pins, here, clients
     finally:
-        _each(*([clients.close] if clients else []), *([server.close] if server else []), lock.release)
+        # The stack's host before the database's: a stack still running there must not
+        # lose its database first.
+        _each(*([clients.close] if clients else []), *([server.close] if server else []),
+              *([db.close] if db else []), lock.release)
 
 
 def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
@@ -274,20 +285,31 @@ def _start_key(cell: Cell, plan: Plan) -> tuple:
     return (cell.repetition, cell.stack.label, cell.network, cell.background)
 
 
-def dry_check(plan: Plan, options: Options, lab: Lab | None = None) -> dict | None:
-    """What `run --dry-run` checks: the preflight, on the server's host when that is
-    another one (connected for it, its agent started and ended); returns that host's facts."""
+def dry_check(plan: Plan, options: Options, lab: Lab | None = None) -> list[dict]:
+    """What `run --dry-run` checks: the preflight, on the server's and the database's hosts
+    when they are other ones (connected for it, their agents started and ended); returns
+    those hosts' facts, each with its role."""
     lab = lab or Lab()
-    if not plan.hosts.remote_server:
+    if not plan.hosts.remote_server and not plan.hosts.remote_db:
         preflight(plan, options, lab)
-        return None
+        return []
     check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
-    server = ServerSession.open(plan.hosts, plan, machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose()))
+    pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
+    sessions = []
     try:
-        preflight(plan, options, server.lab(lab))
-        return server.facts()
+        if plan.hosts.remote_server:
+            sessions.append(ServerSession.open(plan.hosts, plan, pins))
+            lab = sessions[-1].lab(lab)
+        if plan.hosts.remote_db:
+            sessions.append(ServerSession.open(plan.hosts, plan, pins, where=plan.hosts.db))
+            lab = with_database(lab, sessions[-1])
+        preflight(plan, options, lab)
+        if plan.hosts.remote_db:
+            check_same_site(sessions[-1], sessions[0] if plan.hosts.remote_server else None)
+        return [s.facts() | {"role": "database" if k or not plan.hosts.remote_server else "server"}
+                for k, s in enumerate(sessions)]
     finally:
-        server.close()
+        _each(*[s.close for s in sessions])
 
 
 def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:

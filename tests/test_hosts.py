@@ -70,8 +70,9 @@ def test_clients_are_read_with_their_kinds(tmp_path):
 
 
 @pytest.mark.parametrize("table, head, words", [
-    ('[hosts]\nserver = "ssh:web1"\ndb = "local"', "", "the database is a service of its workload"),
-    ('[hosts]\ndb = "ssh:db1"', "", "leave db out"),
+    ('[hosts]\nserver = "ssh:web1"\ndb = "local"', "", "the database runs beside the stack (leave db out) or on a host"),
+    ('[hosts]\ndb = "namespace"', "", "reached over SSH"),
+    ('[hosts]\ndb = "ssh:db1"', "", "none of the plan's workloads has one"),
     ('[hosts]\nserver = "ssh:web1"', 'network = "veth"', "a server on another host is reached over the real network"),
     ('[hosts]\nserver = "namespace"', "", "network cannot be \"loopback\""),
     ('[hosts]\nserver = "web1"', "", "the server is one of local, namespace, ssh:DEST"),

@@ -303,3 +303,53 @@ def test_on_a_host_of_its_own_the_agent_holds_its_run_lock_and_pins_there(agent)
     assert pins.server_host == "ssh:web1" and not pins.shared
     agent.close(timeout=10)
     assert lock.holder() is None
+
+
+# -- the database on a host of its own ------------------------------------------------------
+def test_a_database_host_is_read_and_needs_a_workload_with_one():
+    plan = parse(tomllib.loads(plan_text('db = "ssh:root@db1"').replace('"php-hello"', '"wordpress-home"')), "p.toml")
+    assert plan.hosts.remote_db and plan.hosts.db.destination == "root@db1" and not plan.hosts.remote_server
+    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("server", ["local", "ssh:remote-test"])
+def test_wordpress_with_its_database_on_another_host(server, ssh_host, workdir):
+    """The stack here or on one host, MariaDB on another (an agent starts it on TCP at
+    that host's address): WordPress's pages verified and loaded through it, its cost
+    measured there. (`remote-db` is a second name for the test's host: two agents.)"""
+    require_stack("nginx-fpm")
+    config = ssh_host / "ssh_config"
+    config.write_text(config.read_text() + config.read_text().replace("Host remote-test", "Host remote-db"))
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text(plan_text(f'server = "{server}"\ndb = "ssh:remote-db"\nssh_config = "{config}"')
+                    .replace('"php-hello"', '"wordpress-home"'))
+    assert _stackbench("clean").returncode == 0
+    before = _held(workdir)
+    done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"database: ssh:remote-db at {THERE}" in done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        cell = conn.execute("SELECT * FROM cells").fetchone()
+        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
+    doc = json.loads(cell["engine_json"])
+    assert cell["status"] == "ok" and doc["requests"]["completed"] > 5 and not doc["requests"].get("non_2xx")
+    assert doc["config"]["url"].startswith(f"http://{'127.0.0.1' if server == 'local' else THERE}:")
+    assert cell["service_mem_peak_bytes"] > 20_000_000 and cell["service_cpu_us"] > 0  # MariaDB, measured there
+    assert env["db_host"]["address"] == THERE and ("server_host" in env) == (server != "local")
+    assert f"database ssh:remote-db at {THERE}" in _stackbench("show", "--db", str(db)).stdout
+    assert _held(workdir) == before
+
+
+def test_a_stack_and_a_database_provisioned_differently_are_refused():
+    from types import SimpleNamespace
+    from stackbench.hosts.remote_db import check_same_site
+
+    def host(label, key, wp):
+        facts = {"key": key, "wordpress": wp, "mariadb": "mariadbd 10.11"}
+        return SimpleNamespace(label=label, link=SimpleNamespace(call=lambda op: facts))
+
+    check_same_site(host("ssh:db1", "k1", "6.1"), host("ssh:web1", "k1", "6.1"))
+    with pytest.raises(HostError, match=r"on ssh:web1 \(WordPress 6.1, .*\) and on ssh:db1 \(WordPress 6.4"):
+        check_same_site(host("ssh:db1", "k2", "6.4"), host("ssh:web1", "k1", "6.1"))

@@ -102,13 +102,13 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     """The same checks as a real run makes before it measures: installed, configs
     accepted by each server's own checker, knob combinations."""
-    server = dry_check(plan, Options(workdir=args.workdir,
-                                     allow_remote_target=getattr(args, "allow_remote_target", False)))
+    hosts = dry_check(plan, Options(workdir=args.workdir,
+                                    allow_remote_target=getattr(args, "allow_remote_target", False)))
     every = plan_mod.expand(plan)
     cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
     print(dry_run.load_line(plan))
-    if server is not None:
-        print("server: " + server_line(server) + " (connected to check its packages and configs there)")
+    for host in hosts:
+        print(f"{host['role']}: {server_line(host)} (connected to check its packages and configs there)")
     if not plan.hosts.single_local:
         print(dry_run.clients_line(plan))
     for line in dry_run.network_lines(plan):

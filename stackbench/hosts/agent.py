@@ -30,9 +30,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from stackbench import environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod, workloads
+from stackbench import environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod
+from stackbench import workloads as workloads_mod
 from stackbench.errors import HostError, StackbenchError
 from stackbench.hosts import clock, wire
+from stackbench.hosts.database import DatabaseInstance
 from stackbench.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
@@ -66,6 +68,13 @@ def address_problem(address: str | None, same_machine: bool) -> str | None:
     return None
 
 
+def provision_facts() -> dict:
+    """What decides the bytes of the provisioned WordPress here (its cache key) and the
+    versions behind it: a stack and its database on two hosts must agree on them."""
+    from stackbench.workloads.wordpress import provision
+    return {"key": provision.key(), "wordpress": provision.wordpress_version(), "mariadb": provision.mariadb_version()}
+
+
 def arrival_address() -> str | None:
     """The address the lab reached this host by: where the stack listens, so the lab's
     clients reach it the same way (sshd's SSH_CONNECTION: client ip, port, server ip, port)."""
@@ -89,6 +98,7 @@ class Agent:
         self.instances: dict[int, StackInstance] = {}
         self.monitors: dict[int, StackMonitor] = {}
         self.costs: dict[int, CellCost] = {}
+        self.databases: dict[int, DatabaseInstance] = {}
         self._next = 1
 
     # -- the run ---------------------------------------------------------------------------
@@ -124,7 +134,10 @@ class Agent:
         installed.require(registry.get(stack))
 
     def op_require_workload(self, workload: str) -> None:
-        installed.require_workload(workloads.get(workload))
+        installed.require_workload(workloads_mod.get(workload))
+
+    def op_provision_key(self) -> dict:
+        return provision_facts()
 
     def op_versions(self, stack: str) -> dict:
         return installed.versions(registry.get(stack))
@@ -136,8 +149,8 @@ class Agent:
                              cpus=self.pins.server_cpus if started else [], port=spec.get("port"),
                              keep_rundir=bool(spec.get("keep_rundir")),
                              cgroup_parent=self.run_monitor.cgroup_parent if started else None,
-                             workloads=[workloads.get(w) for w in spec["workloads"]], host=self.address,
-                             machine=self.machine if started else None)
+                             workloads=[workloads_mod.get(w) for w in spec["workloads"]], host=self.address,
+                             machine=self.machine if started else None, database=spec.get("database"))
 
     def op_preflight(self, spec: dict) -> None:
         self._instance(spec, started=False).preflight()
@@ -185,6 +198,30 @@ class Agent:
             if instance:
                 instance.down()
 
+    # -- a database on this host, for a stack on another (hosts.db) --------------------------
+    def op_db_up(self, workloads: list[str]) -> dict:
+        assert self.pins is not None and self.run_monitor is not None, "hello first"
+        database = DatabaseInstance([workloads_mod.get(w) for w in workloads], self.address, self.pins.server_cpus,
+                                    self.run_monitor.cgroup_parent)
+        address = database.up()
+        did, self._next = self._next, self._next + 1
+        self.databases[did] = database
+        return {"id": did, "address": address}
+
+    def op_db_dead(self, did: int) -> list[dict]:
+        return self.databases[did].dead()
+
+    def op_db_begin_cell(self, did: int) -> None:
+        self.databases[did].begin_cell()
+
+    def op_db_end_cell(self, did: int) -> dict:
+        return self.databases[did].end_cell()
+
+    def op_db_down(self, did: int) -> None:
+        database = self.databases.pop(did, None)
+        if database:
+            database.down()
+
     # -- a cell ------------------------------------------------------------------------------
     def op_begin_cell(self, sid: int) -> None:
         self.monitors[sid].begin_cell()
@@ -211,6 +248,11 @@ class Agent:
         for sid in list(self.instances):
             try:
                 self.op_down(sid)
+            except Exception:
+                traceback.print_exc()
+        for did in list(self.databases):
+            try:
+                self.op_db_down(did)
             except Exception:
                 traceback.print_exc()
         if self.run_monitor:

@@ -243,6 +243,9 @@ def check_allowed(hosts: Hosts, allow_remote_target: bool, duration_s: float | N
     needs the user's --allow-remote-target and loads bounded in time."""
     if hosts.remote_server:
         who, named = "a server on another host takes the load over the network", f"hosts.server {hosts.server.label}"
+    elif hosts.remote_db:
+        who, named = ("a database on another host is reached over the network",
+                      f"hosts.db {hosts.db.label}")
     elif hosts.remote:
         who, named = ("clients on other hosts send the load over the network",
                       f"hosts.client {', '.join(c.label for c in hosts.remote)}")

@@ -31,7 +31,7 @@ from stackbench import leftovers
 from stackbench.errors import HostError, StackbenchError
 from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
-from stackbench.hosts.spec import Hosts
+from stackbench.hosts.spec import Client, Hosts
 from stackbench.hosts.ssh import Ssh, detached
 from stackbench.monitor.session import CellCost
 from stackbench.pinning import Pinning
@@ -112,6 +112,17 @@ class AgentLink:
     def ended(self) -> bool:
         return self.proc.poll() is not None
 
+    def stop(self, op: str, **args: Any) -> None:
+        """A request that stops something there. An agent that has ended stopped
+        everything as it went (its servers die with it), and one that cannot be reached
+        now does when its input closes: no error of its own here, so a Ctrl-C or the
+        failure that brought the stack down stays the one reported."""
+        if not self.ended:
+            try:
+                self.call(op, START_TIMEOUT_S, **args)
+            except HostError:
+                pass
+
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """End its input: it stops what it started there and exits."""
         try:
@@ -140,10 +151,12 @@ class ServerSession:
     _versions: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, hosts: Hosts, plan: Plan, pins: Pinning) -> "ServerSession":
+    def open(cls, hosts: Hosts, plan: Plan, pins: Pinning, where: Client | None = None) -> "ServerSession":
+        """The agent on `where`: the server's host (the default), or the database's."""
+        where = where or hosts.server
         control_dir = leftovers.make_dir("stackbench-ssh-")  # the next lab's sweep removes it if this one dies
-        ssh = Ssh(hosts.server.destination, control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
-        session = cls(hosts.server.destination, hosts.server.label, ssh, hosts, control_dir=control_dir)
+        ssh = Ssh(where.destination, control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
+        session = cls(where.destination, where.label, ssh, hosts, control_dir=control_dir)
         try:
             ssh.open()
             version = ssh.run(f"{PYTHON} -c 'import sys; print(*sys.version_info[:2])' 2>&1 || echo none").split()
@@ -158,7 +171,9 @@ class ServerSession:
             session.hello = session.link.call(
                 "hello", lab_boot_id=boot_id(), server_cpus=pins.server_cpus, engine_cpus=pins.engine_cpus,
                 sample_interval_s=plan.sample_interval_s, syscalls=plan.syscalls,
-                machine=plan.machine.as_dict() if plan.machine else None, address=hosts.server_address)
+                # A machine profile is the stack's; a database's host runs as it is.
+                machine=plan.machine.as_dict() if plan.machine and where == hosts.server else None,
+                address=hosts.server_address if where == hosts.server else None)
             session.probe_clock()
         except BaseException:
             session.close()
@@ -245,10 +260,12 @@ class RemoteStack:
         self.php_state: dict | None = None
         self.ctx: SimpleNamespace | None = None  # .rundir, where it is on the host (--keep-rundir)
         self.machine_cgroup: RemoteMachineCgroup | None = None
+        self.database: str | None = None  # host:port of the database on a host of its own
 
     def _spec(self) -> dict:
         return {"stack": self.variant.id, "knobs": self.variant.knobs, "label": self.label, "port": self.variant.port,
-                "workloads": [w.id for w in self.workloads], "keep_rundir": self.keep_rundir}
+                "workloads": [w.id for w in self.workloads], "keep_rundir": self.keep_rundir,
+                "database": self.database}
 
     @property
     def port(self) -> int:
@@ -309,16 +326,9 @@ class RemoteStack:
         self.session.link.call("check_alive", sid=self.sid)
 
     def down(self) -> None:
-        """Stopped there. An agent that has ended stopped its stacks as it went (its
-        servers die with it), and one that cannot be reached now does when the session
-        closes its input: no error of its own here, so a Ctrl-C or the failure that
-        brought the stack down stays the one reported."""
-        if self.sid is not None and not self.session.link.ended:
+        if self.sid is not None:
             sid, self.sid = self.sid, None
-            try:
-                self.session.link.call("down", START_TIMEOUT_S, sid=sid)
-            except HostError:
-                pass
+            self.session.link.stop("down", sid=sid)
 
 
 class RemoteMachineCgroup:

@@ -3,7 +3,7 @@
     [hosts]
     client = ["local", "ssh:bench@loadbox"]   # one or more; default ["local"]
     server = "ssh:root@web1"                   # default "local": this machine
-    db = "ssh:root@web1"                       # default: where the server is
+    db = "ssh:root@db1"                        # default: beside the server
     server_address = "10.0.0.5"                # optional: the address clients use (default:
                                                #   the one SSH reached the server host by)
     ssh_config = "lab-ssh.conf"                # optional: ssh -F (default: ~/.ssh/config)
@@ -19,7 +19,8 @@ network profile — what a profile other than loopback does anyway) or `ssh:DEST
 ships its own code there and runs it as an agent (hosts/agent.py) that starts, watches
 and measures the stack through that host's /proc, cgroups and perf, as the lab does here.
 The database is a service of its workload (MariaDB for WordPress), started, measured and
-stopped with the stack: it runs where the server runs.
+stopped with each start of the stack: beside it (the default), or on a host of its own
+(`db = "ssh:DEST"`: an agent there starts it listening on TCP, hosts/database.py).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Hosts:
     ssh_config: str | None = None  # a path (a str: the checked plan is stored as JSON)
     server: Client = Client("local")  # the database goes with it
     server_address: str | None = None  # what the clients connect to (default: SSH's arrival address)
+    db: Client | None = None  # the workload's database on a host of its own (None: beside the stack)
 
     @property
     def single_local(self) -> bool:
@@ -66,6 +68,10 @@ class Hosts:
     def remote_server(self) -> bool:
         return self.server.kind == "ssh"
 
+    @property
+    def remote_db(self) -> bool:
+        return self.db is not None
+
 
 def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -> Hosts:
     table = data.get("hosts")
@@ -78,11 +84,13 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
     if not isinstance(server_text, str):
         raise fail(f"hosts.server takes one of {', '.join(KINDS)}, not {server_text!r}")
     server = _client(server_text, fail, "server")
-    db = table.get("db", server_text)
-    if db != server_text:
-        raise fail(f"hosts.db = {db!r} while hosts.server = {server_text!r}: the database is a service of its "
-                   "workload, started, measured and stopped with the stack on the stack's host; leave db out "
-                   "(or give it the server's value)")
+    db_text = table.get("db", server_text)
+    db = None
+    if db_text != server_text:
+        if not isinstance(db_text, str) or not db_text.startswith(SSH):
+            raise fail(f"hosts.db = {db_text!r} while hosts.server = {server_text!r}: the database runs beside the "
+                       "stack (leave db out) or on a host of its own, reached over SSH (\"ssh:DEST\")")
+        db = _client(db_text, fail, "db")
     address = table.get("server_address")
     if address is not None:
         if not isinstance(address, str) or not address or server.kind != "ssh":
@@ -107,7 +115,7 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
         if not path.is_file():
             raise fail(f"hosts.ssh_config: no file {path}")
         config = str(path)
-    return Hosts(clients, config, server, address)
+    return Hosts(clients, config, server, address, db)
 
 
 def _client(text: str, fail: Callable[[str], Exception], role: str = "client") -> Client:
@@ -124,5 +132,5 @@ def resume_flags(plan_checked: dict | None) -> str:
     """What `run --resume` of a stored run needs besides its id: a plan with SSH clients
     needs --allow-remote-target again, and so does one with its server on another host."""
     hosts = (plan_checked or {}).get("hosts") or {}
-    named = [*(hosts.get("clients") or []), hosts.get("server") or {}]
+    named = [*(hosts.get("clients") or []), hosts.get("server") or {}, hosts.get("db") or {}]
     return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in named) else ""

@@ -19,7 +19,7 @@ from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, Usa
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context, Server, Stack
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
-from stackbench.workloads import php_probe
+from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.base import Workload
 from stackbench.workloads.verify import verify
 
@@ -33,9 +33,11 @@ class StackInstance:
                  workdir: Path | None = None, keep_rundir: bool = False,
                  aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None,
                  workloads: list[Workload] | None = None, host: str = ports.LOOPBACK,
-                 machine: MachineProfile | None = None):
+                 machine: MachineProfile | None = None, database: str | None = None):
         """`workloads`: what the docroot gets (default: every registered workload);
-        `machine`: a small machine to confine servers and services to (machine.py)."""
+        `machine`: a small machine to confine servers and services to (machine.py);
+        `database`: host:port of the workloads' database on a host of its own (then it is
+        not started here: hosts/database.py starts it there)."""
         self.stack = stack
         self.knobs = stack.resolve_knobs(knobs)
         self.label = label or stack.id
@@ -47,6 +49,7 @@ class StackInstance:
         self.keep_rundir = keep_rundir
         self.workloads = list(workloads if workloads is not None else workloads_mod.DOCUMENTS)
         self.host = host
+        self.database = database
         self.ctx: Context | None = None
         self.services: list[Server] = []  # what the workloads bring (a database), started first
         self.servers: list[Server] = []
@@ -198,7 +201,11 @@ class StackInstance:
         self.ctx = Context(self.label, rundir, rundir / "docroot", self._port or ports.free_port(self.host),
                            self.cpus, user, dict(self._aux_ports), host=self.host)
         own_tree = self._apply_workloads(self.ctx)
-        self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
+        if self.database:
+            self.services = []
+            self.ctx.php_env[mariadb.HOST_ENV] = self.database
+        else:
+            self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
         self.servers = self.stack.servers(self.ctx, self.knobs)
         if not own_tree:
             # Only the plan's workloads go into the docroot (a server's own extras too,

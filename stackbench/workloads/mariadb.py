@@ -27,15 +27,19 @@ DB_USER = "mysql"
 REQUIREMENTS = (Requirement(BINARY, "mariadb-server"), Requirement(INSTALL_DB, "mariadb-server"),
                 Requirement(CLIENT, "mariadb-client"), Requirement("setpriv", "util-linux"))
 CONF = "mariadb/my.cnf"
-# The environment variable PHP reads the socket from (the lab's wp-config.php does).
+# The environment variables PHP reads the database's place from (the lab's wp-config.php
+# does): its socket in the run directory, or host:port when it runs on a host of its own.
 SOCKET_ENV = "STACKBENCH_DB_SOCKET"
+HOST_ENV = "STACKBENCH_DB_HOST"
 
 
-def settings(datadir: Path, home: Path, as_root: bool = True) -> str:
+def settings(datadir: Path, home: Path, as_root: bool = True, listen: tuple[str, int] | None = None) -> str:
     """my.cnf for a datadir, with the socket and pid file in `home` (the snapshot's
     provisioning and each stack instance use the same settings). `as_root`: mariadbd
-    starts as root and drops to the database user itself."""
-    return render("my.cnf.j2", datadir=str(datadir), home=str(home), user=DB_USER if as_root else None)
+    starts as root and drops to the database user itself. `listen`: (address, port) for
+    a database on a host of its own; otherwise it has no TCP port at all."""
+    return render("my.cnf.j2", datadir=str(datadir), home=str(home), user=DB_USER if as_root else None,
+                  listen=listen)
 
 
 def chown_to_db(*paths: Path) -> None:
@@ -49,6 +53,7 @@ class MariaDb(Server):
     """The database a workload brings; its datadir is copied from `snapshot`."""
 
     snapshot: Path | None = None
+    listen: tuple[str, int] | None = None  # on a host of its own (hosts/database.py)
 
     def __post_init__(self) -> None:
         self.name = "mariadbd"
@@ -66,7 +71,7 @@ class MariaDb(Server):
 
     def files(self) -> dict[str, str]:
         # As root the lab starts it as the database user already (start_argv).
-        return {CONF: settings(self.home / "data", self.home, as_root=False)}
+        return {CONF: settings(self.home / "data", self.home, as_root=False, listen=self.listen)}
 
     def prepare(self) -> None:
         """The datadir from the snapshot, owned by the database user (mariadbd drops to it

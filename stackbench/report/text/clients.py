@@ -22,7 +22,7 @@ def clients_line(clients: list[dict]) -> str:
     return f"{len(clients)}, the load spread over them: " + "; ".join(_host(c) for c in clients)
 
 
-def server_line(server: dict) -> str:
+def server_line(server: dict, what: str = "the stack") -> str:
     """The server's host (environment.server_host): where the stack ran, what the host is,
     and how well its clock is known (its samples are moved to this machine's clock)."""
     env = server.get("environment") or {}
@@ -31,7 +31,8 @@ def server_line(server: dict) -> str:
         f"{env.get('cpu_count')}, kernel {env.get('kernel')}"
     clock = f"; clock {server['offset_us']:+,} µs from this one ± {server.get('offset_uncertainty_us')} µs" \
         if server.get("offset_us") is not None else ""
-    return (f"{server['host']} at {server.get('address')} ({where}); the stack on its cores {pin.get('server_cpus')}, "
+    what = "the database" if server.get("role") == "database" else what
+    return (f"{server['host']} at {server.get('address')} ({where}); {what} on its cores {pin.get('server_cpus')}, "
             f"the lab's agent on {pin.get('engine_cpus')}{clock}")
 
 

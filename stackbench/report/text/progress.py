@@ -60,7 +60,7 @@ class TerminalProgress(Events):
 
     def server_ready(self, server: dict) -> None:
         if self.mode != "quiet":
-            self._say(self.style.dim("server: " + server_line(server)), always=True)
+            self._say(self.style.dim(f"{server.get('role', 'server')}: " + server_line(server)), always=True)
 
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id, self.plan = run_id, plan

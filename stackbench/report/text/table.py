@@ -145,6 +145,8 @@ def header(run: dict, out: TextIO) -> None:
                         f"server on {server_cores(pin)}, engine on cores {pin.get('engine_cpus')}") + "\n")
     if env.get("server_host"):  # the stack ran on another host (hosts.server)
         out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
+    if env.get("db_host"):  # its database on a host of its own (hosts.db)
+        out.write(style.bold(f"database {server_line(env['db_host'], 'the database')}") + "\n")
     nets = network_lines(run.get("plan_checked"), run.get("network"))
     if nets != network_lines(None, None):  # loopback alone goes without saying
         for line in nets:

@@ -43,11 +43,13 @@ READY_S = 30.0
 WP_CONFIG = f"""<?php
 // The lab's own wp-config.php (Debian's reads /etc/wordpress/config-*.php, which the lab
 // never writes). The database's socket lives in each run directory: every PHP runtime
-// gets it in its environment ({mariadb.SOCKET_ENV}, the stacks' php_env).
+// gets it in its environment ({mariadb.SOCKET_ENV}, the stacks' php_env) — or, with the
+// database on a host of its own, its host:port ({mariadb.HOST_ENV}).
 define('DB_NAME', '{DB_NAME}');
 define('DB_USER', '{DB_USER}');
 define('DB_PASSWORD', '{DB_PASSWORD}');
-define('DB_HOST', 'localhost:' . (getenv('{mariadb.SOCKET_ENV}') ?: '/nonexistent/stackbench-db.sock'));
+define('DB_HOST', getenv('{mariadb.HOST_ENV}')
+    ?: 'localhost:' . (getenv('{mariadb.SOCKET_ENV}') ?: '/nonexistent/stackbench-db.sock'));
 define('DB_CHARSET', 'utf8mb4');
 define('DB_COLLATE', '');
 // Fixed keys and salts: no visitor logs in, and fixed values keep the bytes fixed.

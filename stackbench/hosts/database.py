@@ -1,0 +1,110 @@
+"""A workload's database on a host of its own (`hosts.db = "ssh:DEST"`), as the agent
+there runs it: the same MariaDB a stack would start beside it — a copy of the provisioned
+snapshot in a private run directory, a child process in a cgroup of its own — but
+listening on TCP at the host's address, for the stack's PHP on another host. The
+snapshot's user may only connect from localhost; the copy lets it in from anywhere (the
+copy is this start's alone and removed with it).
+
+Per cell it gives what the stack's monitor gives for a local database: its peak memory
+and CPU over the window (service_mem_peak_bytes, service_cpu_us).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from stackbench import ports
+from stackbench.errors import ServerError
+from stackbench.monitor.cgroup import Cgroup
+from stackbench.monitor.cgroup_stats import CgroupReader
+from stackbench.stacks import rundir as rundir_mod
+from stackbench.stacks.base import Context
+from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
+from stackbench.workloads import mariadb
+from stackbench.workloads.base import Workload
+from stackbench.workloads.wordpress import provision
+
+READY_DEADLINE_S = 30.0
+
+
+class DatabaseInstance:
+    def __init__(self, workloads: list[Workload], address: str, cpus: list[int], cgroup_parent: str | None):
+        self.workloads, self.address, self.cpus, self.cgroup_parent = workloads, address, cpus, cgroup_parent
+        self.rundir: Path | None = None
+        self.process: ServerProcess | None = None
+        self.cgroup: Cgroup | None = None
+        self.reader: CgroupReader | None = None
+        self.port: int | None = None
+        self._cpu_before: int | None = None
+
+    def up(self) -> str:
+        """Start it; returns host:port for the stack's PHP."""
+        try:
+            # mariadbd runs as the database user, which must pass the 0700 directory (rundir.py).
+            self.rundir = rundir_mod.make("db", Path(tempfile.gettempdir()), drop_to_workers=os.geteuid() == 0)
+            (self.rundir / "logs").mkdir(mode=0o755)
+            self.port = ports.free_port(self.address)
+            ctx = Context("db", self.rundir, self.rundir, self.port, self.cpus, None, host=self.address)
+            services = [s for w in self.workloads if w.services for s in w.services(ctx)]
+            if len(services) != 1 or not isinstance(services[0], mariadb.MariaDb):
+                raise ServerError(f"a database host serves one MariaDB; the workloads ask for {len(services)} services")
+            db = services[0]
+            db.listen = (self.address, self.port)
+            for rel, text in db.files().items():
+                (self.rundir / rel).parent.mkdir(parents=True, exist_ok=True)
+                (self.rundir / rel).write_text(text)
+            db.prepare()
+            status, out = run_checked(db.check_argv(), cwd=self.rundir, env=db.env())
+            if status != 0:
+                raise ServerError(f"mariadbd rejected its configuration ({' '.join(db.check_argv())})",
+                                  detail=out.strip() or None)
+            self.cgroup = Cgroup.create(self.rundir.name, parent=self.cgroup_parent)
+            self.reader = CgroupReader(self.cgroup) if self.cgroup else None
+            self.process = spawn(db.name, db.start_argv(), cwd=self.rundir, env=db.env(), cpus=self.cpus,
+                                 log_paths=db.log_paths(), stop_signal=db.stop_signal, cgroup=self.cgroup)
+            wait_ready(self.process, db.probe(), READY_DEADLINE_S)
+            # The snapshot's user connects from localhost only; this copy's from anywhere.
+            user, password = provision.DB_USER, provision.DB_PASSWORD
+            mariadb.client(db.socket, f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'; "
+                                      f"GRANT ALL ON {provision.DB_NAME}.* TO '{user}'@'%';")
+        except BaseException:
+            self.down()
+            raise
+        return f"{self.address}:{self.port}"
+
+    def dead(self) -> list[dict]:
+        if self.process is None or self.process.alive():
+            return []
+        return [{"name": self.process.name, "exit_status": self.process.exit_status}]
+
+    def begin_cell(self) -> None:
+        if self.reader:
+            self.reader.reset_peak()
+            self._cpu_before = self.reader.sample(0).cpu_usage_us
+
+    def end_cell(self) -> dict:
+        if not self.reader:
+            return {"service_mem_peak_bytes": None, "service_cpu_us": None}
+        after = self.reader.sample(0).cpu_usage_us
+        cpu = after - self._cpu_before if after is not None and self._cpu_before is not None else None
+        return {"service_mem_peak_bytes": self.reader.peak_bytes(), "service_cpu_us": cpu}
+
+    def down(self) -> None:
+        """Each step even when one before fails or is interrupted."""
+        steps = [self.process.stop] if self.process else []
+        if self.cgroup:
+            steps.append(self.cgroup.remove)
+        if self.rundir:
+            steps.append(lambda: shutil.rmtree(self.rundir, ignore_errors=True))
+        interrupted: KeyboardInterrupt | None = None
+        for step in steps:
+            try:
+                step()
+            except KeyboardInterrupt as e:
+                interrupted = e
+        self.process = self.cgroup = self.rundir = None
+        if interrupted is not None:
+            raise interrupted
