@@ -6,7 +6,9 @@ The server's host is an sshd in a network namespace (tests/sshd_host.py): the re
 path on this machine's kernel, so the same stack can be measured both ways on the same
 cores, alternating, and any difference is the agent's path (and veth against loopback).
 
-    python3 bench/remote-server/run.py            # prints the figures for bench/RESULTS.md
+    python3 bench/remote-server/run.py              # prints the figures for bench/RESULTS.md
+    python3 bench/remote-server/run.py --wordpress  # WordPress: its database beside the stack,
+                                                    # on another host, both on other hosts
 """
 
 import json
@@ -43,6 +45,25 @@ id = "nginx-fpm"
 id = "apache-prefork-modphp"
 """
 ROUNDS = 2
+WORDPRESS = {  # where the stack and its database run: [hosts] lines
+    "db beside the stack, here": "",
+    "db on ssh:remote-db": 'db = "ssh:remote-db"',
+    "stack on ssh:remote-test, db on ssh:remote-db": 'server = "ssh:remote-test"\ndb = "ssh:remote-db"',
+}
+WORDPRESS_PLAN = """
+name = "wordpress-hosts"
+duration = "5s"
+warmup = "1s"
+syscalls = false
+concurrency = [4]
+keepalive = [true]
+workloads = ["wordpress-home"]
+[hosts]
+{hosts}
+ssh_config = "{config}"
+[[stacks]]
+id = "nginx-fpm"
+"""
 
 
 def run(where: str, config: Path, work: Path) -> list[dict]:
@@ -82,11 +103,37 @@ def figures(cells: list[dict]) -> dict:
             "mem_mib": median(lambda c: (metrics.memory_peak_bytes(c) or 0) / 2**20), "n": len(cells)}
 
 
+def wordpress(config: Path, work: Path) -> None:
+    """WordPress (nginx + FPM, c = 4) with its database in three places, alternating."""
+    config.write_text(config.read_text() + config.read_text().replace("Host remote-test", "Host remote-db"))
+    cells: dict[str, list[dict]] = {k: [] for k in WORDPRESS}
+    db = work / "wp.sqlite"
+    for _ in range(ROUNDS + 1):
+        for where, hosts in WORDPRESS.items():
+            plan = work / "wp.toml"
+            plan.write_text(WORDPRESS_PLAN.format(hosts=hosts, config=config))
+            subprocess.run([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--quiet",
+                            "--allow-remote-target", "--workdir", str(work)], cwd=ROOT, check=True)
+            with sqlite3.connect(db) as conn:
+                conn.row_factory = sqlite3.Row
+                cells[where] += [dict(r) for r in conn.execute(
+                    "SELECT * FROM cells WHERE run_id = (SELECT max(id) FROM runs)")]
+    for where, found in cells.items():
+        f = figures(found)
+        db_mib = statistics.median(c["service_mem_peak_bytes"] / 2**20 for c in found)
+        db_us = statistics.median(metrics.service_cpu_us_per_request(c) for c in found)
+        print(f"{where:46} n={f['n']}  pages/s {f['rps']:5.1f}  CPU µs/page {f['cpu_us']:8,.0f}  "
+              f"db MiB {db_mib:5.1f}  db CPU µs/page {db_us:7,.0f}")
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="stackbench-bench-"))
     work.chmod(0o755)
     with sshd_in_namespace() as ssh:
         config = ssh / "ssh_config"
+        if "--wordpress" in sys.argv:
+            wordpress(config, work)
+            return
         first, again = connect_seconds(config)
         print(f"connecting: {first:.2f} s with the code shipped, {again:.2f} s with it there")
         cells: dict[str, list[dict]] = {"local": [], "remote": []}
