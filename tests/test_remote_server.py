@@ -313,11 +313,13 @@ def test_a_database_host_is_read_and_needs_a_workload_with_one():
 
 
 @pytest.mark.servers
-@pytest.mark.parametrize("server", ["local", "ssh:remote-test"])
-def test_wordpress_with_its_database_on_another_host(server, ssh_host, workdir):
-    """The stack here or on one host, MariaDB on another (an agent starts it on TCP at
-    that host's address): WordPress's pages verified and loaded through it, its cost
-    measured there. (`remote-db` is a second name for the test's host: two agents.)"""
+def test_wordpress_with_its_database_on_another_host(ssh_host, workdir):
+    """The stack on one host, MariaDB on another (an agent starts it on TCP at that
+    host's address): WordPress's pages verified and loaded through it, its cost measured
+    there. (`remote-db` is a second name for the test's host: two agents, each with its
+    own part. The stack here with its database there takes the same StackInstance path,
+    and ran in `bench/remote-server/run.py --wordpress`.)"""
+    server = "ssh:remote-test"
     require_stack("nginx-fpm")
     config = ssh_host / "ssh_config"
     config.write_text(config.read_text() + config.read_text().replace("Host remote-test", "Host remote-db"))
