@@ -40,7 +40,7 @@ from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
 from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
-from stackbench.hosts.remote_db import check_same_site, with_database
+from stackbench.hosts.remote_db import check_same_site, open_database, with_database
 from stackbench.hosts.server import ServerSession
 from stackbench.workloads.base import Workload
 
@@ -139,7 +139,7 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
             here, pins = server.lab(lab), server.pinning(pins)
             (events or Events()).server_ready(server.facts())
         if plan.hosts.remote_db:
-            db = ServerSession.open(plan.hosts, plan, pins, where=plan.hosts.db)
+            db = open_database(plan, pins, server)
             here = with_database(here, db)
             (events or Events()).server_ready(db.facts() | {"role": "database"})
         preflight(plan, options, here)
@@ -301,7 +301,7 @@ def dry_check(plan: Plan, options: Options, lab: Lab | None = None) -> list[dict
             sessions.append(ServerSession.open(plan.hosts, plan, pins))
             lab = sessions[-1].lab(lab)
         if plan.hosts.remote_db:
-            sessions.append(ServerSession.open(plan.hosts, plan, pins, where=plan.hosts.db))
+            sessions.append(open_database(plan, pins, sessions[0] if plan.hosts.remote_server else None))
             lab = with_database(lab, sessions[-1])
         preflight(plan, options, lab)
         if plan.hosts.remote_db:

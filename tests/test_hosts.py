@@ -78,6 +78,7 @@ def test_clients_are_read_with_their_kinds(tmp_path):
     ('[hosts]\nserver = "web1"', "", "the server is one of local, namespace, ssh:DEST"),
     ('[hosts]\nserver_address = "10.0.0.5"', "", 'with hosts.server = "ssh:DEST"'),
     ('[hosts]\nserver = "ssh:web1"\nserver_address = "web1"', "", "is not an IP address"),
+    ('[hosts]\ndb_address = "10.0.0.6"', "", 'with hosts.db = "ssh:DEST"'),
     ('[hosts]\nclient = ["ssh:"]', "", "each client is one of local, namespace, ssh:DEST"),
     ('[hosts]\nclient = ["ssh:-oProxyCommand=x"]', "", "each client is one of"),
     ('[hosts]\nclient = ["ssh: -oProxyCommand=x"]', "", "each client is one of"),

@@ -355,3 +355,11 @@ def test_a_stack_and_a_database_provisioned_differently_are_refused():
     check_same_site(host("ssh:db1", "k1", "6.1"), host("ssh:web1", "k1", "6.1"))
     with pytest.raises(HostError, match=r"on ssh:web1 \(WordPress 6.1, .*\) and on ssh:db1 \(WordPress 6.4"):
         check_same_site(host("ssh:db1", "k2", "6.4"), host("ssh:web1", "k1", "6.1"))
+
+
+def test_a_database_on_loopback_is_refused_when_the_stack_is_on_another_machine(agent):
+    """Its loopback would be the stack's own: the hint names the database's key."""
+    with pytest.raises(HostError) as e:
+        agent.call("hello", lab_boot_id=boot_id(), server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
+                   syscalls=False, machine=None, role="database", peer_boot_id="the-stacks-machine")
+    assert "the database cannot listen on 127.0.0.1" in e.value.message and "hosts.db_address" in e.value.hint

@@ -103,7 +103,11 @@ class Agent:
 
     # -- the run ---------------------------------------------------------------------------
     def op_hello(self, lab_boot_id: str | None, server_cpus: list[int], engine_cpus: list[int],
-                 sample_interval_s: float, syscalls: bool, machine: dict | None, address: str | None = None) -> dict:
+                 sample_interval_s: float, syscalls: bool, machine: dict | None, address: str | None = None,
+                 role: str = "server", peer_boot_id: str | None = None) -> dict:
+        """`role`: "server" (the stack's host) or "database"; `peer_boot_id`: the machine
+        that connects to what this host serves (the lab's for a stack; the stack's for a
+        database), for which this host's loopback would be its own."""
         same = lab_boot_id is not None and lab_boot_id == boot_id()
         if same:
             pins = pinning_mod.Pinning(server_cpus, engine_cpus)  # the lab's choice, under its lock
@@ -119,12 +123,14 @@ class Agent:
         pinning_mod.pin_self(self.pins.engine_cpus)  # the agent and its samplers off the server's cores
         self.run_monitor = RunMonitor(self.pins.engine_cpus, sample_interval_s, syscalls)
         self.address = address or arrival_address()
-        problem = address_problem(self.address, same)
+        peer = peer_boot_id or lab_boot_id
+        problem = address_problem(self.address, peer is not None and peer == boot_id())
         if problem:
-            raise HostError(f"the stack cannot listen on {self.address or 'an unknown address'}: {problem}",
-                            hint="set hosts.server_address to this host's IPv4 address the clients reach it by")
+            what, key = ("the database", "db_address") if role == "database" else ("the stack", "server_address")
+            raise HostError(f"{what} cannot listen on {self.address or 'an unknown address'}: {problem}",
+                            hint=f"set hosts.{key} to this host's IPv4 address the others reach it by")
         env = environment.collect(self.pins, engine_version=False)
-        return {"same_machine": same, "address": self.address, "environment": env,
+        return {"same_machine": same, "address": self.address, "environment": env, "boot_id": boot_id(),
                 "syscall_method": self.run_monitor.syscall_method, "notes": self.run_monitor.notes}
 
     def op_clock(self) -> int:
@@ -199,6 +205,9 @@ class Agent:
                 instance.down()
 
     # -- a database on this host, for a stack on another (hosts.db) --------------------------
+    def op_db_prepare(self, workloads: list[str]) -> None:
+        DatabaseInstance.prepare([workloads_mod.get(w) for w in workloads])
+
     def op_db_up(self, workloads: list[str]) -> dict:
         assert self.pins is not None and self.run_monitor is not None, "hello first"
         database = DatabaseInstance([workloads_mod.get(w) for w in workloads], self.address, self.pins.server_cpus,

@@ -20,7 +20,7 @@ from stackbench import ports
 from stackbench.errors import ServerError
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader
-from stackbench.stacks import rundir as rundir_mod
+from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context
 from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
 from stackbench.workloads import mariadb
@@ -39,6 +39,15 @@ class DatabaseInstance:
         self.reader: CgroupReader | None = None
         self.port: int | None = None
         self._cpu_before: int | None = None
+
+    @staticmethod
+    def prepare(workloads: list[Workload]) -> None:
+        """What the database needs here before its first start: the workloads' packages,
+        and WordPress provisioned (minutes, once per version: provision.py)."""
+        for w in workloads:
+            installed.require_workload(w)
+        if any(w.services for w in workloads):
+            provision.ensure()
 
     def up(self) -> str:
         """Start it; returns host:port for the stack's PHP."""
@@ -101,10 +110,12 @@ class DatabaseInstance:
             steps.append(lambda: shutil.rmtree(self.rundir, ignore_errors=True))
         interrupted: KeyboardInterrupt | None = None
         for step in steps:
-            try:
-                step()
-            except KeyboardInterrupt as e:
-                interrupted = e
+            while True:  # a step cut short (the connection dropped: SIGHUP) is finished, not skipped
+                try:
+                    step()
+                    break
+                except KeyboardInterrupt as e:
+                    interrupted = e
         self.process = self.cgroup = self.rundir = None
         if interrupted is not None:
             raise interrupted

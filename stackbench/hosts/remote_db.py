@@ -13,8 +13,22 @@ from dataclasses import replace
 
 from stackbench.errors import HostError, ServerExited
 from stackbench.hosts.agent import provision_facts
-from stackbench.hosts.server import START_TIMEOUT_S, Dead, ServerSession
+from stackbench.hosts.server import PREPARE_TIMEOUT_S, START_TIMEOUT_S, Dead, ServerSession
 from stackbench.monitor.session import CellCost
+
+
+def open_database(plan, pins, server: ServerSession | None) -> ServerSession:
+    """The database's host connected, its agent started, and what the database needs there
+    made ready (packages checked, WordPress provisioned: a long first time)."""
+    stack_machine = server.hello.get("boot_id") if server else None
+    db = ServerSession.open(plan.hosts, plan, pins, where=plan.hosts.db, peer_boot_id=stack_machine)
+    try:
+        db.link.call("db_prepare", PREPARE_TIMEOUT_S,
+                     workloads=[w for w in plan.workloads if plan.workload(w).services])
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def check_same_site(db: ServerSession, server: ServerSession | None) -> None:

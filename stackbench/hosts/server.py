@@ -151,9 +151,12 @@ class ServerSession:
     _versions: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, hosts: Hosts, plan: Plan, pins: Pinning, where: Client | None = None) -> "ServerSession":
-        """The agent on `where`: the server's host (the default), or the database's."""
+    def open(cls, hosts: Hosts, plan: Plan, pins: Pinning, where: Client | None = None,
+             peer_boot_id: str | None = None) -> "ServerSession":
+        """The agent on `where`: the server's host (the default), or the database's
+        (`peer_boot_id`: the machine of the stack that will connect to it)."""
         where = where or hosts.server
+        database = where != hosts.server
         control_dir = leftovers.make_dir("stackbench-ssh-")  # the next lab's sweep removes it if this one dies
         ssh = Ssh(where.destination, control_dir, Path(hosts.ssh_config) if hosts.ssh_config else None)
         session = cls(where.destination, where.label, ssh, hosts, control_dir=control_dir)
@@ -172,8 +175,9 @@ class ServerSession:
                 "hello", lab_boot_id=boot_id(), server_cpus=pins.server_cpus, engine_cpus=pins.engine_cpus,
                 sample_interval_s=plan.sample_interval_s, syscalls=plan.syscalls,
                 # A machine profile is the stack's; a database's host runs as it is.
-                machine=plan.machine.as_dict() if plan.machine and where == hosts.server else None,
-                address=hosts.server_address if where == hosts.server else None)
+                machine=plan.machine.as_dict() if plan.machine and not database else None,
+                address=hosts.db_address if database else hosts.server_address,
+                role="database" if database else "server", peer_boot_id=peer_boot_id or boot_id())
             session.probe_clock()
         except BaseException:
             session.close()

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from stackbench.keys import reject_unknown
 
-KEYS = ("client", "server", "db", "server_address", "ssh_config")
+KEYS = ("client", "server", "db", "server_address", "db_address", "ssh_config")
 KINDS = ("local", "namespace", "ssh:DEST")
 SSH = "ssh:"
 
@@ -54,6 +54,7 @@ class Hosts:
     server: Client = Client("local")  # the database goes with it
     server_address: str | None = None  # what the clients connect to (default: SSH's arrival address)
     db: Client | None = None  # the workload's database on a host of its own (None: beside the stack)
+    db_address: str | None = None  # what the stack connects to it by (default: SSH's arrival address)
 
     @property
     def single_local(self) -> bool:
@@ -91,15 +92,10 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
             raise fail(f"hosts.db = {db_text!r} while hosts.server = {server_text!r}: the database runs beside the "
                        "stack (leave db out) or on a host of its own, reached over SSH (\"ssh:DEST\")")
         db = _client(db_text, fail, "db")
-    address = table.get("server_address")
-    if address is not None:
-        if not isinstance(address, str) or not address or server.kind != "ssh":
-            raise fail("hosts.server_address is the address the clients reach a server on another host by "
-                       '(a string, with hosts.server = "ssh:DEST")')
-        try:
-            ipaddress.ip_address(address)
-        except ValueError:
-            raise fail(f"hosts.server_address {address!r} is not an IP address") from None
+    address = _address(table, "server_address", server.kind == "ssh", "the clients reach a server on another host by",
+                       "hosts.server", fail)
+    db_address = _address(table, "db_address", db is not None, "the stack reaches a database on another host by",
+                          "hosts.db", fail)
     raw = table.get("client", ["local"])
     raw = [raw] if isinstance(raw, str) else raw
     if not isinstance(raw, list) or not raw or not all(isinstance(c, str) for c in raw):
@@ -115,7 +111,21 @@ def parse(data: dict[str, Any], source: str, fail: Callable[[str], Exception]) -
         if not path.is_file():
             raise fail(f"hosts.ssh_config: no file {path}")
         config = str(path)
-    return Hosts(clients, config, server, address, db)
+    return Hosts(clients, config, server, address, db, db_address)
+
+
+def _address(table: dict, key: str, applies: bool, what: str, role: str,
+             fail: Callable[[str], Exception]) -> str | None:
+    address = table.get(key)
+    if address is None:
+        return None
+    if not isinstance(address, str) or not address or not applies:
+        raise fail(f'hosts.{key} is the address {what} (a string, with {role} = "ssh:DEST")')
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        raise fail(f"hosts.{key} {address!r} is not an IP address") from None
+    return address
 
 
 def _client(text: str, fail: Callable[[str], Exception], role: str = "client") -> Client:
