@@ -40,8 +40,7 @@ from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import CellRecord, Store
 from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
-from stackbench.hosts.remote_db import check_same_site, open_database, with_database
-from stackbench.hosts.server import ServerSession
+from stackbench.hosts.placement import placed
 from stackbench.workloads.base import Workload
 
 
@@ -125,38 +124,30 @@ def _session(plan: Plan, store: Store, events: Events | None, options: Options,
     lock = lab.lock()
     lock.acquire()
     clients: ClientSession | None = None
-    server: ServerSession | None = None
-    db: ServerSession | None = None
+    events = events or Events()
     try:
         swept = lab.sweep()
-        (events or Events()).lab_tidied(swept, store.mark_crashed())
+        events.lab_tidied(swept, store.mark_crashed())
         check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)  # before any connection
         # A machine profile's cores come out of the server's half (machine.py).
         pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
-        here = lab
-        if plan.hosts.remote_server:
-            server = ServerSession.open(plan.hosts, plan, pins)
-            here, pins = server.lab(lab), server.pinning(pins)
-            (events or Events()).server_ready(server.facts())
-        if plan.hosts.remote_db:
-            db = open_database(plan, pins, server)
-            here = with_database(here, db)
-            (events or Events()).server_ready(db.facts() | {"role": "database"})
-        preflight(plan, options, here)
-        if db is not None:
-            check_same_site(db, server)
-        here.engine_binary()  # fail now, not after the first stack started
-        # The lab itself (sampler, perf, Python) stays off the server's cores.
-        here.pin_self(pins.engine_cpus)
-        if not plan.hosts.single_local:
-            clients = ClientSession.open(plan.hosts, here.engine_binary)
-            (events or Events()).clients_ready(clients.facts())
-        yield pins, here, clients
+        with placed(plan, pins, lab, events.server_ready) as there:
+            here, pins = there.lab, there.pins
+            preflight(plan, options, here)
+            there.check_same_site()
+            here.engine_binary()  # fail now, not after the first stack started
+            # The lab itself (sampler, perf, Python) stays off the server's cores.
+            here.pin_self(pins.engine_cpus)
+            try:
+                if not plan.hosts.single_local:
+                    clients = ClientSession.open(plan.hosts, here.engine_binary)
+                    events.clients_ready(clients.facts())
+                yield pins, here, clients
+            finally:
+                if clients is not None:
+                    clients.close()
     finally:
-        # The stack's host before the database's: a stack still running there must not
-        # lose its database first.
-        _each(*([clients.close] if clients else []), *([server.close] if server else []),
-              *([db.close] if db else []), lock.release)
+        lock.release()
 
 
 def begin(plan: Plan, store: Store, lab: Lab, pins: pinning_mod.Pinning) -> int:
@@ -290,26 +281,11 @@ def dry_check(plan: Plan, options: Options, lab: Lab | None = None) -> list[dict
     when they are other ones (connected for it, their agents started and ended); returns
     those hosts' facts, each with its role."""
     lab = lab or Lab()
-    if not plan.hosts.remote_server and not plan.hosts.remote_db:
-        preflight(plan, options, lab)
-        return []
-    check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
-    pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
-    sessions = []
-    try:
-        if plan.hosts.remote_server:
-            sessions.append(ServerSession.open(plan.hosts, plan, pins))
-            lab = sessions[-1].lab(lab)
-        if plan.hosts.remote_db:
-            sessions.append(open_database(plan, pins, sessions[0] if plan.hosts.remote_server else None))
-            lab = with_database(lab, sessions[-1])
-        preflight(plan, options, lab)
-        if plan.hosts.remote_db:
-            check_same_site(sessions[-1], sessions[0] if plan.hosts.remote_server else None)
-        return [s.facts() | {"role": "database" if k or not plan.hosts.remote_server else "server"}
-                for k, s in enumerate(sessions)]
-    finally:
-        _each(*[s.close for s in sessions])
+    check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)  # before any connection
+    with placed(plan, machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose()), lab) as there:
+        preflight(plan, options, there.lab)
+        there.check_same_site()
+        return there.facts()
 
 
 def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:

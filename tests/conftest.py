@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
+import time
+from typing import Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,21 @@ def commands() -> dict[int, str]:
             except OSError:
                 continue
     return found
+
+
+def wait_until(done: Callable[[], object], seconds: float, while_=lambda: True) -> bool:
+    """Polls `done` every 50 ms for up to `seconds` (while `while_` holds); its last answer."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline and while_():
+        time.sleep(0.05)
+    return bool(done())
+
+
+def stop_lab(lab: subprocess.Popen, how: str) -> None:
+    """A running `stackbench run` stopped by a Ctrl-C or a kill -9, and its exit status
+    what that ending gives."""
+    lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
+    assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
 
 
 @pytest.fixture

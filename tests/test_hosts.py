@@ -6,7 +6,6 @@ client there, the server here)."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_stack
+from conftest import require_stack, stop_lab, wait_until
 from sshd_host import HERE
 from stackbench.engine import merge, process as engine
 from stackbench.engine.process import LoadSpec
@@ -329,8 +328,6 @@ def test_a_lab_that_stops_stops_its_remote_engine_at_once(how, ssh_host, workdir
     the kernel does (parent-death signal). Either way the remote end of the engine's
     stdin closes, which stops it (--watch-stdin): it does not go on loading for the rest
     of its 30 s."""
-    import signal
-
     require_stack("nginx-fpm")
     plan, db = workdir / "plan.toml", workdir / "r.sqlite"
     plan.write_text(plan_text(f'[hosts]\nclient = ["local", "ssh:remote-test"]\nssh_config = "{ssh_host}/ssh_config"')
@@ -338,16 +335,9 @@ def test_a_lab_that_stops_stops_its_remote_engine_at_once(how, ssh_host, workdir
     lab = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
                             str(workdir), "--allow-remote-target", "--quiet"], cwd=ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not _remote_engines() and time.monotonic() < deadline and lab.poll() is None:
-        time.sleep(0.05)
-    assert _remote_engines(), "the remote engine never started"
+    assert wait_until(_remote_engines, 30, while_=lambda: lab.poll() is None), "the remote engine never started"
     time.sleep(1.0)  # loading
-    lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
-    assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
-    deadline = time.monotonic() + 3
-    while _remote_engines() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _remote_engines() == [], "the remote engine went on loading"
+    stop_lab(lab, how)
+    assert wait_until(lambda: not _remote_engines(), 3), "the remote engine went on loading"
     if how == "Ctrl-C":
         assert "--allow-remote-target" in lab.stderr.read()  # the resume hint says what resuming needs

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commands, require_stack
+from conftest import commands, require_stack, stop_lab, wait_until
 from sshd_host import THERE
 from test_fault_matrix import snapshot
 from stackbench.errors import HostError, UsageError
@@ -207,17 +206,11 @@ def test_a_lab_that_stops_stops_the_stack_on_the_other_host(how, ssh_host, workd
     lab = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db),
                             "--allow-remote-target", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not any("nginx: master" in p for p in _theirs()) and time.monotonic() < deadline and lab.poll() is None:
-        time.sleep(0.05)
-    assert any("nginx: master" in p for p in _theirs()), "the stack never started there"
+    assert wait_until(lambda: any("nginx: master" in p for p in _theirs()), 60, while_=lambda: lab.poll() is None), \
+        "the stack never started there"
     time.sleep(2.0)  # loading
-    lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
-    assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
-    deadline = time.monotonic() + 3
-    while _theirs() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _theirs() == [], "the stack there outlived the lab"
+    stop_lab(lab, how)
+    assert wait_until(lambda: not _theirs(), 3), f"the stack there outlived the lab: {_theirs()}"
     if how == "kill -9":  # the SSH socket's directory is the next lab's to sweep
         assert _stackbench("clean").returncode == 0
     assert _held(workdir) == before

@@ -20,6 +20,7 @@ takes that host's run lock, sweeps what a killed lab left there and pins as a la
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import os
@@ -131,7 +132,7 @@ class Agent:
                             hint=f"set hosts.{key} to this host's IPv4 address the others reach it by")
         env = environment.collect(self.pins, engine_version=False)
         return {"same_machine": same, "address": self.address, "environment": env, "boot_id": boot_id(),
-                "syscall_method": self.run_monitor.syscall_method, "notes": self.run_monitor.notes}
+                "syscall_method": self.run_monitor.syscall_method}
 
     def op_clock(self) -> int:
         return clock.now_us()
@@ -247,7 +248,7 @@ class Agent:
         cost = self.costs.pop(sid, None) or CellCost()
         notes = len(cost.notes)
         self.monitors[sid].end_profile(cost, _window(started_unix_us, ended_unix_us, completed, requests_per_s))
-        return {"syscalls": cost.syscalls.__dict__ if cost.syscalls else None,
+        return {"syscalls": dataclasses.asdict(cost.syscalls) if cost.syscalls else None,
                 "syscalls_requests_per_s": cost.syscalls_requests_per_s, "notes": cost.notes[notes:]}
 
     # -- the end -----------------------------------------------------------------------------

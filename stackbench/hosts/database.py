@@ -22,7 +22,8 @@ from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context
-from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
+from stackbench.stacks.lifecycle import check_config, empty_and_remove, finish_each, spawn_server, write_files
+from stackbench.supervise import ServerProcess, wait_ready
 from stackbench.workloads import mariadb
 from stackbench.workloads.base import Workload
 from stackbench.workloads.wordpress import provision
@@ -62,18 +63,12 @@ class DatabaseInstance:
                 raise ServerError(f"a database host serves one MariaDB; the workloads ask for {len(services)} services")
             db = services[0]
             db.listen = (self.address, self.port)
-            for rel, text in db.files().items():
-                (self.rundir / rel).parent.mkdir(parents=True, exist_ok=True)
-                (self.rundir / rel).write_text(text)
+            write_files(db, self.rundir)
             db.prepare()
-            status, out = run_checked(db.check_argv(), cwd=self.rundir, env=db.env())
-            if status != 0:
-                raise ServerError(f"mariadbd rejected its configuration ({' '.join(db.check_argv())})",
-                                  detail=out.strip() or None)
+            check_config(db, self.rundir)
             self.cgroup = Cgroup.create(self.rundir.name, parent=self.cgroup_parent)
             self.reader = CgroupReader(self.cgroup) if self.cgroup else None
-            self.process = spawn(db.name, db.start_argv(), cwd=self.rundir, env=db.env(), cpus=self.cpus,
-                                 log_paths=db.log_paths(), stop_signal=db.stop_signal, cgroup=self.cgroup)
+            self.process = spawn_server(db, self.rundir, self.cpus, self.cgroup)
             wait_ready(self.process, db.probe(), READY_DEADLINE_S)
             # The snapshot's user connects from localhost only; this copy's from anywhere.
             user, password = provision.DB_USER, provision.DB_PASSWORD
@@ -102,20 +97,12 @@ class DatabaseInstance:
         return {"service_mem_peak_bytes": self.reader.peak_bytes(), "service_cpu_us": cpu}
 
     def down(self) -> None:
-        """Each step even when one before fails or is interrupted."""
+        """Stopped, its cgroup emptied and removed, its run directory removed: each step
+        finished even when a dropped connection (SIGHUP) lands in it."""
         steps = [self.process.stop] if self.process else []
         if self.cgroup:
-            steps.append(self.cgroup.remove)
+            steps.append(lambda cgroup=self.cgroup: empty_and_remove(cgroup))
         if self.rundir:
-            steps.append(lambda: shutil.rmtree(self.rundir, ignore_errors=True))
-        interrupted: KeyboardInterrupt | None = None
-        for step in steps:
-            while True:  # a step cut short (the connection dropped: SIGHUP) is finished, not skipped
-                try:
-                    step()
-                    break
-                except KeyboardInterrupt as e:
-                    interrupted = e
+            steps.append(lambda rundir=self.rundir: shutil.rmtree(rundir, ignore_errors=True))
         self.process = self.cgroup = self.rundir = None
-        if interrupted is not None:
-            raise interrupted
+        finish_each(steps)

@@ -90,16 +90,18 @@ class WithDatabase:
             self._db_down()
             raise
 
+    def _dead_there(self) -> list[Dead]:
+        if self.did is None:
+            return []
+        return [Dead(f"{d['name']} on {self.db.label}", d["exit_status"])
+                for d in self.db.link.call("db_dead", did=self.did)]
+
     def dead_servers(self) -> list:
-        dead = list(self.inner.dead_servers())
-        if self.did is not None:
-            dead += [Dead(f"{d['name']} on {self.db.label}", d["exit_status"])
-                     for d in self.db.link.call("db_dead", did=self.did)]
-        return dead
+        return [*self.inner.dead_servers(), *self._dead_there()]
 
     def check_alive(self) -> None:
         self.inner.check_alive()
-        for d in self.dead_servers():
+        for d in self._dead_there():
             raise ServerExited(f"{d.name} of {self.inner.label} exited with status {d.exit_status}")
 
     def down(self) -> None:

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from stackbench import leftovers
-from stackbench.errors import HostError, StackbenchError
+from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.spec import Client, Hosts
@@ -168,8 +168,9 @@ class ServerSession:
                                 f"{' '.join(version) or 'none'}", hint="apt-get install python3 (Debian 12 has 3.11)")
             packed = bundle.build()
             path = ssh.ship_tree(packed.data, packed.digest, "stackbench")
+            # In a session of its own: a Ctrl-C is the lab's, which then stops the stack there in order.
             proc = ssh.popen(f"cd {path} && exec {PYTHON} -m stackbench.hosts.agent", stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=detached)  # Ctrl-C is the lab's: it stops the stack there in order
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=detached)
             session.link = AgentLink(proc, session.label)
             session.hello = session.link.call(
                 "hello", lab_boot_id=boot_id(), server_cpus=pins.server_cpus, engine_cpus=pins.engine_cpus,
@@ -281,7 +282,10 @@ class RemoteStack:
         return f"http://{host}:{self.port}{path}"
 
     def workload(self, wid: str) -> Workload:
-        return next(w for w in self.workloads if w.id == wid)
+        for w in self.workloads:
+            if w.id == wid:
+                return w
+        raise UsageError(f"{self.label} was not set up for workload {wid!r}")
 
     def preflight(self) -> None:
         self.session.link.call("preflight", START_TIMEOUT_S, spec=self._spec())
@@ -389,8 +393,6 @@ class RemoteRunMonitor:
 
     def __init__(self, session: ServerSession):
         self.session = session
-        self.syscall_method = session.hello.get("syscall_method")
-        self.notes = list(session.hello.get("notes") or [])
 
     def for_stack(self, instance: RemoteStack) -> RemoteMonitor:
         return RemoteMonitor(instance)

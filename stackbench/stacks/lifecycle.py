@@ -153,21 +153,12 @@ class StackInstance:
         steps = [proc.stop for proc in reversed(self.processes)]
         if self.machine_cgroup:  # its OOM counters live in the children's cgroups (v1)
             steps.append(self.machine_cgroup.keep_counters)
-        steps += [lambda cg=cg: _empty_and_remove(cg) for cg in (self.cgroup, self.services_cgroup) if cg]
+        steps += [lambda cg=cg: empty_and_remove(cg) for cg in (self.cgroup, self.services_cgroup) if cg]
         if self.machine_cgroup:  # after its children: the stack's and the services' cgroups
             steps.append(self.machine_cgroup.remove)
         if self.ctx and not self.keep_rundir:
             steps.append(lambda rundir=self.ctx.rundir: shutil.rmtree(rundir, ignore_errors=True))
-        interrupted: KeyboardInterrupt | None = None
-        for step in steps:
-            while True:
-                try:
-                    step()
-                    break
-                except KeyboardInterrupt as e:  # finish this step, then the others
-                    interrupted = e
-        if interrupted is not None:
-            raise interrupted
+        finish_each(steps)
 
     def __enter__(self) -> "StackInstance":
         self.up()
@@ -216,11 +207,7 @@ class StackInstance:
             if any(w.needs_php and w.probe == "script" for w in self.workloads):
                 (self.ctx.docroot / php_probe.PROBE_PATH.lstrip("/")).write_bytes(php_probe.SCRIPT)
         for server in self.services + self.servers:
-            for rel, text in server.files().items():
-                path = rundir / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-                self.files[rel] = text
+            self.files.update(write_files(server, rundir))
             if not own_tree:
                 for name, content in server.extra_docroot_files.items():
                     (self.ctx.docroot / name).write_bytes(content)
@@ -254,13 +241,7 @@ class StackInstance:
         """Every rendered config passes the server's own checker before anything starts."""
         assert self.ctx is not None
         for server in self.services + self.servers:
-            status, out = run_checked(server.check_argv(), cwd=self.ctx.rundir, env=server.env())
-            if status != 0:
-                raise ConfigCheckFailed(
-                    f"{server.name} rejected its configuration ({' '.join(server.check_argv())})",
-                    detail=out.strip() or "(no output)",
-                    hint="run again with --keep-rundir to keep the rendered files for inspection",
-                )
+            check_config(server, self.ctx.rundir)
 
     def _cgroup(self, name: str, parent: str | None) -> Cgroup | None:
         cgroup = Cgroup.create(name, parent=parent)
@@ -270,20 +251,60 @@ class StackInstance:
 
     def _start(self, server: Server, cgroup: Cgroup | None) -> None:
         assert self.ctx is not None
-        proc = spawn(server.name, server.start_argv(), cwd=self.ctx.rundir, env=server.env(),
-                     cpus=self.cpus, log_paths=server.log_paths(), stop_signal=server.stop_signal,
-                     cgroup=cgroup)
+        proc = spawn_server(server, self.ctx.rundir, self.cpus, cgroup)
         self.processes.append(proc)
         wait_ready(proc, server.probe(), READY_DEADLINE_S)
 
     def check_alive(self) -> None:
         """Raise if a server died (e.g. mid-run), with its last words."""
         for proc in self.dead_servers():
-            raise ServerExited(f"{proc.name} of {self.label} exited with status {proc.popen.returncode}",
+            raise ServerExited(f"{proc.name} of {self.label} exited with status {proc.exit_status}",
                                detail=proc.tail())
 
 
-def _empty_and_remove(cgroup: Cgroup) -> None:
+# -- one server's steps, also for a database started alone (hosts/database.py) ----------
+def write_files(server: Server, rundir: Path) -> dict[str, str]:
+    """The server's rendered configs written into the run directory; returns them."""
+    files = server.files()
+    for rel, text in files.items():
+        path = rundir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return files
+
+
+def check_config(server: Server, rundir: Path) -> None:
+    """The server's own checker accepts its config, or ConfigCheckFailed with its words."""
+    status, out = run_checked(server.check_argv(), cwd=rundir, env=server.env())
+    if status != 0:
+        raise ConfigCheckFailed(
+            f"{server.name} rejected its configuration ({' '.join(server.check_argv())})",
+            detail=out.strip() or "(no output)",
+            hint="run again with --keep-rundir to keep the rendered files for inspection",
+        )
+
+
+def spawn_server(server: Server, rundir: Path, cpus: list[int], cgroup: Cgroup | None) -> ServerProcess:
+    return spawn(server.name, server.start_argv(), cwd=rundir, env=server.env(), cpus=cpus,
+                 log_paths=server.log_paths(), stop_signal=server.stop_signal, cgroup=cgroup)
+
+
+def finish_each(steps: list) -> None:
+    """Every step of a stop, each finished even when Ctrl-C (or a dropped connection's
+    SIGHUP, in an agent) lands in the middle of it; the interrupt is raised at the end."""
+    interrupted: KeyboardInterrupt | None = None
+    for step in steps:
+        while True:
+            try:
+                step()
+                break
+            except KeyboardInterrupt as e:  # finish this step, then the others
+                interrupted = e
+    if interrupted is not None:
+        raise interrupted
+
+
+def empty_and_remove(cgroup: Cgroup) -> None:
     """Kill whatever is left in a cgroup (a worker that left its process group), then
     remove it."""
     deadline = time.monotonic() + 5
