@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, schema_errors, u};
+use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, schema, schema_errors, u};
+use serde_json::json;
 
 #[test]
 fn exact_request_count_and_schema() {
@@ -323,4 +324,40 @@ fn head_responses_have_no_body() {
     assert_eq!(u(&doc, "/bytes/body_received"), 0);
     assert_eq!(u(&doc, "/connections_opened"), 2);
     assert_eq!(doc["config"]["method"], "HEAD");
+}
+
+// The schema validator the tests use (tests/common/schema.rs): each keyword it knows
+// refuses what it should, and its written-out patterns agree with the schema's regexes.
+#[test]
+fn schema_validator_refuses_what_each_keyword_should() {
+    let schema = json!({
+        "$defs": {"n": {"type": "integer", "minimum": 0, "maximum": 9}},
+        "type": "object",
+        "required": ["a"],
+        "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"oneOf": [{"type": "null"}, {"type": "string"}]},
+                       "c": {"type": "array", "items": {"enum": [1, 2]}, "minItems": 1, "maxItems": 2},
+                       "d": {"const": "x"}},
+        "patternProperties": {"^[1-5][0-9][0-9]$": {"type": "integer"}},
+        "additionalProperties": false,
+        "allOf": [{"if": {"required": ["d"], "properties": {"d": {"const": "x"}}}, "then": {"required": ["b"]}}]
+    });
+    assert_eq!(schema::errors(&schema, &json!({"a": 3, "b": null, "c": [1], "d": "x", "200": 5})), Vec::<String>::new());
+    let bad = json!({"a": 10, "b": 1, "c": [3, 1, 2], "d": "y", "200": "ok", "600": 1});
+    let found = schema::errors(&schema, &bad);
+    assert_eq!(found.len(), 7, "{found:#?}"); // maximum, oneOf, enum, maxItems, const, type, additional
+    assert_eq!(schema::errors(&schema, &json!({"d": "x"})).len(), 2, "a and (if d is x) b are required");
+    assert_eq!(schema::errors(&schema, &json!({"a": 1.5})).len(), 1, "1.5 is not an integer");
+    assert!(schema::errors(&schema, &json!({"a": 1.0})).is_empty(), "1.0 is");
+}
+
+#[test]
+fn schema_validator_patterns_match_their_regexes() {
+    let percentile = r"^[0-9]+(\.[0-9]+)?$";
+    for (name, ok) in [("50", true), ("99.9", true), ("0", true), ("99.", false), (".9", false), ("a", false), ("", false), ("1.2.3", false)] {
+        assert_eq!(schema::pattern_matches(percentile, name), ok, "{name}");
+    }
+    let status = r"^[1-5][0-9][0-9]$";
+    for (name, ok) in [("200", true), ("599", true), ("600", false), ("099", false), ("20", false), ("2000", false), ("2x0", false)] {
+        assert_eq!(schema::pattern_matches(status, name), ok, "{name}");
+    }
 }

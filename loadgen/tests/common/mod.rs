@@ -33,6 +33,7 @@
 pub mod fcgi;
 pub mod hostile;
 pub mod mass;
+pub mod schema;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -389,8 +390,7 @@ pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     for pointer in ["", "/properties/config", "/properties/stages/items", "/properties/engine"] {
         schema.pointer_mut(pointer).unwrap()["additionalProperties"] = serde_json::json!(false);
     }
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+    schema::errors(&schema, doc)
 }
 
 /// Asserts a document validates against the schema, and that its warnings and
