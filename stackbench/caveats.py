@@ -93,8 +93,10 @@ def memory_limit(events: dict | None) -> list[Caveat]:
     if not events:
         return []
     kills, before = events.get("oom_kills") or 0, events.get("oom_kills_before") or 0
-    if kills or before:
-        return [Caveat(OOM_KILLED, {"count": kills, "before": before, "limit_bytes": events.get("limit_bytes")})]
+    after = events.get("oom_kills_profile") or 0
+    if kills or before or after:
+        return [Caveat(OOM_KILLED, {"count": kills, "before": before, "after": after,
+                                    "limit_bytes": events.get("limit_bytes")})]
     if events.get("limit_hits"):
         return [Caveat(MEMORY_LIMIT, {"hits": events["limit_hits"], "limit_bytes": events.get("limit_bytes"),
                                       "stall_us": events.get("pressure_some_us")})]

@@ -14,7 +14,7 @@ import pytest
 from stackbench import caveats, machine, plan as plan_mod
 from stackbench.errors import PlanError
 from stackbench.monitor import machine_cgroup, memory_events
-from stackbench.monitor.session import CellCost
+from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.pinning import Pinning
 from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
@@ -185,6 +185,45 @@ def test_a_cell_stores_the_differences_and_the_kills_before_its_window(tmp_path)
     # the first cell of a start: every kill since the machine started counts as before
     first = memory_events.difference(start, end, limit_bytes=512 * MiB)
     assert first["oom_kills_before"] == 1
+
+
+class _NoFiles:
+    """A cgroup with no controller directories: nothing to read besides the counters."""
+
+    def path(self, controller):
+        return None
+
+    def pids(self):
+        return []
+
+
+class _CountersInTurn:
+    """A machine cgroup whose memory counters are these readings, one per read."""
+
+    profile = machine.MachineProfile(1, 512 * MiB)
+    cgroup = _NoFiles()
+
+    def __init__(self, *oom_kills):
+        self.readings = [memory_events.MemoryCounters(oom_kills=n) for n in oom_kills]
+
+    def read(self):
+        return self.readings.pop(0)
+
+
+def test_kills_during_the_system_call_pass_are_the_cells_not_the_next_ones():
+    from types import SimpleNamespace
+    # readings: cell 1 begins (0), ends (1), its system-call pass ends (3); cell 2 (3, 3)
+    monitor = StackMonitor(None, machine=_CountersInTurn(0, 1, 3, 3, 3))
+    monitor.begin_cell()
+    first = monitor.end_cell()
+    monitor.end_profile(first, SimpleNamespace(started_unix_us=0, ended_unix_us=1))
+    monitor.begin_cell()
+    second = monitor.end_cell()
+    assert (first.memory_events["oom_kills"], first.memory_events["oom_kills_profile"]) == (1, 2)
+    assert memory_events.total_kills(first.memory_events) == 3
+    assert second.memory_events["oom_kills_before"] == 0 and memory_events.total_kills(second.memory_events) == 0
+    said = sentence(caveats.memory_limit(first.memory_events)[0])
+    assert "1 process during the measured window and 2 processes after it (the system-call pass)" in said
 
 
 # -- caveats, store, tables -------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Mapping
 
 from stackbench.analysis import metrics, questions
 from stackbench.engine.result import Caveat
+from stackbench.monitor.memory_events import total_kills
 from stackbench.states import CellStatus
 
 
@@ -111,6 +112,4 @@ def of(cell: Mapping) -> CellFigures:
 
 
 def _oom_kills(events: Mapping | None) -> int | None:
-    if events is None:
-        return None
-    return (events.get("oom_kills") or 0) + (events.get("oom_kills_before") or 0)
+    return None if events is None else total_kills(dict(events))

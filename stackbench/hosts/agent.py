@@ -249,7 +249,8 @@ class Agent:
         notes = len(cost.notes)
         self.monitors[sid].end_profile(cost, _window(started_unix_us, ended_unix_us, completed, requests_per_s))
         return {"syscalls": dataclasses.asdict(cost.syscalls) if cost.syscalls else None,
-                "syscalls_requests_per_s": cost.syscalls_requests_per_s, "notes": cost.notes[notes:]}
+                "syscalls_requests_per_s": cost.syscalls_requests_per_s, "notes": cost.notes[notes:],
+                "memory_events": cost.memory_events}  # with the pass's OOM kills
 
     # -- the end -----------------------------------------------------------------------------
     def close(self) -> None:

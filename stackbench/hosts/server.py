@@ -381,6 +381,8 @@ class RemoteMonitor:
         cost.syscalls = wire.syscalls_from_dict(counted["syscalls"])
         cost.syscalls_requests_per_s = counted["syscalls_requests_per_s"]
         cost.notes += counted["notes"]
+        if counted.get("memory_events") is not None:
+            cost.memory_events = counted["memory_events"]
 
     def stop(self) -> None:
         pass  # the agent stops the stack's sampler and counters when the stack goes down

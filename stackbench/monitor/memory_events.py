@@ -96,11 +96,23 @@ def difference(before: MemoryCounters, after: MemoryCounters, *, limit_bytes: in
 ZERO = MemoryCounters(**{name: 0 for name in COUNTERS})  # a new cgroup's counters
 
 
+def kills_between(earlier: MemoryCounters, later: MemoryCounters) -> int | None:
+    """OOM kills from one reading to a later one (None when either lacks the counter)."""
+    if earlier.oom_kills is None or later.oom_kills is None:
+        return None
+    return later.oom_kills - earlier.oom_kills
+
+
+# Where a cell's stored kills happened: its measured window, just before it (stack
+# start, warm-up), and the system-call pass after it.
+KILL_FIELDS = ("oom_kills", "oom_kills_before", "oom_kills_profile")
+
+
 def total_kills(events: dict | None) -> int:
-    """OOM kills a cell's stored events account for: in its window and just before it."""
+    """OOM kills a cell's stored events account for: before, in and after its window."""
     if not events:
         return 0
-    return (events.get("oom_kills") or 0) + (events.get("oom_kills_before") or 0)
+    return sum(events.get(name) or 0 for name in KILL_FIELDS)
 
 
 def as_dict(counters: MemoryCounters) -> dict[str, Any]:

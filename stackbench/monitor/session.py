@@ -181,6 +181,12 @@ class StackMonitor:
     def end_profile(self, cost: CellCost, result: EngineResult) -> None:
         """The profile pass ran as `result`: count its system calls over its window."""
         window_start_us, window_end_us = result.started_unix_us, result.ended_unix_us
+        if self.machine and self._mem_last is not None and cost.memory_events is not None:
+            # The pass loads the stack as hard as the window did: kills during it belong
+            # to this cell, not to the next one's "before" (nor lost after the last cell).
+            after = self.machine.read()
+            cost.memory_events["oom_kills_profile"] = memory_events.kills_between(self._mem_last, after)
+            self._mem_last = after
         if not self.counter:
             return
         if self.syscall_method == "strace":

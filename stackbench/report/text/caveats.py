@@ -22,10 +22,11 @@ def _mib(n: Any) -> str:
 
 def _oom_when(p: dict) -> str:
     """ "3 processes of the stack during the measured window (and 1 before it …)"."""
-    count, before = p.get("count") or 0, p.get("before") or 0
-    earlier = f"before {'it' if count else 'the measured window'} (stack start, warm-up)"
+    count, before, after = p.get("count") or 0, p.get("before") or 0, p.get("after") or 0
+    window = "it" if count else "the measured window"
     parts = [f"{n} process{'es' if n != 1 else ''} {when}" for n, when in
-             ((count, "during the measured window"), (before, earlier)) if n]
+             ((count, "during the measured window"), (before, f"before {window} (stack start, warm-up)"),
+              (after, f"after {window} (the system-call pass)")) if n]
     return " and ".join(parts) or "processes of the stack"
 
 
