@@ -226,6 +226,27 @@ def test_kills_during_the_system_call_pass_are_the_cells_not_the_next_ones():
     assert "1 process during the measured window and 2 processes after it (the system-call pass)" in said
 
 
+def test_an_agent_there_sends_the_system_call_pass_kills_back():
+    from types import SimpleNamespace
+    from stackbench.hosts.agent import Agent
+    from stackbench.hosts.server import RemoteMonitor
+
+    agent = Agent()
+    agent.monitors[1] = StackMonitor(None, machine=_CountersInTurn(0, 0, 2))
+
+    class Link:  # the agent's answers as they cross: JSON
+        def call(self, op, **kw):
+            return json.loads(json.dumps(getattr(agent, f"op_{op}")(**kw)))
+
+    here = RemoteMonitor(SimpleNamespace(sid=1, session=SimpleNamespace(link=Link(), offset=None)))
+    here.begin_cell()
+    cost = here.end_cell()
+    assert memory_events.total_kills(cost.memory_events) == 0
+    here.end_profile(cost, SimpleNamespace(started_unix_us=0, ended_unix_us=1, requests_per_s=None,
+                                           requests=SimpleNamespace(completed=0)))
+    assert cost.memory_events["oom_kills_profile"] == 2 and memory_events.total_kills(cost.memory_events) == 2
+
+
 # -- caveats, store, tables -------------------------------------------------------------
 
 def events(**kw):

@@ -42,20 +42,22 @@ fn check(root: &Value, schema: &Value, doc: &Value, at: &str, found: &mut Vec<St
                     found.push(format!("{doc} is not of type {} at {at}", names.join(" or ")));
                 }
             }
-            "const" if doc != arg => found.push(format!("{doc} is not {arg} at {at}")),
-            "enum" if !arg.as_array().expect("enum list").contains(doc) => {
+            "const" if !same(doc, arg) => found.push(format!("{doc} is not {arg} at {at}")),
+            "enum" if !arg.as_array().expect("enum list").iter().any(|v| same(doc, v)) => {
                 found.push(format!("{doc} is not one of {arg} at {at}"))
             }
             "const" | "enum" => {}
             "minimum" | "maximum" => {
-                let (Some(value), Some(bound)) = (doc.as_f64(), arg.as_f64()) else { continue };
+                let bound = arg.as_f64().unwrap_or_else(|| panic!("{keyword} {arg} is not a number"));
+                let Some(value) = doc.as_f64() else { continue }; // not a number: `type`'s to refuse
                 if (keyword == "minimum" && value < bound) || (keyword == "maximum" && value > bound) {
                     let side = if keyword == "minimum" { "below" } else { "above" };
                     found.push(format!("{doc} is {side} its {keyword} {arg} at {at}"));
                 }
             }
             "minItems" | "maxItems" => {
-                let (Some(items), Some(bound)) = (doc.as_array(), arg.as_u64()) else { continue };
+                let bound = whole(arg).unwrap_or_else(|| panic!("{keyword} {arg} is not a whole number"));
+                let Some(items) = doc.as_array() else { continue };
                 let n = items.len() as u64;
                 if (keyword == "minItems" && n < bound) || (keyword == "maxItems" && n > bound) {
                     found.push(format!("{n} items is outside its {keyword} {bound} at {at}"));
@@ -132,6 +134,23 @@ fn check_object(root: &Value, rules: &Map<String, Value>, object: &Map<String, V
             _ => {}
         }
     }
+}
+
+/// JSON equality as 2020-12 has it: numbers by value (1 and 1.0 are the same).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A count as a schema may write it: 2, or 2.0.
+fn whole(n: &Value) -> Option<u64> {
+    n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
 }
 
 fn passes(root: &Value, schema: &Value, doc: &Value) -> bool {
