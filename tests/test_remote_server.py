@@ -154,6 +154,15 @@ def _held(workdir: Path) -> dict[str, set]:
     return snapshot(workdir) | {"agent": set(_theirs())}
 
 
+def _the_cell(db: Path) -> tuple[sqlite3.Row, dict, dict]:
+    """A one-cell run's cell, the engine's document of it, and the run's environment."""
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        (cell,) = conn.execute("SELECT * FROM cells").fetchall()
+        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
+    return cell, json.loads(cell["engine_json"]), env
+
+
 @pytest.mark.servers
 def test_a_stack_on_another_host_is_measured_there_and_leaves_nothing(ssh_host, workdir):
     require_stack("nginx-fpm")
@@ -173,11 +182,7 @@ def test_a_stack_on_another_host_is_measured_there_and_leaves_nothing(ssh_host, 
     done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target")
     assert done.returncode == 0, done.stderr
     assert f"server: ssh:remote-test at {THERE} (this machine, through SSH)" in done.stdout + done.stderr
-    with sqlite3.connect(db) as conn:
-        conn.row_factory = sqlite3.Row
-        cell = conn.execute("SELECT * FROM cells").fetchone()
-        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
-    doc = json.loads(cell["engine_json"])
+    cell, doc, env = _the_cell(db)
     assert cell["status"] == "ok" and doc["requests"]["completed"] > 100
     assert doc["config"]["url"].startswith(f"http://{THERE}:")  # where the lab reached the host
     # Measured there, by the agent: the stack's cgroup, its processes, perf's system calls.
@@ -324,11 +329,7 @@ def test_wordpress_with_its_database_on_another_host(ssh_host, workdir):
     done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=600)
     assert done.returncode == 0, done.stderr
     assert f"database: ssh:remote-db at {THERE}" in done.stdout + done.stderr
-    with sqlite3.connect(db) as conn:
-        conn.row_factory = sqlite3.Row
-        cell = conn.execute("SELECT * FROM cells").fetchone()
-        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
-    doc = json.loads(cell["engine_json"])
+    cell, doc, env = _the_cell(db)
     assert cell["status"] == "ok" and doc["requests"]["completed"] > 5 and not doc["requests"].get("non_2xx")
     assert doc["config"]["url"].startswith(f"http://{'127.0.0.1' if server == 'local' else THERE}:")
     assert cell["service_mem_peak_bytes"] > 20_000_000 and cell["service_cpu_us"] > 0  # MariaDB, measured there
