@@ -3,7 +3,7 @@
 
 Renders a minimal config into a private temp dir (pid, logs and all five
 *_temp_path inside it, so nothing under /var is touched), checks it with
-`nginx -t`, and runs it under the lab's own supervisor (stackbench/supervise.py:
+`nginx -t`, and runs it under the lab's own supervisor (stackbench/upkeep/supervise.py:
 pinned, own session, ready by polling stub_status against a deadline, SIGQUIT then
 SIGKILL of the process group).
 """
@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from stackbench.supervise import run_checked, spawn, wait_ready  # noqa: E402
+from stackbench.upkeep.supervise import run_checked, spawn, wait_ready  # noqa: E402
 
 CONF = """\
 daemon off;

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from stackbench.leftovers import Swept
+    from stackbench.upkeep.leftovers import Swept
     from stackbench.errors import StackbenchError
-    from stackbench.pinning import Pinning
-    from stackbench.plan import Cell, Plan, StackVariant
+    from stackbench.upkeep.pinning import Pinning
+    from stackbench.planning.plan import Cell, Plan, StackVariant
     from stackbench.stacks.lifecycle import StackInstance
     from stackbench.states import RunStatus
     from stackbench.store import CellRecord

@@ -18,7 +18,8 @@ from typing import Callable
 import pytest
 
 from conftest import commands
-from stackbench import lock, runner
+from stackbench import runner
+from stackbench.upkeep import lock
 from stackbench.cli import main
 from stackbench.store import SCHEMA_VERSION, Store
 
@@ -86,7 +87,7 @@ def clean_machine(workdir, monkeypatch):
     """The lab's temp dir and run lock are the test's own; yields a check that nothing
     the lab starts or makes is there."""
     monkeypatch.setattr(tempfile, "tempdir", str(workdir))
-    monkeypatch.setattr(lock, "LOCK_PATH", workdir / "stackbench.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", workdir / "stackbench.upkeep.lock")
 
     def begin(*args, **kwargs):  # a row that is not bad input must not measure for minutes
         raise AssertionError("bad input reached the start of a run")
@@ -191,8 +192,8 @@ def remote_without_duration(d: Path) -> list[str]:
 
 def lab_already_measuring(d: Path) -> list[str]:
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from stackbench.lock import RunLock; RunLock(Path(sys.argv[1])).acquire(); "
-                               "print('held', flush=True); time.sleep(60)", str(d / "stackbench.lock")],
+                               "from stackbench.upkeep.lock import RunLock; RunLock(Path(sys.argv[1])).acquire(); "
+                               "print('held', flush=True); time.sleep(60)", str(d / "stackbench.upkeep.lock")],
                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
     assert holder.stdout.readline().strip() == "held"
     _UNDO.append(lambda: (holder.kill(), holder.wait()))
@@ -280,7 +281,7 @@ def test_other_bad_input_is_one_sentence_and_starts_nothing(name, setup, fragmen
 
 def test_the_lock_names_who_holds_it(workdir):
     """The holder is named by pid and command line, read without touching the lock."""
-    path = workdir / "stackbench.lock"
+    path = workdir / "stackbench.upkeep.lock"
     mine = lock.RunLock(path)
     mine.acquire()
     try:

@@ -14,7 +14,7 @@ from stackbench import engine
 from stackbench.analysis import capacity
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import LoadSpec
-from stackbench.ports import free_port
+from stackbench.upkeep.ports import free_port
 
 CAPACITY = 400.0
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,8 @@ import tomllib
 
 import pytest
 
-from stackbench import plan as plan_mod, runner
+from stackbench import runner
+from stackbench.planning import plan as plan_mod
 from stackbench.analysis import metrics
 from stackbench.store import Store
 

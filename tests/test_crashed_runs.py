@@ -8,9 +8,11 @@ import tomllib
 
 import pytest
 
-from stackbench import leftovers, lock, plan as plan_mod, runner
+from stackbench import runner
+from stackbench.planning import plan as plan_mod
+from stackbench.upkeep import leftovers, lock
 from stackbench.cli import main
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.states import RunStatus
 from stackbench.store import Store
 from test_runner_order import PLAN, lab  # noqa: F401  (the fake lab fixture)
@@ -61,7 +63,7 @@ def test_the_lab_that_takes_the_lock_sweeps_and_marks_the_dead_runs_crashed(lab)
 
 
 def test_runs_and_show_say_a_crashed_run_can_be_resumed(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.upkeep.lock")
     db = tmp_path / "r.sqlite"
     store = Store(db)
     stored_run(store, "complete")
@@ -83,7 +85,7 @@ def test_runs_and_show_say_a_crashed_run_can_be_resumed(tmp_path, monkeypatch, c
 
 
 def test_a_run_being_measured_is_not_resumed_behind_its_back(tmp_path, monkeypatch, capsys):
-    path = tmp_path / "stackbench.lock"
+    path = tmp_path / "stackbench.upkeep.lock"
     monkeypatch.setattr(lock, "LOCK_PATH", path)
     db = tmp_path / "r.sqlite"
     store = Store(db)
@@ -103,7 +105,7 @@ def test_a_run_being_measured_is_not_resumed_behind_its_back(tmp_path, monkeypat
 @pytest.mark.parametrize("status", ["crashed", "interrupted", "failed"])
 def test_resume_accepts_every_unfinished_status(status, tmp_path, monkeypatch, capsys):
     """Up to the point where it would measure: the refusal is only for complete runs."""
-    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.upkeep.lock")
     db = tmp_path / "r.sqlite"
     store = Store(db)
     run_id = stored_run(store, status)

@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from conftest import require_stack
-from stackbench import engine, plan as plan_mod, runner
-from stackbench.lock import RunLock
+from stackbench import engine, runner
+from stackbench.planning import plan as plan_mod
+from stackbench.upkeep.lock import RunLock
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import RunStatus
 from stackbench.store import Store
@@ -68,7 +69,7 @@ def lab_killing(server: str, at_seq: int, workdir: Path) -> tuple[runner.Lab, di
                 threading.Timer(KILL_AFTER_S, lambda: _kill_group(target.pid, seen)).start()
         return engine.run(spec, cpus)
 
-    lab = runner.Lab(load=load, instance=instance, lock=lambda: RunLock(workdir / "stackbench.lock"))
+    lab = runner.Lab(load=load, instance=instance, lock=lambda: RunLock(workdir / "stackbench.upkeep.lock"))
     return lab, seen
 
 
@@ -129,7 +130,7 @@ def test_a_stack_that_does_not_come_up_is_skipped_and_the_others_run(workdir):
             made.__class__ = Refused  # the real instance, but for how its nginx is started
         return made
 
-    lab = runner.Lab(instance=instance, lock=lambda: RunLock(workdir / "stackbench.lock"))
+    lab = runner.Lab(instance=instance, lock=lambda: RunLock(workdir / "stackbench.upkeep.lock"))
     text = plan_text("nginx-fpm", "static-12b").replace("[1, 2, 4]", "[1]").replace(
         '[[stacks]]\nid = "nginx-fpm"', '[[stacks]]\nid = "nginx-fpm"\nlabel = "B"\n[[stacks]]\nid = "nginx-fpm"\nlabel = "A"')
     before = snapshot(workdir)

@@ -26,7 +26,7 @@ from stackbench.hosts import clock
 from stackbench.hosts.clients import share
 import tomllib
 
-from stackbench.plan import parse
+from stackbench.planning.plan import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def test_clients_are_read_with_their_kinds(tmp_path):
     conf.write_text("Host x\n")
     p = tmp_path / "p.toml"
     p.write_text(plan_text(f'[hosts]\nclient = ["local", "ssh:bench@loadbox"]\nssh_config = "{conf.name}"'))
-    from stackbench.plan import load
+    from stackbench.planning.plan import load
     plan = load(p)
     assert [c.label for c in plan.hosts.clients] == ["local", "ssh:bench@loadbox"]
     assert plan.hosts.ssh_config == str(conf) and [c.destination for c in plan.hosts.remote] == ["bench@loadbox"]

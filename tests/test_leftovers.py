@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 from stackbench.monitor.cgroup import Cgroup
 
 

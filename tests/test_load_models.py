@@ -9,12 +9,13 @@ import tomllib
 
 import pytest
 
-from stackbench import loads, plan as plan_mod, runner
+from stackbench import runner
+from stackbench.planning import loads, plan as plan_mod
 from stackbench.analysis import capacity, capacity_results, curves, questions
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import EngineResult
 from stackbench.errors import PlanError
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.report.text import run_report
 from stackbench.store import Store
 from tests.test_runner_order import lab  # noqa: F401  (the fake Lab fixture)
@@ -110,7 +111,7 @@ def test_bad_load_keys_say_what_is_wrong(text, message):
 
 
 def test_machine_limits_are_checked_before_anything_starts(monkeypatch):
-    from stackbench import limits
+    from stackbench.planning import limits
 
     p = parse('concurrency = [5000]\n' + STACKS)
     monkeypatch.setattr(limits.resource, "getrlimit", lambda what: (1024, 4096))

@@ -11,11 +11,12 @@ import tomllib
 import jsonschema
 import pytest
 
-from stackbench import caveats, machine, plan as plan_mod
+from stackbench import caveats
+from stackbench.planning import machine, plan as plan_mod
 from stackbench.errors import PlanError
 from stackbench.monitor import machine_cgroup, memory_events
 from stackbench.monitor.session import CellCost, StackMonitor
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
 from stackbench.report.text import run_report

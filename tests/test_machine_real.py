@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stackbench import machine, plan as plan_mod, runner, workloads
+from stackbench import runner, workloads
+from stackbench.planning import machine, plan as plan_mod
 from stackbench.analysis import figures
 from stackbench.monitor.cgroup import LAB, ROOT
 from stackbench.stacks import registry

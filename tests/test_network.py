@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackbench import plan as plan_mod
+from stackbench.planning import plan as plan_mod
 from stackbench.analysis import backgrounds, questions
 from stackbench.errors import PlanError
 from stackbench.network import addresses, netns, profiles, visitors

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import require_stack
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 from stackbench.network import calibrate, netns
 from stackbench.network.profiles import BUILTIN, Profile
 from stackbench.network.shape import Shape

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from stackbench import binaries
+from stackbench.upkeep import binaries
 from stackbench.errors import PlanError, UsageError
 from stackbench.network import tunnel
 from stackbench.network.netns import NetworkError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackbench import plan as plan_mod
+from stackbench.planning import plan as plan_mod
 from stackbench.errors import PlanError
 
 

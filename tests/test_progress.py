@@ -7,9 +7,9 @@ import io
 import json
 import tomllib
 
-from stackbench import plan as plan_mod
+from stackbench.planning import plan as plan_mod
 from stackbench.engine import EngineResult
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.states import CellStatus
 from stackbench.store import CellRecord

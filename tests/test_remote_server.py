@@ -29,7 +29,7 @@ from stackbench.hosts.server import AgentLink
 from stackbench.monitor.cgroup_stats import CgroupSample
 from stackbench.monitor.session import CellCost
 from stackbench.monitor.status_pages import StatusSample
-from stackbench.plan import parse
+from stackbench.planning.plan import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -262,7 +262,7 @@ def test_a_failed_starts_state_and_errors_defined_beside_their_module_cross_too(
 
 
 def test_a_stack_on_another_machine_never_shares_the_engines_cores():
-    from stackbench.pinning import Pinning
+    from stackbench.upkeep.pinning import Pinning
     assert Pinning([0], [0, 1]).shared
     apart = Pinning([0], [0, 1], server_host="ssh:web1")
     assert not apart.shared and apart.as_dict()["server_host"] == "ssh:web1"
@@ -271,7 +271,7 @@ def test_a_stack_on_another_machine_never_shares_the_engines_cores():
 def test_a_machine_profile_is_checked_on_the_stacks_host_not_here():
     """A profile this machine could not give (all its cores) is the server host's to
     judge; here the same profile is refused."""
-    from stackbench import limits
+    from stackbench.planning import limits
     from stackbench.errors import PlanError
     cores = len(os.sched_getaffinity(0))
     head = f'machine = {{ cpus = {cores} }}\n'
@@ -287,9 +287,9 @@ def test_on_a_host_of_its_own_the_agent_holds_its_run_lock_and_pins_there(agent)
     """Told the lab is on another machine (another boot id), the agent takes this host's
     run lock (no second lab measures here meanwhile), and chooses the stack's cores as a
     lab would; the lab's engine then gets every core of its own machine."""
-    from stackbench import lock
+    from stackbench.upkeep import lock
     from stackbench.hosts.server import ServerSession
-    from stackbench.pinning import Pinning, choose
+    from stackbench.upkeep.pinning import Pinning, choose
     hello = agent.call("hello", lab_boot_id="another-machine", server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
                        syscalls=False, machine=None, address="10.9.9.9")  # hosts.server_address (not loopback)
     assert hello["same_machine"] is False

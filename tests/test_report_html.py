@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from stackbench import plan as plan_mod, runner
+from stackbench import runner
+from stackbench.planning import plan as plan_mod
 from stackbench.analysis import verdicts
 from stackbench.cli import main
 from stackbench.engine import EngineResult
@@ -27,7 +28,7 @@ from stackbench.monitor.cgroup_stats import CgroupSample
 from stackbench.monitor.processes import ProcessMemory
 from stackbench.monitor.session import CellCost
 from stackbench.monitor.syscalls import WindowCounts
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.report.html import page, reproduce
 from stackbench.report.text import verdicts as verdicts_text
 from stackbench.report.text.verdicts import headline, question_name

@@ -7,7 +7,8 @@ import io
 
 import pytest
 
-from stackbench import caveats, pinning
+from stackbench import caveats
+from stackbench.upkeep import pinning
 from stackbench.analysis import figures, questions
 from stackbench.engine import Caveat, EngineResult
 from stackbench.report.text import caveats as words, table

@@ -8,10 +8,12 @@ import tomllib
 
 import pytest
 
-from stackbench import leftovers, plan as plan_mod, runner, workloads
+from stackbench import runner, workloads
+from stackbench.planning import plan as plan_mod
+from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
 
 PLAN = """
@@ -193,7 +195,7 @@ def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):
 
 
 def test_a_second_run_at_the_same_time_is_refused(lab, tmp_path):
-    from stackbench import lock
+    from stackbench.upkeep import lock
     from stackbench.errors import UsageError
 
     _, _, fake = lab

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import require_stack
-from stackbench import cli, leftovers, target, workloads
+from stackbench import cli, workloads
+from stackbench.planning import target
+from stackbench.upkeep import leftovers
 from stackbench.errors import UsageError
 from stackbench.stacks import installed, rundir
 from stackbench.stacks.lifecycle import StackInstance

@@ -11,7 +11,7 @@ import pytest
 from stackbench.errors import ConfigCheckFailed, PortInUse, ServerExited
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.stacks.registry import STACKS
-from stackbench.supervise import live_pids_in_group
+from stackbench.upkeep.supervise import live_pids_in_group
 from stackbench.workloads.verify import fetch
 
 from conftest import require_stack

@@ -18,7 +18,7 @@ from stackbench.errors import UsageError
 from stackbench.network import tunnel as tunnel_mod
 from stackbench.network.shape import Shape, parse_shape
 from stackbench.network.tunnel import Tunnel
-from stackbench.supervise import live_pids_in_group
+from stackbench.upkeep.supervise import live_pids_in_group
 from tests import linkprobe
 
 A_ADDR, B_ADDR = "10.231.7.1", "10.231.7.2"

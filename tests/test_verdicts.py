@@ -11,7 +11,8 @@ import random
 import jsonschema
 import pytest
 
-from stackbench import plan as plan_mod, scenarios
+from stackbench import scenarios
+from stackbench.planning import plan as plan_mod
 from stackbench.analysis import compare, stats, summary, verdicts
 from stackbench.analysis.questions import Question
 from stackbench.report import export

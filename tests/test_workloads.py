@@ -16,7 +16,7 @@ from stackbench.errors import VerifyFailed
 from stackbench.stacks.base import Server
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.stacks.registry import STACKS
-from stackbench.supervise import tcp_probe
+from stackbench.upkeep.supervise import tcp_probe
 from stackbench.workloads import Check, Url, Workload
 from stackbench.workloads.verify import fetch
 
@@ -100,7 +100,7 @@ def test_every_url_of_a_workload_is_verified(workdir):
 
 # -- real workloads: checks, plans, content (no servers) ------------------------------
 
-from stackbench import plan as plan_mod  # noqa: E402
+from stackbench.planning import plan as plan_mod  # noqa: E402
 from stackbench.errors import PlanError  # noqa: E402
 from stackbench.workloads.base import PHP_ERRORS  # noqa: E402
 from stackbench.workloads.wordpress import content  # noqa: E402

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from conftest import require_stack
-from stackbench import engine, plan as plan_mod, workloads
+from stackbench import engine, workloads
+from stackbench.planning import plan as plan_mod
 from stackbench.errors import VerifyFailed
-from stackbench.pinning import Pinning
-from stackbench.plan import Cell, StackVariant
+from stackbench.upkeep.pinning import Pinning
+from stackbench.planning.plan import Cell, StackVariant
 from stackbench.runner import load_spec
 from stackbench.stacks import registry
 from stackbench.stacks.lifecycle import StackInstance

@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from sshd_host import sshd_in_namespace  # noqa: E402
 
-from stackbench import pinning, plan as plan_mod  # noqa: E402
+from stackbench.planning import plan as plan_mod  # noqa: E402
+from stackbench.upkeep import pinning
 from stackbench.analysis import metrics  # noqa: E402
 from stackbench.hosts.server import ServerSession  # noqa: E402
 

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from stackbench import leftovers, lock
+from stackbench.upkeep import leftovers, lock
 from stackbench.errors import UsageError
 from stackbench.states import RunStatus
 from stackbench.store import Store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench import lock
+from stackbench.upkeep import lock
 from stackbench.analysis import compare as compare_mod, questions, timeline as tl_analysis, verdicts
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report import export

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stackbench import lock, machine, pinning, plan as plan_mod, scenarios, target
+from stackbench import scenarios
+from stackbench.planning import machine, plan as plan_mod, target
+from stackbench.upkeep import lock, pinning
 from stackbench.errors import ServerError, UsageError
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.clients import server_line

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable
 
-from stackbench import binaries
+from stackbench.upkeep import binaries
 from stackbench.engine.result import EngineResult
 from stackbench.errors import EngineError
-from stackbench.supervise import die_with_parent
+from stackbench.upkeep.supervise import die_with_parent
 from stackbench.units import engine_duration
 
 SCHEMA_VERSION = 1

@@ -31,12 +31,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from stackbench import environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod
+from stackbench.planning import limits, machine as machine_mod
+from stackbench.upkeep import environment, leftovers, pinning as pinning_mod
 from stackbench import workloads as workloads_mod
 from stackbench.errors import HostError, StackbenchError
 from stackbench.hosts import clock, wire
 from stackbench.hosts.database import DatabaseInstance
-from stackbench.lock import RunLock
+from stackbench.upkeep.lock import RunLock
 from stackbench.monitor.run import RunMonitor
 from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.stacks import installed, registry

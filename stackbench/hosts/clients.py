@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 from stackbench.engine import process as engine
 from stackbench.engine.merge import merge
 from stackbench.engine.process import LoadSpec

@@ -16,14 +16,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from stackbench import ports
+from stackbench.upkeep import ports
 from stackbench.errors import ServerError
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context
 from stackbench.stacks.lifecycle import check_config, empty_and_remove, finish_each, spawn_server, write_files
-from stackbench.supervise import ServerProcess, wait_ready
+from stackbench.upkeep.supervise import ServerProcess, wait_ready
 from stackbench.workloads import mariadb
 from stackbench.workloads.base import Workload
 from stackbench.workloads.wordpress import provision

@@ -13,7 +13,7 @@ from typing import Iterator
 
 from stackbench.hosts.remote_db import check_same_site, open_database, with_database
 from stackbench.hosts.server import ServerSession
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 
 
 @dataclass

@@ -27,15 +27,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.spec import Client, Hosts
 from stackbench.hosts.ssh import Ssh, detached
 from stackbench.monitor.session import CellCost
-from stackbench.pinning import Pinning
-from stackbench.plan import Plan, StackVariant
+from stackbench.upkeep.pinning import Pinning
+from stackbench.planning.plan import Plan, StackVariant
 from stackbench.stacks import registry
 from stackbench.workloads.base import Workload
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.errors import HostError
-from stackbench.supervise import die_with_parent
+from stackbench.upkeep.supervise import die_with_parent
 
 CACHE = ".cache/stackbench"  # relative to the remote user's home: no root needed there
 

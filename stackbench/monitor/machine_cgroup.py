@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stackbench.errors import StackbenchError
-from stackbench.machine import MachineProfile, swap_total_bytes
+from stackbench.planning.machine import MachineProfile, swap_total_bytes
 from stackbench.monitor import memory_events
 from stackbench.monitor.cgroup import LAB, ROOT, Cgroup
 

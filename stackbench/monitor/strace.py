@@ -18,8 +18,8 @@ import threading
 import time
 from pathlib import Path
 
-from stackbench import leftovers
-from stackbench.supervise import die_with_parent
+from stackbench.upkeep import leftovers
+from stackbench.upkeep.supervise import die_with_parent
 from stackbench.monitor.syscalls import WindowCounts
 
 ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stackbench import leftovers
-from stackbench.supervise import die_with_parent
+from stackbench.upkeep import leftovers
+from stackbench.upkeep.supervise import die_with_parent
 
 # Chosen to explain web servers: network I/O, event loops, file lookups (the .htaccess
 # storm is openat/newstat/getcwd/access), process and memory management.

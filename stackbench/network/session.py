@@ -13,7 +13,7 @@ from stackbench.network.topology import Topology
 from stackbench.network.visitors import members
 
 if TYPE_CHECKING:
-    from stackbench.plan import Cell, Plan
+    from stackbench.planning.plan import Cell, Plan
     from stackbench.store import Store
 
 MEASURED = "measured"  # the side of the visitors whose figures are the cell's

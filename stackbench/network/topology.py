@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Protocol
 
-from stackbench import target
+from stackbench.planning import target
 from stackbench.network import addresses
 from stackbench.network.netns import Namespace, ip
 from stackbench.network.profiles import Profile

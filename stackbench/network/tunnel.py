@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stackbench import binaries
+from stackbench.upkeep import binaries
 from stackbench.errors import UsageError
 from stackbench.network.netns import NETNS_DIR, Namespace, NetworkError, ip
 from stackbench.network.shape import Shape
-from stackbench.supervise import ServerProcess, spawn
+from stackbench.upkeep.supervise import ServerProcess, spawn
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # How long open() waits for the forwarder's first line and for the first round trip,

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from stackbench import plan as plan_mod, workloads
+from stackbench import workloads
+from stackbench.planning import plan as plan_mod
 from stackbench.errors import UsageError
 
-# Load models the plan format supports beyond closed-loop concurrency (stackbench/loads.py);
+# Load models the plan format supports beyond closed-loop concurrency (stackbench/planning/loads.py);
 LOAD_MODELS: frozenset[str] = frozenset({"ramps", "open-loop", "stages", "capacity", "slow-readers"})
 
 

@@ -21,8 +21,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from stackbench.errors import UsageError
-from stackbench.ports import LOOPBACK
-from stackbench.supervise import Probe
+from stackbench.upkeep.ports import LOOPBACK
+from stackbench.upkeep.supervise import Probe
 
 _TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "servers" / "templates"),
@@ -98,7 +98,7 @@ class Context:
     def aux_port(self, name: str) -> int:
         """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
         if name not in self.aux_ports:
-            from stackbench.ports import free_port
+            from stackbench.upkeep.ports import free_port
 
             self.aux_ports[name] = free_port(self.host)
         return self.aux_ports[name]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from stackbench.errors import MissingBinary
 from stackbench.stacks.base import Requirement, Stack
-from stackbench.supervise import run_checked
+from stackbench.upkeep.supervise import run_checked
 
 # How each server tells its version (first match of VERSION_RE in the output).
 VERSION_COMMANDS = {

@@ -11,14 +11,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from stackbench import leftovers, ports, workloads as workloads_mod
-from stackbench.machine import MachineProfile
+from stackbench import workloads as workloads_mod
+from stackbench.upkeep import leftovers, ports
+from stackbench.planning.machine import MachineProfile
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.machine_cgroup import MachineCgroup
 from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Context, Server, Stack
-from stackbench.supervise import ServerProcess, run_checked, spawn, wait_ready
+from stackbench.upkeep.supervise import ServerProcess, run_checked, spawn, wait_ready
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.base import Workload
 from stackbench.workloads.verify import verify

@@ -19,7 +19,7 @@ import pwd
 import struct
 from pathlib import Path
 
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 
 # The system users of the packages' servers (Debian creates them); those missing here
 # are skipped.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from stackbench.errors import ServerError
 from stackbench.stacks.base import Requirement, Server, render
-from stackbench.supervise import Probe, unix_probe
+from stackbench.upkeep.supervise import Probe, unix_probe
 
 BINARY = "mariadbd"
 INSTALL_DB = "mariadb-install-db"

@@ -3,10 +3,10 @@ search as one line with its bounds), and the expected time."""
 
 from __future__ import annotations
 
-from stackbench.machine import MachineProfile
+from stackbench.planning.machine import MachineProfile
 from stackbench.network import calibrate
-from stackbench.pinning import Pinning
-from stackbench.plan import Cell, Plan
+from stackbench.upkeep.pinning import Pinning
+from stackbench.planning.plan import Cell, Plan
 from stackbench.report.network import asked
 
 

@@ -13,7 +13,7 @@ import time
 from typing import TextIO
 
 from stackbench.events import Events
-from stackbench.plan import Cell, Plan, StackVariant
+from stackbench.planning.plan import Cell, Plan, StackVariant
 from stackbench.report.text.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style

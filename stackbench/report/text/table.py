@@ -9,7 +9,7 @@ from typing import TextIO
 from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.report.network import lines as network_lines
-from stackbench.machine import MachineProfile
+from stackbench.planning.machine import MachineProfile
 from stackbench.report.text.caveats import sentence
 from stackbench.report.text.clients import server_line
 from stackbench.report.text.style import Style
@@ -32,7 +32,7 @@ NOISY_CV = 0.05
 # the workload's services (a database) beside the stack's own cost.
 PHP_COLUMNS = ("opcache",)
 SERVICE_COLUMNS = ("db MiB", "db µs/req")
-# A machine profile's memory limit: processes the OOM killer took (stackbench/machine.py).
+# A machine profile's memory limit: processes the OOM killer took (stackbench/planning/machine.py).
 MACHINE_COLUMNS = ("OOM kills",)
 NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.stacks.base import Knob, Requirement, Server, render
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 MODULES = "/usr/lib/apache2/modules"
 MODS_AVAILABLE = "/etc/apache2/mods-available"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from stackbench.stacks.base import Knob, Requirement, Server, render
 from stackbench.stacks.servers.phpfpm import PhpFpm
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
     Knob("caddy_gomaxprocs", 0, "GOMAXPROCS for Caddy; 0 = Go's default (the cores given to the server)"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from stackbench.stacks.base import Knob, Requirement, Server, render
 from stackbench.stacks.servers.phpfpm import PhpFpm
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
     Knob("h2o_threads", 0, "h2o num-threads; 0 = one per core given to the server"),

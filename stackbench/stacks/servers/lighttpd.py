@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stackbench.stacks.base import Knob, Requirement, Server, render
 from stackbench.stacks.servers.phpfpm import PhpFpm
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
     Knob("lighttpd_max_connections", 4096, "lighttpd server.max-connections (it runs one process, no workers)"),

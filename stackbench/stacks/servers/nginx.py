@@ -13,7 +13,7 @@ from typing import Any
 
 from stackbench.errors import UsageError
 from stackbench.stacks.base import Context, Knob, Requirement, Server, render
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
     Knob("nginx_workers", 0, "nginx worker processes; 0 = one per core given to the server"),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench.stacks.base import Context, Knob, Requirement, Server, render
-from stackbench.supervise import Probe, tcp_probe, unix_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe, unix_probe
 
 BINARY = "php-fpm8.2"
 # Defaults are Debian's www.conf (dynamic, 5 children), i.e. what a user gets out of the

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.stacks.base import Knob, Requirement, Server, render
-from stackbench.supervise import Probe, tcp_probe
+from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
     Knob("varnish_mode", "cache", "cache: Varnish's default (PHP responses too); pass-php: .php passed to "

@@ -23,9 +23,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from stackbench import leftovers
+from stackbench.upkeep import leftovers
 from stackbench.errors import ServerError
-from stackbench.supervise import tail_file
+from stackbench.upkeep.supervise import tail_file
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.wordpress import content
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def find(name: str, env: str, crate: str, missing: Callable[..., Exception], what: str) -> str:

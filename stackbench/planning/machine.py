@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stackbench.errors import PlanError
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 from stackbench.units import MiB
 
 KEYS = {"cpus", "memory"}

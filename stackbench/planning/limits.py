@@ -9,7 +9,7 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
-from stackbench import machine
+from stackbench.planning import machine
 from stackbench.errors import PlanError
 from stackbench.monitor import machine_cgroup
 

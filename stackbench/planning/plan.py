@@ -14,14 +14,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from stackbench import loads, machine as machine_mod, workloads
+from stackbench import workloads
+from stackbench.planning import loads, machine as machine_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
 from stackbench.units import parse_duration_s, parse_share
 from stackbench.workloads import app as app_workload
 from stackbench.analysis.capacity import MAX_PROBES
-from stackbench.loads import LoadModel
+from stackbench.planning.loads import LoadModel
 from stackbench.network import profiles as network_profiles, visitors as visitor_classes
 from stackbench.network.profiles import LOOPBACK, Profile
 from stackbench.network.visitors import VisitorClass

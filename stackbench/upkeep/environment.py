@@ -11,7 +11,7 @@ from pathlib import Path
 
 from stackbench import __version__, engine
 from stackbench.monitor import cpu_noise
-from stackbench.pinning import Pinning
+from stackbench.upkeep.pinning import Pinning
 
 
 def collect(pinning: Pinning, engine_version: bool = True) -> dict:

@@ -19,13 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import caveats, engine, environment, leftovers, limits, machine as machine_mod, pinning as pinning_mod, ports, target
+from stackbench import caveats, engine
+from stackbench.planning import limits, machine as machine_mod, target
+from stackbench.upkeep import environment, leftovers, pinning as pinning_mod, ports
 from stackbench.analysis import capacity, verdicts
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
 from stackbench.errors import ServerError, StackbenchError
 from stackbench.events import Events
-from stackbench.lock import RunLock
+from stackbench.upkeep.lock import RunLock
 from stackbench.monitor import memory_events
 from stackbench.monitor import status_pages
 from stackbench.monitor.run import RunMonitor
@@ -34,7 +36,7 @@ from stackbench.network import check as network_check
 from stackbench.network.session import NetworkSession
 from stackbench.network.topology import Topology
 from stackbench.network.visitors import members
-from stackbench.plan import START_STOP_S, Cell, Plan, StackVariant, expand
+from stackbench.planning.plan import START_STOP_S, Cell, Plan, StackVariant, expand
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus, RunStatus

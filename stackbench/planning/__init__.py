@@ -1,0 +1,3 @@
+"""Planning: what a plan file asks, checked before anything starts — the plan and its
+cells (plan.py), the load models (loads.py), machine profiles (machine.py), what the
+machine allows (limits.py) and where load may go (target.py)."""
