@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # Every server the stack table names that Debian packages, plus the reference clients
 # (wrk, ab) and the measuring tools. Kept in one list so `stackbench stacks` and this file
 # agree; each stack names the binary -> package map in its requirements()
-# (stackbench/stacks/servers/*.py: REQUIREMENTS).
+# (stackbench/servers/*.py: REQUIREMENTS).
 PACKAGES=(
   nginx apache2 libapache2-mod-php8.2 libapache2-mod-fcgid
   php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache

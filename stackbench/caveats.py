@@ -41,11 +41,11 @@ INVALIDATING = frozenset({
 NON_2XX_SHARE = 0.01
 
 
-def invalidates(caveat: dict) -> bool:
+def invalidates(caveat: Caveat) -> bool:
     """Does this stored caveat keep its repetition out of verdicts?"""
-    if caveat["code"] == "non_2xx":
-        return (caveat.get("params") or {}).get("share", 1.0) > NON_2XX_SHARE
-    return caveat["code"] in INVALIDATING
+    if caveat.code == "non_2xx":
+        return caveat.params.get("share", 1.0) > NON_2XX_SHARE
+    return caveat.code in INVALIDATING
 
 
 def for_cell(result: EngineResult, pinning: dict, steal_share: float | None = None) -> list[Caveat]:

@@ -87,7 +87,7 @@ def clean_machine(workdir, monkeypatch):
     """The lab's temp dir and run lock are the test's own; yields a check that nothing
     the lab starts or makes is there."""
     monkeypatch.setattr(tempfile, "tempdir", str(workdir))
-    monkeypatch.setattr(lock, "LOCK_PATH", workdir / "stackbench.upkeep.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", workdir / "stackbench.lock")
 
     def begin(*args, **kwargs):  # a row that is not bad input must not measure for minutes
         raise AssertionError("bad input reached the start of a run")
@@ -143,7 +143,7 @@ _HELD: list[socket.socket] = []
 
 
 def missing_package(d: Path) -> list[str]:
-    from stackbench.stacks import base
+    from stackbench.servers import base
     from stackbench.stacks.registry import STACKS
 
     _PATCH.setattr(type(STACKS["nginx-fpm"]), "requirements",
@@ -193,7 +193,7 @@ def remote_without_duration(d: Path) -> list[str]:
 def lab_already_measuring(d: Path) -> list[str]:
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
                                "from stackbench.upkeep.lock import RunLock; RunLock(Path(sys.argv[1])).acquire(); "
-                               "print('held', flush=True); time.sleep(60)", str(d / "stackbench.upkeep.lock")],
+                               "print('held', flush=True); time.sleep(60)", str(d / "stackbench.lock")],
                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
     assert holder.stdout.readline().strip() == "held"
     _UNDO.append(lambda: (holder.kill(), holder.wait()))
@@ -281,7 +281,7 @@ def test_other_bad_input_is_one_sentence_and_starts_nothing(name, setup, fragmen
 
 def test_the_lock_names_who_holds_it(workdir):
     """The holder is named by pid and command line, read without touching the lock."""
-    path = workdir / "stackbench.upkeep.lock"
+    path = workdir / "stackbench.lock"
     mine = lock.RunLock(path)
     mine.acquire()
     try:

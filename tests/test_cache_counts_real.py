@@ -38,8 +38,8 @@ def test_x_cache_is_counted_and_a_cached_cell_is_flagged():
     outcome = runner.run_plan(plan_mod.parse(tomllib.loads(PLAN), "cache.toml"), store)
     assert outcome.status == "complete", outcome.errors
     cached, passed = store.cells(outcome.run_id)
-    hits = cached["engine"]["header_counts"]["X-Cache"]
-    assert hits.get("HIT", 0) > 0.9 * cached["requests_completed"]
-    assert any(c["code"] == "cache_hits" for c in cached["caveats"])
-    assert passed["engine"]["header_counts"]["X-Cache"] == {"PASS": passed["requests_completed"]}
-    assert not any(c["code"] == "cache_hits" for c in passed["caveats"])
+    hits = cached.engine.header_counts["X-Cache"]
+    assert hits.get("HIT", 0) > 0.9 * cached.engine.requests.completed
+    assert any(c.code == "cache_hits" for c in cached.caveats)
+    assert passed.engine.header_counts["X-Cache"] == {"PASS": passed.engine.requests.completed}
+    assert not any(c.code == "cache_hits" for c in passed.caveats)

@@ -14,6 +14,7 @@ from stackbench import engine
 from stackbench.analysis import capacity
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import LoadSpec
+from stackbench.states import CellStatus
 from stackbench.upkeep.ports import free_port
 
 CAPACITY = 400.0
@@ -41,7 +42,7 @@ def test_capacity_search_finds_a_known_capacity_with_the_real_engine(knee):
         spec = LoadSpec(url=knee, connections=capacity.open_loop_connections(rate, 0.01), rate=rate,
                         duration_s=1.0, warmup_s=0.3)
         result = engine.run(spec, [1])
-        check = capacity.check({"status": "ok", "engine": result.raw}, slo)
+        check = capacity.check(CellStatus.OK, None, result, slo)
         search.record(rate, check.met, check.generator_limited)
         walked.append((rate, result.latency.p99_us, check.met))
     print("walked", walked, "interval", search.low, search.high)

@@ -62,7 +62,7 @@ def test_stacks_lists_knobs_and_availability(capsys):
 
 def test_missing_server_binary_names_the_package(monkeypatch, tmp_path, capsys):
     """A stack whose server is not installed: one line naming the package, exit 3."""
-    from stackbench.stacks import base
+    from stackbench.servers import base
     from stackbench.stacks.registry import STACKS
 
     stack = STACKS["nginx-fpm"]

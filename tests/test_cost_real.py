@@ -43,7 +43,7 @@ def measured():
     plan = plan_mod.parse(tomllib.loads(PLAN), "cost.toml")
     outcome = runner.run_plan(plan, store)
     assert outcome.status == "complete", outcome.errors
-    cells = {(c["stack_label"], c["concurrency"]): c for c in store.cells(outcome.run_id)}
+    cells = {(c.stack_label, c.concurrency): c for c in store.cells(outcome.run_id)}
     return store, cells
 
 
@@ -52,18 +52,18 @@ def test_prefork_memory_and_processes_grow_with_concurrency(measured):
     low, high = cells[("apache-prefork-modphp", 1)], cells[("apache-prefork-modphp", 64)]
     # Prefork spawns 1, 2, 4, … children per second while none is idle, so in these 2 s
     # it grows by a few: growth is what is asserted, not the 64 a long run would reach.
-    assert high["procs_max"] >= low["procs_max"] + 2, (low["procs_max"], high["procs_max"])
+    assert high.cost.procs_max >= low.cost.procs_max + 2, (low.cost.procs_max, high.cost.procs_max)
     assert metrics.memory_peak_bytes(high) > metrics.memory_peak_bytes(low)
     # per-process PSS is recorded for every Apache process, and PSS <= RSS
-    procs = store.processes(high["id"])
-    assert sum(p["comm"] == "apache2" for p in procs) == high["procs_max"]
-    assert all(p["pss_bytes"] and p["pss_bytes"] <= p["rss_bytes"] for p in procs)
+    procs = store.processes(high.id)
+    assert sum(p.comm == "apache2" for p in procs) == high.cost.procs_max
+    assert all(p.pss_bytes and p.pss_bytes <= p.rss_bytes for p in procs)
 
 
 def test_allow_override_all_costs_htaccess_lookups(measured):
     store, cells = measured
     none, all_ = cells[("apache-prefork-modphp", 1)], cells[("apache-prefork-modphp allow_override=All", 1)]
-    calls_none, calls_all = store.syscalls(none["id"]), store.syscalls(all_["id"])
+    calls_none, calls_all = store.syscalls(none.id), store.syscalls(all_.id)
 
     def per_req(cell, calls, name):
         return metrics.syscalls_per_request(cell, calls.get(name, 0))
@@ -80,14 +80,14 @@ def test_allow_override_all_costs_htaccess_lookups(measured):
 def test_figures_are_sane(measured):
     _, cells = measured
     for c in cells.values():
-        assert c["status"] == "ok" and c["requests_failed"] == 0 and c["requests_completed"] > 0
-        window_s = c["cpu_window_us"] / 1e6
-        assert 0 < c["cpu_total_us"] / 1e6 <= window_s * os.cpu_count() * 1.05
+        assert c.status == "ok" and c.engine.requests.failed == 0 and c.engine.requests.completed > 0
+        window_s = c.cost.window_us / 1e6
+        assert 0 < c.cost.cpu_total_us / 1e6 <= window_s * os.cpu_count() * 1.05
         assert 0 < metrics.cpu_us_per_request(c) < 100_000
-        assert c["mem_peak_bytes"] >= metrics.memory_peak_bytes(c) > 0
+        assert c.cost.peak_mem_bytes >= metrics.memory_peak_bytes(c) > 0
         assert 1 <= metrics.syscalls_per_request(c) < 10_000
-        assert c["threads_max"] >= c["procs_max"] >= 1
-        assert c["monitor_notes"] == []
+        assert c.cost.threads_max >= c.cost.procs_max >= 1
+        assert c.cost.notes == ()
 
 
 def test_strace_fallback_counts_when_perf_cannot(monkeypatch):
@@ -106,7 +106,7 @@ def test_strace_fallback_counts_when_perf_cannot(monkeypatch):
     outcome = runner.run_plan(plan, store)
     assert outcome.status == "complete", outcome.errors
     (cell,) = store.cells(outcome.run_id)
-    assert any("strace" in n for n in cell["monitor_notes"])
+    assert any("strace" in n for n in cell.cost.notes)
     per_req = metrics.syscalls_per_request(cell)
     assert 20 < per_req < 120, per_req  # nginx + FPM hello world: ~45-50 with perf
-    assert metrics.syscalls_per_request(cell, store.syscalls(cell["id"]).get("writev", 0)) > 0.5
+    assert metrics.syscalls_per_request(cell, store.syscalls(cell.id).get("writev", 0)) > 0.5

@@ -30,7 +30,7 @@ def test_marking_crashed_touches_only_running_runs():
     done, dead, stopped = stored_run(store, "complete"), stored_run(store), stored_run(store, "interrupted")
     assert store.mark_crashed() == [dead]
     assert [r["status"] for r in store.runs()] == ["complete", "crashed", "interrupted"]
-    assert "kill" in store.run(dead)["error"]
+    assert "kill" in store.run(dead).error
     assert store.mark_crashed() == []  # once
     assert done and stopped
 
@@ -57,13 +57,13 @@ def test_the_lab_that_takes_the_lock_sweeps_and_marks_the_dead_runs_crashed(lab)
     outcome = runner.run_plan(plan, store, events, runner.Options(pinning=Pinning([0], [1])), fake)
     assert order == ["lock", "sweep", "unlock"]  # swept under the lock, before anything else
     assert events.tidied == (leftovers.Swept([gone], [], []), [dead])
-    assert store.run(dead)["status"] == RunStatus.CRASHED
-    assert store.run(outcome.run_id)["status"] == RunStatus.COMPLETE
+    assert store.run(dead).status == RunStatus.CRASHED
+    assert store.run(outcome.run_id).status == RunStatus.COMPLETE
     assert ("preflight", "nginx-fpm") in log
 
 
 def test_runs_and_show_say_a_crashed_run_can_be_resumed(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.upkeep.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.lock")
     db = tmp_path / "r.sqlite"
     store = Store(db)
     stored_run(store, "complete")
@@ -85,7 +85,7 @@ def test_runs_and_show_say_a_crashed_run_can_be_resumed(tmp_path, monkeypatch, c
 
 
 def test_a_run_being_measured_is_not_resumed_behind_its_back(tmp_path, monkeypatch, capsys):
-    path = tmp_path / "stackbench.upkeep.lock"
+    path = tmp_path / "stackbench.lock"
     monkeypatch.setattr(lock, "LOCK_PATH", path)
     db = tmp_path / "r.sqlite"
     store = Store(db)
@@ -105,7 +105,7 @@ def test_a_run_being_measured_is_not_resumed_behind_its_back(tmp_path, monkeypat
 @pytest.mark.parametrize("status", ["crashed", "interrupted", "failed"])
 def test_resume_accepts_every_unfinished_status(status, tmp_path, monkeypatch, capsys):
     """Up to the point where it would measure: the refusal is only for complete runs."""
-    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.upkeep.lock")
+    monkeypatch.setattr(lock, "LOCK_PATH", tmp_path / "stackbench.lock")
     db = tmp_path / "r.sqlite"
     store = Store(db)
     run_id = stored_run(store, status)

@@ -57,7 +57,7 @@ def lab_killing(server: str, at_seq: int, workdir: Path) -> tuple[runner.Lab, di
     measured = []
 
     def instance(*args, **kwargs):
-        inst = runner._make_instance(*args, **kwargs)
+        inst = runner.lab.make_instance(*args, **kwargs)
         seen["instances"].append(inst)
         return inst
 
@@ -69,7 +69,7 @@ def lab_killing(server: str, at_seq: int, workdir: Path) -> tuple[runner.Lab, di
                 threading.Timer(KILL_AFTER_S, lambda: _kill_group(target.pid, seen)).start()
         return engine.run(spec, cpus)
 
-    lab = runner.Lab(load=load, instance=instance, lock=lambda: RunLock(workdir / "stackbench.upkeep.lock"))
+    lab = runner.Lab(load=load, instance=instance, lock=lambda: RunLock(workdir / "stackbench.lock"))
     return lab, seen
 
 
@@ -97,18 +97,18 @@ def test_a_server_killed_mid_cell_fails_that_cell_and_the_plan_goes_on(stack, wo
     before = snapshot(workdir)
     outcome, cells, store = run(plan_text(stack, workload, knobs), lab, workdir)
     assert seen["killed"] is not None
-    assert [c["status"] for c in cells] == ["ok", "failed", "ok"]  # the next cell still ran
+    assert [c.status for c in cells] == ["ok", "failed", "ok"]  # the next cell still ran
     failed = cells[1]
-    assert failed["error"].startswith(f"{server}") and "during the load" in failed["error"]
-    errors = failed["engine"]["errors"]  # what the engine saw, by kind
-    assert set(errors) >= {"connect", "timeout", "reset", "read", "write", "parse"}
+    assert failed.error.startswith(f"{server}") and "during the load" in failed.error
+    assert failed.engine is not None  # the figures up to the crash are kept
+    errors = failed.engine.errors  # what the engine saw, by kind
+    assert errors is not None
     # Killed fronts refuse or reset connections, a killed PHP-FPM is a 502; WordPress
     # without its database retries the connection for seconds (wpdb's reconnect loop),
     # so its requests are still unanswered when the cell ends.
-    in_flight = failed["engine"]["requests"].get("in_flight_at_end") or 0
-    assert sum(errors.values()) + failed["non_2xx"] + in_flight > 0, failed["engine"]
-    assert failed["requests_completed"] is not None  # the figures up to the crash are kept
-    assert outcome.status == RunStatus.FAILED and store.run(outcome.run_id)["status"] == "failed"
+    in_flight = failed.engine.requests.in_flight_at_end or 0
+    assert errors.total + failed.engine.requests.non_2xx + in_flight > 0, failed.engine
+    assert outcome.status == RunStatus.FAILED and store.run(outcome.run_id).status == "failed"
     assert leftovers(before, snapshot(workdir)) == {}
 
 
@@ -125,18 +125,18 @@ def test_a_stack_that_does_not_come_up_is_skipped_and_the_others_run(workdir):
             super()._start(server, cgroup)
 
     def instance(variant, *args, **kwargs):
-        made = runner._make_instance(variant, *args, **kwargs)
+        made = runner.lab.make_instance(variant, *args, **kwargs)
         if variant.label == "B":
             made.__class__ = Refused  # the real instance, but for how its nginx is started
         return made
 
-    lab = runner.Lab(instance=instance, lock=lambda: RunLock(workdir / "stackbench.upkeep.lock"))
+    lab = runner.Lab(instance=instance, lock=lambda: RunLock(workdir / "stackbench.lock"))
     text = plan_text("nginx-fpm", "static-12b").replace("[1, 2, 4]", "[1]").replace(
         '[[stacks]]\nid = "nginx-fpm"', '[[stacks]]\nid = "nginx-fpm"\nlabel = "B"\n[[stacks]]\nid = "nginx-fpm"\nlabel = "A"')
     before = snapshot(workdir)
     outcome, cells, _ = run(text, lab, workdir)
-    assert [(c["stack_label"], c["status"]) for c in cells] == [("B", "failed"), ("A", "ok")]
-    assert cells[0]["error"].startswith("nginx exited with status 1 while starting")
+    assert [(c.stack_label, c.status) for c in cells] == [("B", "failed"), ("A", "ok")]
+    assert cells[0].error.startswith("nginx exited with status 1 while starting")
     assert "invalid option" in outcome.errors[0].detail
     assert leftovers(before, snapshot(workdir)) == {}
 

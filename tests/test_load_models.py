@@ -15,7 +15,9 @@ from stackbench.analysis import capacity, capacity_results, curves, questions
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import EngineResult
 from stackbench.errors import PlanError
+from stackbench.states import CellStatus
 from stackbench.upkeep.pinning import Pinning
+from stackbench.analysis.run import analyze
 from stackbench.report.text import run_report
 from stackbench.store import Store
 from tests.test_runner_order import lab  # noqa: F401  (the fake Lab fixture)
@@ -46,7 +48,7 @@ def test_updown_ramp_walks_up_then_down_on_one_start_per_keepalive_mode():
     assert [(c.level(), c.keepalive, c.step) for c in a[:5]] == [
         ("c=1 up", True, 0), ("c=16 up", True, 1), ("c=64 up", True, 2), ("c=16 down", True, 3), ("c=1 down", True, 4)]
     assert [c.keepalive for c in a[5:]] == [False] * 5
-    assert len({runner._start_key(c, p) for c in a}) == 2  # one start per walk
+    assert len({runner.starts.start_key(c, p) for c in a}) == 2  # one start per walk
 
 
 def test_stages_take_their_own_durations_and_mix_closed_and_open_steps():
@@ -186,18 +188,21 @@ def engine_doc(rate, p99_us, *, failed=0, not_sent=0, oldest=None, unserved=0, s
             "warnings": [], "warning_codes": []}
 
 
+OK = CellStatus.OK
+
+
 def test_slo_check_names_every_reason():
     slo = SLO({"99": 10_000}, errors=0, unserved=0)
-    ok = capacity.check({"status": "ok", "engine": engine_doc(500, 9_000)}, slo)
+    ok = capacity.check(OK, None, EngineResult.from_doc(engine_doc(500, 9_000)), slo)
     assert ok.met and not ok.reasons
-    bad = capacity.check({"status": "ok", "engine": engine_doc(500, 12_300, failed=2, not_sent=50, oldest=80_000,
-                                                                 unserved=1)}, slo)
+    bad = capacity.check(OK, None, EngineResult.from_doc(engine_doc(500, 12_300, failed=2, not_sent=50,
+                                                                    oldest=80_000, unserved=1)), slo)
     assert not bad.met
     assert bad.reasons == ("p99 12.3 ms > 10 ms", "requests unanswered at the end, the oldest 80 ms",
                            "50 of 500 due requests never sent (every connection busy)", "2 errors",
                            "1 connections unserved")
-    assert not capacity.check({"status": "failed", "error": "php-fpm exited", "engine": None}, slo).met
-    assert capacity.check({"status": "ok", "engine": engine_doc(500, 1, saturated=True)}, slo).generator_limited
+    assert not capacity.check(CellStatus.FAILED, "php-fpm exited", None, slo).met
+    assert capacity.check(OK, None, EngineResult.from_doc(engine_doc(500, 1, saturated=True)), slo).generator_limited
 
 
 # -- through the runner (fake stack, fake engine) -------------------------------------
@@ -227,8 +232,8 @@ def test_capacity_search_stores_every_probe_and_finds_each_stacks_rate(lab):
     assert outcome.status == "complete"
     assert [e for e in log if e[0] == "up"] == [("up", "A"), ("up", "B")]  # one start per search
     cells = store.cells(outcome.run_id)
-    assert all(c["load"] == "capacity" and c["rate"] for c in cells)
-    assert [c["step"] for c in cells if c["stack_label"] == "A"] == list(range(sum(c["stack_label"] == "A" for c in cells)))
+    assert all(c.load == "capacity" and c.rate for c in cells)
+    assert [c.step for c in cells if c.stack_label == "A"] == list(range(sum(c.stack_label == "A" for c in cells)))
     # the lab sized each probe's connections from its rate and the SLO
     assert all(s.connections == plan.load.connections_for(s.rate) for s in state["specs"] if s.rate)
     assert store.searches(outcome.run_id) == {0: "converged", capacity.MAX_PROBES: "converged"}
@@ -237,7 +242,7 @@ def test_capacity_search_stores_every_probe_and_finds_each_stacks_rate(lab):
     assert by["A"].low <= 1234 < by["A"].high and by["B"].low <= 3100 < by["B"].high
     assert by["A"].at_low.p99_us == 2_000
     out = io.StringIO()
-    run_report.render(store.run(outcome.run_id), cells, out, searches=store.search_rows(outcome.run_id))
+    run_report.render(analyze(store.run(outcome.run_id), cells, store.search_rows(outcome.run_id)), out)
     text = out.getvalue()
     assert "capacity at p99 ≤ 10 ms, errors ≤ 0" in text
     assert f"{by['A'].low:,.0f}–{by['A'].high:,.0f} req/s" in text
@@ -265,7 +270,7 @@ def test_five_searches_a_side_give_a_capacity_verdict(lab):
     (v,) = capacity_results.decide(found, "A")
     assert v.better is True and 1.8 < v.comparison.ratio < 2.2
     out = io.StringIO()
-    run_report.render(run, store.cells(outcome.run_id), out, searches=store.search_rows(outcome.run_id))
+    run_report.render(analyze(run, store.cells(outcome.run_id), store.search_rows(outcome.run_id)), out)
     assert "php-hello keep-alive: B sustains" in out.getvalue() and "more load than A" in out.getvalue()
 
 
@@ -288,12 +293,12 @@ def test_an_interrupted_search_starts_over_on_resume(lab):
         run_plan(store, fake, text)
     run_id = store.latest_run_id()
     assert store.searches(run_id) == {0: "converged"}
-    partial = [c for c in store.cells(run_id) if c["stack_label"] == "B"]
+    partial = [c for c in store.cells(run_id) if c.stack_label == "B"]
     assert partial  # some of B's probes were stored before the interruption
     plan = parse(text)
     done = runner.done_seqs(plan, store, run_id)
     assert done == {0}
-    assert not [c for c in store.cells(run_id) if c["stack_label"] == "B"]  # forgotten, to search again
+    assert not [c for c in store.cells(run_id) if c.stack_label == "B"]  # forgotten, to search again
     fake.load = engine
     again = runner.resume(run_id, plan, done, store, options=runner.Options(pinning=Pinning([0], [1])), lab=fake)
     assert again.status == "complete"
@@ -310,13 +315,13 @@ def test_stages_are_stored_step_by_step_on_one_start(lab):
     assert [e for e in log if e[0] == "up"] == [("up", "A"), ("up", "B")]
     specs = [(s.connections, s.rate, s.duration_s) for s in state["specs"] if s.phase == "measure"]
     assert specs[:3] == [(2, None, 1.0), (40, 400.0, 2.0), (8, None, 1.0)]
-    cells = [c for c in store.cells(outcome.run_id) if c["stack_label"] == "A"]
-    assert [(c["step"], c["load"], c["rate"], c["concurrency"]) for c in cells] == [
+    cells = [c for c in store.cells(outcome.run_id) if c.stack_label == "A"]
+    assert [(c.step, c.load, c.rate, c.concurrency) for c in cells] == [
         (0, "stages", None, 2), (1, "stages", 400.0, 40), (2, "stages", None, 8)]
     (curve, _) = curves.of(store.cells(outcome.run_id))
     assert [p.question.level() for p in curve.points] == ["c=2", "400/s", "c=8"]  # walk order, not sorted
     out = io.StringIO()
-    run_report.render(store.run(outcome.run_id), store.cells(outcome.run_id), out)
+    run_report.render(analyze(store.run(outcome.run_id), store.cells(outcome.run_id)), out)
     assert "A · php-hello · keep-alive on" in out.getvalue() and "not sent" in out.getvalue()
 
 
@@ -327,7 +332,7 @@ def test_up_and_down_legs_stay_apart_in_questions_and_curves(lab):
                           'keepalive = [true]\nworkloads = ["static-12b"]\n' + STACKS)
     assert [e[1] for e in log if e[0] == "measure"][:5] == [1, 8, 32, 8, 1]
     cells = store.cells(outcome.run_id)
-    qs = {questions.of(c) for c in cells if c["stack_label"] == "A"}
+    qs = {questions.of(c) for c in cells if c.stack_label == "A"}
     assert len(qs) == 5 and {q.leg for q in qs} == {"up", "down"}
     (a, _) = curves.of(cells)
     assert [p.question.level() for p in a.points] == ["c=1 up", "c=8 up", "c=32 up", "c=8 down", "c=1 down"]
@@ -349,6 +354,6 @@ def test_the_way_down_is_compared_with_the_way_up(lab):
     assert {v.question.workload for v in at8} == {"A · static-12b", "B · static-12b"}
     assert all(v.candidate == ramps.DOWN and v.better for v in at8)
     out = io.StringIO()
-    run_report.render(store.run(outcome.run_id), store.cells(outcome.run_id), out)
+    run_report.render(analyze(store.run(outcome.run_id), store.cells(outcome.run_id)), out)
     assert "A · static-12b c=8 keep-alive: way down is 105 % faster than way up" in out.getvalue()
     assert "A · static-12b c=1 keep-alive: way down vs way up: no significant difference" in out.getvalue()

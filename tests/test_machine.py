@@ -14,11 +14,13 @@ import pytest
 from stackbench import caveats
 from stackbench.planning import machine, plan as plan_mod
 from stackbench.errors import PlanError
+from stackbench.model.cost import MemoryEvents
 from stackbench.monitor import machine_cgroup, memory_events
 from stackbench.monitor.session import CellCost, StackMonitor
 from stackbench.upkeep.pinning import Pinning
 from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
+from stackbench.analysis.run import analyze
 from stackbench.report.text import run_report
 from stackbench.report.text.caveats import sentence
 from stackbench.states import CellStatus
@@ -268,7 +270,7 @@ def test_caveats_name_oom_kills_then_limit_hits_and_never_gate_a_run():
     assert [c.code for c in hits] == ["memory_limit"]
     assert sentence(hits[0]) == ("the stack reached the 512 MiB machine limit 1,234 times: the kernel reclaimed "
                                  "memory (page cache) to stay under it, and its processes waited 35 ms for memory")
-    assert not any(caveats.invalidates(c.as_dict()) for c in killed + hits)
+    assert not any(caveats.invalidates(c) for c in killed + hits)
 
 
 def record(seq: int, cost: CellCost | None, status=CellStatus.OK, error=None, found=()) -> CellRecord:
@@ -294,20 +296,20 @@ def test_the_store_keeps_memory_events_and_oom_kills():
                                      "under the 512 MiB limit)", caveats.memory_limit(ev)))
     store.record_cell(run_id, record(1, CellCost()))  # no limit read: NULL, not 0
     killed, plain = store.cells(run_id)
-    assert killed["memory_events"] == ev and killed["oom_kills"] == 3
-    assert (plain["memory_events"], plain["oom_kills"]) == (None, None)
+    assert killed.cost.memory_events == MemoryEvents.from_dict(ev) and killed.cost.oom_kills == 3
+    assert (plain.cost.memory_events, plain.cost.oom_kills) == (None, None)
 
     out = io.StringIO()
-    run_report.render(store.run(run_id), store.cells(run_id), out)
+    run_report.render(analyze(store.run(run_id), store.cells(run_id)), out)
     text = out.getvalue()
     assert "machine profile: 1 CPU, 512 MiB memory (stack and its services together, no swap); the stack on " \
            "cores [0]" in text
     assert "OOM kills" in text and "3 processes OOM-killed under the 512 MiB limit" in text
     assert "the OOM killer took 3 processes during the measured window" in " ".join(text.split())
-    rows = dict(environment_rows(store.run(run_id)["environment"]))
+    rows = dict(environment_rows(store.run(run_id).environment))
     assert rows["machine profile (emulated)"].startswith("1 CPU, 512 MiB memory")
 
-    doc = export.document(store.run(run_id), store.cells(run_id))
+    doc = export.document(analyze(store.run(run_id), store.cells(run_id)))
     jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
     assert [(c["oom_kills"], c["memory_limit_bytes"]) for c in doc["cells"]] == [(3, 512 * MiB), (None, None)]
 
@@ -366,10 +368,10 @@ def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(l
     outcome = run(store, fake, 'machine = { cpus = 1, memory = "512M" }\n' + PLAN)
     assert outcome.status == "complete" and outcome.errors == []  # the lab did not fail: the stack did
     cells = store.cells(outcome.run_id)
-    assert [(c["stack_label"], c["status"]) for c in cells] == [
+    assert [(c.stack_label, c.status) for c in cells] == [
         ("nginx-fpm", "failed"), ("nginx-fpm", "failed"),
         ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]  # the plan went on
-    assert cells[1]["error"] == "fake exited (2 processes OOM-killed under the 512 MiB limit)"
+    assert cells[1].error == "fake exited (2 processes OOM-killed under the 512 MiB limit)"
     run_row = store.run(outcome.run_id)
-    assert run_row["environment"]["machine_profile"] == {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}
-    assert run_row["plan_checked"]["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}
+    assert run_row.environment["machine_profile"] == {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}
+    assert run_row.plan_checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}

@@ -116,17 +116,17 @@ def test_a_memory_limited_prefork_run_records_oom_events():
     assert outcome.status == "complete" and outcome.errors == [], [e.message for e in outcome.errors]
     prefork, fpm = store.cells(outcome.run_id)
     f = figures.of(prefork)
-    assert f.oom_kills and f.oom_kills >= 1, prefork["memory_events"]
-    events = prefork["memory_events"]
-    assert events["limit_bytes"] == 40 * MiB
-    assert events["limit_hits"] > 0  # the kernel met the limit before it killed
+    assert f.oom_kills and f.oom_kills >= 1, prefork.cost.memory_events
+    events = prefork.cost.memory_events
+    assert events.limit_bytes == 40 * MiB
+    assert events.limit_hits > 0  # the kernel met the limit before it killed
     # Whichever process the kernel chose, the stored cell names the OOM killer: as the
     # reason when Apache's parent was taken, as a caveat when children were.
-    named = {c["code"] for c in prefork["caveats"]}
-    assert "oom_killed" in named or "OOM-killed under the 40 MiB limit" in (prefork["error"] or "")
+    named = {c.code for c in prefork.caveats}
+    assert "oom_killed" in named or "OOM-killed under the 40 MiB limit" in (prefork.error or "")
     # The plan went on: the small pool fits the machine and is measured like any stack.
-    assert fpm["status"] == "ok" and fpm["requests_per_s"] > 0
-    assert fpm["oom_kills"] == 0 and fpm["memory_events"]["peak_bytes"] < 40 * MiB
+    assert fpm.status == "ok" and fpm.engine.requests_per_s > 0
+    assert fpm.cost.oom_kills == 0 and fpm.cost.memory_events.peak_bytes < 40 * MiB
     # Nothing left behind: no server, no cgroup of the run (nor a cpuset).
     for base in (ROOT / "memory" / LAB, ROOT / "cpuset" / LAB):
         leftovers = [p for p in base.glob(f"run-{os.getpid()}/*")] if base.exists() else []

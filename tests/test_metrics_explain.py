@@ -13,6 +13,8 @@ from stackbench.report.text import explain
 from stackbench.store import Store
 
 from test_store import record
+from cells import stored_cell
+from stackbench.model.cost import ProcessMemory
 
 
 def sample(t_s: float, cpu_us: int, rss: int) -> CgroupSample:
@@ -30,11 +32,12 @@ def cost(openat: int) -> CellCost:
 
 
 def test_none_when_not_computable():
-    assert metrics.cpu_us_per_request({"requests_completed": 0, "cpu_total_us": 5}) is None
-    assert metrics.cpu_us_per_request({"requests_completed": 10, "cpu_total_us": None}) is None
-    assert metrics.syscalls_per_request({"syscalls_total": 5, "syscalls_window_us": 0,
-                                          "syscalls_requests_per_s": 1}) is None
-    assert metrics.per_process_pss([{"comm": "x", "pss_bytes": None}]) == {}
+    assert metrics.cpu_us_per_request(stored_cell(requests_completed=0, cpu_total_us=5)) is None
+    assert metrics.cpu_us_per_request(stored_cell(requests_completed=10, cpu_total_us=None)) is None
+    assert metrics.cpu_us_per_request(stored_cell(engine=None, cpu_total_us=5)) is None
+    assert metrics.syscalls_per_request(stored_cell(syscalls_total=5, syscalls_window_us=0,
+                                                    syscalls_requests_per_s=1)) is None
+    assert metrics.per_process_pss([ProcessMemory(1, 0, "x", None, None, 1)]) == {}
 
 
 def test_store_and_explain_a_pair():
@@ -45,10 +48,10 @@ def test_store_and_explain_a_pair():
     cells = store.cells(run_id)
     c = cells[0]
     # 2469 requests (see test_store.engine_doc); the profile pass ran at 1234.5 req/s for 2 s
-    assert c["cpu_total_us"] == 200_000 and metrics.cpu_us_per_request(c) == 200_000 / 2469
+    assert c.cost.cpu_total_us == 200_000 and metrics.cpu_us_per_request(c) == 200_000 / 2469
     assert metrics.syscalls_per_request(c) == 50_000 / (1234.5 * 2)
-    assert metrics.memory_peak_bytes(c) == (12 << 20) + 1000 and c["mem_peak_bytes"] == 30 << 20
-    assert c["procs_max"] == 3 and c["threads_max"] == 4
+    assert metrics.memory_peak_bytes(c) == (12 << 20) + 1000 and c.cost.peak_mem_bytes == 30 << 20
+    assert c.cost.procs_max == 3 and c.cost.threads_max == 4
     assert store.syscalls(a)["other"] == 30_000 and store.syscalls(b)["openat"] == 10_000
     pss = metrics.per_process_pss(store.processes(a))
     assert pss["apache2"] == {"count": 2, "pss_total_bytes": 6 << 20, "pss_mean_bytes": 3 << 20}

@@ -14,6 +14,7 @@ import pytest
 
 from stackbench.analysis import figures
 from stackbench.errors import UsageError
+from stackbench.analysis import cells as analyzed_cells
 from stackbench.report.text import table
 from stackbench.store import SCHEMA_VERSION, Store
 from stackbench.store import migrations
@@ -38,17 +39,20 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
     for cell, (seq, rps, cpu, _) in zip(cells, old_cells):
-        assert (cell["seq"], cell["requests_per_s"], cell["cpu_total_us"]) == (seq, rps, cpu)
+        assert (cell.seq, cell.engine.requests_per_s, cell.cost.cpu_total_us) == (seq, rps, cpu)
         # the stored sentences are kept, now as caveats with the code "text"
-        assert cell["caveats"] and all(c["code"] == "text" and c["params"]["text"] for c in cell["caveats"])
-        assert cell["connections_measured"] == cell["engine"]["connections_measured"]
+        assert cell.caveats and all(c.code == "text" and c.params["text"] for c in cell.caveats)
+    # the new columns are filled from the stored engine documents
+    for column in ("connections_measured", "connections_without_response"):
+        pairs = store.db.execute(f"SELECT {column}, json_extract(engine_json, '$.{column}') FROM cells").fetchall()
+        assert all(a == b for a, b in pairs)
     unserved = [figures.of(c).unserved for c in cells]
     assert sum(1 for u in unserved if u and u.without_response) == 2
-    assert store.run(1)["plan_checked"] is None  # a v3 run did not store it: not invented
+    assert store.run(1).plan_checked is None  # a v3 run did not store it: not invented
     # a copy of the old store was kept, and it is still version 3
     backup = sqlite3.connect(store.backup_path)
     assert backup.execute("PRAGMA user_version").fetchone()[0] == 3
-    lines = table.rows(cells)
+    lines = table.rows(analyzed_cells.of(cells))
     assert any("27/32 !" in r for r in lines)
 
 
@@ -107,12 +111,17 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     store = Store(path)
     assert store.migrated_from == [6, 7, 8]
     cells = store.cells(1)
-    assert [(c["seq"], c["requests_per_s"], c["cpu_total_us"]) for c in cells] == before
+    assert [(c.seq, c.engine.requests_per_s, c.cost.cpu_total_us) for c in cells] == before
     static, php = cells
-    assert static["pages_per_s"] is None and static["php"] is None and static["service_cpu_us"] is None
-    assert (php["pages_completed"], php["pages_failed"], php["pages_per_s"]) == (40, 1, 20.0)
-    assert (php["page_load_p50_us"], php["page_load_p99_us"]) == (1500, 9000)
-    assert php["php"] is None  # not read back by v6: unknown, not "off"
+    assert static.engine.pages is None and static.php is None and static.cost.service_cpu_us is None
+    pages = php.engine.pages
+    assert (pages.completed, pages.failed, pages.per_s) == (40, 1, 20.0)
+    assert (pages.load_p50_us, pages.load_p99_us) == (1500, 9000)
+    assert php.php is None  # not read back by v6: unknown, not "off"
+    # the new columns are filled from the stored engine documents
+    columns = "pages_completed, pages_failed, pages_per_s, page_load_p50_us, page_load_p99_us"
+    assert [tuple(r) for r in store.db.execute(f"SELECT {columns} FROM cells ORDER BY seq")] == \
+        [(None,) * 5, (40, 1, 20.0, 1500, 9000)]
 
 
 V7 = Path(__file__).parent / "data" / "store-v7.sqlite"  # written by the commit before v8 (2 cells, php-hello c=4)
@@ -134,15 +143,19 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     store = Store(path)
     assert store.migrated_from == [7, 8]
     cells = store.cells(1)
-    assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
+    assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
     closed, opened = cells
-    assert (closed["load"], closed["rate"], closed["leg"], closed["step"]) == ("closed", None, None, None)
-    assert (closed["requests_due"], closed["requests_not_sent"]) == (None, None)  # closed loop: not computable
-    assert (opened["load"], opened["rate"], opened["requests_due"], opened["requests_not_sent"]) == ("rate", 500.0, 1000, 12)
+    assert (closed.load, closed.rate, closed.leg, closed.step) == ("closed", None, None, None)
+    # closed loop: not computable
+    assert (closed.engine.requests.due, closed.engine.requests.not_sent) == (None, None)
+    assert (opened.load, opened.rate, opened.engine.requests.due, opened.engine.requests.not_sent) == \
+        ("rate", 500.0, 1000, 12)
+    assert [tuple(r) for r in store.db.execute("SELECT requests_due, requests_not_sent FROM cells ORDER BY seq")] \
+        == [(None, None), (1000, 12)]
     assert store.searches(1) == {}
     # the same table as before, through the new code
-    assert [r[4] for r in table.rows(cells)] == ["nginx + FPM", "Apache mod_php"]
+    assert [r[4] for r in table.rows(analyzed_cells.of(cells))] == ["nginx + FPM", "Apache mod_php"]
 
 
 V8 = Path(__file__).parent / "data" / "store-v8.sqlite"  # written by the commit before v9 (nginx-fpm, 2 cells, php-hello c=4)
@@ -157,9 +170,9 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     store = Store(path)
     assert store.migrated_from == [8]
     cells = store.cells(1)
-    assert [(c["seq"], c["stack_label"], c["requests_per_s"], c["latency_p99_us"], c["cpu_total_us"])
+    assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
     for c in cells:
-        assert (c["network"], c["background"]) == ("loopback", "none")
-        assert (c["classes"], c["memory_events"], c["oom_kills"]) == (None, None, None)
-    assert store.run(1)["network"] is None
+        assert (c.network, c.background) == ("loopback", "none")
+        assert (c.classes, c.cost.memory_events, c.cost.oom_kills) == (None, None, None)
+    assert store.run(1).network is None

@@ -11,6 +11,7 @@ from stackbench.errors import PlanError
 from stackbench.network import addresses, netns, profiles, visitors
 from stackbench.network.shape import Shape
 from stackbench.network.veth import tbf_args
+from cells import stored_cell
 
 STACKS = [{"id": "nginx-fpm"}, {"id": "apache-prefork-modphp"}]
 
@@ -112,26 +113,27 @@ def test_visitor_classes_and_their_background_sweep():
 
 
 def test_questions_keep_networks_and_backgrounds_apart():
-    cells = [{"seq": i, "workload": "php-hello", "concurrency": 4, "keepalive": True, "network": n, "background": b,
-              "stack_label": "A"} for i, (n, b) in enumerate([("loopback", "none"), ("veth", "none"), ("veth", "slow")])]
+    cells = [stored_cell(seq=i, workload="php-hello", concurrency=4, keepalive=True, network=n, background=b,
+                         stack_label="A") for i, (n, b) in enumerate([("loopback", "none"), ("veth", "none"),
+                                                                      ("veth", "slow")])]
     assert [q.level() for q in questions.group(cells)] == ["c=4", "c=4 veth", "c=4 veth +slow"]
-    # a stored cell from before v9 has no such keys: loopback, nobody beside
-    assert questions.of({"workload": "w", "concurrency": 1, "keepalive": True}).level() == "c=1"
+    # a stored cell from before v9 (the migration's defaults): loopback, nobody beside
+    assert questions.of(stored_cell(workload="w", concurrency=1, keepalive=True)).level() == "c=1"
 
 
 def test_with_against_alone_is_each_stack_against_itself():
     cells = []
     for rep in range(5):
         for bg, rps in (("none", 1000 + rep), ("slow", 400 + rep)):
-            cells.append({"run_id": 1, "seq": len(cells), "repetition": rep, "workload": "php-100k", "concurrency": 16,
-                          "keepalive": True, "network": "veth", "background": bg, "stack_label": "Apache",
-                          "status": "ok", "requests_per_s": rps, "requests_completed": 5000, "requests_failed": 0,
-                          "non_2xx": 0, "caveats": [], "load": "closed", "engine": {}})
+            cells.append(stored_cell(run_id=1, seq=len(cells), repetition=rep, workload="php-100k", concurrency=16,
+                                     keepalive=True, network="veth", background=bg, stack_label="Apache",
+                                     status="ok", requests_per_s=rps, requests_completed=5000, requests_failed=0,
+                                     non_2xx=0, caveats=[], load="closed"))
     vs = backgrounds.decide(cells)
     (v,) = vs.for_metric("throughput")
     assert (v.candidate, vs.baseline) == ("with slow", "alone")
     assert v.comparison.ratio == pytest.approx(402 / 1002, rel=1e-3) and v.better is False
-    assert backgrounds.decide([c for c in cells if c["background"] == "none"]) is None
+    assert backgrounds.decide([c for c in cells if c.background == "none"]) is None
 
 
 def test_tbf_burst_and_queue_are_sized_from_the_rate():

@@ -23,7 +23,8 @@ from conftest import commands, require_stack, stop_lab, wait_until
 from sshd_host import THERE
 from test_fault_matrix import snapshot
 from stackbench.errors import HostError, UsageError
-from stackbench.hosts import bundle, spec, wire
+from stackbench.hosts import bundle, wire
+from stackbench.planning import hosts as spec
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.server import AgentLink
 from stackbench.monitor.cgroup_stats import CgroupSample

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.stacks.base import Context
+from stackbench.servers.base import Context
 from stackbench.stacks.registry import STACKS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -142,7 +142,7 @@ def test_keepalive_requests_means_the_same_on_every_front():
 
 
 def test_varnish_writes_only_in_the_run_directory():
-    from stackbench.stacks.servers.varnish import Varnish
+    from stackbench.servers.varnish import Varnish
 
     stack = STACKS["varnish-apache"]
     varnish = [s for s in stack.servers(context("v"), stack.resolve_knobs({})) if isinstance(s, Varnish)][0]

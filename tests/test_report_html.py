@@ -22,6 +22,7 @@ import pytest
 from stackbench import runner
 from stackbench.planning import plan as plan_mod
 from stackbench.analysis import verdicts
+from stackbench.analysis.run import analyze
 from stackbench.cli import main
 from stackbench.engine import EngineResult
 from stackbench.monitor.cgroup_stats import CgroupSample
@@ -161,7 +162,7 @@ def make_run(db: Path, fake, text: str) -> int:
 
 def report(db: Path, *run_ids: int) -> str:
     store = Store(db)
-    runs = [page.RunData(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
+    runs = [analyze(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
     return page.render(runs, store, "2026-01-01T00:00:00+00:00")
 
 
@@ -213,10 +214,10 @@ def test_report_of_a_real_store(version, tmp_path):
     run_id = store.latest_run_id()
     run, cells = store.run(run_id), store.cells(run_id)
     text = report(db, run_id)
-    check_document(text, [c["stack_label"] for c in cells])
-    assert "Reproduce it" in text and html.escape(run["plan_name"]) in text
+    check_document(text, [c.stack_label for c in cells])
+    assert "Reproduce it" in text and html.escape(run.plan_name) in text
     for c in cells:
-        for program, version_ in c["versions"].items():
+        for program, version_ in c.versions.items():
             assert html.escape(version_) in text
     vs = verdicts.for_run(run, cells)
     if vs is None:  # v3 and v6: no baseline, so no verdicts, and the page says how to get them
@@ -273,7 +274,7 @@ def test_a_repeated_run_with_a_baseline(lab, tmp_path):
     diff = next(f for f in figures_of(text) if f"System calls: {html.escape(EVIL)} against Apache None" in f)
     assert "<td>openat</td>" in diff and "+4.00" in diff
     # the plan reads back as the same data
-    assert tomllib.loads(reproduce.toml(run["plan"])) == run["plan"]
+    assert tomllib.loads(reproduce.toml(run.plan)) == run.plan
     assert "stackbench run report-test.toml" in text
     assert len(set(re.findall(r'class="chip (c\d)"', text))) == 4  # a colour per stack
 

@@ -9,31 +9,40 @@ import pytest
 
 from stackbench import caveats
 from stackbench.upkeep import pinning
-from stackbench.analysis import figures, questions
+from stackbench.analysis import cells as analyzed_cells, figures, questions, run_warnings
 from stackbench.engine import Caveat, EngineResult
 from stackbench.report.text import caveats as words, table
 from stackbench.units import engine_duration, format_us, parse_duration_s
+from cells import stored_cell, stored_run
 
 
 def cell(seq, label="nginx-fpm", workload="php-hello", conc=16, ka=True, **kw):
-    base = {"id": seq + 1, "run_id": 1, "seq": seq, "repetition": 0, "stack_label": label, "workload": workload,
-            "concurrency": conc, "keepalive": ka, "status": "ok", "error": None, "engine": {"x": 1},
-            "requests_per_s": 1234.4, "latency_mean_us": 1500.0, "latency_p50_us": 1200, "latency_p99_us": 9000,
-            "requests_failed": 0, "non_2xx": 0, "connections_measured": conc, "connections_without_response": 0,
-            "mem_rss_peak_bytes": 3 * 2**20, "mem_peak_bytes": 4 * 2**20, "requests_completed": 1000,
-            "cpu_total_us": 50_000, "engine_cpu_us": 20_000, "syscalls_total": None, "syscalls_window_us": None,
-            "syscalls_requests_per_s": None, "procs_max": 3, "threads_max": 3, "caveats": []}
+    base = dict(seq=seq, stack_label=label, workload=workload, concurrency=conc, keepalive=ka, status="ok",
+                error=None, requests_per_s=1234.4, latency_mean_us=1500.0, latency_p50_us=1200,
+                latency_p99_us=9000, requests_failed=0, non_2xx=0, connections_measured=conc,
+                connections_without_response=0, mem_rss_peak_bytes=3 * 2**20, mem_peak_bytes=4 * 2**20,
+                requests_completed=1000, cpu_total_us=50_000, engine_cpu_us=20_000, procs_max=3, threads_max=3)
     base.update(kw)
-    return base
+    return stored_cell(**base)
 
 
-RUN = {"id": 1, "plan_name": "p", "status": "complete", "started_at": "now", "error": None,
-       "environment": {"cpu_model": "cpu", "cpu_count": 2, "kernel": "6", "pinning": {}}}
+RUN = stored_run(id=1, plan_name="p", status="complete", started_at="now", error=None,
+                 environment={"cpu_model": "cpu", "cpu_count": 2, "kernel": "6", "pinning": {}})
+
+
+def rows(cells):
+    return table.rows(analyzed_cells.of(cells))
+
+
+def render(cells, out):
+    """The table of these cells with their warnings, as `show` prints it."""
+    analyzed = analyzed_cells.of(cells)
+    table.render(RUN, analyzed, run_warnings.of(analyzed), out)
 
 
 def test_rows_of_one_question_are_together_keepalive_on_first():
     cells = [cell(0, ka=False), cell(1, conc=1), cell(2, label="apache", ka=False), cell(3), cell(4, workload="a")]
-    order = [(r[0], r[1], r[2], r[3]) for r in table.rows(cells)]
+    order = [(r[0], r[1], r[2], r[3]) for r in rows(cells)]
     assert order == [("4", "a", "c=16", "on"), ("1", "php-hello", "c=1", "on"), ("3", "php-hello", "c=16", "on"),
                      ("0", "php-hello", "c=16", "off"), ("2", "php-hello", "c=16", "off")]
     groups = questions.group(cells)
@@ -41,7 +50,7 @@ def test_rows_of_one_question_are_together_keepalive_on_first():
 
 
 def test_figures_in_the_row_and_memory_in_mib():
-    (row,) = table.rows([cell(0)])
+    (row,) = rows([cell(0)])
     assert row[5:] == ("1,234", "1.50", "1.20", "9.00", "0", "0", "0", "3.0", "50", "-")
     assert "mem MiB" in table.COLUMNS
 
@@ -50,15 +59,15 @@ def test_unserved_uses_the_engines_connection_count_not_the_plans_concurrency():
     # page mode: 4 visitors × 6 connections each = 24 connections, 10 unserved
     c = cell(0, conc=4, connections_measured=24, connections_without_response=10)
     assert figures.of(c).unserved == figures.Unserved(10, 24)
-    assert table.rows([c])[0][11] == "10/24 !"
-    assert table.rows([cell(0, connections_without_response=None)])[0][11] == "-"
+    assert rows([c])[0][11] == "10/24 !"
+    assert rows([cell(0, connections_without_response=None)])[0][11] == "-"
 
 
 def test_a_failed_cell_without_measurement_is_one_failed_row():
-    row = table.rows([cell(0, status="failed", engine=None, requests_per_s=None, error="nginx exited")])[0]
+    row = rows([cell(0, status="failed", engine=None, requests_per_s=None, error="nginx exited")])[0]
     assert row[5] == "FAILED" and set(row[6:]) == {"-"}
     out = io.StringIO()
-    table.render(RUN, [cell(0, status="failed", engine=None, error="nginx exited")], out)
+    render([cell(0, status="failed", engine=None, error="nginx exited")], out)
     assert "warning: nginx-fpm: nginx exited" in out.getvalue()
 
 
@@ -66,7 +75,7 @@ def test_each_caveat_is_shown_once_with_the_cells_it_concerns():
     cv = [{"code": "short_run", "params": {"duration_us": 500_000}}]
     cells = [cell(i, conc=c, caveats=cv) for i, c in enumerate((1, 2, 4, 8))]
     out = io.StringIO()
-    table.render(RUN, cells, out)
+    render(cells, out)
     text = out.getvalue().replace("\n  ", " ")  # warnings wrap at 120 columns
     lines = [x for x in text.splitlines() if x.startswith("warning:")]
     assert len(lines) == 1 and "less than 1 s" in lines[0] and "(+2 more)" in lines[0]
@@ -154,7 +163,7 @@ def test_steal_is_read_per_core_and_becomes_a_validity_gate(tmp_path):
     assert caveats.for_cell(r, {}, 0.01) == []
     (c,) = caveats.for_cell(r, {}, 0.12)
     assert c.code == "cpu_steal" and "took 12.0% of the server's CPU time" in words.sentence(c)
-    assert verdicts.invalid_reasons({"status": "ok", "engine": {}, "caveats": [c.as_dict()]}) == ("cpu_steal",)
+    assert verdicts.invalid_reasons(stored_cell(caveats=[c])) == ("cpu_steal",)
 
 
 @pytest.mark.parametrize("given,share", [(0.03, 0.03), ("3%", 0.03), (" 2.5 % ".replace(" %", "%"), 0.025), ("0.2", 0.2)])

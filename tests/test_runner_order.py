@@ -155,9 +155,9 @@ def test_order_of_a_plan(lab):
         ("up", b), ("verify", b), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", b),
     ]
     cells = store.cells(outcome.run_id)
-    assert [(c["stack_label"], c["concurrency"], c["status"]) for c in cells] == [
+    assert [(c.stack_label, c.concurrency, c.status) for c in cells] == [
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
-    assert store.run(outcome.run_id)["status"] == "complete"
+    assert store.run(outcome.run_id).status == "complete"
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -178,11 +178,11 @@ def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
     outcome = run(store, fake)
     assert outcome.status == "failed" and len(outcome.errors) == 1
     cells = store.cells(outcome.run_id)
-    assert [(c["stack_label"], c["status"]) for c in cells] == [
+    assert [(c.stack_label, c.status) for c in cells] == [
         ("nginx-fpm", "failed"), ("nginx-fpm", "failed"),
         ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]
-    assert cells[0]["engine"] is not None and "during the load" in cells[0]["error"]  # what the engine saw is kept
-    assert cells[1]["engine"] is None and cells[1]["error"] == "fake exited"
+    assert cells[0].engine is not None and "during the load" in cells[0].error  # what the engine saw is kept
+    assert cells[1].engine is None and cells[1].error == "fake exited"
     assert ("down", "nginx-fpm") in log and log[-1] == ("down", "apache-prefork-modphp")
 
 
@@ -217,7 +217,7 @@ def test_resume_runs_only_the_missing_cells_in_order(lab):
     with pytest.raises(KeyboardInterrupt):
         run(store, fake)
     run_id = store.latest_run_id()
-    done = {c["seq"] for c in store.cells(run_id)}
+    done = {c.seq for c in store.cells(run_id)}
     assert done == {0, 1}
     state["interrupt_at"] = None
     log.clear()
@@ -225,15 +225,15 @@ def test_resume_runs_only_the_missing_cells_in_order(lab):
     outcome = runner.resume(run_id, plan, done, store, options=runner.Options(pinning=Pinning([0], [1])), lab=fake)
     assert outcome.run_id == run_id and outcome.status == "complete"
     assert [e for e in log if e[0] == "measure"] == [("measure", 1), ("measure", 8)]
-    assert [c["seq"] for c in store.cells(run_id)] == [0, 1, 2, 3]
-    assert store.run(run_id)["status"] == "complete"
+    assert [c.seq for c in store.cells(run_id)] == [0, 1, 2, 3]
+    assert store.run(run_id).status == "complete"
 
 
 def test_the_checked_plan_is_stored_with_the_run(lab):
     _, _, fake = lab
     store = Store()
     outcome = run(store, fake)
-    checked = store.run(outcome.run_id)["plan_checked"]
+    checked = store.run(outcome.run_id).plan_checked
     assert checked["duration_s"] == 1.0 and checked["warmup_s"] == 0.2 and checked["restart"] == "stack"
     assert [s["id"] for s in checked["stacks"]] == ["nginx-fpm", "apache-prefork-modphp"]
 
@@ -256,9 +256,9 @@ def test_adaptive_repetitions_stop_when_the_intervals_are_narrow(lab):
     assert outcome.stop["worst_half_width"] < 0.03
     measured = [e for e in log if e[0] == "measure"]
     assert len(measured) == 5 * 2  # whole repetitions, two stacks each
-    reps = [c["repetition"] for c in store.cells(outcome.run_id)]
+    reps = [c.repetition for c in store.cells(outcome.run_id)]
     assert reps == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]  # interleaved A B A B
-    assert store.run(outcome.run_id)["stop"] == outcome.stop
+    assert store.run(outcome.run_id).stop == outcome.stop
 
 
 def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):
@@ -291,17 +291,17 @@ def test_resuming_a_failed_run_measures_its_failed_cells_again(lab):
     outcome = run(store, fake)
     assert outcome.status == "failed"
     cells = store.cells(outcome.run_id)
-    failed = [c["seq"] for c in cells if c["status"] != "ok"]
+    failed = [c.seq for c in cells if c.status != "ok"]
     assert failed == [0, 1]
     store.forget_cells(outcome.run_id, failed)  # what `run --resume` does first
     state["die_on_cell"] = None
     state["instances"].clear()
     log.clear()
     plan = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
-    done = {c["seq"] for c in store.cells(outcome.run_id)}
+    done = {c.seq for c in store.cells(outcome.run_id)}
     again = runner.resume(outcome.run_id, plan, done, store, options=runner.Options(pinning=Pinning([0], [1])),
                           lab=fake)
     assert again.status == "complete"
-    assert [(c["seq"], c["status"]) for c in store.cells(outcome.run_id)] == [(0, "ok"), (1, "ok"), (2, "ok"),
+    assert [(c.seq, c.status) for c in store.cells(outcome.run_id)] == [(0, "ok"), (1, "ok"), (2, "ok"),
                                                                              (3, "ok")]
     assert store.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 4

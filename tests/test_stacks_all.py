@@ -17,7 +17,7 @@ import pytest
 from stackbench import engine, workloads
 from stackbench.errors import ConfigCheckFailed, MissingBinary, ServerExited
 from stackbench.stacks import installed, lifecycle
-from stackbench.stacks.base import Context
+from stackbench.servers.base import Context
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.stacks.registry import STACKS
 from stackbench.stacks.unpackaged import NotPackaged

@@ -73,7 +73,9 @@ def test_a_page_that_does_not_answer_is_counted_and_shown_as_no_answer():
     import socket
 
     from stackbench.monitor.status_pages import StatusPoller, busy_max, unanswered
-    from stackbench.report.text import classes
+    from stackbench.analysis import cells as analyzed_cells, classes
+    from stackbench.report.text import classes as classes_text
+    from cells import stored_cell
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -86,9 +88,9 @@ def test_a_page_that_does_not_answer_is_counted_and_shown_as_no_answer():
     finally:
         silent.close()
     assert samples and busy_max(samples) == {} and unanswered(samples) == {"apache2": len(samples)}
-    cell = {"stack_label": "prefork", "workload": "php-100k", "concurrency": 8, "keepalive": 1, "seq": 0,
-            "repetition": 0, "status": "ok", "network": "veth", "background": "slow", "requests_per_s": 0.0,
-            "latency_p99_us": None, "procs_max": 21, "load": "closed",
-            "classes": {"slow": {"completed": 0}, "server": {"busy_max": {}, "unanswered": {"apache2": 4}}}}
-    row = classes.rows([cell])[0]
+    cell = stored_cell(stack_label="prefork", workload="php-100k", concurrency=8, keepalive=True, seq=0,
+                       repetition=0, status="ok", network="veth", background="slow", requests_per_s=0.0,
+                       latency_p99_us=None, procs_max=21, load="closed",
+                       classes={"slow": {"completed": 0}, "server": {"busy_max": {}, "unanswered": {"apache2": 4}}})
+    row = classes_text.rows(classes.of(analyzed_cells.of([cell])))[0]
     assert row[-2:] == ("no answer", "21")

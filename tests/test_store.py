@@ -7,7 +7,13 @@ import sqlite3
 import pytest
 
 from stackbench.engine import Caveat, EngineResult
+from stackbench.engine.result import ClientShare, Clients, Second, StartSync
 from stackbench.errors import UsageError
+from stackbench.model.cost import MemoryEvents, StoredCost
+from stackbench.monitor import memory_events
+from stackbench.monitor.session import CellCost
+from stackbench.monitor.syscalls import WindowCounts
+from stackbench.states import CellStatus
 from stackbench.store import SCHEMA_VERSION, CellRecord, Store
 
 
@@ -39,21 +45,75 @@ def test_round_trip():
     store.finish_run(run_id, "complete")
 
     run = store.run(run_id)
-    assert run["status"] == "complete" and run["environment"] == {"kernel": "6.1"} and run["finished_at"]
-    assert run["plan"] == {"name": "default"} and run["plan_checked"] == {"name": "default", "x": 1}
+    assert run.status == "complete" and run.environment == {"kernel": "6.1"} and run.finished_at
+    assert run.plan == {"name": "default"} and run.plan_checked == {"name": "default", "x": 1}
     cells = store.cells(run_id)
-    assert [c["seq"] for c in cells] == [0, 1]
+    assert [c.seq for c in cells] == [0, 1]
     ok, failed = cells
-    assert ok["requests_per_s"] == 1234.5 and ok["latency_p50_us"] == 790 and ok["latency_p99_us"] == 1500
-    assert ok["requests_completed"] == 2469 and ok["keepalive"] is True
-    assert ok["engine"] == engine_doc() and ok["knobs"] == {"pm": "dynamic"}
-    assert ok["caveats"] == [{"code": "short_run", "params": {"duration_us": 2}}]
-    assert ok["connections_measured"] == 16 and ok["connections_without_response"] == 0
-    assert ok["engine_cpu_us"] == 400_000
-    assert store.config_files(ok["config_hash"]) == {"nginx/nginx.conf": "daemon off;\n"}
+    # The engine's figures come back parsed from its stored document, as the runner had them.
+    assert ok.engine == EngineResult.from_doc(engine_doc()) and ok.engine.raw == engine_doc()
+    assert ok.engine.requests_per_s == 1234.5 and ok.engine.latency.p50_us == 790 and ok.engine.latency.p99_us == 1500
+    assert ok.engine.requests.completed == 2469 and ok.keepalive is True and ok.knobs == {"pm": "dynamic"}
+    assert ok.caveats == (Caveat("short_run", {"duration_us": 2}),)
+    assert ok.engine.clients == Clients(16, 0) and ok.engine.engine_cpu_us == 400_000
+    assert store.config_files(ok.config_hash) == {"nginx/nginx.conf": "daemon off;\n"}
+    assert store.cell(run_id, 1) == failed
     # Not computable stays NULL, never 0.
-    assert failed["requests_per_s"] is None and failed["engine"] is None and failed["error"] == "nginx exited"
+    assert failed.engine is None and failed.error == "nginx exited" and failed.status == CellStatus.FAILED
+    assert failed.cost == StoredCost()
     assert store.runs()[0]["cells"] == 2 and store.latest_run_id() == run_id
+
+
+def test_the_stored_cost_comes_back_as_the_monitor_derived_it():
+    store = Store(":memory:")
+    run_id = store.begin_run("default", "<default plan>", {}, {}, {})
+    cost = CellCost(peak_mem_bytes=30, anon_peak_bytes=20, cpu_user_us=7, cpu_system_us=3, cpu_total_us=11,
+                    window_us=2_000_000, procs_max=4, threads_max=9, syscalls=WindowCounts({"total": 50}, 2.0),
+                    syscalls_requests_per_s=100.0, notes=["n"], server_steal_share=0.25,
+                    service_mem_peak_bytes=5, service_cpu_us=6, memory_events={"limit_bytes": 1, "oom_kills": 2},
+                    oom_kills=2)
+    store.record_cell(run_id, record(0, cost=cost))
+    assert store.cells(run_id)[0].cost == StoredCost(
+        peak_mem_bytes=30, anon_peak_bytes=20, cpu_user_us=7, cpu_system_us=3, cpu_total_us=11, window_us=2_000_000,
+        procs_max=4, threads_max=9, syscalls_total=50, syscalls_window_us=2_000_000, syscalls_requests_per_s=100.0,
+        notes=("n",), server_steal_share=0.25, service_mem_peak_bytes=5, service_cpu_us=6,
+        memory_events=MemoryEvents(limit_bytes=1, oom_kills=2), oom_kills=2)
+
+
+def test_memory_events_type_every_counter_the_monitor_stores():
+    """A counter memory_events.difference stores but MemoryEvents does not name would be
+    dropped when the cell is read back."""
+    before = memory_events.MemoryCounters(**{name: 0 for name in memory_events.COUNTERS})
+    stored = memory_events.difference(before, before, limit_bytes=1, peak_bytes=2) | {"oom_kills_profile": 0}
+    assert set(stored) == set(MemoryEvents.__dataclass_fields__)
+    assert MemoryEvents.from_dict(stored).as_dict() == stored
+
+
+def test_engine_result_reads_what_analysis_needs_and_none_from_an_old_document():
+    doc = engine_doc() | {
+        "requests": {"completed": 10, "ok_2xx": 10, "non_2xx": 0, "failed": 0, "in_flight_at_end": 2,
+                     "in_flight_oldest_us": 80_000},
+        "engine_cpu": {"user_us": 1, "system_us": 1, "saturated": True},
+        "per_url": [{"path": "/a", "weight": 3, "requests": {"completed": 4, "ok_2xx": 4, "non_2xx": 0, "failed": 1},
+                     "latency_us": {"mean": 2, "percentiles": {"50": 5, "99": 9}}}],
+        "timeline": [{"t_s": 0, "requests": 10, "errors": 1, "p50_us": 5, "p99_us": None}],
+        "clients": [{"host": "ssh:b", "completed": 10, "failed": 0, "offset_us": 120, "offset_uncertainty_us": 40,
+                     "cpus": 2}],
+        "start_sync": {"spread_us": 110, "clock_uncertainty_us": 40},
+        "pages": {"completed": 3, "failed": 0, "per_s": 1}, "page_load_us": {"percentiles": {"50": 7, "99.9": 8}},
+        "errors": {"connect": 3, "timeout": 1, "reset": 0, "read": 0, "write": 0, "parse": 0, "length_mismatch": 0}}
+    r = EngineResult.from_doc(doc)
+    assert (r.requests.in_flight_at_end, r.requests.in_flight_oldest_us, r.engine_saturated) == (2, 80_000, True)
+    (url,) = r.per_url
+    assert (url.path, url.weight, url.requests.completed, url.requests.failed, url.latency.p99_us) == ("/a", 3, 4, 1, 9)
+    assert r.timeline == (Second(0, 10, 1, 5, None),)
+    assert r.client_shares == (ClientShare("ssh:b", 10, 0, 120, 40, 2),) and r.start_sync == StartSync(110, 40)
+    assert r.pages.per_s == 1.0 and isinstance(r.pages.per_s, float) and r.pages.load.percentile_us("99.9") == 8
+    assert r.latency.percentile_us("99") == 1500 and r.latency.percentile_us("99.99") is None
+    assert (r.errors.connect, r.errors.total, r.errors.too_large) == (3, 4, None)  # too_large: engine >= 0.5
+    old = EngineResult.from_doc(engine_doc())  # an engine before these figures
+    assert (old.requests.in_flight_oldest_us, old.engine_saturated, old.per_url, old.timeline, old.client_shares,
+            old.start_sync, old.pages, old.errors) == (None, None, (), (), (), None, None, None)
 
 
 def test_identical_configs_are_stored_once():

@@ -13,10 +13,12 @@ import pytest
 
 from stackbench import scenarios
 from stackbench.planning import plan as plan_mod
-from stackbench.analysis import compare, stats, summary, verdicts
+from stackbench.analysis import cells as analyzed_cells, compare, stats, summary, verdicts
+from stackbench.analysis.run import analyze
 from stackbench.analysis.questions import Question
 from stackbench.report import export
 from stackbench.report.text import run_report, verdicts as verdicts_text
+from cells import stored_cell, stored_run
 
 Q = Question("php-hello", 16, True)
 
@@ -30,16 +32,15 @@ def cells_for(values: dict[str, list[float]], *, run_id=1, workload="php-hello",
             if rep >= len(values[label]):
                 continue
             rps = values[label][rep]
-            out.append({"id": seq + 1, "run_id": run_id, "seq": seq, "repetition": rep, "stack_label": label,
-                        "stack_id": "nginx-fpm", "workload": workload, "concurrency": 16, "keepalive": True,
-                        "status": "ok", "error": None, "engine": {}, "requests_per_s": rps,
-                        "latency_mean_us": 1e6 / rps, "latency_p50_us": int(1e6 / rps),
-                        "latency_p99_us": int(3e6 / rps), "requests_failed": 0, "non_2xx": 0,
-                        "requests_completed": int(rps * 2), "connections_measured": 16,
-                        "connections_without_response": 0, "mem_rss_peak_bytes": 10 << 20, "mem_peak_bytes": 12 << 20,
-                        "cpu_total_us": int(rps * 2 * 100), "engine_cpu_us": 1, "syscalls_total": None,
-                        "syscalls_window_us": None, "syscalls_requests_per_s": None, "procs_max": 3,
-                        "threads_max": 3, "caveats": (caveats or {}).get((label, rep), [])})
+            out.append(stored_cell(id=seq + 1, run_id=run_id, seq=seq, repetition=rep, stack_label=label,
+                                   stack_id="nginx-fpm", workload=workload, concurrency=16, keepalive=True,
+                                   status="ok", error=None, requests_per_s=rps,
+                                   latency_mean_us=1e6 / rps, latency_p50_us=int(1e6 / rps),
+                                   latency_p99_us=int(3e6 / rps), requests_failed=0, non_2xx=0,
+                                   requests_completed=int(rps * 2), connections_measured=16,
+                                   connections_without_response=0, mem_rss_peak_bytes=10 << 20,
+                                   mem_peak_bytes=12 << 20, cpu_total_us=int(rps * 2 * 100), engine_cpu_us=1,
+                                   procs_max=3, threads_max=3, caveats=(caveats or {}).get((label, rep), [])))
             seq += 1
     return out
 
@@ -122,11 +123,11 @@ def test_summary_per_stack_and_question():
 
 def test_run_report_shows_summary_and_verdicts_for_repeated_runs():
     cells = cells_for({"nginx-fpm": noisy(1000, 5), "apache": noisy(1300, 5, seed=9)})
-    run = {"id": 3, "plan_name": "p", "status": "complete", "started_at": "t", "error": None,
-           "environment": {"pinning": {}}, "plan_checked": {"baseline": "nginx-fpm", "equivalence": 0.02},
-           "stop": {"reason": "target", "repetitions": 5, "worst_half_width": 0.012, "target": 0.03}}
+    run = stored_run(id=3, plan_name="p", status="complete", started_at="t", error=None,
+                     environment={"pinning": {}}, plan_checked={"baseline": "nginx-fpm", "equivalence": 0.02},
+                     stop={"reason": "target", "repetitions": 5, "worst_half_width": 0.012, "target": 0.03})
     out = io.StringIO()
-    run_report.render(run, cells, out)
+    run_report.render(analyze(run, cells), out)
     text = out.getvalue()
     assert "over repetitions" in text and "stopped because every compared pair's CI was within ±3%" in text
     assert "php-hello c=16 keep-alive: apache is 3" in text and "verdicts (baseline: nginx-fpm)" in text
@@ -154,20 +155,20 @@ def test_compare_two_sets_of_cells_of_different_stacks():
 def test_export_json_validates_and_csv_has_a_row_per_repetition():
     cells = cells_for({"nginx-fpm": noisy(1000, 5), "apache": noisy(1300, 5, seed=9)},
                       caveats={("apache", 0): [{"code": "clients_unserved", "params": {}}]})
-    run = {"id": 1, "plan_name": "p", "status": "complete", "started_at": "t", "finished_at": "u",
-           "environment": {}, "plan_checked": {"baseline": "nginx-fpm", "equivalence": 0.02},
-           "stop": {"reason": "fixed", "repetitions": 5}}
-    doc = export.document(run, cells)
+    run = stored_run(id=1, plan_name="p", status="complete", started_at="t", finished_at="u",
+                     environment={}, plan_checked={"baseline": "nginx-fpm", "equivalence": 0.02},
+                     stop={"reason": "fixed", "repetitions": 5})
+    doc = export.document(analyze(run, cells))
     jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
     assert len(doc["cells"]) == 10 and doc["cells"][1]["valid"] is False
     assert doc["cells"][1]["invalid_reasons"] == ["clients_unserved"]
     assert {v["metric"] for v in doc["verdicts"]} == {m.key for m in verdicts.METRICS}
     out = io.StringIO()
-    export.write(run, cells, "csv", out)
+    export.write_cells(analyzed_cells.of(cells), out)
     lines = out.getvalue().splitlines()
     assert len(lines) == 11 and lines[0].startswith("run_id,seq,repetition,stack_label")
     out = io.StringIO()
-    export.write(run, cells, "csv", out, verdicts_only=True)
+    export.write_verdicts(analyze(run, cells).verdicts, out)
     assert out.getvalue().splitlines()[0].startswith("workload,concurrency,keepalive,metric")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from stackbench import workloads
 from stackbench.errors import VerifyFailed
-from stackbench.stacks.base import Server
+from stackbench.servers.base import Server
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.stacks.registry import STACKS
 from stackbench.upkeep.supervise import tcp_probe
@@ -195,10 +195,12 @@ def test_the_generated_media_are_real_jpegs_of_the_asked_size():
 
 def test_per_url_figures_come_from_the_engine_document_and_none_is_an_empty_list():
     from stackbench.analysis import metrics
+    from cells import stored_cell
 
     doc = {"per_url": [{"path": "/p.php", "weight": None,
                         "requests": {"completed": 10, "ok_2xx": 10, "non_2xx": 0, "failed": 1},
                         "latency_us": {"percentiles": {"50": 900, "99": 2000}}}]}
-    assert metrics.per_url({"engine": doc}) == [{"path": "/p.php", "weight": None, "completed": 10, "failed": 1,
-                                                 "non_2xx": 0, "latency_p50_us": 900, "latency_p99_us": 2000}]
-    assert metrics.per_url({"engine": None}) == [] and metrics.per_url({"engine": {"per_url": []}}) == []
+    assert metrics.per_url(stored_cell(engine=doc)) == [{"path": "/p.php", "weight": None, "completed": 10,
+                                                         "failed": 1, "non_2xx": 0, "latency_p50_us": 900,
+                                                         "latency_p99_us": 2000}]
+    assert metrics.per_url(stored_cell(engine=None)) == [] and metrics.per_url(stored_cell(engine={"per_url": []})) == []

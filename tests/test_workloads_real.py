@@ -72,7 +72,7 @@ def test_wordpress_serves_with_the_opcache_state_read_back(stack_id, opcache, wo
         assert inst.services_cgroup is not None and inst.services_cgroup.pids()  # MariaDB in its own cgroup
         result = load(inst, wl.id, duration_s=None, requests=40)
     assert result.requests.completed == 40 and result.requests.failed == 0 and result.requests.non_2xx == 0
-    per_url = {u["path"]: u["requests"]["completed"] for u in result.raw["per_url"]}
+    per_url = {u.path: u.requests.completed for u in result.per_url}
     assert set(per_url) == {u.path for u in wl.urls} and sum(per_url.values()) == 40
     assert mariadbd_under(workdir) == [], "MariaDB outlived its stack"
 
@@ -171,7 +171,7 @@ def test_page_mode_fetches_every_asset_of_every_page(stack_id, workdir):
         inst.verify([wl.id])
         result = load(inst, wl.id, duration_s=None, requests=25, connections=3)
     assert result.pages.completed == 25 and result.pages.failed == 0
-    per_url = {u["path"]: u["requests"]["completed"] for u in result.raw["per_url"]}
+    per_url = {u.path: u.requests.completed for u in result.per_url}
     assert per_url == {u.path: 25 for u in wl.urls}  # the page and each of its 11 assets, 25 times
     assert len(wl.urls) == 1 + len(mixed_page.STYLESHEETS) + len(mixed_page.SCRIPTS) + len(mixed_page.IMAGES)
     assert result.requests.completed == 25 * len(wl.urls)

@@ -6,9 +6,10 @@ slow visitors from a buffer shows no difference; one that gives each a worker do
 
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import replace
 
 from stackbench.analysis import questions, stats, verdicts
+from stackbench.model.cell import StoredCell
 
 ALONE = "alone"
 
@@ -17,11 +18,11 @@ def side(background: str) -> str:
     return ALONE if background == "none" else f"with {background}"
 
 
-def decide(cells: list[Mapping], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
+def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
     """None when no cell of the run had other visitors beside the measured ones."""
     cells = questions.levels(cells)
-    if not any((c.get("background") or "none") != "none" for c in cells):
+    if not any((c.background or "none") != "none" for c in cells):
         return None
-    as_sides = [dict(c, stack_label=side(c.get("background") or "none"), background="none",
-                     workload=f"{c['stack_label']} · {c['workload']}") for c in cells]
+    as_sides = [replace(c, stack_label=side(c.background or "none"), background="none",
+                        workload=f"{c.stack_label} · {c.workload}") for c in cells]
     return verdicts.decide(as_sides, ALONE, band=band)

@@ -19,6 +19,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from stackbench.engine.result import EngineResult
+from stackbench.states import CellStatus
+
 # The engine's percentile table (loadgen/src/stats/histogram.rs PERCENTILES); an SLO
 # may name any of them, and "max".
 PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99", "99.9", "99.99", "100")
@@ -79,38 +82,35 @@ class Check:
     generator_limited: bool = False  # the engine saturated: the probe says nothing of the stack
 
 
-def check(cell: Mapping, slo: SLO) -> Check:
-    """A stored probe cell against the SLO. A cell without an engine result (its server
-    failed) does not meet it."""
-    doc = cell.get("engine")
-    if cell.get("status") != "ok" or not doc:
-        return Check(False, ("the stack failed" + (f": {cell['error']}" if cell.get("error") else ""),))
+def check(status: CellStatus, error: str | None, result: EngineResult | None, slo: SLO) -> Check:
+    """One probe against the SLO: the runner's record as it measures, a stored cell when
+    a report replays the search. A probe without an engine result (its server failed)
+    does not meet it."""
+    if status != CellStatus.OK or result is None:
+        return Check(False, ("the stack failed" + (f": {error}" if error else ""),))
     reasons = []
-    lat = doc.get("latency_us") or {}
-    pct = lat.get("percentiles") or {}
     for p, limit in slo.latency_us.items():
-        value = pct.get(p)
+        value = result.latency.percentiles_us.get(p)
         if value is None:
             reasons.append(f"{_pname(p)}: nothing completed")
         elif value > limit:
             reasons.append(f"{_pname(p)} {_ms(value)} > {_ms(limit)}")
-    req = doc.get("requests") or {}
+    req = result.requests
     # Requests still unanswered at the end, older than the loosest latency allowed, would
     # have broken it: the latency table cannot show them (they never completed).
-    oldest = req.get("in_flight_oldest_us")
+    oldest = req.in_flight_oldest_us
     if oldest is not None and oldest > slo.latency_budget_us:
         reasons.append(f"requests unanswered at the end, the oldest {_ms(oldest)}")
-    due, not_sent = req.get("due"), req.get("not_sent")
+    due, not_sent = req.due, req.not_sent
     if due and not_sent and not_sent > NOT_SENT_SHARE * due:
         reasons.append(f"{not_sent:,} of {due:,} due requests never sent (every connection busy)")
-    errors = int(req.get("failed") or 0) + int(req.get("non_2xx") or 0)
+    errors = req.failed + req.non_2xx
     if slo.errors is not None and errors > slo.errors:
         reasons.append(f"{errors:,} errors")
-    unserved = doc.get("connections_without_response")
+    unserved = result.clients.without_response
     if slo.unserved is not None and unserved is not None and unserved > slo.unserved:
         reasons.append(f"{unserved} connections unserved")
-    saturated = bool((doc.get("engine_cpu") or {}).get("saturated"))
-    return Check(not reasons, tuple(reasons), generator_limited=saturated)
+    return Check(not reasons, tuple(reasons), generator_limited=bool(result.engine_saturated))
 
 
 @dataclass(frozen=True)

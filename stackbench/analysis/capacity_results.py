@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from stackbench.analysis import capacity, figures, stats, verdicts
 from stackbench.analysis.capacity import SLO, Check, SearchParams
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun, StoredSearch
 
 CAPACITY = verdicts.Metric("capacity", "sustained rate", True, lambda f: None)
 
@@ -48,43 +49,43 @@ class CapacityResult:
         return sorted(self.probes, key=lambda p: p.rate)
 
 
-def plan_parts(run: Mapping) -> tuple[SLO, SearchParams] | None:
+def plan_parts(run: StoredRun) -> tuple[SLO, SearchParams] | None:
     """The SLO and search parameters a run's checked plan stored (None: not a capacity run)."""
-    load = (run.get("plan_checked") or {}).get("load") or {}
+    load = (run.plan_checked or {}).get("load") or {}
     if load.get("kind") != "capacity" or not load.get("slo"):
         return None
     return SLO.from_dict(load["slo"]), SearchParams(**load["search"])
 
 
-def results(run: Mapping, cells: list[Mapping], searches: list[Mapping]) -> list[CapacityResult]:
+def results(run: StoredRun, cells: list[StoredCell], searches: list[StoredSearch]) -> list[CapacityResult]:
+    """`searches`: how each of the run's searches ended (Store.search_rows)."""
     parts = plan_parts(run)
     if parts is None:
         return []
     slo, params = parts
-    probes = sorted((c for c in cells if c.get("load") == "capacity"), key=lambda c: c["seq"])
+    probes = sorted((c for c in cells if c.load == "capacity"), key=lambda c: c.seq)
     out = []
     for s in searches:
-        mine = [c for c in probes if s["seq"] <= c["seq"] < s["seq"] + capacity.MAX_PROBES]
+        mine = [c for c in probes if s.seq <= c.seq < s.seq + capacity.MAX_PROBES]
         out.append(_result(s, mine, slo, params))
     # Probes of a search that never ended (interrupted): shown as running.
-    ended = {s["seq"] for s in searches}
-    bases = sorted({c["seq"] - (c["step"] or 0) for c in probes} - ended)
+    ended = {s.seq for s in searches}
+    bases = sorted({c.seq - (c.step or 0) for c in probes} - ended)
     for base in bases:
-        mine = [c for c in probes if base <= c["seq"] < base + capacity.MAX_PROBES]
+        mine = [c for c in probes if base <= c.seq < base + capacity.MAX_PROBES]
         first = mine[0]
-        out.append(_result({"seq": base, "stack_label": first["stack_label"], "workload": first["workload"],
-                            "keepalive": first["keepalive"], "repetition": first["repetition"],
-                            "stopped": "running", "seconds": None}, mine, slo, params))
+        out.append(_result(StoredSearch(first.run_id, base, first.repetition, first.stack_label, first.workload,
+                                        first.keepalive, "running", None), mine, slo, params))
     return out
 
 
-def _result(s: Mapping, probes: list[Mapping], slo: SLO, params: SearchParams) -> CapacityResult:
-    checked = [(c["rate"], capacity.check(c, slo), c) for c in probes]
-    search = capacity.replay(params, ((r, ch) for r, ch, _ in checked), s["stopped"])
+def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchParams) -> CapacityResult:
+    checked = [(c.rate, capacity.check(c.status, c.error, c.engine, slo), c) for c in probes]
+    search = capacity.replay(params, ((r, ch) for r, ch, _ in checked), s.stopped)
     return CapacityResult(
-        stack_label=s["stack_label"], workload=s["workload"], keepalive=bool(s["keepalive"]),
-        repetition=s["repetition"], low=search.low, high=search.high, confirmations=search.confirmations,
-        stopped=s["stopped"], seconds=s.get("seconds"),
+        stack_label=s.stack_label, workload=s.workload, keepalive=s.keepalive,
+        repetition=s.repetition, low=search.low, high=search.high, confirmations=search.confirmations,
+        stopped=s.stopped, seconds=s.seconds,
         probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked))
 
 

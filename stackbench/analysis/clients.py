@@ -6,7 +6,9 @@ over the run's cells, and the worst start spread of any cell."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
+
+from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
@@ -28,24 +30,23 @@ class Clients:
     clock_uncertainty_us: int  # ± this on every spread (the offsets' uncertainty)
 
 
-def of(cells: Iterable[Mapping]) -> Clients | None:
+def of(cells: Iterable[StoredCell]) -> Clients | None:
     totals: dict[str, dict] = {}
     spreads: list[int] = []
     uncertainty = 0
     for cell in cells:
-        doc = cell.get("engine") or {}
-        if not doc.get("clients"):
+        if cell.engine is None or not cell.engine.client_shares:
             continue
-        sync = doc.get("start_sync") or {}
-        if sync.get("spread_us") is not None:
-            spreads.append(sync["spread_us"])
-        uncertainty = max(uncertainty, sync.get("clock_uncertainty_us") or 0)
-        for c in doc["clients"]:
-            t = totals.setdefault(c["host"], {"cells": 0, "completed": 0, "failed": 0, "offset_us": c.get("offset_us"),
-                                              "uncertainty_us": c.get("offset_uncertainty_us"), "cpus": c.get("cpus")})
+        sync = cell.engine.start_sync
+        if sync is not None and sync.spread_us is not None:
+            spreads.append(sync.spread_us)
+        uncertainty = max(uncertainty, sync.clock_uncertainty_us if sync is not None else 0)
+        for c in cell.engine.client_shares:
+            t = totals.setdefault(c.host, {"cells": 0, "completed": 0, "failed": 0, "offset_us": c.offset_us,
+                                           "uncertainty_us": c.offset_uncertainty_us, "cpus": c.cpus})
             t["cells"] += 1
-            t["completed"] += c.get("completed") or 0
-            t["failed"] += c.get("failed") or 0
+            t["completed"] += c.completed
+            t["failed"] += c.failed
     if not totals:
         return None
     spreads.sort()

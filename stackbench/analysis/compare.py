@@ -5,10 +5,10 @@ stacks, so every comparison is one verdict and Holm adjusts them together."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, replace
 
 from stackbench.analysis import questions, stats, verdicts
+from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
@@ -17,10 +17,10 @@ class CompareResult:
     notes: tuple[str, ...]
 
 
-def compare(a: list[Mapping], b: list[Mapping], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE) -> CompareResult:
+def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE) -> CompareResult:
     notes: list[str] = []
-    labels_a = {c["stack_label"] for c in a}
-    labels_b = {c["stack_label"] for c in b}
+    labels_a = {c.stack_label for c in a}
+    labels_b = {c.stack_label for c in b}
     shared = labels_a & labels_b
     if not shared and len(labels_a) == len(labels_b) == 1:
         # Two chosen sets of one stack each: compare them as they are.
@@ -30,23 +30,23 @@ def compare(a: list[Mapping], b: list[Mapping], name_a: str, name_b: str, *, ban
         if len(qa) == len(qb) == 1 and qa != qb:
             notes.append(f"note: A and B answer different questions ({_q(*qa)} vs {_q(*qb)}); compared anyway")
             (q,) = qa
-            b = [dict(c, workload=q.workload, concurrency=q.concurrency, keepalive=q.keepalive, rate=q.rate, leg=q.leg)
-                 for c in b]
+            b = [replace(c, workload=q.workload, concurrency=q.concurrency, keepalive=q.keepalive, rate=q.rate,
+                         leg=q.leg) for c in b]
         cells = [_as(c, "", name_a) for c in a] + [_as(c, "", name_b) for c in b]
     else:
-        cells = [_as(c, c["stack_label"], name_a) for c in a if c["stack_label"] in shared]
-        cells += [_as(c, c["stack_label"], name_b) for c in b if c["stack_label"] in shared]
+        cells = [_as(c, c.stack_label, name_a) for c in a if c.stack_label in shared]
+        cells += [_as(c, c.stack_label, name_b) for c in b if c.stack_label in shared]
         for only, side in ((labels_a - shared, name_a), (labels_b - shared, name_b)):
             if only:
                 notes.append(f"only in {side}, not compared: {', '.join(sorted(only))}")
     return CompareResult(verdicts.decide(cells, name_a, band=band), tuple(notes))
 
 
-def _as(cell: Mapping, label: str, side: str) -> dict:
+def _as(cell: StoredCell, label: str, side: str) -> StoredCell:
     """The cell as one of two 'stacks' named after its side; its stack joins the question."""
-    workload = f"{label} · {cell['workload']}" if label else cell["workload"]
+    workload = f"{label} · {cell.workload}" if label else cell.workload
     # run_id stays: cells of two runs may share a seq
-    return dict(cell, stack_label=side, workload=workload)
+    return replace(cell, stack_label=side, workload=workload)
 
 
 def _q(q: questions.Question) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from stackbench.analysis import figures, questions
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,13 @@ class Curve:
     points: tuple[Point, ...]
 
 
-def of(cells: Iterable[Mapping]) -> list[Curve]:
+def of(cells: Iterable[StoredCell]) -> list[Curve]:
     """One curve per (stack, workload, keep-alive) with more than one level, points in
     the order of the first repetition's walk (run order)."""
-    groups: dict[tuple, dict[Question, list[Mapping]]] = {}
-    for c in sorted(questions.levels(cells), key=lambda c: (c["repetition"], c["seq"])):
+    groups: dict[tuple, dict[Question, list[StoredCell]]] = {}
+    for c in sorted(questions.levels(cells), key=lambda c: (c.repetition, c.seq)):
         q = questions.of(c)
-        groups.setdefault((c["stack_label"], q.workload, q.keepalive), {}).setdefault(q, []).append(c)
+        groups.setdefault((c.stack_label, q.workload, q.keepalive), {}).setdefault(q, []).append(c)
     out = []
     for (label, workload, ka), by_level in groups.items():
         if len(by_level) > 1:
@@ -53,15 +54,15 @@ def of(cells: Iterable[Mapping]) -> list[Curve]:
     return out
 
 
-def _point(q: Question, cells: list[Mapping]) -> Point:
-    fs = [figures.of(c) for c in cells if c.get("engine") is not None]
+def _point(q: Question, cells: list[StoredCell]) -> Point:
+    fs = [figures.of(c) for c in cells if c.engine is not None]
     return Point(
         question=q, runs=len(cells),
         throughput=_median(f.throughput for f in fs), p50_us=_median(f.p50_us for f in fs),
         p99_us=_median(f.p99_us for f in fs),
         errors=_sum((f.requests_failed or 0) + (f.non_2xx or 0) for f in fs if f.requests_failed is not None),
         unserved=max((f.unserved.without_response for f in fs if f.unserved), default=None),
-        not_sent=_sum(c.get("requests_not_sent") for c in cells),
+        not_sent=_sum(c.engine.requests.not_sent for c in cells if c.engine is not None),
         cpu_us_per_request=_median(f.cpu_us_per_request for f in fs),
         memory_peak_bytes=_median(f.memory_peak_bytes for f in fs),
         procs_max=max((f.procs_max for f in fs if f.procs_max is not None), default=None),

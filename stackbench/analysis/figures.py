@@ -4,11 +4,9 @@ the HTML report show. None when not computable (STYLE.md), never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
-
 from stackbench.analysis import metrics, questions
 from stackbench.engine.result import Caveat
-from stackbench.monitor.memory_events import total_kills
+from stackbench.model.cell import StoredCell
 from stackbench.states import CellStatus
 
 
@@ -82,34 +80,30 @@ class CellFigures:
         return self.page_load_p99_us if self.page_mode else self.latency_p99_us
 
 
-def of(cell: Mapping) -> CellFigures:
+def of(cell: StoredCell) -> CellFigures:
+    e, cost = cell.engine, cell.cost
     unserved = None
-    if cell.get("connections_without_response") is not None:
-        measured = cell.get("connections_measured")
-        unserved = Unserved(cell["connections_without_response"],
-                            cell["concurrency"] if measured is None else measured)
+    if e is not None and e.clients.without_response is not None:
+        measured = e.clients.measured
+        unserved = Unserved(e.clients.without_response, cell.concurrency if measured is None else measured)
+    pages = e.pages if e is not None else None
+    events = cost.memory_events
     return CellFigures(
-        run_id=cell["run_id"], seq=cell["seq"], repetition=cell["repetition"], stack_label=cell["stack_label"],
-        question=questions.of(cell), status=CellStatus(cell["status"]), error=cell.get("error"),
-        measured=cell.get("engine") is not None,
-        requests_per_s=cell.get("requests_per_s"), latency_mean_us=cell.get("latency_mean_us"),
-        latency_p50_us=cell.get("latency_p50_us"), latency_p99_us=cell.get("latency_p99_us"),
-        requests_failed=cell.get("requests_failed"), non_2xx=cell.get("non_2xx"), unserved=unserved,
-        memory_peak_bytes=metrics.memory_peak_bytes(cell), cgroup_peak_bytes=cell.get("mem_peak_bytes"),
+        run_id=cell.run_id, seq=cell.seq, repetition=cell.repetition, stack_label=cell.stack_label,
+        question=questions.of(cell), status=cell.status, error=cell.error, measured=e is not None,
+        requests_per_s=e and e.requests_per_s, latency_mean_us=e and e.latency.mean_us,
+        latency_p50_us=e and e.latency.p50_us, latency_p99_us=e and e.latency.p99_us,
+        requests_failed=e and e.requests.failed, non_2xx=e and e.requests.non_2xx, unserved=unserved,
+        memory_peak_bytes=metrics.memory_peak_bytes(cell), cgroup_peak_bytes=cost.peak_mem_bytes,
         cpu_us_per_request=metrics.cpu_us_per_request(cell),
         engine_cpu_us_per_request=metrics.engine_cpu_us_per_request(cell),
         syscalls_per_request=metrics.syscalls_per_request(cell),
-        procs_max=cell.get("procs_max"), threads_max=cell.get("threads_max"),
-        caveats=tuple(Caveat.from_dict(c) for c in cell.get("caveats") or ()),
-        pages_per_s=cell.get("pages_per_s"), page_load_p50_us=cell.get("page_load_p50_us"),
-        page_load_p99_us=cell.get("page_load_p99_us"),
-        php_opcache=(cell.get("php") or {}).get("opcache"),
-        service_memory_peak_bytes=cell.get("service_mem_peak_bytes"),
+        procs_max=cost.procs_max, threads_max=cost.threads_max, caveats=cell.caveats,
+        pages_per_s=pages and pages.per_s, page_load_p50_us=pages and pages.load_p50_us,
+        page_load_p99_us=pages and pages.load_p99_us,
+        php_opcache=(cell.php or {}).get("opcache"),
+        service_memory_peak_bytes=cost.service_mem_peak_bytes,
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
-        oom_kills=_oom_kills(cell.get("memory_events")),
-        memory_limit_bytes=(cell.get("memory_events") or {}).get("limit_bytes"),
+        oom_kills=None if events is None else events.total_kills,
+        memory_limit_bytes=events and events.limit_bytes,
     )
-
-
-def _oom_kills(events: Mapping | None) -> int | None:
-    return None if events is None else total_kills(dict(events))

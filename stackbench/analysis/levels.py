@@ -6,10 +6,11 @@ the stack could not serve (its runs never enter a verdict)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from stackbench.analysis import stats, summary, verdicts
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,15 @@ class LevelPoint:
     page_mode: bool
 
 
-def of(cells: Iterable[Mapping], metric: str) -> list[LevelPoint]:
-    """`metric`: a verdicts.METRICS key. Points in table order (summary.summarize)."""
+def of(cells: Iterable[StoredCell], metric: str,
+       summaries: list[summary.CellSummary] | None = None) -> list[LevelPoint]:
+    """`metric`: a verdicts.METRICS key. Points in table order (summary.summarize);
+    `summaries`: the cells' summaries when already computed (run.py computes them once)."""
     cells = list(cells)
     _, excluded = verdicts.split_valid(cells)
-    every = verdicts.samples(c for c in cells if c.get("engine") is not None)
+    every = verdicts.samples(c for c in cells if c.engine is not None)
     out = []
-    for s in summary.summarize(cells):
+    for s in (summary.summarize(cells) if summaries is None else summaries):
         value, fallback = s.metrics[metric], False
         if s.valid == 0:
             fs = every.get((s.question, s.stack_label), [])

@@ -5,68 +5,70 @@ None when not computable (nothing measured, zero requests) — never 0 (STYLE.md
 
 from __future__ import annotations
 
+from stackbench.model.cell import StoredCell
+from stackbench.model.cost import ProcessMemory
 
-def _per_request(cell: dict, key: str) -> float | None:
-    """cell[key] over the requests completed in the measured phase; None when either
-    is missing or nothing completed."""
-    n = cell.get("requests_completed")
-    value = cell.get(key)
+
+def _per_request(cell: StoredCell, value: float | None) -> float | None:
+    """`value` over the requests completed in the measured phase; None when either is
+    missing or nothing completed."""
+    n = cell.engine.requests.completed if cell.engine is not None else None
     if not n or value is None:
         return None
     return value / n
 
 
-def cpu_us_per_request(cell: dict) -> float | None:
+def cpu_us_per_request(cell: StoredCell) -> float | None:
     """Stack CPU time (user + system, cgroup accounting) over the sampled window, divided
     by the requests completed in the measured phase. The sampled window encloses the
     measured one by a few ms in which the stack is idle."""
-    return _per_request(cell, "cpu_total_us")
+    return _per_request(cell, cell.cost.cpu_total_us)
 
 
-def service_cpu_us_per_request(cell: dict) -> float | None:
+def service_cpu_us_per_request(cell: StoredCell) -> float | None:
     """The workload's services (a database) in their own cgroup: CPU over the same
     window, per request completed (per page request of the web stack, not per query)."""
-    return _per_request(cell, "service_cpu_us")
+    return _per_request(cell, cell.cost.service_cpu_us)
 
 
-def engine_cpu_us_per_request(cell: dict) -> float | None:
-    return _per_request(cell, "engine_cpu_us")
+def engine_cpu_us_per_request(cell: StoredCell) -> float | None:
+    return _per_request(cell, cell.engine.engine_cpu_us if cell.engine is not None else None)
 
 
-def syscalls_per_request(cell: dict, count: int | None = None) -> float | None:
+def syscalls_per_request(cell: StoredCell, count: int | None = None) -> float | None:
     """System calls counted over whole perf intervals inside the profile pass's window,
     per request at that pass's mean rate: count / (requests/s × window seconds).
     (The profile pass is separate from the measured run: perf slows system calls.)"""
-    count = cell.get("syscalls_total") if count is None else count
-    window_us = cell.get("syscalls_window_us")
-    rps = cell.get("syscalls_requests_per_s")
+    count = cell.cost.syscalls_total if count is None else count
+    window_us = cell.cost.syscalls_window_us
+    rps = cell.cost.syscalls_requests_per_s
     if count is None or not window_us or not rps:
         return None
     return count / (rps * window_us / 1e6)
 
 
-def memory_peak_bytes(cell: dict) -> int | None:
+def memory_peak_bytes(cell: StoredCell) -> int | None:
     """Peak memory of the stack's processes: anonymous + shared (opcache), page cache
-    excluded. The cgroup's own peak (page cache included) is mem_peak_bytes."""
-    return cell.get("mem_rss_peak_bytes")
+    excluded. The cgroup's own peak (page cache included) is cost.peak_mem_bytes."""
+    return cell.cost.anon_peak_bytes
 
 
-def per_process_pss(processes: list[dict]) -> dict[str, dict]:
+def per_process_pss(processes: list[ProcessMemory]) -> dict[str, dict]:
     """PSS grouped by command name: count, total and mean per process — 'memory per
     Apache child', 'memory per PHP-FPM worker'."""
     groups: dict[str, dict] = {}
     for p in processes:
-        if p.get("pss_bytes") is None:
+        if p.pss_bytes is None:
             continue
-        g = groups.setdefault(p["comm"], {"count": 0, "pss_total_bytes": 0})
+        g = groups.setdefault(p.comm, {"count": 0, "pss_total_bytes": 0})
         g["count"] += 1
-        g["pss_total_bytes"] += p["pss_bytes"]
+        g["pss_total_bytes"] += p.pss_bytes
     for g in groups.values():
         g["pss_mean_bytes"] = g["pss_total_bytes"] / g["count"]
     return groups
 
 
-def syscalls_per_request_by_name(cell: dict, calls: dict[str, int]) -> dict[str, float]:
+def syscalls_per_request_by_name(cell: StoredCell, calls: dict[str, int]) -> dict[str, float]:
     """Every counted call (and "total", "other") per request of the profile pass."""
     out = {}
     for name, count in calls.items():
@@ -76,7 +78,7 @@ def syscalls_per_request_by_name(cell: dict, calls: dict[str, int]) -> dict[str,
     return out
 
 
-def syscall_differences(cell_a: dict, calls_a: dict[str, int], cell_b: dict, calls_b: dict[str, int],
+def syscall_differences(cell_a: StoredCell, calls_a: dict[str, int], cell_b: StoredCell, calls_b: dict[str, int],
                         top: int) -> list[tuple[str, float, float]] | None:
     """The `top` calls whose per-request counts differ most between two cells (ties by
     name), then "total": (name, A, B). A call one cell's profile did not see was counted
@@ -90,14 +92,11 @@ def syscall_differences(cell_a: dict, calls_a: dict[str, int], cell_b: dict, cal
     return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in ranked + ["total"]]
 
 
-def per_url(cell: dict) -> list[dict]:
-    """Per URL of a mix or a page's assets, as the engine measured them (its `per_url`):
-    path, requests completed / failed / non-2xx, p50 and p99 in µs. [] for one URL."""
-    out = []
-    for u in (cell.get("engine") or {}).get("per_url") or []:
-        req = u.get("requests") or {}
-        pct = (u.get("latency_us") or {}).get("percentiles") or {}
-        out.append({"path": u.get("path"), "weight": u.get("weight"), "completed": req.get("completed"),
-                    "failed": req.get("failed"), "non_2xx": req.get("non_2xx"),
-                    "latency_p50_us": pct.get("50"), "latency_p99_us": pct.get("99")})
-    return out
+def per_url(cell: StoredCell) -> list[dict]:
+    """Per URL of a mix or a page's assets, as the engine measured them: path, requests
+    completed / failed / non-2xx, p50 and p99 in µs. [] for one URL."""
+    if cell.engine is None:
+        return []
+    return [{"path": u.path, "weight": u.weight, "completed": u.requests.completed, "failed": u.requests.failed,
+             "non_2xx": u.requests.non_2xx, "latency_p50_us": u.latency.p50_us, "latency_p99_us": u.latency.p99_us}
+            for u in cell.engine.per_url]

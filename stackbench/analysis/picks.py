@@ -6,13 +6,14 @@ spectrum)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
 
 
-def top_questions(cells: Iterable[Mapping]) -> list[Question]:
+def top_questions(cells: Iterable[StoredCell]) -> list[Question]:
     """Per (workload, keep-alive): the highest level asked — the most clients, or the
     highest rate — on the way up when a ramp walked it both ways."""
     best: dict[tuple[str, bool], tuple[tuple, Question]] = {}
@@ -25,22 +26,22 @@ def top_questions(cells: Iterable[Mapping]) -> list[Question]:
     return sorted((q for _, q in best.values()), key=Question.sort_key)
 
 
-def representative(cells: Iterable[Mapping]) -> Mapping | None:
+def representative(cells: Iterable[StoredCell]) -> StoredCell | None:
     """Of one stack's runs of one question: the valid run with the median throughput
     (the lower middle of an even count); among all measured runs when none was valid;
     None when none was measured."""
-    measured = [c for c in cells if c.get("engine") is not None]
+    measured = [c for c in cells if c.engine is not None]
     valid = [c for c in measured if not verdicts.invalid_reasons(c)] or measured
-    ranked = sorted(valid, key=lambda c: (figures.of(c).throughput or 0.0, c["seq"]))
+    ranked = sorted(valid, key=lambda c: (figures.of(c).throughput or 0.0, c.seq))
     return ranked[(len(ranked) - 1) // 2] if ranked else None
 
 
-def per_stack(cells: Iterable[Mapping], q: Question) -> dict[str, Mapping]:
+def per_stack(cells: Iterable[StoredCell], q: Question) -> dict[str, StoredCell]:
     """{stack label: its representative run of `q`}, stacks in run order."""
-    by: dict[str, list[Mapping]] = {}
-    for c in sorted(questions.levels(cells), key=lambda c: c["seq"]):
+    by: dict[str, list[StoredCell]] = {}
+    for c in sorted(questions.levels(cells), key=lambda c: c.seq):
         if questions.of(c) == q:
-            by.setdefault(c["stack_label"], []).append(c)
+            by.setdefault(c.stack_label, []).append(c)
     out = {}
     for label, cs in by.items():
         chosen = representative(cs)

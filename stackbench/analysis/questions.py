@@ -6,7 +6,9 @@ within a question; a cell is found by its stack label and question."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
+
+from stackbench.model.cell import StoredCell
 
 
 LEGS = {None: 0, "up": 0, "down": 1}
@@ -37,32 +39,32 @@ class Question:
                 + (f" +{self.background}" if self.background != "none" else ""))
 
 
-def of(cell: Mapping) -> Question:
-    return Question(cell["workload"], cell["concurrency"], bool(cell["keepalive"]), cell.get("rate"), cell.get("leg"),
-                    cell.get("network") or "loopback", cell.get("background") or "none")
+def of(cell: StoredCell) -> Question:
+    return Question(cell.workload, cell.concurrency, cell.keepalive, cell.rate, cell.leg, cell.network or "loopback",
+                    cell.background or "none")
 
 
-def levels(cells: Iterable[Mapping]) -> list[Mapping]:
+def levels(cells: Iterable[StoredCell]) -> list[StoredCell]:
     """The cells that answer a question at a level the plan named: all but a capacity
     search's probes (whose rates the search chose; analysis/capacity.py reads those)."""
-    return [c for c in cells if c.get("load") != "capacity"]
+    return [c for c in cells if c.load != "capacity"]
 
 
-def group(cells: Iterable[Mapping]) -> dict[Question, list[Mapping]]:
+def group(cells: Iterable[StoredCell]) -> dict[Question, list[StoredCell]]:
     """Cells by question, in table order; within a question, in run order."""
-    groups: dict[Question, list[Mapping]] = {}
-    for c in sorted(levels(cells), key=lambda c: (of(c).sort_key(), c["seq"])):
+    groups: dict[Question, list[StoredCell]] = {}
+    for c in sorted(levels(cells), key=lambda c: (of(c).sort_key(), c.seq)):
         groups.setdefault(of(c), []).append(c)
     return groups
 
 
-def matching(cells: Iterable[Mapping], label: str, *, workload: str | None = None,
+def matching(cells: Iterable[StoredCell], label: str, *, workload: str | None = None,
              concurrency: int | None = None, keepalive: bool | None = None,
-             repetition: int | None = None) -> list[Mapping]:
+             repetition: int | None = None) -> list[StoredCell]:
     """The cells of stack `label` whose question (and repetition) fit what was given
     (None: any)."""
-    return [c for c in cells if c["stack_label"] == label
-            and (workload is None or c["workload"] == workload)
-            and (concurrency is None or c["concurrency"] == concurrency)
-            and (keepalive is None or bool(c["keepalive"]) == keepalive)
-            and (repetition is None or c["repetition"] == repetition)]
+    return [c for c in cells if c.stack_label == label
+            and (workload is None or c.workload == workload)
+            and (concurrency is None or c.concurrency == concurrency)
+            and (keepalive is None or c.keepalive == keepalive)
+            and (repetition is None or c.repetition == repetition)]

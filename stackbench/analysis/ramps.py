@@ -6,18 +6,19 @@ unit, Holm over all the comparisons)."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import replace
 
 from stackbench.analysis import questions, stats, verdicts
+from stackbench.model.cell import StoredCell
 
 UP, DOWN = "way up", "way down"
 
 
-def decide(cells: list[Mapping], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
+def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
     """None when the run walked no level both ways."""
-    both = [c for c in questions.levels(cells) if c.get("leg") in ("up", "down")]
-    if not any(c["leg"] == "down" for c in both):
+    both = [c for c in questions.levels(cells) if c.leg in ("up", "down")]
+    if not any(c.leg == "down" for c in both):
         return None
-    as_sides = [dict(c, stack_label=UP if c["leg"] == "up" else DOWN, leg=None,
-                     workload=f"{c['stack_label']} · {c['workload']}") for c in both]
+    as_sides = [replace(c, stack_label=UP if c.leg == "up" else DOWN, leg=None,
+                        workload=f"{c.stack_label} · {c.workload}") for c in both]
     return verdicts.decide(as_sides, UP, band=band)

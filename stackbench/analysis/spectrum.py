@@ -6,7 +6,9 @@ In page mode the spectrum is of page load times."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+
+from stackbench.engine.result import Latency
+from stackbench.model.cell import StoredCell
 
 STANDARD = ("50", "90", "99", "99.9", "99.99")  # the axis' marks
 
@@ -22,18 +24,26 @@ class Point:
         return 1 / (1 - float(self.percentile) / 100)
 
 
-def of(cell: Mapping) -> list[Point]:
+def of(cell: StoredCell) -> list[Point]:
     """The measured run's percentiles below 100 % (the maximum has no place on this
     axis), in order; [] when nothing was measured."""
-    doc = cell.get("engine") or {}
-    key = "page_load_us" if cell.get("pages_per_s") is not None else "latency_us"
-    pct = (doc.get(key) or {}).get("percentiles") or {}
-    points = [Point(p, int(v)) for p, v in pct.items() if v is not None and float(p) < 100]
+    latency = _spectrum_of(cell)
+    if latency is None:
+        return []
+    points = [Point(p, int(v)) for p, v in latency.percentiles_us.items() if v is not None and float(p) < 100]
     return sorted(points, key=lambda p: float(p.percentile))
 
 
-def percentile_us(cell: Mapping, percentile: str) -> int | None:
+def _spectrum_of(cell: StoredCell) -> Latency | None:
+    """Page load times in page mode (pages per second known), else request latency."""
+    e = cell.engine
+    if e is None:
+        return None
+    if e.pages is not None and e.pages.per_s is not None:
+        return e.pages.load
+    return e.latency
+
+
+def percentile_us(cell: StoredCell, percentile: str) -> int | None:
     """One percentile of a run's latency (from the intended send time in an open loop)."""
-    pct = ((cell.get("engine") or {}).get("latency_us") or {}).get("percentiles") or {}
-    value = pct.get(percentile)
-    return None if value is None else int(value)
+    return None if cell.engine is None else cell.engine.latency.percentile_us(percentile)

@@ -4,10 +4,11 @@ each metric's median with its CI and spread (stats.summarize), valid runs only."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from stackbench.analysis import stats, verdicts
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class CellSummary:
     oom_kills: int | None = None
 
 
-def summarize(cells: Iterable[Mapping]) -> list[CellSummary]:
+def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
     cells = list(cells)
     valid, _ = verdicts.split_valid(cells)
     every = verdicts.samples(cells)

@@ -5,16 +5,15 @@ a knob's (AllowOverride All against None: the .htaccess lookups)."""
 
 from __future__ import annotations
 
-from typing import Mapping
-
 from stackbench.analysis import metrics
+from stackbench.model.cell import StoredCell
 
 SUMS = ("total", "other")  # rows the store keeps beside the named calls
 
 
-def per_request(cell: Mapping, calls: dict[str, int]) -> dict[str, float]:
+def per_request(cell: StoredCell, calls: dict[str, int]) -> dict[str, float]:
     """Each named call per request of the profile pass; {} when none were counted."""
-    return {n: v for n, v in metrics.syscalls_per_request_by_name(dict(cell), calls).items() if n not in SUMS}
+    return {n: v for n, v in metrics.syscalls_per_request_by_name(cell, calls).items() if n not in SUMS}
 
 
 def top_names(profiles: dict[str, dict[str, float]], n: int) -> list[str]:

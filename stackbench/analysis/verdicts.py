@@ -15,7 +15,7 @@ questions must not find differences by asking often (Holm 1979, via stats.adjust
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable
 
 import difflib
 
@@ -23,6 +23,9 @@ from stackbench import caveats
 from stackbench.analysis import figures, questions, stats
 from stackbench.errors import UsageError
 from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun
+from stackbench.states import CellStatus
 
 
 @dataclass(frozen=True)
@@ -91,39 +94,47 @@ class Verdicts:
     def for_metric(self, key: str) -> list[Verdict]:
         return [v for v in self.verdicts if v.metric.key == key]
 
+    def excluded_by_reason(self) -> dict[str, int]:
+        """How many repetitions each reason kept out (one may have several), by reason."""
+        counts: dict[str, int] = {}
+        for e in self.excluded:
+            for r in e.reasons:
+                counts[r] = counts.get(r, 0) + 1
+        return dict(sorted(counts.items()))
 
-def invalid_reasons(cell: Mapping) -> tuple[str, ...]:
+
+def invalid_reasons(cell: StoredCell) -> tuple[str, ...]:
     """Why a repetition cannot enter a verdict; empty when it can."""
     reasons = []
-    if cell["status"] != "ok" or cell.get("engine") is None:
+    if cell.status != CellStatus.OK or cell.engine is None:
         reasons.append("failed")
-    for c in cell.get("caveats") or ():
-        if caveats.invalidates(c) and c["code"] not in reasons:
-            reasons.append(c["code"])
+    for c in cell.caveats:
+        if caveats.invalidates(c) and c.code not in reasons:
+            reasons.append(c.code)
     return tuple(reasons)
 
 
-def split_valid(cells: Iterable[Mapping]) -> tuple[list[Mapping], list[Excluded]]:
+def split_valid(cells: Iterable[StoredCell]) -> tuple[list[StoredCell], list[Excluded]]:
     valid, excluded = [], []
     for c in questions.levels(cells):
         reasons = invalid_reasons(c)
         if reasons:
-            excluded.append(Excluded(c["run_id"], c["seq"], c["stack_label"], questions.of(c), reasons))
+            excluded.append(Excluded(c.run_id, c.seq, c.stack_label, questions.of(c), reasons))
         else:
             valid.append(c)
     return valid, excluded
 
 
-def samples(cells: Iterable[Mapping]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
+def samples(cells: Iterable[StoredCell]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
     """Valid repetitions by (question, stack label), in run order."""
     out: dict[tuple[Question, str], list[figures.CellFigures]] = {}
-    for c in sorted(questions.levels(cells), key=lambda c: (c["run_id"], c["seq"])):
+    for c in sorted(questions.levels(cells), key=lambda c: (c.run_id, c.seq)):
         f = figures.of(c)
         out.setdefault((f.question, f.stack_label), []).append(f)
     return out
 
 
-def decide(cells: Iterable[Mapping], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
+def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
            metrics: tuple[Metric, ...] = METRICS) -> Verdicts:
     """Every stack against `baseline` on every question both answered."""
     valid, excluded = split_valid(cells)
@@ -154,15 +165,15 @@ def decide(cells: Iterable[Mapping], baseline: str, *, band: float = stats.DEFAU
     return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band)
 
 
-def for_run(run: Mapping, cells: list[Mapping], baseline: str | None = None) -> Verdicts | None:
+def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None) -> Verdicts | None:
     """A stored run's verdicts: against `baseline` when given (it must be one of the
     run's stacks), else the plan's; None when there is neither."""
-    checked = run.get("plan_checked") or {}
+    checked = run.plan_checked or {}
     if baseline is not None:
-        labels = list(dict.fromkeys(c["stack_label"] for c in cells))
+        labels = list(dict.fromkeys(c.stack_label for c in cells))
         if baseline not in labels:
             close = difflib.get_close_matches(baseline, labels, n=1)
-            raise UsageError(f"run {run['id']} has no stack {baseline!r}"
+            raise UsageError(f"run {run.id} has no stack {baseline!r}"
                              + (f" (did you mean {close[0]!r}?)" if close else ""),
                              hint=f"its stacks: {', '.join(labels)}")
     baseline = baseline or checked.get("baseline")
@@ -192,7 +203,7 @@ class Spread:
         return self.open_pairs == 0 and self.worst_half_width is not None and self.worst_half_width <= target
 
 
-def spread(cells: Iterable[Mapping], baseline: str | None, metric: Metric = METRICS[0]) -> Spread:
+def spread(cells: Iterable[StoredCell], baseline: str | None, metric: Metric = METRICS[0]) -> Spread:
     """With a baseline: the relative half-width of each comparison's CI of the ratio of
     medians (what a verdict prints). Without: each cell's CI of its median. A pair with
     fewer than MIN_RUNS valid runs a side is open whatever its interval: it could not

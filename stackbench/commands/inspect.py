@@ -6,24 +6,28 @@ import argparse
 import sys
 
 from stackbench.upkeep import lock
-from stackbench.analysis import compare as compare_mod, questions, timeline as tl_analysis, verdicts
+from stackbench.analysis import cells as cells_mod, compare as compare_mod, questions, timeline as tl_analysis
+from stackbench.analysis.run import analyze
 from stackbench.errors import StackbenchError, UsageError
+from stackbench.model.cell import StoredCell
 from stackbench.report import export
 from stackbench.report.text import explain, run_report, stacks_list, timeline, verdicts as verdicts_text
+from stackbench.stacks import installed
+from stackbench.stacks.registry import STACKS
 from stackbench.states import RunStatus
 from stackbench.store import Store
-from stackbench.hosts import spec as hosts_spec
+from stackbench.planning import hosts as hosts_spec
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run_id = _run_id(store, args.run_id, args.db)
     run = store.run(run_id)
-    run_report.render(run, store.cells(run_id), sys.stdout, every_run=args.all,
-                      baseline=args.baseline, searches=store.search_rows(run_id), wide=args.wide)
-    if _unfinished(run["status"], lock.holder()):
+    analysis = analyze(run, store.cells(run_id), store.search_rows(run_id), args.baseline)
+    run_report.render(analysis, sys.stdout, every_run=args.all, wide=args.wide)
+    if _unfinished(run.status, lock.holder()):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}"
-              f"{hosts_spec.resume_flags(run.get('plan_checked'))}", file=sys.stderr)
+              f"{hosts_spec.resume_flags(run.plan_checked)}", file=sys.stderr)
     return 0
 
 
@@ -44,14 +48,15 @@ def _unfinished(status: str, busy: str | None) -> bool:
 
 
 def cmd_stacks(args: argparse.Namespace) -> int:
-    stacks_list.render(sys.stdout)
+    # Whether each can run here: its binaries and their versions, asked of this machine.
+    stacks_list.render([(stack, installed.describe(stack)) for stack in STACKS.values()], sys.stdout)
     return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
-    extras = [{"processes": store.processes(c["id"]), "syscalls": store.syscalls(c["id"])} for c in cells]
+    extras = [{"processes": store.processes(c.id), "syscalls": store.syscalls(c.id)} for c in cells]
     explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
     return 0
 
@@ -64,10 +69,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     cell = store.cell(int(run_part), int(seq_part))
     if args.walk:
         walk = tl_analysis.walk_of(store.cells(int(run_part)), cell)
-        timeline.render_walk(tl_analysis.walk_seconds(walk, {c["id"]: store.samples(c["id"]) for c in walk}),
-                             sys.stdout)
+        timeline.render_walk(tl_analysis.walk_seconds(walk, {c.id: store.samples(c.id) for c in walk}), sys.stdout)
         return 0
-    timeline.render(cell, store.samples(cell["id"]), sys.stdout)
+    timeline.render(cell, store.samples(cell.id), sys.stdout)
     return 0
 
 
@@ -83,9 +87,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
                          hint="compare runs of the same plan, or name cells: RUN:SEQ,SEQ,…")
-    verdicts_text.render(result.verdicts, sys.stdout)
-    for note in result.notes:
-        print(note)
+    verdicts_text.render_compare(result, sys.stdout)
     return 0
 
 
@@ -93,18 +95,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run_id = _run_id(store, args.run_id, args.db)
     run, cells = store.run(run_id), store.cells(run_id)
-    if args.verdicts:
-        if args.format == "json":
-            raise UsageError("--verdicts picks the CSV table; the JSON document holds cells and verdicts anyway")
-        if verdicts.for_run(run, cells, args.baseline) is None:
-            raise UsageError(f"run {run_id} has no baseline, so no verdicts",
-                             hint="name one with --baseline LABEL (a stack of the run)")
+    if args.verdicts and args.format == "json":
+        raise UsageError("--verdicts picks the CSV table; the JSON document holds cells and verdicts anyway")
+    cells_only = args.format == "csv" and not args.verdicts  # the cells' table needs no verdict
+    analysis = None if cells_only else analyze(run, cells, store.search_rows(run_id), args.baseline)
+    if args.verdicts and analysis.verdicts is None:
+        raise UsageError(f"run {run_id} has no baseline, so no verdicts",
+                         hint="name one with --baseline LABEL (a stack of the run)")
     try:
         out = open(args.output, "w", newline="") if args.output else sys.stdout
     except OSError as e:
         raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
     try:
-        export.write(run, cells, args.format, out, verdicts_only=args.verdicts, baseline=args.baseline)
+        if analysis is None:
+            export.write_cells(cells_mod.of(cells), out)
+        elif args.verdicts:
+            export.write_verdicts(analysis.verdicts, out)
+        else:
+            export.write_document(analysis, out)
     finally:
         if args.output:
             out.close()
@@ -122,23 +130,23 @@ def _side(ref: str) -> str:
     return f"run {ref}" if ref.isdigit() else f"cells {ref}"
 
 
-def _cell_set(store: Store, ref: str) -> list[dict]:
+def _cell_set(store: Store, ref: str) -> list[StoredCell]:
     """RUN (every cell) or RUN:SEQ[,SEQ…]."""
     run_part, colon, seqs = ref.partition(":")
     if not run_part.isdigit() or (colon and not all(s.strip().isdigit() for s in seqs.split(","))):
         raise UsageError(f"{ref!r} is neither a run nor a set of cells", hint="write RUN, or RUN:SEQ,SEQ,… e.g. 3:0,4,8")
-    cells = store.cells(store.run(int(run_part))["id"])
+    cells = store.cells(store.run(int(run_part)).id)
     if not seqs:
         return cells
     wanted = [int(s) for s in seqs.split(",")]
-    found = [c for c in cells if c["seq"] in wanted]
+    found = [c for c in cells if c.seq in wanted]
     if len(found) != len(wanted):
-        missing = sorted(set(wanted) - {c["seq"] for c in found})
+        missing = sorted(set(wanted) - {c.seq for c in found})
         raise UsageError(f"run {run_part} has no cell {missing[0]}", hint="`stackbench show RUN --all` lists the cells")
     return found
 
 
-def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
+def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> StoredCell:
     run_part, _, seq_part = ref.partition(":")
     if run_part.isdigit() and seq_part.isdigit():
         return store.cell(int(run_part), int(seq_part))
@@ -150,7 +158,7 @@ def _find_cell(store: Store, ref: str, args: argparse.Namespace) -> dict:
     found = questions.matching(store.cells(run_id), ref, workload=args.workload, concurrency=args.concurrency,
                                keepalive=keepalive, repetition=rep)
     if len(found) != 1:
-        labels = sorted({c["stack_label"] for c in store.cells(run_id)})
+        labels = sorted({c.stack_label for c in store.cells(run_id)})
         raise UsageError(f"{ref!r} matches {len(found)} cells of run {run_id}, not one",
                          hint="name a cell as RUN:SEQ, or narrow with --workload, -c, --keepalive and --rep; "
                               f"stacks in run {run_id}: {', '.join(labels)}")

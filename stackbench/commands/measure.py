@@ -11,14 +11,16 @@ import sys
 from stackbench import scenarios
 from stackbench.planning import machine, plan as plan_mod, target
 from stackbench.upkeep import lock, pinning
+from stackbench.analysis.run import analyze
 from stackbench.errors import ServerError, UsageError
+from stackbench.network import calibrate
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, resume, run_plan
 from stackbench.states import RunStatus
 from stackbench.store import Store
-from stackbench.hosts import spec as hosts_spec
+from stackbench.planning import hosts as hosts_spec
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -51,15 +53,15 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     run = store.run(args.resume)
-    if run["status"] == RunStatus.COMPLETE:
+    if run.status == RunStatus.COMPLETE:
         raise UsageError(f"run {args.resume} is complete: nothing to resume",
                          hint="`stackbench show` prints it; `stackbench run` starts a new one")
     busy = lock.holder()
-    if run["status"] == RunStatus.RUNNING and busy:
+    if run.status == RunStatus.RUNNING and busy:
         raise UsageError(f"run {args.resume} is being measured now ({busy})",
                          hint="wait for it to finish; if it stops early, resume it then")
     store.ensure_writable()
-    plan = plan_mod.parse(run["plan"], run["plan_source"])
+    plan = plan_mod.parse(run.plan, run.plan_source)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
@@ -90,10 +92,10 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         return
     cells = store.cells(run_id)
     if cells and _mode(args) == "auto":
-        run_report.render(store.run(run_id), cells, sys.stdout, searches=store.search_rows(run_id),
+        run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
                           wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    flags = hosts_spec.resume_flags(store.run(run_id).get("plan_checked"))
+    flags = hosts_spec.resume_flags(store.run(run_id).plan_checked)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}{flags}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:
@@ -119,5 +121,7 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
         print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
     for c in cells:
         print(dry_run.cell_line(c, plan))
-    print(dry_run.summary_line(plan, cells, every))
+    # Each profile off loopback is measured once per run (runner/network.py): its time.
+    calibrations_s = [calibrate.expected_seconds(p) for p in plan.links.values() if p.namespaced]
+    print(dry_run.summary_line(plan, cells, every, calibrations_s))
     return 0

@@ -8,6 +8,7 @@ import datetime as dt
 import sys
 from pathlib import Path
 
+from stackbench.analysis.run import analyze
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report.html import page
 from stackbench.store import Store
@@ -18,7 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     run_ids = list(dict.fromkeys(args.runs)) or [store.latest_run_id()]
     if run_ids == [None]:
         raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
-    runs = [page.RunData(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
+    runs = [analyze(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     text = page.render(runs, store, now)
     out = Path(args.output or f"report-{'-'.join(map(str, run_ids))}.html")

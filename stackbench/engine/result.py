@@ -1,6 +1,9 @@
 """The engine's result document, parsed once into frozen, typed values named like the
-schema (loadgen/schema/result-v1.schema.json). Everything downstream takes an
-EngineResult; nothing else reads the JSON's keys.
+schema (loadgen/schema/result-v1.schema.json) — on both sides of the store: when the
+engine answers (engine/process.py, hosts/clients.py) and when a stored cell is read back
+(store/rows.py). Everything downstream takes an EngineResult; nothing else reads the
+JSON's keys (engine/merge.py, which adds several engines' documents into one, aside).
+A figure older engines did not report is None (or empty) here, so old stores read.
 
 Not computable is None, never 0 (STYLE.md): a run with no completed request has no
 latency, and says so.
@@ -37,18 +40,64 @@ class Requests:
     # were never sent because every connection was busy. None in closed loop.
     due: int | None = None
     not_sent: int | None = None
+    # Whole run only (engine >= 0.2): requests still unanswered when the measured phase
+    # ended, and the age of the oldest of them (None: nothing in flight, or not reported).
+    in_flight_at_end: int | None = None
+    in_flight_oldest_us: int | None = None
 
     @property
     def attempted(self) -> int:
         return self.completed + self.failed
 
+    @classmethod
+    def from_doc(cls, req: dict[str, Any]) -> "Requests":
+        return cls(int(req.get("completed") or 0), int(req.get("failed") or 0), int(req.get("non_2xx") or 0),
+                   req.get("due"), req.get("not_sent"), req.get("in_flight_at_end"), req.get("in_flight_oldest_us"))
+
+
+@dataclass(frozen=True)
+class Errors:
+    """Failed requests by class; a request counts in exactly one. The classes added after
+    the first engine are None when an older one did not report them."""
+
+    connect: int = 0
+    timeout: int = 0
+    reset: int = 0
+    read: int = 0
+    write: int = 0
+    parse: int = 0
+    length_mismatch: int = 0
+    too_large: int | None = None  # engine >= 0.5: a response over one of the engine's bounds
+    rejected: int | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f) or 0 for f in self.__dataclass_fields__)
+
+    @classmethod
+    def from_doc(cls, d: dict[str, Any]) -> "Errors":
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
 
 @dataclass(frozen=True)
 class Latency:
+    """An HdrHistogram's distribution, µs. `percentiles_us` is the engine's whole table,
+    by the percentile as it names it ("50", "99.9", "100"); None: nothing completed."""
+
     mean_us: float | None
     p50_us: int | None
     p99_us: int | None
     percentiles_us: dict[str, int | None]
+
+    def percentile_us(self, percentile: str) -> int | None:
+        value = self.percentiles_us.get(percentile)
+        return None if value is None else int(value)
+
+    @classmethod
+    def from_doc(cls, lat: dict[str, Any] | None) -> "Latency":
+        lat = lat or {}
+        pct = lat.get("percentiles") or {}
+        return cls(_real(lat.get("mean")), pct.get("50"), pct.get("99"), dict(pct))
 
 
 @dataclass(frozen=True)
@@ -61,6 +110,7 @@ class Pages:
     per_s: float | None
     load_p50_us: int | None
     load_p99_us: int | None
+    load: Latency | None = None  # the whole distribution of page load times
 
 
 @dataclass(frozen=True)
@@ -69,6 +119,49 @@ class Clients:
 
     measured: int | None
     without_response: int | None
+
+
+@dataclass(frozen=True)
+class UrlResult:
+    """One URL of a mix (weight) or of a page (the page, then its assets; no weight)."""
+
+    path: str | None
+    weight: int | None
+    requests: Requests
+    latency: Latency
+
+
+@dataclass(frozen=True)
+class Second:
+    """One whole or partial second of the measured phase, from its start. A merged
+    result (several clients) adds the counts and has no percentiles (None)."""
+
+    t_s: int
+    requests: int
+    errors: int
+    p50_us: int | None
+    p99_us: int | None
+
+
+@dataclass(frozen=True)
+class ClientShare:
+    """One client's share of a load spread over several (engine/merge.py): where it ran,
+    its clock against the lab's, and what it did."""
+
+    host: str
+    completed: int
+    failed: int
+    offset_us: int | None  # its clock minus the lab's (SSH hosts)
+    offset_uncertainty_us: int | None
+    cpus: int | None
+
+
+@dataclass(frozen=True)
+class StartSync:
+    """How far apart the clients of a merged result began, on the lab's clock."""
+
+    spread_us: int | None
+    clock_uncertainty_us: int  # ± this on the spread (the offsets' uncertainty)
 
 
 @dataclass(frozen=True)
@@ -84,6 +177,16 @@ class EngineResult:
     caveats: tuple[Caveat, ...]
     raw: dict[str, Any]  # the whole document, stored as it came
     pages: Pages | None = None  # page mode only
+    # An engine thread was busy >= 90 % of the time: the result may measure the client.
+    # None: not reported.
+    engine_saturated: bool | None = None
+    per_url: tuple[UrlResult, ...] = ()  # a URL mix or a page's URLs; () for one URL
+    timeline: tuple[Second, ...] = ()
+    # A load spread over clients (engine/merge.py): each one's share, and how far apart
+    # they began. () and None for a result of one local engine.
+    client_shares: tuple[ClientShare, ...] = ()
+    start_sync: StartSync | None = None
+    errors: Errors | None = None  # failed requests by class (None: not reported)
 
     @property
     def ended_unix_us(self) -> int:
@@ -91,9 +194,6 @@ class EngineResult:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "EngineResult":
-        req = doc.get("requests") or {}
-        lat = doc.get("latency_us") or {}
-        pct = lat.get("percentiles") or {}
         cpu = doc.get("engine_cpu") or {}
         engine_cpu = None
         if cpu.get("user_us") is not None:
@@ -101,16 +201,24 @@ class EngineResult:
         return cls(
             started_unix_us=int(doc.get("started_unix_us") or 0),
             duration_us=int(doc.get("duration_us") or 0),
-            requests_per_s=doc.get("requests_per_s"),
-            requests=Requests(int(req.get("completed") or 0), int(req.get("failed") or 0),
-                              int(req.get("non_2xx") or 0), req.get("due"), req.get("not_sent")),
-            latency=Latency(lat.get("mean"), pct.get("50"), pct.get("99"), dict(pct)),
+            requests_per_s=_real(doc.get("requests_per_s")),
+            requests=Requests.from_doc(doc.get("requests") or {}),
+            latency=Latency.from_doc(doc.get("latency_us")),
             clients=Clients(doc.get("connections_measured"), doc.get("connections_without_response")),
             engine_cpu_us=engine_cpu,
             header_counts={h: dict(v) for h, v in (doc.get("header_counts") or {}).items()},
             caveats=_caveats(doc),
             raw=doc,
             pages=_pages(doc),
+            engine_saturated=None if cpu.get("saturated") is None else bool(cpu["saturated"]),
+            per_url=tuple(UrlResult(u.get("path"), u.get("weight"), Requests.from_doc(u.get("requests") or {}),
+                                    Latency.from_doc(u.get("latency_us")))
+                          for u in doc.get("per_url") or ()),
+            timeline=tuple(Second(s["t_s"], s["requests"], s["errors"], s["p50_us"], s["p99_us"])
+                           for s in doc.get("timeline") or ()),
+            client_shares=tuple(_client(c) for c in doc.get("clients") or ()),
+            start_sync=_start_sync(doc.get("start_sync")),
+            errors=Errors.from_doc(doc["errors"]) if doc.get("errors") is not None else None,
         )
 
 
@@ -118,9 +226,26 @@ def _pages(doc: dict[str, Any]) -> Pages | None:
     pages = doc.get("pages")
     if not pages:
         return None
-    pct = (doc.get("page_load_us") or {}).get("percentiles") or {}
-    return Pages(int(pages.get("completed") or 0), int(pages.get("failed") or 0), pages.get("per_s"),
-                 pct.get("50"), pct.get("99"))
+    load = Latency.from_doc(doc.get("page_load_us"))
+    return Pages(int(pages.get("completed") or 0), int(pages.get("failed") or 0), _real(pages.get("per_s")),
+                 load.p50_us, load.p99_us, load)
+
+
+def _real(value: float | None) -> float | None:
+    """A rate or a mean as a float whatever the JSON wrote (1234 or 1234.0): the same
+    value the store's REAL column gives back."""
+    return None if value is None else float(value)
+
+
+def _client(c: dict[str, Any]) -> ClientShare:
+    return ClientShare(c["host"], c.get("completed") or 0, c.get("failed") or 0, c.get("offset_us"),
+                       c.get("offset_uncertainty_us"), c.get("cpus"))
+
+
+def _start_sync(sync: dict[str, Any] | None) -> StartSync | None:
+    if sync is None:
+        return None
+    return StartSync(sync.get("spread_us"), sync.get("clock_uncertainty_us") or 0)
 
 
 def _caveats(doc: dict[str, Any]) -> tuple[Caveat, ...]:

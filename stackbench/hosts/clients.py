@@ -36,7 +36,7 @@ from stackbench.engine.process import LoadSpec
 from stackbench.engine.result import EngineResult
 from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import clock
-from stackbench.hosts.spec import Client, Hosts
+from stackbench.planning.hosts import Client, Hosts
 from stackbench.hosts.ssh import Remote, Ssh
 from stackbench.network import netns
 
@@ -142,7 +142,7 @@ class ClientSession:
                 if time.monotonic() - p.probed > CLOCK_REPROBE_S:
                     p.probe_clock()
         at = clock.now_us() + int(lead * 1e6)
-        docs: list[dict | None] = [None] * n
+        results: list[EngineResult | None] = [None] * n
         failures: list[StackbenchError | None] = [None] * n
         procs: list[subprocess.Popen] = []
 
@@ -157,13 +157,13 @@ class ClientSession:
                            on_progress=(lambda line, k=k: progress.update(k, line)) if progress else None)
             try:
                 if prepared.ssh is None:
-                    docs[k] = engine.run(part, cpus, started=procs.append).raw
+                    results[k] = engine.run(part, cpus, started=procs.append)
                 else:
                     part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), watch_stdin=True)
                     budget = engine.budget_s(replace(part, start_at_us=at))  # on the lab's clock
-                    docs[k] = engine.run(part, None, prepared.remote.engine, budget=budget, started=procs.append,
-                                         wrap=lambda argv: prepared.ssh.argv(
-                                             f"exec {shlex.join(argv)}")).raw
+                    results[k] = engine.run(part, None, prepared.remote.engine, budget=budget,
+                                            started=procs.append,
+                                            wrap=lambda argv: prepared.ssh.argv(f"exec {shlex.join(argv)}"))
             except StackbenchError as e:
                 e.message = f"{prepared.label}: {e.message}"
                 failures[k] = e
@@ -188,9 +188,10 @@ class ClientSession:
         failed = next((f for f in failures if f), None)
         if failed:
             raise failed
-        for p, doc in zip(self.clients, docs):
-            _reached(p, doc, spec.url)
-        return EngineResult.from_doc(merge(docs, [p.facts() for p in self.clients]))
+        for p, result in zip(self.clients, results):
+            _reached(p, result, spec.url)
+        # The documents are merged whole (engine/merge.py): the merged one is stored as it is.
+        return EngineResult.from_doc(merge([r.raw for r in results], [p.facts() for p in self.clients]))
 
     def close(self) -> None:
         for p in self.clients:
@@ -224,16 +225,16 @@ class _Progress:
         self.show(total)
 
 
-def _reached(p: Prepared, doc: dict, url: str) -> None:
+def _reached(p: Prepared, result: EngineResult, url: str) -> None:
     """A remote client that could not connect at all measured nothing: the stack listens
     on the address the lab chose for it, and something between (a firewall, NAT, a jump
     host) stops its traffic. That stops the run, naming the host, rather than storing a
     cell that is really the other clients' alone."""
-    if p.ssh is None or doc["requests"]["completed"]:
+    if p.ssh is None or result.requests.completed:
         return
-    errors = doc.get("errors") or {}
-    if errors.get("connect"):
-        raise HostError(f"{p.label} could not connect to the stack at {url} ({errors['connect']:,} failed connects)",
+    connects = result.errors.connect if result.errors else 0
+    if connects:
+        raise HostError(f"{p.label} could not connect to the stack at {url} ({connects:,} failed connects)",
                         hint="the stack listens on this machine's address on the route to that host: the port must "
                              "be open to it, with no NAT or jump host in between")
 

@@ -21,7 +21,7 @@ from stackbench.errors import ServerError
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.cgroup_stats import CgroupReader
 from stackbench.stacks import installed, rundir as rundir_mod
-from stackbench.stacks.base import Context
+from stackbench.servers.base import Context
 from stackbench.stacks.lifecycle import check_config, empty_and_remove, finish_each, spawn_server, write_files
 from stackbench.upkeep.supervise import ServerProcess, wait_ready
 from stackbench.workloads import mariadb

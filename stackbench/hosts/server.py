@@ -31,7 +31,7 @@ from stackbench.upkeep import leftovers
 from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
-from stackbench.hosts.spec import Client, Hosts
+from stackbench.planning.hosts import Client, Hosts
 from stackbench.hosts.ssh import Ssh, detached
 from stackbench.monitor.session import CellCost
 from stackbench.upkeep.pinning import Pinning

@@ -20,28 +20,13 @@ Counters of a new cgroup start at 0, so a reading is also "since the machine sta
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from stackbench.model.cost import MemoryCounters, total_kills  # noqa: F401  (one type and one count, read and stored)
 from stackbench.monitor.cgroup import subdirs
 from stackbench.monitor.cgroup_stats import read_int, read_kv
-
-
-@dataclass(frozen=True)
-class MemoryCounters:
-    """One reading of the machine's counters (None: this kernel does not report it)."""
-
-    limit_hits: int | None = None
-    oom_kills: int | None = None
-    ooms: int | None = None  # times the OOM killer ran (v2)
-    under_oom: bool | None = None  # v1: the OOM killer is running now
-    pressure_some_us: int | None = None  # PSI: time at least one task waited for memory
-    pressure_full_us: int | None = None  # PSI: time every task waited
-    refaults: int | None = None
-    pgmajfault: int | None = None
-    pgscan: int | None = None
-    pgsteal: int | None = None
 
 
 COUNTERS = tuple(f.name for f in fields(MemoryCounters) if f.name != "under_oom")
@@ -101,18 +86,6 @@ def kills_between(earlier: MemoryCounters, later: MemoryCounters) -> int | None:
     if earlier.oom_kills is None or later.oom_kills is None:
         return None
     return later.oom_kills - earlier.oom_kills
-
-
-# Where a cell's stored kills happened: its measured window, just before it (stack
-# start, warm-up), and the system-call pass after it.
-KILL_FIELDS = ("oom_kills", "oom_kills_before", "oom_kills_profile")
-
-
-def total_kills(events: dict | None) -> int:
-    """OOM kills a cell's stored events account for: before, in and after its window."""
-    if not events:
-        return 0
-    return sum(events.get(name) or 0 for name in KILL_FIELDS)
 
 
 def as_dict(counters: MemoryCounters) -> dict[str, Any]:

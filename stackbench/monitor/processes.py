@@ -8,17 +8,7 @@ every worker still exists — not on the sampling path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class ProcessMemory:
-    pid: int
-    ppid: int
-    comm: str
-    rss_bytes: int | None
-    pss_bytes: int | None
-    threads: int | None
+from stackbench.model.cost import ProcessMemory
 
 
 def snapshot(pids: list[int]) -> list[ProcessMemory]:

@@ -26,7 +26,7 @@ from stackbench.planning.loads import LoadModel
 from stackbench.network import profiles as network_profiles, visitors as visitor_classes
 from stackbench.network.profiles import LOOPBACK, Profile
 from stackbench.network.visitors import VisitorClass
-from stackbench.hosts import spec as hosts_mod
+from stackbench.planning import hosts as hosts_mod
 from stackbench.workloads.base import Workload
 
 TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive", "workloads",
@@ -98,7 +98,7 @@ class Plan:
     # A small machine emulated with cgroup limits (machine.py); None = the lab's machine.
     machine: machine_mod.MachineProfile | None = None
     # Where the load's clients run: here (the default), in the lab's client namespace, or
-    # on other hosts over SSH (hosts/spec.py).
+    # on other hosts over SSH (planning/hosts.py).
     hosts: hosts_mod.Hosts = field(default_factory=hosts_mod.Hosts)
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)

@@ -12,9 +12,11 @@ import csv
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Sequence, TextIO
 
-from stackbench.analysis import figures, metrics, verdicts
+from stackbench.analysis import metrics, verdicts
+from stackbench.analysis.cells import CellAnalysis
+from stackbench.analysis.run import RunAnalysis
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "export-v1.schema.json"
@@ -30,25 +32,24 @@ VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", 
                   "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed")
 
 
-def cell_rows(cells: list[dict]) -> list[dict[str, Any]]:
+def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
     out = []
-    for c in cells:
-        f = figures.of(c)
-        reasons = verdicts.invalid_reasons(c)
+    for a in cells:
+        c, f, e = a.cell, a.figures, a.cell.engine
         out.append({
-            "run_id": c["run_id"], "seq": c["seq"], "repetition": c["repetition"], "stack_label": c["stack_label"],
-            "stack_id": c["stack_id"], "workload": c["workload"], "concurrency": c["concurrency"],
-            "keepalive": bool(c["keepalive"]), "status": c["status"], "valid": not reasons,
-            "invalid_reasons": list(reasons), "requests_per_s": f.requests_per_s,
+            "run_id": c.run_id, "seq": c.seq, "repetition": c.repetition, "stack_label": c.stack_label,
+            "stack_id": c.stack_id, "workload": c.workload, "concurrency": c.concurrency,
+            "keepalive": bool(c.keepalive), "status": c.status.value, "valid": a.valid,
+            "invalid_reasons": list(a.invalid_reasons), "requests_per_s": f.requests_per_s,
             "latency_mean_us": f.latency_mean_us, "latency_p50_us": f.latency_p50_us,
-            "latency_p99_us": f.latency_p99_us, "requests_completed": c.get("requests_completed"),
+            "latency_p99_us": f.latency_p99_us, "requests_completed": e and e.requests.completed,
             "requests_failed": f.requests_failed, "non_2xx": f.non_2xx,
-            "connections_measured": c.get("connections_measured"),
-            "connections_without_response": c.get("connections_without_response"),
+            "connections_measured": e and e.clients.measured,
+            "connections_without_response": e and e.clients.without_response,
             "memory_peak_bytes": f.memory_peak_bytes, "cgroup_peak_bytes": f.cgroup_peak_bytes,
             "cpu_us_per_request": f.cpu_us_per_request, "syscalls_per_request": f.syscalls_per_request,
             "procs_max": f.procs_max, "threads_max": f.threads_max,
-            "server_steal_share": c.get("server_steal_share"), "error": f.error,
+            "server_steal_share": c.cost.server_steal_share, "error": f.error,
             "pages_per_s": f.pages_per_s, "page_load_p50_us": f.page_load_p50_us,
             "page_load_p99_us": f.page_load_p99_us, "php_opcache": f.php_opcache,
             "service_memory_peak_bytes": f.service_memory_peak_bytes,
@@ -71,16 +72,16 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
     } for v in vs.verdicts]
 
 
-def document(run: dict, cells: list[dict], baseline: str | None = None) -> dict[str, Any]:
-    vs = verdicts.for_run(run, cells, baseline)
-    baseline, band = (vs.baseline, vs.band) if vs else (None, (run.get("plan_checked") or {}).get("equivalence"))
+def document(a: RunAnalysis) -> dict[str, Any]:
+    run, vs = a.run, a.verdicts
+    baseline, band = (vs.baseline, vs.band) if vs else (None, (run.plan_checked or {}).get("equivalence"))
     return {
         "schema_version": SCHEMA_VERSION,
-        "run": {"id": run["id"], "plan_name": run["plan_name"], "status": run["status"],
-                "started_at": run["started_at"], "finished_at": run["finished_at"], "baseline": baseline,
-                "equivalence_band": band, "stop": run.get("stop"), "environment": run["environment"]},
+        "run": {"id": run.id, "plan_name": run.plan_name, "status": run.status.value,
+                "started_at": run.started_at, "finished_at": run.finished_at, "baseline": baseline,
+                "equivalence_band": band, "stop": run.stop, "environment": run.environment},
         # Per URL (a mix, a page's assets) only here: a CSV row has no room for a list.
-        "cells": [row | {"per_url": metrics.per_url(c)} for row, c in zip(cell_rows(cells), cells)],
+        "cells": [row | {"per_url": metrics.per_url(c.cell)} for row, c in zip(cell_rows(a.cells), a.cells)],
         "verdicts": verdict_rows(vs),
         "excluded": [asdict(e) | {"reasons": list(e.reasons)} for e in (vs.excluded if vs else ())],
         "methods": {
@@ -91,17 +92,21 @@ def document(run: dict, cells: list[dict], baseline: str | None = None) -> dict[
     }
 
 
-def write(run: dict, cells: list[dict], fmt: str, out: TextIO, *, verdicts_only: bool = False,
-          baseline: str | None = None) -> None:
-    if fmt == "json":
-        json.dump(document(run, cells, baseline), out, indent=2)
-        out.write("\n")
-        return
-    if verdicts_only:
-        rows = verdict_rows(verdicts.for_run(run, cells, baseline))
-        fields = VERDICT_FIELDS
-    else:
-        rows, fields = cell_rows(cells), CELL_FIELDS
+def write_document(a: RunAnalysis, out: TextIO) -> None:
+    json.dump(document(a), out, indent=2)
+    out.write("\n")
+
+
+def write_cells(cells: Sequence[CellAnalysis], out: TextIO) -> None:
+    """The cells as CSV: one row per repetition, lists joined with ";"."""
+    _csv(cell_rows(cells), CELL_FIELDS, out)
+
+
+def write_verdicts(vs: verdicts.Verdicts | None, out: TextIO) -> None:
+    _csv(verdict_rows(vs), VERDICT_FIELDS, out)
+
+
+def _csv(rows: list[dict[str, Any]], fields: tuple[str, ...], out: TextIO) -> None:
     w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in rows:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.stacks.base import Context, Requirement, Server, Stack
-from stackbench.stacks.servers import apache
-from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
+from stackbench.servers import apache
+from stackbench.servers.base import Context, Requirement, Server
+from stackbench.servers.common import KEEPALIVE_KNOBS
+from stackbench.stacks.base import Stack
 
 
 class ApacheWorkerFcgid(Stack):

@@ -1,8 +1,8 @@
 """caddy-fpm: Caddy 2 + PHP-FPM (reverse_proxy with the fastcgi transport)."""
 
+from stackbench.servers import caddy, phpfpm
+from stackbench.servers.common import keepalive_knobs
 from stackbench.stacks.fpm_front import FpmFrontStack
-from stackbench.stacks.servers import caddy, phpfpm
-from stackbench.stacks.servers.common import keepalive_knobs
 
 
 class CaddyFpm(FpmFrontStack):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.stacks.base import Context, Requirement, Server, Stack
-from stackbench.stacks.servers import phpfpm
+from stackbench.servers import phpfpm
+from stackbench.servers.base import Context, Requirement, Server
+from stackbench.stacks.base import Stack
 
 
 class FpmFrontStack(Stack):

@@ -1,8 +1,8 @@
 """h2o-fpm: h2o + PHP-FPM (FastCGI over a unix socket or TCP)."""
 
+from stackbench.servers import h2o, phpfpm
+from stackbench.servers.common import keepalive_knobs
 from stackbench.stacks.fpm_front import FpmFrontStack
-from stackbench.stacks.servers import h2o, phpfpm
-from stackbench.stacks.servers.common import keepalive_knobs
 
 
 class H2oFpm(FpmFrontStack):

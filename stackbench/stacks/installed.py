@@ -9,7 +9,8 @@ import shutil
 from dataclasses import dataclass
 
 from stackbench.errors import MissingBinary
-from stackbench.stacks.base import Requirement, Stack
+from stackbench.servers.base import Requirement
+from stackbench.stacks.base import Stack
 from stackbench.upkeep.supervise import run_checked
 
 # How each server tells its version (first match of VERSION_RE in the output).

@@ -12,19 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from stackbench import workloads as workloads_mod
-from stackbench.upkeep import leftovers, ports
-from stackbench.planning.machine import MachineProfile
+from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.machine_cgroup import MachineCgroup
-from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, UsageError, VerifyFailed
+from stackbench.planning.machine import MachineProfile
+from stackbench.servers.base import Context, Server
+from stackbench.servers.workers import WORKER_USER, closed_parent
 from stackbench.stacks import installed, rundir as rundir_mod
-from stackbench.stacks.base import Context, Server, Stack
+from stackbench.stacks.base import Stack
+from stackbench.upkeep import leftovers, ports
 from stackbench.upkeep.supervise import ServerProcess, run_checked, spawn, wait_ready
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.base import Workload
 from stackbench.workloads.verify import verify
 
-WORKER_USER = "www-data"
 READY_DEADLINE_S = 15.0
 
 
@@ -317,13 +318,6 @@ def empty_and_remove(cgroup: Cgroup) -> None:
                 pass
         time.sleep(0.02)
     cgroup.remove()
-
-
-def closed_parent(path: Path) -> Path | None:
-    """The first of `path` and its parents that other users (the servers' workers, as
-    www-data) cannot enter, or None: then the servers would answer 403/502 and the
-    cause would be far from obvious."""
-    return next((p for p in [path, *path.parents] if not p.stat().st_mode & 0o001), None)
 
 
 def _check_traversable(path: Path) -> None:

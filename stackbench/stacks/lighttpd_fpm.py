@@ -1,8 +1,8 @@
 """lighttpd-fpm: lighttpd (one event-driven process) + PHP-FPM (unix socket or TCP)."""
 
+from stackbench.servers import lighttpd, phpfpm
+from stackbench.servers.common import KEEPALIVE_KNOBS
 from stackbench.stacks.fpm_front import FpmFrontStack
-from stackbench.stacks.servers import lighttpd, phpfpm
-from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
 
 
 class LighttpdFpm(FpmFrontStack):

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.stacks.base import Context, Requirement, Server, Stack
+from stackbench.servers import apache, nginx
+from stackbench.servers.base import Context, Requirement, Server
+from stackbench.servers.common import KEEPALIVE_KNOBS
+from stackbench.stacks.base import Stack
 from stackbench.stacks.nginx_proxy_apache import BACKEND_KNOBS, proxied_apache
-from stackbench.stacks.servers import apache, nginx
-from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
 
 
 class NginxCacheApache(Stack):

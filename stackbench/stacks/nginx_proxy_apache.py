@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.stacks.base import Context, Requirement, Server, Stack
-from stackbench.stacks.servers import apache, nginx
-from stackbench.stacks.servers.common import KEEPALIVE_KNOBS
+from stackbench.servers import apache, nginx
+from stackbench.servers.base import Context, Requirement, Server
+from stackbench.servers.common import KEEPALIVE_KNOBS
+from stackbench.stacks.base import Stack
 
 BACKEND_KNOBS = apache.PREFORK_KNOBS + (apache.MODULE_SET, apache.MODPHP_OPCACHE)
 

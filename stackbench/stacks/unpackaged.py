@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 from stackbench.errors import UsageError
+from stackbench.servers.base import Context, Requirement, Server
 from stackbench.stacks import installed
-from stackbench.stacks.base import Context, Requirement, Server, Stack
+from stackbench.stacks.base import Stack
 
 OLS_BINARY = "/usr/local/lsws/bin/openlitespeed"
 

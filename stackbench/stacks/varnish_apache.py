@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.stacks.base import Context, Requirement, Server, Stack
-from stackbench.stacks.servers import apache, varnish
-from stackbench.stacks.servers.common import keepalive_knobs
+from stackbench.servers import apache, varnish
+from stackbench.servers.base import Context, Requirement, Server
+from stackbench.servers.common import keepalive_knobs
+from stackbench.stacks.base import Stack
 
 BACKEND_KNOBS = apache.PREFORK_KNOBS + (apache.MODULE_SET, apache.MODPHP_OPCACHE)
 

@@ -3,8 +3,9 @@
 A run id on every row; one transaction per cell, so a cell is stored whole or not at all
 and an interrupted plan keeps everything measured before the interruption; WAL, so a
 kill -9 at any moment leaves a consistent file. The schema version lives in PRAGMA
-user_version; older stores are migrated (migrations.py). Measurement writes here;
-analysis reads; nothing here computes a figure.
+user_version; older stores are migrated (migrations.py). Measurement writes here (a
+CellRecord, with the runner's EngineResult and the monitor's CellCost); analysis reads
+the model's types back (rows.py); nothing here computes a figure.
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from typing import Any, Iterator
 
 from stackbench.engine.result import Caveat, EngineResult
 from stackbench.errors import StorageError, UsageError
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun
 from stackbench.monitor.session import CellCost
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
+from stackbench.model.cost import ProcessMemory, StoredSample
+from stackbench.model.run import StoredSearch
+from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of
 
 CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
 
@@ -144,9 +150,9 @@ class Store:
         rows = self.db.execute("SELECT seq, stopped FROM searches WHERE run_id = ?", (run_id,))
         return {r["seq"]: r["stopped"] for r in rows}
 
-    def search_rows(self, run_id: int) -> list[dict]:
+    def search_rows(self, run_id: int) -> list[StoredSearch]:
         rows = self.db.execute("SELECT * FROM searches WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [{**dict(r), "keepalive": bool(r["keepalive"])} for r in rows]
+        return [search_of(r) for r in rows]
 
     def forget_searches(self, run_id: int, seqs: list[int]) -> None:
         with self.db:
@@ -250,20 +256,11 @@ class Store:
                             (json.dumps(cost.memory_events), cost.oom_kills, cell_id))
 
     # -- reading -----------------------------------------------------------------------
-    def run(self, run_id: int) -> dict:
+    def run(self, run_id: int) -> StoredRun:
         row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise UsageError(f"no run {run_id} in {self.path}", hint="`stackbench runs` lists the stored runs")
-        d = dict(row)
-        d["plan"] = json.loads(d.pop("plan_json"))
-        checked = d.pop("plan_checked_json")
-        d["plan_checked"] = json.loads(checked) if checked is not None else None
-        stop = d.pop("stop_json")
-        d["stop"] = json.loads(stop) if stop is not None else None
-        d["environment"] = json.loads(d.pop("environment_json"))
-        network = d.pop("network_json")
-        d["network"] = json.loads(network) if network is not None else None
-        return d
+        return run_of(row)
 
     def runs(self) -> list[dict]:
         rows = self.db.execute(
@@ -275,28 +272,20 @@ class Store:
         row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
         return row[0]
 
-    def cells(self, run_id: int) -> list[dict]:
+    def cells(self, run_id: int) -> list[StoredCell]:
         return list(self._cells(run_id))
 
-    def _cells(self, run_id: int) -> Iterator[dict]:
+    def _cells(self, run_id: int) -> Iterator[StoredCell]:
         for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
-            d = dict(row)
-            d["keepalive"] = bool(d["keepalive"])
-            for key in ("knobs", "versions", "pinning", "engine", "monitor_notes", "php", "classes"):
-                raw = d.pop(f"{key}_json")
-                d[key] = json.loads(raw) if raw is not None else None
-            d["caveats"] = json.loads(d.pop("warnings_json"))  # [{code, params}]
-            events = d.pop("memory_events_json")  # a machine profile's limit: hits, OOM kills, pressure
-            d["memory_events"] = json.loads(events) if events is not None else None
-            yield d
+            yield cell_of(row)
 
-    def samples(self, cell_id: int) -> list[dict]:
+    def samples(self, cell_id: int) -> list[StoredSample]:
         rows = self.db.execute("SELECT * FROM samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
-        return [dict(r) for r in rows]
+        return [sample_of(r) for r in rows]
 
-    def processes(self, cell_id: int) -> list[dict]:
+    def processes(self, cell_id: int) -> list[ProcessMemory]:
         rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
-        return [dict(r) for r in rows]
+        return [process_of(r) for r in rows]
 
     def status_samples(self, cell_id: int) -> list[dict]:
         rows = self.db.execute("SELECT * FROM status_samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
@@ -306,11 +295,11 @@ class Store:
         rows = self.db.execute("SELECT name, count FROM syscalls WHERE cell_id = ?", (cell_id,))
         return {r["name"]: r["count"] for r in rows}
 
-    def cell(self, run_id: int, seq: int) -> dict:
+    def cell(self, run_id: int, seq: int) -> StoredCell:
         self.run(run_id)  # "no run N" before "no cell"
-        for c in self._cells(run_id):
-            if c["seq"] == seq:
-                return c
+        row = self.db.execute("SELECT * FROM cells WHERE run_id = ? AND seq = ?", (run_id, seq)).fetchone()
+        if row is not None:
+            return cell_of(row)
         raise UsageError(f"run {run_id} has no cell {seq}", hint="`stackbench show RUN` lists the cells")
 
     def config_files(self, config_hash: str) -> dict[str, str]:

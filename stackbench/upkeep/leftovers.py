@@ -45,7 +45,7 @@ OWNER_FILE = ".stackbench-owner"
 PREFIX = "stackbench-"
 # Parents other than the temp dir that the lab made directories in (--workdir, the
 # WordPress cache): one path a line, so a sweep knows where else to look. Beside the run
-# lock (stackbench.upkeep.lock), and like it a file the lab keeps.
+# lock (stackbench.lock), and like it a file the lab keeps.
 LEDGER = "stackbench.workdirs"
 KILL_WAIT_S = 5.0
 

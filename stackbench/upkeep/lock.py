@@ -12,7 +12,7 @@ from pathlib import Path
 
 from stackbench.errors import UsageError
 
-LOCK_PATH = Path("/tmp/stackbench.upkeep.lock")
+LOCK_PATH = Path("/tmp/stackbench.lock")
 
 
 class RunLock:

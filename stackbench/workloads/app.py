@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench.errors import PlanError
+from stackbench.servers.workers import closed_parent
 from stackbench.workloads.base import PHP_ERRORS, Check, Url, Workload
 
 ID = "app"
@@ -102,8 +103,6 @@ def _url(entry: Any, index: int, fail) -> Url:
 def _check_readable(root: Path, fail) -> None:
     """The servers' workers (www-data) must reach the tree: every parent searchable by
     others, the tree itself readable."""
-    from stackbench.stacks.lifecycle import closed_parent  # lifecycle imports the workloads
-
     if os.geteuid() != 0:
         return
     closed = closed_parent(root)

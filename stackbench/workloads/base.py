@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from stackbench.stacks.base import Context, Requirement, Server
+from stackbench.servers.base import Context, Requirement, Server
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.errors import ServerError
-from stackbench.stacks.base import Requirement, Server, render
+from stackbench.servers.base import Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, unix_probe
 
 BINARY = "mariadbd"

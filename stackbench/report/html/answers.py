@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import shlex
 from html import escape
-from typing import Iterable
 
-from stackbench.analysis import backgrounds, capacity_results, figures, questions, ramps, stats, verdicts
+from stackbench.analysis import stats
+from stackbench.analysis.figures import CellFigures
+from stackbench.analysis.run import Capacity
+from stackbench.analysis.run_warnings import Warnings
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import tables
 from stackbench.report.html.figure import Context
@@ -24,18 +26,16 @@ from stackbench.units import MiB, format_num, format_us
 
 
 def render(ctx: Context) -> str:
-    vs = verdicts.for_run(ctx.run, ctx.cells)
-    found = capacity_results.results(ctx.run, ctx.cells, ctx.searches)
+    a = ctx.analysis
+    vs = a.verdicts
     parts = [_verdicts(vs, f"Verdicts (baseline: {vs.baseline})") if vs else "",
-             _capacity(ctx, found), _how_to_get_verdicts(ctx, vs, found)]
-    legs = ramps.decide(ctx.cells)
-    if legs:
-        parts.append(_verdicts(legs, "The way down against the way up (each stack against itself)"))
-    beside = backgrounds.decide(ctx.cells)
-    if beside:
-        parts.append(_verdicts(beside, "The measured visitors alone against with other visitors beside them "
-                                       "(each stack against itself)"))
-        parts.append(tables.table(classes_text.HEAD, classes_text.rows(ctx.cells),
+             _capacity(a.capacity), _how_to_get_verdicts(ctx, vs, a.capacity)]
+    if a.ramps:
+        parts.append(_verdicts(a.ramps, "The way down against the way up (each stack against itself)"))
+    if a.backgrounds:
+        parts.append(_verdicts(a.backgrounds, "The measured visitors alone against with other visitors beside them "
+                                              "(each stack against itself)"))
+        parts.append(tables.table(classes_text.HEAD, classes_text.rows(a.classes),
                                   caption="Visitor classes (medians over repetitions): busy = the most workers the "
                                           "servers had busy at once, from their own status pages; procs = the "
                                           "stack's processes"))
@@ -59,12 +59,9 @@ def _verdicts(vs: Verdicts, title: str) -> str:
     if n > 1:
         notes.append(f"p-values: Mann–Whitney U, Holm–Bonferroni-adjusted over the {n} throughput comparisons.")
     if vs.excluded:
-        reasons: dict[str, int] = {}
-        for e in vs.excluded:
-            for r in e.reasons:
-                reasons[r] = reasons.get(r, 0) + 1
         notes.append(f"Left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate ("
-                     + ", ".join(f"{k} ×{c}" for k, c in sorted(reasons.items())) + ") — see the warnings below.")
+                     + ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
+                     + ") — see the warnings below.")
     return (f'<h4>{escape(title)}</h4><ul class="verdicts">{"".join(items)}</ul>'
             + "".join(f'<p class="note">{escape(t)}</p>' for t in notes))
 
@@ -81,10 +78,10 @@ def _tone(v: Verdict) -> str:
     return {True: "better", False: "worse"}.get(v.better, "even")
 
 
-def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: list) -> str:
+def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: Capacity | None) -> str:
     """A run without verdicts between stacks says why, and what would give them."""
-    reps = max((c["repetition"] for c in ctx.cells), default=0) + 1
-    labels = list(dict.fromkeys(c["stack_label"] for c in ctx.cells))
+    reps = max(ctx.analysis.repetitions, 1)
+    labels = ctx.analysis.stack_labels
     enough = reps >= stats.MIN_RUNS
     if not labels or (vs is not None and (enough or found)):
         return ""  # verdicts, or sentences that say how many runs each one lacks
@@ -95,7 +92,7 @@ def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: list) -> str:
                "(the run is the unit of replication, never the request)")
     lines = ([] if vs is not None else [f"baseline = {toml_value(labels[0])}"]) + (
         [] if enough else ['repetitions = 5        # or "auto": more runs until the CI is narrow'])
-    now = (f"<p>This run has {reps} repetitions already: <code>stackbench show {ctx.run['id']} --baseline "
+    now = (f"<p>This run has {reps} repetitions already: <code>stackbench show {ctx.run.id} --baseline "
            f"{escape(shlex.quote(labels[0]))}</code> prints verdicts from it now.</p>") if enough else ""
     return (f'<div class="no-verdicts"><p><strong>No verdicts between stacks for this run:</strong> {escape(why)}. '
             "The charts below show what was measured, but say nothing of whether a difference is real.</p>"
@@ -105,12 +102,12 @@ def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: list) -> str:
             "<code>stackbench scenario run NAME</code>.</p></div>")
 
 
-def _capacity(ctx: Context, found: list[capacity_results.CapacityResult]) -> str:
+def _capacity(found: Capacity | None) -> str:
     if not found:
         return ""
-    slo, _ = capacity_results.plan_parts(ctx.run)
+    slo = found.slo
     rows = []
-    for r in found:
+    for r in found.results:
         f = r.at_low
         rows.append((r.stack_label, r.workload, "on" if r.keepalive else "off", str(r.repetition + 1), interval(r),
                      format_us(f.p99_us) if f else "-", format_num(f.cpu_us_per_request) if f else "-",
@@ -121,14 +118,14 @@ def _capacity(ctx: Context, found: list[capacity_results.CapacityResult]) -> str
                            "mem MiB", "probes", "stopped"), rows)
            + '<p class="note">sustains = the highest rate that met the target – the lowest that did not; p99, CPU '
              "and memory: the stack at the sustained rate.</p>")
-    base = ctx.baseline
-    decided = capacity_results.decide(found, base) if base else []
+    decided = found.verdicts
     if decided:
         # decide() compares with the default equivalence band; the sentences say the same.
         items = "".join(f'<li class="{_tone(v)}"><strong>{escape(v.question.workload)} '
                         f"{'keep-alive' if v.question.keepalive else 'no keep-alive'}:</strong> "
                         f"{escape(headline(v, stats.DEFAULT_EQUIVALENCE))}</li>" for v in decided)
-        out += (f"<h4>Capacity verdicts (baseline: {escape(base)})</h4><ul class=\"verdicts\">{items}</ul>"
+        out += (f"<h4>Capacity verdicts (baseline: {escape(decided[0].baseline)})</h4>"
+                f"<ul class=\"verdicts\">{items}</ul>"
                 '<p class="note">Each search is one run; five searches a side give a verdict '
                 "(repetitions = 5).</p>")
     return out
@@ -136,15 +133,15 @@ def _capacity(ctx: Context, found: list[capacity_results.CapacityResult]) -> str
 
 def _warnings(ctx: Context) -> str:
     items = []
-    if ctx.run.get("error"):
-        items.append((f"the run ended with an error: {ctx.run['error']}", "", True))
-    noise = (ctx.run.get("environment") or {}).get("cpu_noise_cv")
+    if ctx.run.error:
+        items.append((f"the run ended with an error: {ctx.run.error}", "", True))
+    noise = (ctx.run.environment or {}).get("cpu_noise_cv")
     if noise is not None and noise > NOISY_CV:
         items.append((f"this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop timed "
                       f"on the server's core): no run can be steadier than that — expect wide intervals, and "
                       f"differences smaller than about {2 * noise:.0%} to come out as 'no significant difference'",
                       "", False))
-    items += _caveats(questions.levels(ctx.cells))
+    items += _caveats(ctx.analysis.warnings)
     if not items:
         return ""
     lis = "".join(f'<li class="{"gate" if gate else ""}">{escape(text)}'
@@ -156,27 +153,17 @@ def _warnings(ctx: Context) -> str:
             + gates)
 
 
-def _caveats(cells: Iterable[dict]) -> list[tuple[str, str, bool]]:
+def _caveats(warned: Warnings) -> list[tuple[str, str, bool]]:
     """Each kind of caveat once (its first cell's figures), with where it happened; a
     server's error once per message."""
-    errors: dict[str, list[str]] = {}
-    seen: dict[tuple, list[str]] = {}
-    first: dict[tuple, tuple] = {}
-    for c in cells:
-        f = figures.of(c)
-        where = f"{f.stack_label} {question_name(f.question)} (cell {c['run_id']}:{c['seq']})"
-        if f.error:
-            errors.setdefault(f"{f.stack_label}: {f.error}", []).append(where)
-        gates = verdicts.invalid_reasons(c)
-        for caveat in f.caveats:
-            key = (caveat.code, caveat.params.get("text"))
-            seen.setdefault(key, []).append(where)
-            first.setdefault(key, (caveat, caveat.code in gates))
-    out = [(text, _where(ws), True) for text, ws in errors.items()]
-    for key, ws in seen.items():
-        caveat, gate = first[key]
-        out.append((sentence(caveat), _where(ws), gate))
+    out = [(f"{e.stack_label}: {e.error}", _where([_place(c.figures) for c in e.cells]), True) for e in warned.errors]
+    for group in warned.caveats:
+        out.append((sentence(group.first), _where([_place(c.figures) for c, _ in group.cells]), group.gate))
     return out
+
+
+def _place(f: CellFigures) -> str:
+    return f"{f.stack_label} {question_name(f.question)} (cell {f.run_id}:{f.seq})"
 
 
 def _where(places: list[str]) -> str:

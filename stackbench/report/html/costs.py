@@ -4,7 +4,9 @@ cache answered. One run per stack at the highest load asked (analysis/picks.py).
 
 from __future__ import annotations
 
-from stackbench.analysis import cache as cache_mod, metrics, picks, syscall_profiles
+from stackbench.analysis import metrics, syscall_profiles
+from stackbench.analysis.cache import HitRatio
+from stackbench.analysis.cells import CellAnalysis
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.report.text.verdicts import question_name
@@ -16,17 +18,19 @@ TOP_DIFFERENCES = 8  # in each difference chart, then the total
 
 def pss(ctx: Context) -> list[Figure]:
     out = []
-    for q in picks.top_questions(ctx.cells):
+    for pick in ctx.analysis.picks:
+        q = pick.question
         groups, rows, values = [], [], []
-        for label, c in picks.per_stack(ctx.cells, q).items():
-            kinds = metrics.per_process_pss(ctx.store.processes(c["id"]))
+        for label, c in pick.cells.items():
+            kinds = metrics.per_process_pss(ctx.store.processes(c.cell.id))
+            ref = f"{c.figures.run_id}:{c.figures.seq}"
             bars = []
             for comm, g in sorted(kinds.items()):
                 mean, total = g["pss_mean_bytes"] / MiB, g["pss_total_bytes"] / MiB
                 text = f"{comm}: {g['count']} × {mean:.1f} MiB"
-                bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB "
-                                                                  f"(cell {c['run_id']}:{c['seq']})", text))
-                rows.append((label, comm, str(g["count"]), f"{mean:.1f}", f"{total:.1f}", f"{c['run_id']}:{c['seq']}"))
+                bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB (cell {ref})",
+                                    text))
+                rows.append((label, comm, str(g["count"]), f"{mean:.1f}", f"{total:.1f}", ref))
                 values.append(mean)
             if bars:
                 groups.append(svg.Group(label, tuple(bars)))
@@ -45,10 +49,10 @@ def pss(ctx: Context) -> list[Figure]:
 
 def syscalls(ctx: Context) -> list[Figure]:
     out = []
-    for q in picks.top_questions(ctx.cells):
-        chosen = picks.per_stack(ctx.cells, q)
-        calls = {label: ctx.store.syscalls(c["id"]) for label, c in chosen.items()}
-        profiles = {label: syscall_profiles.per_request(chosen[label], calls[label]) for label in chosen}
+    for pick in ctx.analysis.picks:
+        q, chosen = pick.question, pick.cells
+        calls = {label: ctx.store.syscalls(c.cell.id) for label, c in chosen.items()}
+        profiles = {label: syscall_profiles.per_request(chosen[label].cell, calls[label]) for label in chosen}
         profiles = {label: p for label, p in profiles.items() if p}
         if not profiles:
             continue
@@ -65,17 +69,17 @@ def syscalls(ctx: Context) -> list[Figure]:
             [svg.bars(groups, svg.linear("system calls per request", [b.value for g in groups for b in g.bars]),
                       f"system calls per request, {question_name(q)}")],
             ("call",) + tuple(profiles), rows, legend_of(ctx.palette, list(profiles))))
-        stacks = [(label, chosen[label]["stack_id"]) for label in profiles]
+        stacks = [(label, chosen[label].cell.stack_id) for label in profiles]
         for a, b in syscall_profiles.pairs(stacks, ctx.baseline):
             out.append(_difference(ctx, q, chosen[a], calls[a], chosen[b], calls[b]))
     return [f for f in out if f is not None]
 
 
-def _difference(ctx: Context, q, a: dict, calls_a: dict, b: dict, calls_b: dict) -> Figure | None:
-    diff = metrics.syscall_differences(a, calls_a, b, calls_b, TOP_DIFFERENCES)
+def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis, calls_b: dict) -> Figure | None:
+    diff = metrics.syscall_differences(a.cell, calls_a, b.cell, calls_b, TOP_DIFFERENCES)
     if not diff:
         return None
-    la, lb = a["stack_label"], b["stack_label"]
+    la, lb = a.figures.stack_label, b.figures.stack_label
     groups = [svg.Group(n, (svg.Bar(vb - va, ctx.palette.cls(lb), f"{lb} − {la}: {_signed(vb - va)} {n} per request "
                                     f"({la} {va:.2f}, {lb} {vb:.2f})", _signed(vb - va)),)) for n, va, vb in diff]
     rows = [(n, f"{va:.2f}", f"{vb:.2f}", _signed(vb - va)) for n, va, vb in diff]
@@ -89,12 +93,12 @@ def _difference(ctx: Context, q, a: dict, calls_a: dict, b: dict, calls_b: dict)
                                      [g.bars[0].value for g in groups] + [-1, 1]),
                   f"system calls per request, {lb} minus {la}, {question_name(q)}")],
         ("call", la, lb, f"{lb} − {la}"), rows, legend_of(ctx.palette, [lb]),
-        command=f"stackbench explain {a['run_id']}:{a['seq']} {b['run_id']}:{b['seq']}")
+        command=f"stackbench explain {a.figures.run_id}:{a.figures.seq} {b.figures.run_id}:{b.figures.seq}")
 
 
 def cache(ctx: Context) -> list[Figure]:
-    by: dict[tuple[str, bool, str], list[cache_mod.HitRatio]] = {}
-    for r in cache_mod.by_question(ctx.cells):
+    by: dict[tuple[str, bool, str], list[HitRatio]] = {}
+    for r in ctx.analysis.cache:
         by.setdefault((r.question.workload, r.question.keepalive, r.header), []).append(r)
     out = []
     for (workload, ka, header), rs in by.items():

@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Protocol, Sequence
 
+from stackbench.analysis.run import RunAnalysis
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.html.colors import Palette
 
@@ -24,22 +27,30 @@ class Reader(Protocol):
 
 @dataclass
 class Context:
-    """One run, as every chart module sees it."""
+    """One run, as every chart module sees it: its analysis (every figure and statistic a
+    chart shows), and the store for what a chart draws beyond it — a cell's samples,
+    processes, system calls, its configuration files."""
 
-    run: dict
-    cells: list[dict]
-    searches: list[dict]
+    analysis: RunAnalysis
     store: Reader
     palette: Palette
 
     @property
+    def run(self) -> StoredRun:
+        return self.analysis.run
+
+    @property
+    def cells(self) -> list[StoredCell]:
+        return self.analysis.stored_cells
+
+    @property
     def baseline(self) -> str | None:
-        return (self.run.get("plan_checked") or {}).get("baseline")
+        return self.analysis.baseline
 
     def anchor(self, *parts: object) -> str:
         """An HTML id unique in the report: run id + the parts, slugged."""
         slug = "-".join(re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts)
-        return f"r{self.run['id']}-{slug}"
+        return f"r{self.run.id}-{slug}"
 
 
 @dataclass

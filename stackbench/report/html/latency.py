@@ -5,7 +5,10 @@ target."""
 
 from __future__ import annotations
 
-from stackbench.analysis import capacity_results, curves, picks, spectrum
+from stackbench.analysis import spectrum
+from stackbench.analysis.capacity_results import CapacityResult
+from stackbench.analysis.curves import Curve
+from stackbench.analysis.figures import CellFigures
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.report.text.capacity import STOPPED, interval
@@ -17,17 +20,17 @@ MARKS = {2.0: "50 %", 10.0: "90 %", 100.0: "99 %", 1000.0: "99.9 %", 10000.0: "9
 
 def spectra(ctx: Context) -> list[Figure]:
     out = []
-    for q in picks.top_questions(ctx.cells):
-        chosen = picks.per_stack(ctx.cells, q)
-        points = {label: spectrum.of(c) for label, c in chosen.items()}
+    for pick in ctx.analysis.picks:
+        q, chosen = pick.question, pick.cells
+        points = {label: spectrum.of(c.cell) for label, c in chosen.items()}
         points = {label: ps for label, ps in points.items() if ps}
         if not points:
             continue
-        page = any(c.get("pages_per_s") is not None for c in chosen.values())
+        page = any(c.figures.page_mode for c in chosen.values())
         what = "page load time" if page else "latency"
         series = [svg.Series(ctx.palette.cls(label), tuple(
             svg.Point(p.x, p.us / 1000, f"{label}: p{p.percentile} = {format_us(p.us)} ms "
-                                        f"(cell {_ref(chosen[label])})") for p in ps))
+                                        f"(cell {_ref(chosen[label].figures)})") for p in ps))
             for label, ps in points.items()]
         top = max(p.x for ps in points.values() for p in ps)
         x = svg.logarithmic("percentile (log scale of 1 / (1 − p))", [2, top],
@@ -36,7 +39,7 @@ def spectra(ctx: Context) -> list[Figure]:
         names = list(dict.fromkeys(p.percentile for ps in points.values() for p in ps))
         rows = [(f"p{n}",) + tuple(next((format_us(p.us) for p in points[label] if p.percentile == n), "-")
                                    for label in points) for n in names]
-        rows.append(("cell",) + tuple(_ref(chosen[label]) for label in points))
+        rows.append(("cell",) + tuple(_ref(chosen[label].figures) for label in points))
         out.append(Figure(
             ctx.anchor("spectrum", q.workload, q.level(), q.keepalive),
             f"Latency percentiles — {question_name(q)}",
@@ -52,8 +55,8 @@ def spectra(ctx: Context) -> list[Figure]:
 
 def against_throughput(ctx: Context) -> list[Figure]:
     """Where the run swept the load: p99 against the throughput reached, level by level."""
-    by: dict[tuple[str, bool], list[curves.Curve]] = {}
-    for c in curves.of(ctx.cells):
+    by: dict[tuple[str, bool], list[Curve]] = {}
+    for c in ctx.analysis.curves:
         by.setdefault((c.workload, c.keepalive), []).append(c)
     out = []
     for (workload, ka), cs in by.items():
@@ -89,14 +92,14 @@ def against_throughput(ctx: Context) -> list[Figure]:
 def capacity(ctx: Context) -> list[Figure]:
     """Each search's probes: the rate asked against the SLO's first latency percentile,
     missed probes hollow, the target as a line."""
-    found = capacity_results.results(ctx.run, ctx.cells, ctx.searches)
+    found = ctx.analysis.capacity
     if not found:
         return []
-    slo, _ = capacity_results.plan_parts(ctx.run)
+    slo = found.slo
     pct, target = next(iter(slo.latency_us.items()))
-    by_seq = {(c["run_id"], c["seq"]): c for c in ctx.cells}
-    by: dict[tuple[str, bool], list[capacity_results.CapacityResult]] = {}
-    for r in found:
+    by_seq = {(c.run_id, c.seq): c for c in ctx.cells}
+    by: dict[tuple[str, bool], list[CapacityResult]] = {}
+    for r in found.results:
         by.setdefault((r.workload, r.keepalive), []).append(r)
     out = []
     for (workload, ka), rs in by.items():
@@ -131,6 +134,6 @@ def capacity(ctx: Context) -> list[Figure]:
     return out
 
 
-def _ref(cell: dict) -> str:
-    return f"{cell['run_id']}:{cell['seq']}"
+def _ref(f: CellFigures) -> str:
+    return f"{f.run_id}:{f.seq}"
 

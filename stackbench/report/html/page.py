@@ -5,11 +5,11 @@ unfolds the tables for printing, and nothing is fetched when the file is opened.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 from typing import Callable
 
 from stackbench import __version__
+from stackbench.analysis.run import RunAnalysis
 from stackbench.report.html import answers, by_level, colors, costs, figure, latency, reproduce, timeline
 from stackbench.report.html.figure import Context, Figure, Reader
 
@@ -25,18 +25,11 @@ SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
 ]
 
 
-@dataclass
-class RunData:
-    run: dict
-    cells: list[dict]
-    searches: list[dict]
-
-
-def render(runs: list[RunData], store: Reader, generated_at: str) -> str:
-    palette = colors.Palette(c["stack_label"] for r in runs for c in r.cells)
-    contexts = [Context(r.run, r.cells, r.searches, store, palette) for r in runs]
-    title = "stackbench report: " + ", ".join(f"run {r.run['id']} ({r.run['plan_name']})" for r in runs)
-    nav = "".join(f'<li><a href="#{c.anchor("run")}">run {c.run["id"]}: {escape(c.run["plan_name"])}</a></li>'
+def render(runs: list[RunAnalysis], store: Reader, generated_at: str) -> str:
+    palette = colors.Palette(label for r in runs for label in r.stack_labels)
+    contexts = [Context(r, store, palette) for r in runs]
+    title = "stackbench report: " + ", ".join(f"run {r.run.id} ({r.run.plan_name})" for r in runs)
+    nav = "".join(f'<li><a href="#{c.anchor("run")}">run {c.run.id}: {escape(c.run.plan_name)}</a></li>'
                   for c in contexts) if len(contexts) > 1 else ""
     body = "".join(_run(c) for c in contexts)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -52,13 +45,13 @@ def render(runs: list[RunData], store: Reader, generated_at: str) -> str:
 
 
 def _run(ctx: Context) -> str:
-    r = ctx.run
-    cells = ctx.cells
-    reps = max((c["repetition"] for c in cells), default=-1) + 1
-    facts = (f"plan {r['plan_name']} · {r['status']} · started {r['started_at']} · {len(cells)} cells"
+    a = ctx.analysis
+    r = a.run
+    reps = a.repetitions
+    facts = (f"plan {r.plan_name} · {r.status} · started {r.started_at} · {len(a.cells)} cells"
              + (f" · {reps} repetitions" if reps > 1 else ""))
-    labels = list(dict.fromkeys(c["stack_label"] for c in cells))
-    stacks = "".join(f'<li><span class="chip {ctx.palette.cls(label)}"></span>{escape(label)}</li>' for label in labels)
+    stacks = "".join(f'<li><span class="chip {ctx.palette.cls(label)}"></span>{escape(label)}</li>'
+                     for label in a.stack_labels)
     charts, toc, ids = [], [], set()
     for name, makers in SECTIONS:
         figs = [f for make in makers for f in make(ctx)]
@@ -73,7 +66,7 @@ def _run(ctx: Context) -> str:
         charts.append(f'<h3 id="{anchor}">{escape(name)}</h3>' + "".join(figure.render(f) for f in figs))
     contents = (f'<nav class="toc"><ul><li><a href="#{ctx.anchor("answers")}">The answers</a></li>{"".join(toc)}'
                 f'<li><a href="#{ctx.anchor("reproduce")}">Reproduce it</a></li></ul></nav>')
-    return (f'<section class="run" id="{ctx.anchor("run")}"><h2>Run {r["id"]}</h2><p class="meta">{escape(facts)}</p>'
+    return (f'<section class="run" id="{ctx.anchor("run")}"><h2>Run {r.id}</h2><p class="meta">{escape(facts)}</p>'
             f'<ul class="stacks">{stacks}</ul>{contents}{answers.render(ctx)}'
             f'<section class="charts">{"".join(charts) or "<p>Nothing was measured: no charts.</p>"}</section>'
             f"{reproduce.render(ctx)}</section>")

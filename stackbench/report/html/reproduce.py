@@ -11,7 +11,8 @@ import shlex
 from html import escape
 from typing import Any
 
-from stackbench.analysis import clients as clients_analysis
+from stackbench.analysis.clients import Clients
+from stackbench.model.cell import StoredCell
 from stackbench.report.html import tables
 from stackbench.report.text import clients as clients_text
 from stackbench.report.network import lines as network_lines
@@ -31,16 +32,22 @@ ENVIRONMENT = (  # (key, name in the table)
 
 def render(ctx: Context) -> str:
     run = ctx.run
-    command, why = rerun_command(run["plan_source"])
+    command, why = rerun_command(run.plan_source)
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
-            f"<h4>The machine</h4>{tables.table((), environment_rows(run.get('environment') or {}, network_lines(run.get('plan_checked'), run.get('network'))) + client_rows(ctx.cells))}"
+            f"<h4>The machine</h4>{tables.table((), _machine_rows(ctx))}"
             f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
             f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
-            f"<h4>The plan</h4><details><summary>{escape(run['plan_name'])}, as written "
-            f"({escape(run['plan_source'])})</summary><pre>{escape(toml(run.get('plan') or {}))}</pre></details>"
+            f"<h4>The plan</h4><details><summary>{escape(run.plan_name)}, as written "
+            f"({escape(run.plan_source)})</summary><pre>{escape(toml(run.plan or {}))}</pre></details>"
             f"<h4>Configuration files</h4>{_configs(ctx)}</section>")
+
+
+def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
+    run = ctx.run
+    return (environment_rows(run.environment or {}, network_lines(run.plan_checked, run.network))
+            + client_rows(ctx.analysis.clients))
 
 
 def rerun_command(source: str) -> tuple[str, str]:
@@ -63,9 +70,8 @@ def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> l
     return rows
 
 
-def client_rows(cells: list[dict]) -> list[tuple[str, str]]:
+def client_rows(found: Clients | None) -> list[tuple[str, str]]:
     """The load's clients, when the plan spread it over several (hosts.client)."""
-    found = clients_analysis.of(cells)
     return [("load clients", line) for line in clients_text.lines(found)] if found else []
 
 
@@ -87,20 +93,20 @@ def _env_value(key: str, v: Any) -> str:
     return str(v)
 
 
-def version_rows(cells: list[dict]) -> list[tuple[str, str, str]]:
+def version_rows(cells: list[StoredCell]) -> list[tuple[str, str, str]]:
     seen: dict[tuple[str, str, str], None] = {}
     for c in cells:
-        for program, version in sorted((c.get("versions") or {}).items()):
-            seen.setdefault((c["stack_label"], program, str(version or "unknown")))
+        for program, version in sorted((c.versions or {}).items()):
+            seen.setdefault((c.stack_label, program, str(version or "unknown")))
     return list(seen)
 
 
-def knob_rows(cells: list[dict]) -> list[tuple[str, str]]:
+def knob_rows(cells: list[StoredCell]) -> list[tuple[str, str]]:
     """Each stack's knobs as TOML's inline table would write them; a stack whose knobs
     changed between cells (it cannot, within a run) gets a row per set."""
     seen: dict[tuple[str, str], None] = {}
     for c in cells:
-        seen.setdefault((c["stack_label"], toml_value(c.get("knobs") or {})))
+        seen.setdefault((c.stack_label, toml_value(c.knobs or {})))
     return list(seen)
 
 
@@ -109,8 +115,8 @@ def _configs(ctx: Context) -> str:
     (each stack start renders its own run directory and port) as a diff."""
     by: dict[str, dict[str, list[int]]] = {}
     for c in ctx.cells:
-        if c.get("config_hash"):
-            by.setdefault(c["stack_label"], {}).setdefault(c["config_hash"], []).append(c["seq"])
+        if c.config_hash:
+            by.setdefault(c.stack_label, {}).setdefault(c.config_hash, []).append(c.seq)
     if not by:
         return "<p>No configuration files were stored with this run's cells.</p>"
     out = []
@@ -135,7 +141,7 @@ def _seqs(ctx: Context, seqs: list[int]) -> str:
             spans[-1][1] = s
         else:
             spans.append([s, s])
-    return ", ".join(f"{ctx.run['id']}:{a}" + (f"–{b}" if b > a else "") for a, b in spans)
+    return ", ".join(f"{ctx.run.id}:{a}" + (f"–{b}" if b > a else "") for a, b in spans)
 
 
 def _diff(a: dict[str, str], b: dict[str, str]) -> str:

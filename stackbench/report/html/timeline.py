@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from stackbench.analysis import picks, questions, timeline
+from stackbench.analysis import questions, timeline
 from stackbench.analysis.timeline import Second
+from stackbench.model.cell import StoredCell
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.report.text.verdicts import question_name
@@ -27,16 +28,18 @@ PANELS: list[tuple[str, Callable[[Second], float | None], Callable[[float], str]
 
 def seconds(ctx: Context) -> list[Figure]:
     out = []
-    for q in picks.top_questions(ctx.cells):
-        runs: dict[str, list[tuple[dict, Second]]] = {}
+    for pick in ctx.analysis.picks:
+        q = pick.question
+        runs: dict[str, list[tuple[StoredCell, Second]]] = {}
         walked = False
-        for label, c in picks.per_stack(ctx.cells, q).items():
-            if c.get("step") is not None:
+        for label, picked in pick.cells.items():
+            c = picked.cell
+            if c.step is not None:
                 walk = timeline.walk_of(ctx.cells, c)
-                runs[label] = timeline.walk_seconds(walk, {w["id"]: ctx.store.samples(w["id"]) for w in walk})
+                runs[label] = timeline.walk_seconds(walk, {w.id: ctx.store.samples(w.id) for w in walk})
                 walked = walked or len(walk) > 1
             else:
-                runs[label] = [(c, s) for s in timeline.seconds(c, ctx.store.samples(c["id"]))]
+                runs[label] = [(c, s) for s in timeline.seconds(c, ctx.store.samples(c.id))]
         runs = {label: secs for label, secs in runs.items() if secs}
         if max((len(secs) for secs in runs.values()), default=0) < 2:
             continue  # a single second is no timeline
@@ -44,7 +47,7 @@ def seconds(ctx: Context) -> list[Figure]:
     return out
 
 
-def _figure(ctx: Context, q, runs: dict[str, list[tuple[dict, Second]]], walked: bool) -> Figure:
+def _figure(ctx: Context, q, runs: dict[str, list[tuple[StoredCell, Second]]], walked: bool) -> Figure:
     panels = []
     xs = [s.t_s for secs in runs.values() for _, s in secs]
     for title, value, text, whole in PANELS:
@@ -76,11 +79,11 @@ def _figure(ctx: Context, q, runs: dict[str, list[tuple[dict, Second]]], walked:
         "count that climbs while latency is high is a server growing its pool under load.",
         panels, ("stack", "load", "s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem MiB",
                  "stack CPU"), rows, legend_of(ctx.palette, list(runs)),
-        command="; ".join(f"stackbench timeline {c['run_id']}:{c['seq']}" + (" --walk" if walked else "")
+        command="; ".join(f"stackbench timeline {c.run_id}:{c.seq}" + (" --walk" if walked else "")
                           for c in (secs[0][0] for secs in runs.values())))
 
 
-def _level(c: dict) -> str:
+def _level(c: StoredCell) -> str:
     return questions.of(c).level()
 
 

@@ -1,13 +1,16 @@
 """What `run --dry-run` prints: the load model in one line, one line per cell (a capacity
-search as one line with its bounds), and the expected time."""
+search as one line with its bounds), and the expected time. It only renders: the time
+to measure the network profiles and the cores chosen are handed to it by the command
+(commands/measure.py), which asks the network and the machine."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from stackbench.planning.machine import MachineProfile
-from stackbench.network import calibrate
-from stackbench.upkeep.pinning import Pinning
 from stackbench.planning.plan import Cell, Plan
 from stackbench.report.network import asked
+from stackbench.upkeep.pinning import Pinning
 
 
 def load_line(plan: Plan) -> str:
@@ -51,14 +54,15 @@ def cell_line(c: Cell, plan: Plan) -> str:
     return f"{c.seq:4d}  {c.stack.label}  {c.workload}  {c.level()}{conns}  {ka}{step}{dur}{rep}"
 
 
-def summary_line(plan: Plan, cells: list[Cell], every: list[Cell]) -> str:
+def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_s: Sequence[float]) -> str:
+    """`calibrations_s`: the expected time to measure each network profile the run
+    measures (network/calibrate.py), none on loopback."""
     searches = sum(1 for c in cells if c.load == "capacity")
     counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}; configs checked"
-    measured = [p for p in plan.links.values() if p.namespaced]
-    if measured:
-        line += (f"; plus about {sum(calibrate.expected_seconds(p) for p in measured):.0f} s to measure "
-                 f"{len(measured)} network profile{'s' if len(measured) > 1 else ''} (once per run)")
+    if calibrations_s:
+        line += (f"; plus about {sum(calibrations_s):.0f} s to measure "
+                 f"{len(calibrations_s)} network profile{'s' if len(calibrations_s) > 1 else ''} (once per run)")
     if plan.adaptive:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")

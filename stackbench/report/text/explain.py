@@ -7,6 +7,7 @@ from typing import Callable, TextIO
 
 from stackbench.analysis import figures, metrics, questions
 from stackbench.analysis.figures import CellFigures
+from stackbench.model.cell import StoredCell
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
@@ -29,7 +30,7 @@ ROWS: list[Row] = [
 ]
 
 
-def render(a: dict, b: dict, extra_a: dict, extra_b: dict, out: TextIO) -> None:
+def render(a: StoredCell, b: StoredCell, extra_a: dict, extra_b: dict, out: TextIO) -> None:
     """`extra_*` hold the cell's processes and syscalls from the store."""
     style = Style(out)
     out.write(style.bold(f"A: {_name(a)}\nB: {_name(b)}") + "\n\n")
@@ -67,9 +68,9 @@ def _table(out: TextIO, style: Style, head: list[str], rows: list[list[str]]) ->
         out.write(line(r) + "\n")
 
 
-def _name(c: dict) -> str:
-    return (f"run {c['run_id']} cell {c['seq']}: {c['stack_label']} · {c['workload']} · {questions.of(c).level()} · "
-            f"keep-alive {'on' if c['keepalive'] else 'off'}")
+def _name(c: StoredCell) -> str:
+    return (f"run {c.run_id} cell {c.seq}: {c.stack_label} · {c.workload} · {questions.of(c).level()} · "
+            f"keep-alive {'on' if c.keepalive else 'off'}")
 
 
 def _fmt(v: float | None, fmt: str) -> str:

@@ -1,19 +1,21 @@
-"""`stackbench stacks`: every stack, whether it can run here, versions, knobs."""
+"""`stackbench stacks`: every stack, whether it can run here, versions, knobs. What can
+run here is asked of the machine by the command (stacks/installed.py); this renders it."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from stackbench.report.text.style import Style
-from stackbench.stacks import installed
-from stackbench.stacks.registry import STACKS
+
+if TYPE_CHECKING:
+    from stackbench.stacks.base import Stack
 
 
-def render(out: TextIO) -> None:
+def render(stacks: Sequence[tuple[Stack, str]], out: TextIO) -> None:
+    """`stacks`: each stack in the registry's order with its state here: available
+    (versions) | missing: apt-get install … | unavailable: reason."""
     style = Style(out)
-    for stack in STACKS.values():
-        # available (versions) | missing: apt-get install … | unavailable: reason
-        state = installed.describe(stack)
+    for stack, state in stacks:
         if not state.startswith("available"):
             state = style.warn(state)
         out.write(f"{style.bold(stack.id)}  {state}\n  {stack.description}\n")

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TextIO
+from typing import Sequence, TextIO
 
-from stackbench.analysis import figures, questions, verdicts
+from stackbench.analysis import cells as cells_mod
+from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.figures import CellFigures, Unserved
+from stackbench.analysis.run_warnings import Warnings
+from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
 from stackbench.planning.machine import MachineProfile
 from stackbench.report.text.caveats import sentence
@@ -38,19 +41,19 @@ NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 
 
-def columns(cells: list[dict], wide: bool = True) -> tuple[str, ...]:
-    fs = [figures.of(c) for c in cells]
+def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]:
+    fs = [c.figures for c in cells]
     return ((COLUMNS if wide else NARROW) + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
             + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ())
             + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ()))
 
 
-def rows(cells: list[dict], cols: tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
+def rows(cells: Sequence[CellAnalysis], cols: tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
     cols = cols or columns(cells)
     out = []
-    for group in questions.group(cells).values():
+    for group in cells_mod.group(cells).values():
         for c in group:
-            values = _values(figures.of(c), bool(verdicts.invalid_reasons(c)))
+            values = _values(c.figures, not c.valid)
             out.append(tuple(values.get(col, "-") for col in cols))
     return out
 
@@ -77,7 +80,9 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "OOM kills": _int(f.oom_kills)}
 
 
-def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> None:
+def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False) -> None:
+    """`warned`: the errors and caveats of these same cells (RunAnalysis.warnings or
+    .warnings_every)."""
     style = Style(out)
     cols = columns(cells, wide)
     body = rows(cells, cols)
@@ -99,7 +104,7 @@ def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> Non
 
     notes = ["", "unserved = connections that got no response in the measured phase: the latencies describe only "
              "the clients that were served",
-             f"# = cell: `stackbench explain {run['id']}:A {run['id']}:B` compares two cells' costs"]
+             f"# = cell: `stackbench explain {run.id}:A {run.id}:B` compares two cells' costs"]
     if not wide:
         notes.append("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 latency, "
                      "failed and non-2xx apart, system calls per request")
@@ -109,7 +114,7 @@ def render(run: dict, cells: list[dict], out: TextIO, wide: bool = False) -> Non
                      "shown, never part of a verdict")
     for note in notes:
         out.write(style.dim(wrap(note)) + "\n")
-    warnings(cells, out)
+    warnings(warned, out)
 
 
 def wrap(text: str) -> str:
@@ -134,20 +139,20 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
     return notes
 
 
-def header(run: dict, out: TextIO) -> None:
+def header(run: StoredRun, out: TextIO) -> None:
     style = Style(out)
-    env = run["environment"]
+    env = run.environment
     pin = env.get("pinning", {})
-    out.write(style.bold(f"run {run['id']} · plan {run['plan_name']} · {run['status']} · {run['started_at']}") + "\n")
-    if run.get("error"):
-        out.write(style.error(f"error: {run['error']}") + "\n")
+    out.write(style.bold(f"run {run.id} · plan {run.plan_name} · {run.status} · {run.started_at}") + "\n")
+    if run.error:
+        out.write(style.error(f"error: {run.error}") + "\n")
     out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
                         f"server on {server_cores(pin)}, engine on cores {pin.get('engine_cpus')}") + "\n")
     if env.get("server_host"):  # the stack ran on another host (hosts.server)
         out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
     if env.get("db_host"):  # its database on a host of its own (hosts.db)
         out.write(style.bold(f"database {server_line(env['db_host'], 'the database')}") + "\n")
-    nets = network_lines(run.get("plan_checked"), run.get("network"))
+    nets = network_lines(run.plan_checked, run.network)
     if nets != network_lines(None, None):  # loopback alone goes without saying
         for line in nets:
             out.write(style.dim(f"network {line}") + "\n")
@@ -177,9 +182,9 @@ def machine_words(profile: dict) -> str:
     return words + (f"; the stack on cores {cores}" if cores is not None and profile.get("cpus") else "")
 
 
-def warnings(cells: list[dict], out: TextIO) -> None:
+def warnings(warned: Warnings, out: TextIO) -> None:
     style = Style(out)
-    notes = _notes(cells)
+    notes = _notes(warned)
     if notes:
         out.write("\n")
         for text in notes:
@@ -187,30 +192,25 @@ def warnings(cells: list[dict], out: TextIO) -> None:
             out.write(style.warn(wrap(f"warning: {text}")) + "\n")
 
 
-def _notes(cells: list[dict]) -> list[str]:
+def _notes(warned: Warnings) -> list[str]:
     """Each kind of caveat once, with the cells it concerns. Caveats of one code whose
     figures differ between cells (3 of 16 unserved here, 8 of 16 there) are one line:
     the first cell's figures, and how many cells in all."""
-    errors: dict[str, None] = {}
-    seen: dict[tuple, list] = {}
-    for c in cells:
-        f = figures.of(c)
-        if f.error:
-            errors.setdefault(f"{f.stack_label}: {f.error}")
-        for caveat in f.caveats:
-            key = (caveat.code, caveat.params.get("text"))
-            q = f.question
-            seen.setdefault(key, []).append((caveat, f"{f.stack_label} {q.workload} {q.level()} {_ka(q.keepalive)}"))
-    out = list(errors)
-    for items in seen.values():
-        first = items[0][0]
+    out = [f"{e.stack_label}: {e.error}" for e in warned.errors]
+    for group in warned.caveats:
+        first = group.first
         text = sentence(first)
-        where = list(dict.fromkeys(w for _, w in items))
-        if any(c.params != first.params for c, _ in items):
-            text += f" (figures of the first of {len(items)} runs)"
+        where = list(dict.fromkeys(_where(c.figures) for c, _ in group.cells))
+        if any(caveat.params != first.params for _, caveat in group.cells):
+            text += f" (figures of the first of {len(group.cells)} runs)"
         more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
         out.append(f"{text} [{'; '.join(where[:2])}{more}]")
     return out
+
+
+def _where(f: CellFigures) -> str:
+    q = f.question
+    return f"{f.stack_label} {q.workload} {q.level()} {_ka(q.keepalive)}"
 
 
 def _unserved(u: Unserved | None) -> str:

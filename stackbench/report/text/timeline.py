@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import TextIO
 
 from stackbench.analysis import questions, timeline
+from stackbench.model.cell import StoredCell
 from stackbench.report.text import grid
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
 
-def rows(cell: dict, samples: list[dict]) -> list[list[str]]:
+def rows(cell: StoredCell, samples: list[dict]) -> list[list[str]]:
     return [_row(s) for s in timeline.seconds(cell, samples)]
 
 
@@ -25,10 +26,10 @@ def _row(s: "timeline.Second") -> list[str]:
 HEAD = ["s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem MiB", "stack CPU"]
 
 
-def render(cell: dict, samples: list[dict], out: TextIO) -> None:
+def render(cell: StoredCell, samples: list[dict], out: TextIO) -> None:
     style = Style(out)
-    out.write(style.bold(f"run {cell['run_id']} cell {cell['seq']}: {cell['stack_label']} · {cell['workload']} · "
-                         f"{questions.of(cell).level()} · keep-alive {'on' if cell['keepalive'] else 'off'}") + "\n")
+    out.write(style.bold(f"run {cell.run_id} cell {cell.seq}: {cell.stack_label} · {cell.workload} · "
+                         f"{questions.of(cell).level()} · keep-alive {'on' if cell.keepalive else 'off'}") + "\n")
     body = rows(cell, samples)
     if not body:
         out.write("no timeline stored for this cell\n")
@@ -41,15 +42,15 @@ def render(cell: dict, samples: list[dict], out: TextIO) -> None:
               + "\n")
 
 
-def render_walk(steps: list[tuple[dict, "timeline.Second"]], out: TextIO) -> None:
+def render_walk(steps: list[tuple[StoredCell, "timeline.Second"]], out: TextIO) -> None:
     """A whole walk second by second, with the load level each second belonged to."""
     style = Style(out)
     if not steps:
         out.write("no timeline stored for this walk\n")
         return
     first = steps[0][0]
-    out.write(style.bold(f"run {first['run_id']}: {first['stack_label']} · {first['workload']} · keep-alive "
-                         f"{'on' if first['keepalive'] else 'off'} · the whole walk ({len({c['seq'] for c, _ in steps})} "
+    out.write(style.bold(f"run {first.run_id}: {first.stack_label} · {first.workload} · keep-alive "
+                         f"{'on' if first.keepalive else 'off'} · the whole walk ({len({c.seq for c, _ in steps})} "
                          "steps on one running stack)") + "\n")
     head = ["load"] + HEAD
     body = [[questions.of(c).level()] + _row(s) for c, s in steps]

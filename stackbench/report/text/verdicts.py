@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from stackbench.analysis import stats
+from stackbench.analysis.compare import CompareResult
 from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis.verdicts import Verdict, Verdicts
@@ -127,15 +128,18 @@ def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
     for text in notes:
         out.write(style.dim(text) + "\n")
     if vs.excluded:
-        reasons: dict[str, int] = {}
-        for e in vs.excluded:
-            for r in e.reasons:
-                reasons[r] = reasons.get(r, 0) + 1
-        listed = ", ".join(f"{k} ×{n}" for k, n in sorted(reasons.items()))
+        listed = ", ".join(f"{k} ×{n}" for k, n in vs.excluded_by_reason().items())
         cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
         more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
         out.write(style.warn(f"left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate "
                              f"({listed}): {cells}{more}") + "\n")
+
+
+def render_compare(result: CompareResult, out: TextIO) -> None:
+    """`stackbench compare`: B's verdicts against A, then what was matched with what."""
+    render(result.verdicts, out)
+    for note in result.notes:
+        out.write(note + "\n")
 
 
 SUMMARY_HEAD = ("workload", "load", "keep-alive", "stack", "runs", "req/s median", "95 % CI", "CV",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stackbench.stacks.base import Context, Requirement, Server
+from stackbench.servers.base import Context, Requirement, Server
 from stackbench.workloads import mariadb
 from stackbench.workloads.base import PHP_ERRORS, Check, Url, Workload
 from stackbench.workloads.wordpress import content, provision

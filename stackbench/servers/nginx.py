@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench.errors import UsageError
-from stackbench.stacks.base import Context, Knob, Requirement, Server, render
+from stackbench.servers.base import Context, Knob, Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (

@@ -6,8 +6,8 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.stacks.base import Knob, Requirement, Server, render
-from stackbench.stacks.servers.phpfpm import PhpFpm
+from stackbench.servers.base import Knob, Requirement, Server, render
+from stackbench.servers.phpfpm import PhpFpm
 from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (

@@ -1,6 +1,6 @@
 """Knobs shared by every front server, so a plan can set them once for all stacks."""
 
-from stackbench.stacks.base import Knob
+from stackbench.servers.base import Knob
 
 # Same keep-alive policy on every front by default, so keep-alive results compare servers,
 # not their distributions' defaults (Debian: nginx 65 s / 1000 requests, Apache 5 s / 100).

@@ -12,7 +12,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.stacks.base import Knob, Requirement, Server, render
+from stackbench.servers.base import Knob, Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (

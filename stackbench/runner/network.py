@@ -1,7 +1,10 @@
 """One run's network: a topology for each stack start that is not on loopback (the
 stack's namespace, a client namespace per visitor class, their links), each profile
 calibrated the first time the run uses it, and everything removed when the start ends
-— also on Ctrl-C or an error (a kill -9 leaves it to the next lab's sweep, leftovers.py)."""
+— also on Ctrl-C or an error (a kill -9 leaves it to the next lab's sweep, leftovers.py).
+
+A stage of the run, so here: it follows the plan and keeps each calibration in the run's
+stored record; the namespaces, links and the calibration itself are network/'s."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ class NetworkSession:
         """`cpus`: where the forwarders run — the load engine's cores, so emulating the
         network never takes the server's CPU."""
         self.plan, self.store, self.run_id, self.cpus = plan, store, run_id, cpus
-        self.calibrated: dict[str, dict] = dict(store.run(run_id).get("network") or {})
+        self.calibrated: dict[str, dict] = dict(store.run(run_id).network or {})
         self.starts = 0
 
     @contextmanager

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stackbench.stacks.base import Context, Knob, Requirement, Server, render
+from stackbench.servers.base import Context, Knob, Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, tcp_probe, unix_probe
 
 BINARY = "php-fpm8.2"

@@ -1,0 +1,159 @@
+"""One stored run's analysis, worked out once per command: everything the terminal
+report, the HTML report, `export` and `show` say about a run — each cell's figures and
+validity, the verdicts against the baseline, the summaries over repetitions, the curves
+of a walk, the capacity searches and their verdicts, the way down against the way up,
+the visitor classes, the figures per load level, the runs shown one per stack, and the
+warnings. The renderers (report/) only format it: none computes a statistic, and however
+many of them show the verdicts, they were computed once.
+
+The verdicts are computed when the analysis is made (a baseline the run does not have is
+the user's error, said before anything is printed); every other part the first time a
+renderer asks for it, then kept — `export --verdicts` asks for nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Mapping, Sequence
+
+from stackbench.analysis import (backgrounds, cache, capacity_results, cells as cells_mod, classes, clients, curves,
+                                 levels, picks, ramps, run_warnings, summary, verdicts)
+from stackbench.analysis.capacity import SLO
+from stackbench.analysis.cells import CellAnalysis
+from stackbench.analysis.questions import Question
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A question shown one run per stack (a latency spectrum, memory per process, system
+    calls, a timeline): of each stack's runs, the one with the median throughput."""
+
+    question: Question
+    cells: dict[str, CellAnalysis]  # stack label: its representative run, stacks in run order
+
+
+@dataclass(frozen=True)
+class Capacity:
+    slo: SLO
+    results: tuple[capacity_results.CapacityResult, ...]  # one per search
+    verdicts: tuple[verdicts.Verdict, ...]  # the sustained rates against the baseline's; () without one
+
+
+@dataclass(frozen=True)
+class RunAnalysis:
+    run: StoredRun
+    cells: tuple[CellAnalysis, ...]  # every cell, in run order (a capacity search's probes too)
+    searches: tuple[Mapping, ...]  # how each capacity search ended (Store.search_rows)
+    baseline: str | None  # the stack the others are compared with: the one asked for, else the plan's
+    verdicts: verdicts.Verdicts | None  # None: no baseline
+
+    @property
+    def stored_cells(self) -> list[StoredCell]:
+        """The cells as stored, in run order: what the analysis modules take."""
+        return [c.cell for c in self.cells]
+
+    @property
+    def level_cells(self) -> tuple[CellAnalysis, ...]:
+        """The cells that answer a level the plan named (all but capacity probes)."""
+        return tuple(c for c in self.cells if c.at_level)
+
+    @property
+    def stack_labels(self) -> list[str]:
+        """In the order the run measured them."""
+        return list(dict.fromkeys(c.figures.stack_label for c in self.cells))
+
+    @property
+    def repetitions(self) -> int:
+        """The highest repetition stored, counted from 1 (0: no cell)."""
+        return max((c.figures.repetition for c in self.cells), default=-1) + 1
+
+    @property
+    def repeated(self) -> bool:
+        """Cells of more than one repetition are stored (the terminal then summarizes)."""
+        return len({c.figures.repetition for c in self.cells}) > 1
+
+    @property
+    def walked(self) -> bool:
+        """The plan walked or swept the load (ramps, stages, rate sweeps): curves say the most."""
+        load = (self.run.plan_checked or {}).get("load") or {}
+        return bool(load.get("walk")) or load.get("kind") in ("rate", "stages")
+
+    @cached_property
+    def summaries(self) -> list[summary.CellSummary]:
+        """Each (question, stack) over its repetitions, valid runs only."""
+        return summary.summarize(self.stored_cells)
+
+    @cached_property
+    def by_level(self) -> dict[str, list[levels.LevelPoint]]:
+        """Per verdicts.METRICS key, each (question, stack) as a point against the load level."""
+        return {m.key: levels.of(self.stored_cells, m.key, self.summaries) for m in verdicts.METRICS}
+
+    @cached_property
+    def curves(self) -> list[curves.Curve]:
+        return curves.of(self.stored_cells)
+
+    @cached_property
+    def clients(self) -> clients.Clients | None:
+        """What each of several load clients did; None when one machine sent the load."""
+        return clients.of(self.stored_cells)
+
+    @cached_property
+    def capacity(self) -> Capacity | None:
+        """None when the run stored no capacity search."""
+        found = capacity_results.results(self.run, self.stored_cells, list(self.searches))
+        if not found:
+            return None
+        slo, _ = capacity_results.plan_parts(self.run)
+        decided = capacity_results.decide(found, self.baseline) if self.baseline else []
+        return Capacity(slo, tuple(found), tuple(decided))
+
+    @cached_property
+    def ramps(self) -> verdicts.Verdicts | None:
+        """Each stack's way down against its way up; None when no level was walked both ways."""
+        return ramps.decide(self.stored_cells)
+
+    @cached_property
+    def backgrounds(self) -> verdicts.Verdicts | None:
+        """The measured visitors alone against with other classes beside them; None without
+        other classes."""
+        return backgrounds.decide(self.stored_cells)
+
+    @cached_property
+    def classes(self) -> list[classes.ClassesRow]:
+        """The visitor classes' table (medians over repetitions); [] without other classes."""
+        return classes.of(self.cells) if self.backgrounds is not None else []
+
+    @cached_property
+    def picks(self) -> list[Pick]:
+        """Per workload and keep-alive mode, the highest level asked, one run per stack."""
+        stored = self.stored_cells
+        analyzed = {id(c.cell): c for c in self.cells}
+        return [Pick(q, {label: analyzed[id(c)] for label, c in picks.per_stack(stored, q).items()})
+                for q in picks.top_questions(stored)]
+
+    @cached_property
+    def cache(self) -> list[cache.HitRatio]:
+        """How often a stack's cache answered, per question, over the valid runs."""
+        return cache.by_question(self.stored_cells)
+
+    @cached_property
+    def warnings(self) -> run_warnings.Warnings:
+        """Errors and caveats of the cells at a named level (what a table of them is read with)."""
+        return run_warnings.of(self.level_cells)
+
+    @cached_property
+    def warnings_every(self) -> run_warnings.Warnings:
+        """Errors and caveats of every cell, capacity probes too."""
+        return run_warnings.of(self.cells)
+
+
+def analyze(run: StoredRun, cells: Sequence[StoredCell], searches: Sequence[Mapping] = (),
+            baseline: str | None = None) -> RunAnalysis:
+    """`baseline`: a stack of the run to compare the others with instead of the plan's
+    (UsageError when the run has no such stack); `searches`: Store.search_rows."""
+    cells = list(cells)
+    found = verdicts.for_run(run, cells, baseline)
+    return RunAnalysis(run, cells_mod.of(cells), tuple(searches), baseline or (run.plan_checked or {}).get("baseline"),
+                       found)

@@ -1,0 +1,50 @@
+"""A stored cell, as the store gives it back: where it sits in the plan, how it ended,
+what the engine saw (the same EngineResult the runner had, parsed from the stored
+document by the same parser) and what it cost the stack (cost.py).
+
+Analysis and the reports read these attributes; none of them reads a store column or a
+key of the engine's document (the store's row mapping and engine/result.py do)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackbench.engine.result import Caveat, EngineResult
+from stackbench.model.cost import StoredCost
+from stackbench.states import CellStatus
+
+
+@dataclass(frozen=True)
+class StoredCell:
+    id: int
+    run_id: int
+    seq: int
+    repetition: int
+    stack_id: str
+    stack_label: str
+    knobs: dict[str, Any]  # every knob, defaults resolved
+    workload: str
+    concurrency: int  # closed loop: clients; open loop: the engine's connections
+    keepalive: bool
+    status: CellStatus
+    error: str | None
+    config_hash: str | None
+    versions: dict[str, str | None]
+    pinning: dict[str, Any]
+    engine: EngineResult | None  # None: the engine never ran (the server failed first)
+    cost: StoredCost = field(default_factory=StoredCost)
+    caveats: tuple[Caveat, ...] = ()
+    php: dict[str, Any] | None = None  # PHP's state in force, read back while verifying
+    load: str = "closed"  # closed | rate | stages | capacity (a search's probe)
+    rate: float | None = None  # open loop: requests/s asked
+    leg: str | None = None  # up | down in an up-then-down ramp
+    step: int | None = None  # position in a walk on one running stack
+    network: str = "loopback"  # the network profile between the measured visitors and the stack
+    background: str = "none"  # visitor classes that loaded the stack at the same time
+    classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
+
+    @property
+    def measured(self) -> bool:
+        """The engine ran (a failed cell may still have what the engine saw)."""
+        return self.engine is not None

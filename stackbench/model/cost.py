@@ -1,0 +1,123 @@
+"""What a stored cell cost the stack, as the store gives it back.
+
+Not the monitor's CellCost itself: that one carries what the monitor gathered to derive
+its figures (every cgroup sample, the process snapshot, the status-page samples, the
+system-call counts), which the store keeps in tables of their own and reads one cell at
+a time (Store.samples, .processes, .status_samples, .syscalls). A StoredCost is the
+derived figures CellCost had when the cell was recorded, field for field, under the
+same names — so the write side and the read side speak of one cost in one vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# Where a cell's stored OOM kills happened: its measured window, just before it (stack
+# start, warm-up), and the system-call pass after it (monitor/memory_events.py).
+KILL_FIELDS = ("oom_kills", "oom_kills_before", "oom_kills_profile")
+
+
+@dataclass(frozen=True)
+class MemoryCounters:
+    """One reading of a machine cgroup's memory counters (monitor/memory_events.py reads
+    them), or the difference of two. None: this kernel does not report it."""
+
+    limit_hits: int | None = None
+    oom_kills: int | None = None
+    ooms: int | None = None  # times the OOM killer ran (v2)
+    under_oom: bool | None = None  # v1: the OOM killer is running (at the window's end)
+    pressure_some_us: int | None = None  # PSI: time at least one task waited for memory
+    pressure_full_us: int | None = None  # PSI: time every task waited
+    refaults: int | None = None
+    pgmajfault: int | None = None
+    pgscan: int | None = None
+    pgsteal: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryEvents(MemoryCounters):
+    """What a machine profile's memory limit did over a cell: the counters' differences
+    over its measured window (cells.memory_events_json), and what surrounds them."""
+
+    limit_bytes: int | None = None
+    oom_kills_before: int | None = None  # since the last cell's end: stack start, warm-up
+    oom_kills_profile: int | None = None  # during the system-call pass after the window
+    peak_bytes: int | None = None  # the machine's peak in the window: stack + services
+
+    @property
+    def total_kills(self) -> int:
+        """OOM kills these events account for: before, in and after the window."""
+        return sum(getattr(self, name) or 0 for name in KILL_FIELDS)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "MemoryEvents":
+        known = {k: v for k, v in d.items() if k in _EVENT_FIELDS}
+        return cls(**known)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_EVENT_FIELDS = frozenset(MemoryEvents.__dataclass_fields__)
+
+
+def total_kills(events: dict | None) -> int:
+    """The same total over events still as the monitor's dict (before they are stored)."""
+    if not events:
+        return 0
+    return sum(events.get(name) or 0 for name in KILL_FIELDS)
+
+
+@dataclass(frozen=True)
+class StoredCost:
+    """The stack's cost during a cell's measured window, as stored (None: not measured).
+    Every stored cell has one; a cell measured without a cgroup has one of Nones."""
+
+    peak_mem_bytes: int | None = None  # the cgroup's own peak, page cache included
+    anon_peak_bytes: int | None = None  # highest sampled anonymous + shared memory
+    cpu_user_us: int | None = None  # USER_HZ resolution (10 ms) on cgroup v1
+    cpu_system_us: int | None = None
+    cpu_total_us: int | None = None  # user + system, exact
+    window_us: int | None = None  # wall time the CPU figures cover
+    procs_max: int | None = None
+    threads_max: int | None = None
+    syscalls_total: int | None = None  # over syscalls_window_us of the profile pass
+    syscalls_window_us: int | None = None
+    syscalls_requests_per_s: float | None = None  # the profile pass's throughput
+    notes: tuple[str, ...] = ()  # what could not be measured, and why
+    server_steal_share: float | None = None  # server cores' time the hypervisor took
+    service_mem_peak_bytes: int | None = None  # the workload's services (a database)
+    service_cpu_us: int | None = None
+    memory_events: MemoryEvents | None = None  # None: no machine memory limit
+    oom_kills: int | None = None  # in the window (None: not read)
+
+
+@dataclass(frozen=True)
+class StoredSample:
+    """One sample of the stack's cgroup during a cell (the samples table; the monitor's
+    CgroupSample as stored). Cumulative CPU since the cgroup was made; None: not read."""
+
+    t_unix_us: int  # the engine's clock (its started_unix_us)
+    mem_usage_bytes: int | None
+    mem_rss_bytes: int | None
+    mem_shmem_bytes: int | None
+    mem_cache_bytes: int | None
+    cpu_usage_us: int | None
+    cpu_user_us: int | None
+    cpu_system_us: int | None
+    procs: int | None
+    threads: int | None
+
+
+@dataclass(frozen=True)
+class ProcessMemory:
+    """One process of the stack right after a cell's load: what monitor/processes.py
+    snapshots and the processes table keeps."""
+
+    pid: int
+    ppid: int
+    comm: str
+    rss_bytes: int | None
+    pss_bytes: int | None
+    threads: int | None

@@ -1,0 +1,38 @@
+"""A stored run, as the store gives it back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stackbench.states import RunStatus
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    id: int
+    started_at: str  # UTC, ISO 8601
+    finished_at: str | None
+    status: RunStatus
+    error: str | None
+    plan_name: str
+    plan_source: str
+    plan: dict[str, Any]  # the plan file's data as written
+    plan_checked: dict[str, Any] | None  # every default resolved (None: a store before v4)
+    environment: dict[str, Any]
+    stop: dict[str, Any] | None  # repetitions run and why they stopped (None: before v5)
+    network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
+
+
+@dataclass(frozen=True)
+class StoredSearch:
+    """How one capacity search ended; its probes are the cells from `seq` on."""
+
+    run_id: int
+    seq: int  # the first probe's seq
+    repetition: int
+    stack_label: str
+    workload: str
+    keepalive: bool
+    stopped: str  # converged | ceiling | floor | generator | probes | budget | failed (running: never ended)
+    seconds: float | None  # wall time of the search

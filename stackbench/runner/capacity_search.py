@@ -1,0 +1,39 @@
+"""A capacity search on one running stack: probe the rate the search asks for, check the
+probe against the SLO, tell the search, until it ends or its time budget would be
+exceeded by the next probe.
+
+The rates come from analysis/capacity.py (pure: it decides, the runner measures). Every
+probe is a cell of its own, measured like any other (cell.py) and stored as it ends (seq,
+seq + 1, …), so an interrupted search keeps what it measured; the search itself is stored
+once it ended, which is what a resume looks at (repetitions.done_seqs).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from stackbench.analysis import capacity
+from stackbench.planning.plan import START_STOP_S, Cell
+from stackbench.runner.cell import measure_and_store
+from stackbench.runner.context import Run, StartedStack
+
+
+def search(run: Run, stack: StartedStack, cell: Cell) -> None:
+    plan = run.plan
+    params = plan.load.search
+    rates = capacity.Search(params)
+    began = time.monotonic()
+    k = 0
+    while (rate := rates.next_rate()) is not None:
+        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=plan.load.connections_for(rate), step=k)
+        if k and time.monotonic() - began + plan.cell_seconds(probe) - START_STOP_S > params.budget_s:
+            rates.stop("budget")
+            break
+        record = measure_and_store(run, stack, probe)
+        # The typed result the probe already has: nothing is repacked for the check.
+        outcome = capacity.check(record.status, record.error, record.result, plan.load.slo)
+        rates.record(rate, outcome.met, outcome.generator_limited)
+        k += 1
+        stack.instance.check_alive()
+    run.store.record_search(run.run_id, cell, rates.stopped or "probes", time.monotonic() - began)

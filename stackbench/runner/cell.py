@@ -1,0 +1,151 @@
+"""One cell's measurement on a running stack: warm up → load + sample → system-call
+profile pass → record.
+
+Ordered so: the warm-up is a run of its own, uncounted, so the monitor's window is
+exactly the measured one; the monitor samples only the measured load; system calls are
+counted in a pass after it, since perf's tracepoints slow every system call and counting
+during the measured window would bias it (monitor/syscalls.py); the cell's other visitor
+classes start first and last past the profile pass, so the measured class never sees
+them come or go. The record keeps what the engine saw even when a server died under the
+load (the cell is then failed, with why).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import replace
+
+from stackbench import caveats
+from stackbench.engine import EngineResult, LoadSpec
+from stackbench.engine.background import Background, spec_for
+from stackbench.monitor import memory_events, status_pages
+from stackbench.monitor.session import CellCost
+from stackbench.network.visitors import members
+from stackbench.planning import machine as machine_mod, target
+from stackbench.planning.plan import Cell, Plan
+from stackbench.runner.cleanup import quietly
+from stackbench.runner.context import Run, StartedStack
+from stackbench.stacks.lifecycle import StackInstance
+from stackbench.states import CellStatus
+from stackbench.store import CellRecord
+from stackbench.upkeep.pinning import Pinning
+
+
+def measure_and_store(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
+    """The cell measured and stored, its observer told before and after."""
+    run.events.cell_started(cell)
+    record = measure(run, stack, cell)
+    run.store.record_cell(run.run_id, record)
+    run.events.cell_finished(cell, record)
+    return record
+
+
+def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
+    plan, lab, pins, monitor = run.plan, run.lab, run.pins, stack.monitor
+    spec = load_spec(cell, plan, stack.instance, pins)
+    spec = replace(spec, on_progress=lambda progress: run.events.cell_progress(cell, progress))
+    in_client = stack.topo.in_client if stack.topo else nullcontext
+    in_server = stack.topo.in_server if stack.topo else nullcontext
+    background = _background(run, stack, cell, spec)
+    try:
+        if plan.warmup_s:
+            # A separate, uncounted run, so the monitor's window is exactly the measured one.
+            with in_client():
+                lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
+        with in_server():  # the status-page poller's sockets are made in the stack's namespace
+            monitor.begin_cell()
+        try:
+            with in_client():
+                result = lab.load(spec, pins.engine_cpus)
+        except BaseException:
+            # Also on Ctrl-C the sampler and poller threads must stop — without a failure
+            # of their own (an agent there gone) replacing the one that stopped the load.
+            quietly(monitor.end_cell)
+            raise
+        cost = monitor.end_cell()
+        if plan.syscall_profile_s and not stack.instance.dead_servers() and monitor.begin_profile():
+            # System calls are counted in a pass of their own: perf's tracepoints slow every
+            # system call, so counting during the measured window would bias it (syscalls.py).
+            with in_client():
+                profile = lab.load(_pass(spec, "profile", plan.syscall_profile_s), pins.engine_cpus)
+            monitor.end_profile(cost, profile)
+    finally:
+        classes = background.finish() if background else None
+    dead = stack.instance.dead_servers()
+    if dead:
+        # The server died under load: keep what the engine saw, marked failed.
+        error = f"{dead[0].name} exited with status {dead[0].exit_status} during the load"
+        oom = machine_mod.oom_reason(memory_events.total_kills(cost.memory_events if cost else None), plan.machine)
+        if oom:
+            error += f" ({oom})"
+        return record(run, stack, cell, CellStatus.FAILED, result=result, error=error, cost=cost, classes=classes)
+    return record(run, stack, cell, CellStatus.OK, result=result, cost=cost, classes=classes)
+
+
+def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) -> LoadSpec:
+    """The measured load of a cell, as the engine is asked for it: one URL, a weighted
+    mix, or a page with its assets (page mode)."""
+    workload = instance.workload(cell.workload)
+    shape: dict = {"url": instance.url(workload.path)}
+    if workload.page_mode:
+        shape = {"url": instance.url(""), "page": workload.path,
+                 "assets": tuple(u.path for u in workload.assets), "page_conns": workload.page_conns}
+    elif len(workload.urls) > 1:
+        shape = {"url": instance.url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
+    return LoadSpec(
+        connections=cell.concurrency, rate=cell.rate,
+        threads=plan.threads or len(pins.engine_cpus) or 1,
+        duration_s=cell.duration_s or plan.duration_s, requests=None if cell.duration_s else plan.requests,
+        keepalive=cell.keepalive, timeout_s=plan.timeout_s, count_headers=instance.stack.count_headers,
+        # Checked by target.check when the stack started; the engine has a guard of its own.
+        allow_remote=not target.is_loopback(instance.host), **shape,
+    )
+
+
+def _background(run: Run, stack: StartedStack, cell: Cell, spec: LoadSpec) -> Background | None:
+    """The cell's other visitor classes, started now and lasting past the measured window
+    (warm-up, load, profile pass, and a second of slack)."""
+    names, topo, plan = members(cell.background), stack.topo, run.plan
+    if not names or topo is None:
+        return None
+    background = Background(run.lab.background_load or run.lab.load, run.pins.engine_cpus)
+    seconds = plan.warmup_s + (spec.duration_s or 0) + plan.syscall_profile_s + 1.0
+    for name in names:
+        v = plan.visitors[name]
+        background.start(name, spec_for(spec, v.connections, v.keepalive, v.read_rate, v.rcvbuf, seconds),
+                         lambda name=name: topo.in_client(name))
+    return background
+
+
+def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
+    """A separate, uncounted run of the cell's load (warm-up, system-call profile), its
+    progress shown as that phase."""
+    shown = spec.on_progress
+    return replace(spec, duration_s=seconds, requests=None, phase=phase,
+                   on_progress=(lambda p: shown({**p, "phase": phase})) if shown else None)
+
+
+def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result: EngineResult | None = None,
+           error: str | None = None, cost: CellCost | None = None, classes: dict | None = None) -> CellRecord:
+    """What is stored of a cell: how it was run, what the engine and the monitor saw, and
+    the caveats that limit trust in it."""
+    instance, pin = stack.instance, run.pins.as_dict()
+    if classes is not None or cell.background != "none" or cell.network != "loopback":
+        # Where visitors differ, what the server held is the point: keep its own count.
+        pages = cost.status if cost else []  # the status pages' samples (not the cell's status)
+        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(pages),
+                                                 "unanswered": status_pages.unanswered(pages),
+                                                 "procs_max": cost.procs_max if cost else None}}
+    found = []
+    if result:
+        found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)
+        found += caveats.server_limits(cost.status if cost else [], instance.knobs, cell.concurrency)
+        found += caveats.memory_limit(cost.memory_events if cost else None)
+    return CellRecord(
+        seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
+        knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
+        status=status, versions=stack.versions, pinning=pin, files=dict(instance.files), result=result,
+        error=error, cost=cost, php=instance.php_state, caveats=found,
+        load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
+        network=cell.network, background=cell.background, classes=classes,
+    )

@@ -1,0 +1,53 @@
+"""What the runner talks to — the load engine, the stacks, the monitor, the environment,
+the run lock — in one `Lab`, so tests pass fakes instead of monkeypatching. The defaults
+are the real ones; with a server or a database on another host, placement replaces the
+parts that live there (hosts/server.py, hosts/remote_db.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from stackbench import engine
+from stackbench.engine import EngineResult, LoadSpec
+from stackbench.monitor.run import RunMonitor
+from stackbench.planning import machine as machine_mod
+from stackbench.planning.plan import StackVariant
+from stackbench.stacks import installed, registry
+from stackbench.stacks.lifecycle import StackInstance
+from stackbench.upkeep import environment, leftovers, pinning as pinning_mod
+from stackbench.upkeep.lock import RunLock
+from stackbench.workloads.base import Workload
+
+if TYPE_CHECKING:
+    from stackbench.runner.context import Options
+
+
+def make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
+                  workload_list: list[Workload], host: str | None = None,
+                  machine: machine_mod.MachineProfile | None = None) -> StackInstance:
+    extra = {"host": host} if host else {}
+    return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
+                         port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
+                         cgroup_parent=cgroup_parent, workloads=workload_list, machine=machine, **extra)
+
+
+@dataclass
+class Lab:
+    """The runner's collaborators. The defaults are the real ones; tests replace some."""
+
+    load: Callable[[LoadSpec, list[int]], EngineResult] = engine.run
+    # The other visitor classes' engines (None: `load`). A run with clients spreads the
+    # measured load over them; the classes stay one engine each, in their namespaces.
+    background_load: Callable[[LoadSpec, list[int]], EngineResult] | None = None
+    engine_binary: Callable[[], str] = engine.binary
+    instance: Callable[..., StackInstance] = make_instance
+    monitor: Callable[[list[int], float, bool], RunMonitor] = RunMonitor
+    environment: Callable[[pinning_mod.Pinning], dict] = environment.collect
+    lock: Callable[[], RunLock] = RunLock
+    require: Callable = installed.require
+    require_workload: Callable = installed.require_workload
+    versions: Callable = installed.versions
+    pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
+    sweep: Callable[[], leftovers.Swept] = leftovers.sweep

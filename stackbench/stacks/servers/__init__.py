@@ -1,1 +1,0 @@
-"""Server components (one process tree each) that stack families are composed of."""

@@ -1,0 +1,74 @@
+"""The store's rows as the model's types (stackbench/model/): the one place that knows
+which column holds what. The engine's figures come back from its whole stored document,
+parsed by the parser the runner used (EngineResult.from_doc); the columns beside it that
+repeat those figures are for SQL readers and are not read here."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from stackbench.engine.result import Caveat, EngineResult
+from stackbench.model.cell import StoredCell
+from stackbench.model.cost import MemoryEvents, StoredCost, ProcessMemory, StoredSample
+from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.states import CellStatus, RunStatus
+
+
+def run_of(row: sqlite3.Row) -> StoredRun:
+    return StoredRun(
+        id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], status=RunStatus(row["status"]),
+        error=row["error"], plan_name=row["plan_name"], plan_source=row["plan_source"],
+        plan=json.loads(row["plan_json"]), plan_checked=_json(row["plan_checked_json"]),
+        environment=json.loads(row["environment_json"]), stop=_json(row["stop_json"]),
+        network=_json(row["network_json"]))
+
+
+def cell_of(row: sqlite3.Row) -> StoredCell:
+    doc = _json(row["engine_json"])
+    return StoredCell(
+        id=row["id"], run_id=row["run_id"], seq=row["seq"], repetition=row["repetition"], stack_id=row["stack_id"],
+        stack_label=row["stack_label"], knobs=json.loads(row["knobs_json"]), workload=row["workload"],
+        concurrency=row["concurrency"], keepalive=bool(row["keepalive"]), status=CellStatus(row["status"]),
+        error=row["error"], config_hash=row["config_hash"], versions=json.loads(row["versions_json"]),
+        pinning=json.loads(row["pinning_json"]),
+        engine=EngineResult.from_doc(doc) if doc is not None else None,
+        cost=_cost(row),
+        caveats=tuple(Caveat.from_dict(c) for c in json.loads(row["warnings_json"])),  # [{code, params}]
+        php=_json(row["php_json"]), load=row["load"], rate=row["rate"], leg=row["leg"], step=row["step"],
+        network=row["network"], background=row["background"], classes=_json(row["classes_json"]))
+
+
+def _cost(row: sqlite3.Row) -> StoredCost:
+    events = _json(row["memory_events_json"])  # a machine profile's limit: hits, OOM kills, pressure
+    return StoredCost(
+        peak_mem_bytes=row["mem_peak_bytes"], anon_peak_bytes=row["mem_rss_peak_bytes"],
+        cpu_user_us=row["cpu_user_us"], cpu_system_us=row["cpu_system_us"], cpu_total_us=row["cpu_total_us"],
+        window_us=row["cpu_window_us"], procs_max=row["procs_max"], threads_max=row["threads_max"],
+        syscalls_total=row["syscalls_total"], syscalls_window_us=row["syscalls_window_us"],
+        syscalls_requests_per_s=row["syscalls_requests_per_s"],
+        notes=tuple(json.loads(row["monitor_notes_json"] or "[]")),
+        server_steal_share=row["server_steal_share"], service_mem_peak_bytes=row["service_mem_peak_bytes"],
+        service_cpu_us=row["service_cpu_us"],
+        memory_events=MemoryEvents.from_dict(events) if events is not None else None,
+        oom_kills=row["oom_kills"])
+
+
+def search_of(row: sqlite3.Row) -> StoredSearch:
+    return StoredSearch(row["run_id"], row["seq"], row["repetition"], row["stack_label"], row["workload"],
+                        bool(row["keepalive"]), row["stopped"], row["seconds"])
+
+
+def sample_of(row: sqlite3.Row) -> StoredSample:
+    return StoredSample(row["t_unix_us"], row["mem_usage_bytes"], row["mem_rss_bytes"], row["mem_shmem_bytes"],
+                        row["mem_cache_bytes"], row["cpu_usage_us"], row["cpu_user_us"], row["cpu_system_us"],
+                        row["procs"], row["threads"])
+
+
+def process_of(row: sqlite3.Row) -> ProcessMemory:
+    return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"])
+
+
+def _json(text: str | None) -> Any:
+    return json.loads(text) if text is not None else None

@@ -1,0 +1,424 @@
+"""The architecture the README's "Architecture" section describes, checked on the code:
+who may import whom (RULES, one table: the README's "Who may import whom" says the same,
+and a test compares the two), no import cycle between modules, and the engine's JSON
+read in one place (engine/result.py parses it; only the store's row mapping and
+engine/merge.py also handle the document).
+
+Every import counts against the table: at the top of a module, inside a function, under
+TYPE_CHECKING. The cycle check leaves out the last (they run nothing).
+
+Pointed at another tree (an older commit unpacked with `git archive`), it says what that
+tree breaks:
+
+    mkdir /tmp/old && git archive 51926ae stackbench loadgen/schema | tar -x -C /tmp/old
+    python tests/test_architecture.py /tmp/old
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- who may import whom ------------------------------------------------------------------
+# A room is a folder of stackbench/ or one of its top-level modules. Each may import itself,
+# the leaves and what its row names: a room, or one module of a room ("analysis.stats")
+# when only that one is meant. The rows run from the top (what the user calls) down.
+LEAVES = {
+    "errors",  # the lab's exception classes
+    "units",  # parsing and formatting of sizes, durations, rates
+    "keys",  # rejecting a table's unknown keys
+    "states",  # a run's and a cell's status
+    "plans",  # the default plan (a TOML file read as a resource)
+    "stackbench",  # the package itself: its version
+}
+RULES: dict[str, set[str]] = {
+    "__main__": {"cli"},
+    "cli": {"commands", "analysis.stats"},
+    "commands": {"runner", "report", "analysis", "model", "store", "scenarios", "planning", "upkeep",
+                 "stacks", "network"},
+    "report": {"analysis", "model", "engine.result", "planning", "events", "store", "upkeep.pinning",
+               "stacks.base"},
+    "runner": {"planning", "hosts", "stacks", "workloads", "engine", "monitor", "network", "store", "caveats",
+               "events", "upkeep", "analysis.capacity", "analysis.verdicts"},
+    "scenarios": {"planning", "workloads"},
+    "events": {"planning", "stacks", "store", "upkeep"},
+    "hosts": {"planning", "stacks", "servers", "workloads", "engine", "monitor", "network", "upkeep"},
+    "planning": {"stacks", "workloads", "network", "monitor", "upkeep", "analysis.stats", "analysis.capacity"},
+    "analysis": {"model", "engine.result", "caveats"},
+    "store": {"model", "engine.result", "monitor.session"},
+    "stacks": {"servers", "workloads", "monitor", "upkeep", "planning.machine"},
+    "workloads": {"servers", "upkeep"},
+    "servers": {"upkeep"},
+    "network": {"upkeep", "planning.target"},
+    "monitor": {"upkeep", "engine.result", "model", "planning.machine"},
+    "model": {"engine.result"},
+    "caveats": {"engine.result"},
+    "engine": {"upkeep"},
+    "upkeep": {"engine", "monitor.cgroup", "monitor.cpu_noise", "network.netns"},
+}
+# The rows that point up the table instead of down, each narrow and none a cycle of
+# modules (which test_no_module_imports_itself_round_a_cycle refuses): ties still to cut.
+TIES = {
+    # a stack start and the monitor are confined to the plan's machine profile, a value
+    # (planning/machine.py imports nothing above upkeep)
+    ("stacks", "planning.machine"), ("monitor", "planning.machine"),
+    # the network claims the addresses load may go to (planning/target.py imports nothing)
+    ("network", "planning.target"),
+    # the sweep of what a killed lab left (its cgroups, its namespaces), and the environment
+    # a run is recorded with (the engine's version, the CPU's noise: environment.py measures)
+    ("upkeep", "monitor.cgroup"), ("upkeep", "network.netns"), ("upkeep", "engine"), ("upkeep", "monitor.cpu_noise"),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    where: str  # path:line, from stackbench/
+    source: str  # importing module, dotted, without "stackbench."
+    target: str  # imported module, dotted, without "stackbench." ("" for the package itself)
+    typing_only: bool  # under `if TYPE_CHECKING:`: a type named, nothing run at import time
+
+
+def modules(package: Path) -> dict[str, Path]:
+    """Dotted name (without "stackbench.") → file, for every module of the package."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+@functools.cache
+def imports(package: Path) -> list[Import]:
+    """Every import of a stackbench module, wherever it is written."""
+    mods = modules(package)
+
+    def resolve(dotted: str) -> str:
+        # `from stackbench.x import y`: y is a module when there is one, else a name in x.
+        parts = dotted.split(".")
+        while parts and ".".join(parts) not in mods:
+            parts.pop()
+        return ".".join(parts)
+
+    def targets(node: ast.Import | ast.ImportFrom, name: str, is_package: bool) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        if node.level:  # relative: from its own package
+            base = name.split(".") if is_package else name.split(".")[:-1]
+            base = base[:len(base) - (node.level - 1)]
+            module = ".".join(["stackbench", *filter(None, base), *([node.module] if node.module else [])])
+        else:
+            module = node.module or ""
+        return [f"{module}.{a.name}" for a in node.names]
+
+    def walk(node: ast.AST, typing_only: bool):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child, typing_only
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                for part in child.body:
+                    yield from walk(ast.Module([part], []), True)
+                for part in child.orelse:
+                    yield from walk(ast.Module([part], []), typing_only)
+            else:
+                yield from walk(child, typing_only)
+
+    out = []
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(), str(path))
+        for node, typing_only in walk(tree, False):
+            for dotted in targets(node, name, path.name == "__init__.py"):
+                if dotted == "stackbench" or dotted.startswith("stackbench."):
+                    target = resolve(dotted.removeprefix("stackbench").removeprefix("."))
+                    out.append(Import(f"{path.relative_to(package)}:{node.lineno}", name, target, typing_only))
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+            or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def room(module: str) -> str:
+    return module.split(".")[0] if module else "stackbench"
+
+
+def allowed(source: str, target: str) -> bool:
+    here, there = room(source), room(target)
+    if here == there or there in LEAVES:
+        return True
+    return any(target == rule or target.startswith(rule + ".") or there == rule for rule in RULES[here])
+
+
+def import_breaches(package: Path) -> list[str]:
+    found = []
+    for imp in imports(package):
+        if imp.source and room(imp.source) not in RULES and room(imp.source) not in LEAVES:
+            found.append(f"{imp.where}: room {room(imp.source)!r} has no row in RULES (nor in the README)")
+        elif imp.source and room(imp.source) in LEAVES and room(imp.target) not in LEAVES | {room(imp.source)}:
+            found.append(f"{imp.where}: the leaf {room(imp.source)} imports {imp.target}")
+        elif imp.source and room(imp.source) in RULES and not allowed(imp.source, imp.target):
+            found.append(f"{imp.where}: {imp.source} imports {imp.target}")
+    return sorted(set(found))
+
+
+def module_cycles(package: Path) -> list[list[str]]:
+    """Strongly connected groups of modules (Tarjan's algorithm): each is an import cycle.
+    Imports inside functions count (they are how a cycle is hidden, not cut); those under
+    TYPE_CHECKING do not (they run nothing, so no import order can break on them)."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports(package):
+        if imp.source != imp.target and not imp.typing_only:
+            graph.setdefault(imp.source, set()).add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+# -- the engine's JSON, read in one place ---------------------------------------------------
+SCHEMA = ROOT / "loadgen" / "schema" / "result-v1.schema.json"
+# Where the engine's document is read by key: its parser; the store's row mapping (the
+# document is a column, read back through the parser); and merge.py, which merges several
+# clients' documents into one bucket by bucket *before* it is parsed — the merged document
+# is what the store keeps, so it must stay a document of the same schema.
+ENGINE_READERS = ("engine/result.py", "engine/merge.py", "store/")
+# Property names of the schema that other dicts of the lab use too, so a read of one says
+# nothing about the engine's document (each with the dicts that use it):
+SHARED_WORDS = {
+    # a plan's tables (planning/, network/visitors.py, workloads/app.py), the SLO's counts,
+    # a stored cell's keep-alive
+    "name", "rate", "connections", "requests", "threads", "timeout", "stages", "start", "min", "max",
+    "keepalive", "read_rate", "rcvbuf", "path", "weight", "errors",
+    "count", "total",  # a process group's count, the system calls' total (monitor/, the store)
+    "received", "bytes", "mean", "t_s",  # the link emulator's statistics (network/tunnel.py)
+    "keepalive_requests",  # a server's knob
+    "address",  # the agent's messages (hosts/wire.py)
+    "code", "params",  # a caveat, {code, params} (caveats.py)
+}
+# A caveat's params (the schema's warning_codes[].params, and the lab's own caveats) are
+# read by the caveats' gates and sentences: those names, in those two modules.
+CAVEAT_READERS = ("caveats.py", "report/text/caveats.py")
+# Reads of a key the schema has, of a dict that is not the engine's result document:
+# (module, function, key) → why.
+NOT_THE_DOCUMENT = {
+    ("engine/process.py", "run", "schema_version"):
+        "the contract's version is checked before the document is handed to the parser",
+    ("report/text/progress.py", "live_line", "completed"): "the engine's --progress line, not its result",
+    ("report/text/progress.py", "live_line", "failed"): "the engine's --progress line, not its result",
+    ("report/text/progress.py", "live_line", "non_2xx"): "the engine's --progress line, not its result",
+    ("report/text/progress.py", "live_line", "per_s"): "the engine's --progress line, not its result",
+    ("analysis/capacity.py", "SLO.from_dict", "latency_us"): "the SLO's own stored form (SLO.as_dict)",
+    ("analysis/classes.py", "of", "completed"): "a visitor class's stored summary (engine/background.summary)",
+}
+
+
+def schema_names(schema: dict) -> tuple[set[str], set[str]]:
+    """(the property names of the engine's result document outside a warning's params,
+    those inside a warning's params), found recursively through the schema's $defs."""
+    defs = schema.get("$defs", {})
+    in_params: set[str] = set()
+    elsewhere: set[str] = set()
+
+    def walk(node, params: bool, seen: frozenset) -> None:
+        if isinstance(node, list):
+            for v in node:
+                walk(v, params, seen)
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref", "")
+        if ref.startswith("#/$defs/") and ref not in seen:
+            walk(defs[ref.split("/")[-1]], params, seen | {ref})
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    (in_params if params else elsewhere).add(name)
+                    walk(sub, params or name == "params", seen)
+            elif key != "$defs":
+                walk(value, params, seen)
+
+    walk(schema, False, frozenset())
+    return elsewhere, in_params
+
+
+def key_reads(path: Path):
+    """(line, enclosing function, key) for each `x["key"]`, `x.get("key")`, `x.pop("key")`
+    and `"key" in x` in a module."""
+    tree = ast.parse(path.read_text(), str(path))
+
+    def visit(node: ast.AST, scope: str):
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            key = None
+            if isinstance(child, ast.Subscript) and isinstance(child.ctx, ast.Load):
+                key = child.slice
+            elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
+                  and child.func.attr in ("get", "pop") and child.args):
+                key = child.args[0]
+            elif (isinstance(child, ast.Compare) and len(child.ops) == 1
+                  and isinstance(child.ops[0], (ast.In, ast.NotIn))):
+                key = child.left
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                yield child.lineno, inner, key.value
+            yield from visit(child, inner)
+
+    yield from visit(tree, "")
+
+
+def key_breaches(package: Path, schema_path: Path = SCHEMA) -> list[str]:
+    document, params = schema_names(json.loads(schema_path.read_text()))
+    engine_keys = document - SHARED_WORDS
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel.startswith(ENGINE_READERS):
+            continue
+        for line, scope, key in key_reads(path):
+            if (key not in engine_keys or (rel in CAVEAT_READERS and key in params)
+                    or (rel, scope, key) in NOT_THE_DOCUMENT):
+                continue
+            found.append(f"{rel}:{line} ({scope or 'module'}) reads {key!r}")
+        found += [f"{rel}:{line} repacks the engine's document as a stored cell's \"engine\""
+                  for line in repacked_documents(path)]
+    return found
+
+
+def repacked_documents(path: Path) -> list[int]:
+    """Lines of a dict built with the key "engine" from an EngineResult's `.raw`: the
+    document handed on in the store's shape, for someone to read by key (the runner did
+    so for the capacity search's check, before issue 22)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if (isinstance(key, ast.Constant) and key.value == "engine"
+                        and any(isinstance(n, ast.Attribute) and n.attr == "raw" for n in ast.walk(value))):
+                    lines.append(key.lineno)
+    return lines
+
+
+# -- the tests ----------------------------------------------------------------------------
+PACKAGE = ROOT / "stackbench"
+
+
+def test_every_import_is_one_the_readme_allows():
+    assert import_breaches(PACKAGE) == []
+
+
+def test_no_module_imports_itself_round_a_cycle():
+    assert module_cycles(PACKAGE) == []
+
+
+def test_the_rows_run_down_but_for_the_ties():
+    """Without its ties the table is a layering: no room reaches itself through it, so a
+    new import that points up is either refused or named a tie here and in the README."""
+    assert TIES <= {(here, rule) for here, rules in RULES.items() for rule in rules}
+    down = {here: {rule.split(".")[0] for rule in rules if (here, rule) not in TIES} for here, rules in RULES.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(r == goal or (r not in seen and reaches(r, goal, seen | {r})) for r in down.get(start, ()))
+
+    assert [here for here in RULES if reaches(here, here, {here})] == []
+
+
+def test_every_room_has_a_row_and_every_row_a_room():
+    rooms = {room(m) for m in modules(PACKAGE) if m}
+    assert rooms - LEAVES - set(RULES) == set()
+    assert set(RULES) - rooms == set()
+    named = {rule.split(".")[0] for rules in RULES.values() for rule in rules}
+    assert named - rooms == set()
+    dotted = {rule for rules in RULES.values() for rule in rules if "." in rule}
+    assert {rule for rule in dotted if rule not in modules(PACKAGE)} == set()
+
+
+def test_no_engine_key_is_read_outside_its_one_place():
+    assert key_breaches(PACKAGE) == []
+
+
+def test_the_walk_sees_the_package_and_the_schema():
+    """The checks would pass on nothing: they must see what they check."""
+    assert len(imports(PACKAGE)) > 500
+    document, params = schema_names(json.loads(SCHEMA.read_text()))
+    assert {"per_url", "timeline", "in_flight_oldest_us", "percentiles"} <= document - SHARED_WORDS
+    assert {"threshold_us", "share", "not_sent"} <= params and "threshold_us" not in document
+
+
+def test_the_readme_states_the_same_rules():
+    """README.md's "Who may import whom" lists, per room, what it may import: the same
+    as RULES, and the same leaves."""
+    readme = (ROOT / "README.md").read_text()
+    said = readme_rules(readme)
+    assert said == RULES
+    leaves = re.search(r"\*\*Who may import whom\.\*\*(.*?)\n- ", readme, re.S).group(1)
+    assert set(re.findall(r"`([\w.]+)`", _outside_parentheses(leaves))) == LEAVES
+
+
+def readme_rules(readme: str) -> dict[str, set[str]]:
+    """The rows of the README's list: "- `room` → `a`, `b.c` (why), …" (backticked names
+    outside parentheses are what the room may import)."""
+    section = readme.split("**Who may import whom.**", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for item in re.split(r"\n- ", section)[1:]:
+        text = _outside_parentheses(" ".join(item.split()))
+        head, _, tail = text.partition("→")
+        (name,) = re.findall(r"`([\w.]+)`", head)
+        rows[name] = set(re.findall(r"`([\w.]+)`", tail))
+    return rows
+
+
+def _outside_parentheses(text: str) -> str:
+    while True:
+        shorter = re.sub(r"\([^()]*\)", "", text)
+        if shorter == text:
+            return text
+        text = shorter
+
+
+if __name__ == "__main__":
+    tree = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
+    package = tree / "stackbench"
+    schema = tree / "loadgen" / "schema" / "result-v1.schema.json"
+    for title, lines in (("imports the README does not allow", import_breaches(package)),
+                         ("import cycles", [" ↔ ".join(g) for g in module_cycles(package)]),
+                         ("engine keys read outside their place",
+                          key_breaches(package, schema if schema.exists() else SCHEMA))):
+        print(f"{title}: {len(lines)}")
+        for line in lines:
+            print(f"  {line}")
