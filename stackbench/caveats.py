@@ -20,6 +20,7 @@ CPU_STEAL = "cpu_steal"
 SERVER_LIMIT = "server_limit"
 MEMORY_LIMIT = "memory_limit"
 OOM_KILLED = "oom_killed"
+NON_2XX = "non_2xx"  # the engine's code for answers outside 2xx (a load failure above NON_2XX_SHARE)
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
@@ -27,25 +28,91 @@ OOM_KILLED = "oom_killed"
 # their stack's median throughput, runs under 5 % at 0.91–1.51 — host noise of its own.
 STEAL_SHARE = 0.10
 
-# Caveats that make a repetition unfit for a verdict (the validity gates): the figures
-# then describe the generator, the failures or a subset of the clients — not the stack.
-INVALIDATING = frozenset({
-    "engine_saturated", "requests_failed", "clients_unserved", "no_response_all", "no_requests", "target_down",
-    CPU_STEAL,
-})
-
-
 # Non-2xx answers are "completed" requests to the engine; above this share the figures
 # describe an error page (a fast 502 is not a fast stack). The engine's own threshold
 # for failed requests is the same 1 %.
 NON_2XX_SHARE = 0.01
 
+# Two kinds of bad repetitions, never confused (SPEC.md, Method; analysis/outcomes.py
+# decides each repetition's outcome from these):
+#
+# MEASUREMENT FAILURES: the figures describe the generator or the host, not the stack.
+# The repetition is invalid: shown, never in a verdict.
+MEASUREMENT_FAILURES: dict[str, str] = {
+    # Only while the server had headroom: an engine at its limit beside a server at its
+    # limit too measured a lower bound of the stack, which stays valid
+    # (analysis/outcomes.py: SERVER_BUSY; a busy share not known counts as headroom).
+    "engine_saturated": "an engine thread was busy >= 90 % of the window: the figures measure the load generator",
+    CPU_STEAL: "the hypervisor took the server's core: the figures measure the host's other guests",
+}
+# Neither: cores_shared (one core for server and engine) is said, not a gate — on such a
+# machine every run pays the same tax, and the sentence says so.
+#
+# LOAD FAILURES: the stack did not serve the load it was given. A result, not a void:
+# the repetition is valid, counts with what it delivered, and the stack loses.
+LOAD_FAILURES: dict[str, str] = {
+    "no_response_all": "no connection got a response in the whole window: every client went unserved",
+    "clients_unserved": "some connections got no response in the whole window: their clients went unserved "
+                        "(prefork children held by keep-alive or by slow visitors, a pool that could not grow)",
+    "requests_failed": "more than 1 % of requests failed (resets, timeouts: the engine's threshold)",
+    NON_2XX: f"more than {NON_2XX_SHARE:.0%} of responses were errors (a fast 502 is not a fast stack)",
+    "no_requests": "nothing completed or failed in the window",
+    # With a result from the engine the stack was up when the load began (a stack that
+    # never came up has no engine result and is not a load result): it stopped accepting.
+    "target_down": "no connection to the stack succeeded during the load",
+    # Open loop: requests fell due and were never sent because every connection was still
+    # waiting on the stack (the engine's threshold: under 95 % of the rate sent).
+    "rate_not_reached": "due requests were never sent: every connection was waiting on the stack",
+    OOM_KILLED: "the OOM killer took processes of the stack (in the window or its warm-up) under the machine "
+                "profile's memory limit: on that machine the stack does not fit this load",
+}
+
+
+def measurement_failure(caveat: Caveat) -> bool:
+    """Is this stored caveat one that makes its repetition an invalid measurement —
+    whatever the server's side (engine_saturated is decided with it, in analysis/outcomes.py)?"""
+    return caveat.code in MEASUREMENT_FAILURES
+
+
+def load_failure(caveat: Caveat) -> bool:
+    """Does this stored caveat say the stack failed the load it was given?"""
+    if caveat.code == NON_2XX:
+        return caveat.params.get("share", 1.0) > NON_2XX_SHARE
+    if caveat.code == OOM_KILLED:
+        # in the window or its warm-up (the same load); kills in the system-call pass
+        # after the window did not touch the figures
+        return bool((caveat.params.get("count") or 0) + (caveat.params.get("before") or 0))
+    return caveat.code in LOAD_FAILURES
+
+
+def failure_figures(caveat: Caveat) -> tuple[int | None, int | None, float | None]:
+    """A load failure's figures as its caveat carries them: (count, out of, share) —
+    connections unserved of those measured, connect errors, requests failed of those
+    attempted, non-2xx responses, due requests never sent of those due, processes
+    OOM-killed in the window and its warm-up; None where the caveat does not say."""
+    p, code = caveat.params, caveat.code
+    if code == "no_response_all":
+        return p.get("connections"), p.get("connections"), 1.0 if p.get("connections") else None
+    if code == "clients_unserved":
+        return p.get("without_response"), p.get("connections"), None
+    if code == "target_down":
+        return p.get("connect_errors"), None, None
+    if code == "requests_failed":
+        return p.get("failed"), p.get("attempted"), p.get("share")
+    if code == NON_2XX:
+        return p.get("count"), None, p.get("share")
+    if code == "rate_not_reached":
+        return p.get("not_sent"), p.get("due"), None
+    if code == OOM_KILLED:
+        return (p.get("count") or 0) + (p.get("before") or 0), None, None
+    return None, None, None
+
 
 def invalidates(caveat: Caveat) -> bool:
-    """Does this stored caveat keep its repetition out of verdicts?"""
-    if caveat.code == "non_2xx":
-        return caveat.params.get("share", 1.0) > NON_2XX_SHARE
-    return caveat.code in INVALIDATING
+    """Does this stored caveat keep its repetition out of verdicts? Only a measurement
+    failure does (a load failure is a result); engine_saturated only while the server
+    had headroom, which analysis/outcomes.py decides with the cell's CPU figures."""
+    return measurement_failure(caveat)
 
 
 def for_cell(result: EngineResult, pinning: dict, steal_share: float | None = None) -> list[Caveat]:
@@ -86,10 +153,11 @@ def server_limits(status: list, knobs: dict, connections: int) -> list[Caveat]:
 
 def memory_limit(events: dict | None) -> list[Caveat]:
     """What a machine profile's memory limit did in the window (monitor/memory_events.py).
-    Like a server limit, a finding about the stack on that small machine, so it never
-    invalidates a run by itself: the requests the kills broke are the engine's failed
-    requests, which have their own gate. OOM kills before the window (stack start,
-    warm-up) are named too — the window then measured a stack that had lost processes."""
+    A finding about the stack on that small machine, never an invalid measurement: OOM
+    kills in the window or just before it (stack start, warm-up: the same load) are a
+    load failure (LOAD_FAILURES; the requests the kills broke are the engine's failed
+    ones); kills only in the system-call pass after the window are named, not a failure;
+    reaching the limit without a kill is neither."""
     if not events:
         return []
     kills, before = events.get("oom_kills") or 0, events.get("oom_kills_before") or 0

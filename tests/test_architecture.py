@@ -46,7 +46,7 @@ RULES: dict[str, set[str]] = {
     "report": {"analysis", "model", "engine.result", "planning", "events", "store", "upkeep.pinning",
                "stacks.base"},
     "runner": {"planning", "hosts", "stacks", "workloads", "engine", "monitor", "network", "store", "caveats",
-               "events", "upkeep", "analysis.capacity", "analysis.verdicts"},
+               "events", "upkeep", "analysis.capacity", "analysis.verdicts", "analysis.power"},
     "scenarios": {"planning", "workloads"},
     "events": {"planning", "stacks", "store", "upkeep"},
     "hosts": {"planning", "stacks", "servers", "workloads", "engine", "monitor", "network", "upkeep"},

@@ -1,6 +1,7 @@
 """The capacity search with the real load engine against a server whose capacity is
 known (tests/knee_server.py: instant up to CAPACITY requests/s, 30 ms above): the
-interval it finds must contain that rate."""
+bracket it finds and the edge fitted to its probes (with its interval) must contain
+that rate."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stackbench import engine
-from stackbench.analysis import capacity
+from stackbench.analysis import capacity, capacity_edge
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import LoadSpec
 from stackbench.states import CellStatus
@@ -36,7 +37,7 @@ def knee():
 
 def test_capacity_search_finds_a_known_capacity_with_the_real_engine(knee):
     slo = SLO({"99": 10_000}, errors=0)
-    search = Search(SearchParams(start=50, precision=0.05, confirm=1))
+    search = Search(SearchParams(start=50, precision=0.05, confirm=0, edge=8))
     walked = []
     while (rate := search.next_rate()) is not None:
         spec = LoadSpec(url=knee, connections=capacity.open_loop_connections(rate, 0.01), rate=rate,
@@ -45,8 +46,11 @@ def test_capacity_search_finds_a_known_capacity_with_the_real_engine(knee):
         check = capacity.check(CellStatus.OK, None, result, slo)
         search.record(rate, check.met, check.generator_limited)
         walked.append((rate, result.latency.p99_us, check.met))
-    print("walked", walked, "interval", search.low, search.high)
-    assert search.stopped == "converged", walked
+    edge = capacity_edge.fit((rate, met) for rate, _, met in walked)
+    print("walked", walked, "bracket", search.low, search.high, "edge", edge.rate, edge.low, edge.high)
+    assert search.stopped == "converged" and search.edge_probes == 8, walked
+    # The fitted capacity: within 3 % of the knee, its 95 % interval covering it.
+    assert abs(edge.rate / CAPACITY - 1) < 0.03 and edge.low <= CAPACITY * 1.02 and edge.high >= CAPACITY * 0.98
     # The window's arrival count is exact to one request: the knee is sharp to ~1 %.
     assert search.low <= CAPACITY * 1.02 and search.high >= CAPACITY * 0.98, walked
     assert (search.high - search.low) / search.low <= 0.06, walked

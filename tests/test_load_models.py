@@ -11,7 +11,7 @@ import pytest
 
 from stackbench import runner
 from stackbench.planning import loads, plan as plan_mod
-from stackbench.analysis import capacity, capacity_results, curves, questions
+from stackbench.analysis import capacity, capacity_edge, capacity_results, curves, questions
 from stackbench.analysis.capacity import SLO, Search, SearchParams
 from stackbench.engine import EngineResult
 from stackbench.errors import PlanError
@@ -139,12 +139,29 @@ def drive(search: Search, sustains: float, noise=None) -> Search:
 
 @pytest.mark.parametrize("sustains", [37.0, 150.0, 1234.0, 9_999.0, 61_000.0])
 def test_search_brackets_a_known_capacity_within_its_precision(sustains):
-    s = drive(Search(SearchParams(start=100, precision=0.05, confirm=2)), sustains)
+    s = drive(Search(SearchParams(start=100, precision=0.05, confirm=2, edge=0)), sustains)
     assert s.stopped == "converged"
     assert s.low <= sustains < s.high
     assert (s.high - s.low) / s.low <= 0.05 + 1 / s.low  # whole requests/s
     assert s.confirmations == 3  # the first pass and two confirmations
     assert len(s.probes) < 25
+
+
+@pytest.mark.parametrize("sustains", [150.0, 1234.0, 61_000.0])
+def test_the_edge_series_steps_up_after_a_pass_and_down_after_a_miss(sustains):
+    s = drive(Search(SearchParams(start=100, precision=0.05, edge=8)), sustains)
+    assert s.stopped == "converged" and s.edge_probes == 8
+    series = s.probes[-8:]
+    for before, after in zip(series, series[1:]):
+        # one step of × 1.05 (rates are whole requests/s)
+        ratio = after.rate / before.rate
+        assert ratio == pytest.approx(1.05 if before.met else 1 / 1.05, abs=1 / before.rate + 1e-3)
+    # on a sharp knee the series straddles it: both outcomes, and every rate within a step
+    assert {p.met for p in series} == {True, False}
+    assert all(sustains / 1.11 < p.rate < sustains * 1.11 for p in series)
+    assert s.low <= sustains < s.high  # the bracket only narrows
+    e = capacity_edge.fit((p.rate, p.met) for p in s.probes)
+    assert e.low <= sustains <= e.high and abs(e.rate / sustains - 1) < 0.05
 
 
 def test_a_failed_confirmation_moves_the_interval_down():
@@ -158,7 +175,7 @@ def test_a_failed_confirmation_moves_the_interval_down():
             return True
         return False
 
-    s = drive(Search(SearchParams(start=100, precision=0.05)), 0, noise)
+    s = drive(Search(SearchParams(start=100, precision=0.05, confirm=2, edge=0)), 0, noise)
     assert s.low <= 1000 < s.high and s.stopped == "converged"
 
 
@@ -240,13 +257,19 @@ def test_capacity_search_stores_every_probe_and_finds_each_stacks_rate(lab):
     found = capacity_results.results(store.run(outcome.run_id), cells, store.search_rows(outcome.run_id))
     by = {r.stack_label: r for r in found}
     assert by["A"].low <= 1234 < by["A"].high and by["B"].low <= 3100 < by["B"].high
-    assert by["A"].at_low.p99_us == 2_000
+    assert by["A"].at_capacity.p99_us == 2_000
+    # each search's edge: within a step of the knee, its interval covering it
+    for label, knee in (("A", 1234), ("B", 3100)):
+        e = by[label].edge
+        assert abs(e.rate / knee - 1) < 0.05 and e.low <= knee <= e.high
     out = io.StringIO()
     run_report.render(analyze(store.run(outcome.run_id), cells, store.search_rows(outcome.run_id)), out)
     text = out.getvalue()
     assert "capacity at p99 ≤ 10 ms, errors ≤ 0" in text
-    assert f"{by['A'].low:,.0f}–{by['A'].high:,.0f} req/s" in text
-    assert "B vs A: no verdict (1 vs 1 runs" in text  # one search a side is no verdict
+    assert f"{by['A'].edge.rate:,.0f} req/s" in text and f"{by['A'].edge.low:,.0f}–{by['A'].edge.high:,.0f} req/s" in text
+    # one search a side: the edges compared on their probes give the verdict
+    assert "php-hello keep-alive: B sustains 1" in text and "more load than A within the target" in text
+    assert "fewer than five searches a side: each pair of edges is compared on its probes" in text
     assert "p99 80.00" not in text.split("capacity at")[0]  # probes are not in the level table
 
 
@@ -269,6 +292,8 @@ def test_five_searches_a_side_give_a_capacity_verdict(lab):
     found = capacity_results.results(run, store.cells(outcome.run_id), store.search_rows(outcome.run_id))
     (v,) = capacity_results.decide(found, "A")
     assert v.better is True and 1.8 < v.comparison.ratio < 2.2
+    # five searches a side: each search's fitted edge is a run (not the probes pooled)
+    assert not capacity_results.on_probes(v) and len(v.baseline_values) == len(v.candidate_values) == 5
     out = io.StringIO()
     run_report.render(analyze(run, store.cells(outcome.run_id), store.search_rows(outcome.run_id)), out)
     assert "php-hello keep-alive: B sustains" in out.getvalue() and "more load than A" in out.getvalue()

@@ -294,8 +294,9 @@ def test_a_ramp_and_a_capacity_search_in_one_report(lab, tmp_path):
     assert f'id="r{ramp}-run"' in text and f'id="r{capacity}-run"' in text
     assert "The way down against the way up" in text and "way down vs way up" in text
     assert "the whole walk" in text and f"stackbench timeline {ramp}:" in text and "--walk" in text
-    assert "Capacity at p99 ≤ 10 ms" in text and "Capacity search — php-hello" in text
-    assert re.search(r"<td>1,[0-9]{3}–1,[0-9]{3} req/s</td>", text)  # A's interval around its 1,600 req/s
+    assert "Capacity at p99 ≤ 10 ms" in text and "Capacity — php-hello" in text
+    assert re.search(r"<td>1,[0-9]{3}–1,[0-9]{3} req/s</td>", text)  # A's 95 % CI around its 1,600 req/s
+    assert "fitted capacity, php-hello" in text and "half the probes meet: the edge" in text  # the fitted curves
     assert 'class="ref"' in text and "dot" in text and "hollow" in text  # the target; missed probes
     assert "Latency against throughput — static-12b" in text
     assert "No verdicts between stacks for this run" in text  # the ramp has no baseline: how to get them now

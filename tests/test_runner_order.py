@@ -129,6 +129,8 @@ def lab():
         d = doc(rps)
         if label in state.get("unserved", ()):
             d["warning_codes"] = [{"code": "clients_unserved", "params": {"without_response": 3, "connections": 8}}]
+        if label in state.get("saturated", ()):  # the fake monitor measures no server CPU: an invalid run
+            d["warning_codes"] = [{"code": "engine_saturated", "params": {"thread": 0, "busy": 0.97}}]
         return EngineResult.from_doc(d)
 
     fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
@@ -273,15 +275,50 @@ def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):
     assert len([e for e in log if e[0] == "measure"]) == 9 * 2
 
 
+def test_adaptive_repetitions_stop_when_every_pair_has_the_runs_its_noise_needs(lab):
+    """Issue 23: 3 % noise never narrows a CI to ±0.5 %, but 5 runs a side already find a
+    20 % difference among the plan's comparisons at that noise (power.readiness)."""
+    import random
+
+    log, state, fake = lab
+    rng = random.Random(7)
+    state["rps"] = lambda label: 1000 * rng.lognormvariate(0, 0.03)
+    outcome = run(Store(), fake, ADAPTIVE.replace('target_ci = "3%"', 'target_ci = "0.5%"'))
+    assert outcome.stop["reason"] == "power" and outcome.stop["repetitions"] == 5
+    assert outcome.stop["family"] == 1 and outcome.stop["detect"] == 0.2 and outcome.stop["runs_needed"] == 5
+    # 30 % noise: a 20 % difference would need ~70 runs a side; the cap (9) comes first
+    rng2 = random.Random(8)
+    state["rps"] = lambda label: 1000 * rng2.lognormvariate(0, 0.3)
+    outcome = run(Store(), fake, ADAPTIVE)
+    assert outcome.stop["reason"] == "cap" and outcome.stop["runs_needed"] > 9
+
+
 def test_adaptive_repetitions_do_not_stop_on_target_while_a_pair_lacks_valid_runs(lab):
     import random
 
     log, state, fake = lab
     rng = random.Random(7)
     state["rps"] = lambda label: 1000 * rng.gauss(1, 0.005)
-    state["unserved"] = {"apache-prefork-modphp"}  # every run of it fails a validity gate
+    # every run of it an invalid measurement (issue 23: was clients_unserved, which is now
+    # a failed load — a result that settles the pair, see the next test)
+    state["saturated"] = {"apache-prefork-modphp"}
     outcome = run(Store(), fake, ADAPTIVE)
     assert outcome.stop["reason"] == "cap" and outcome.stop["open_pairs"] == 1
+
+
+def test_adaptive_repetitions_stop_when_a_stack_fails_the_load_in_every_run(lab):
+    """Issue 23: a pair whose candidate fails the load in its MIN_RUNS runs is settled
+    ("fails this load"): no more repetitions to narrow an interval nobody reads."""
+    import random
+
+    log, state, fake = lab
+    rng = random.Random(7)
+    state["rps"] = lambda label: 1000 * rng.gauss(1, 0.005)
+    state["unserved"] = {"apache-prefork-modphp"}
+    store = Store()
+    outcome = run(store, fake, ADAPTIVE)
+    assert outcome.stop["reason"] == "target" and outcome.stop["repetitions"] == 5
+    assert outcome.stop["open_pairs"] == 0
 
 
 def test_resuming_a_failed_run_measures_its_failed_cells_again(lab):

@@ -2,7 +2,9 @@
 slow phones, say): for each stack, level by level, what the other visitors did to the
 measured ones' throughput and latency — with the same statistics as stacks against a
 baseline (the run is the unit, Holm over all the comparisons). A stack that spoon-feeds
-slow visitors from a buffer shows no difference; one that gives each a worker does."""
+slow visitors from a buffer shows no difference; one that gives each a worker does — or,
+when the slow ones hold every worker, fails the load: "with slow fails this load: 16 of
+16 measured visitors unserved …" (verdicts.decided)."""
 
 from __future__ import annotations
 
@@ -25,4 +27,4 @@ def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> 
         return None
     as_sides = [replace(c, stack_label=side(c.background or "none"), background="none",
                         workload=f"{c.stack_label} · {c.workload}") for c in cells]
-    return verdicts.decide(as_sides, ALONE, band=band)
+    return verdicts.decide(as_sides, ALONE, band=band, self_comparison=True)

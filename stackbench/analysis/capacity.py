@@ -2,15 +2,27 @@
 before p99 passes 50 ms?" — the service-level objective (SLO), the check of one probe
 against it, and the search over arrival rates. Pure: the runner asks `Search` for the
 next rate and tells it each probe's outcome; a report replays the same search over the
-stored probes and gets the same interval.
+stored probes and gets the same probes and bracket.
 
-The search (after Nighthawk's adaptive load controller and the usual bracketing of a
-monotone predicate): exponential steps from `start` (× `factor`) until a probe fails,
-then bisection between the highest passing rate and the lowest failing one until the
-interval is narrower than `precision`, then the highest passing rate is probed again
-`confirm` times; a failed confirmation makes it the new upper end and the bisection
-goes on below it. A pass above a known failure (noise) never widens the interval: the
-lowest failure is the upper end whatever passed above it.
+The search, in three phases:
+1. Bracketing (after Nighthawk's adaptive load controller and the usual bracketing of a
+   monotone predicate): exponential steps from `start` (× `factor`) until a probe fails,
+   then bisection between the highest passing rate and the lowest failing one until the
+   interval is narrower than `precision`. A pass above a known failure never widens the
+   bracket: the lowest failure is its upper end whatever passed above it.
+2. `confirm` more probes of the bracket's low end; a failed one makes it the new upper
+   end and the bisection goes on below it.
+3. The edge: `edge` probes of an up-and-down series (Dixon & Mood 1948, JASA
+   43:109–126) on rates `precision` apart in ratio, from the bracket's geometric middle:
+   one step up after a probe met the SLO, one down after it missed. Near the edge a
+   probe's outcome is a coin toss (met at 7,500 req/s after a miss at 6,250); this series
+   puts the probes where the coin is fair, and the stack's capacity is the edge fitted to
+   every probe of the search (analysis/capacity_edge.py: where a probe meets the SLO half
+   the time, with a 95 % interval) — not the bracket, which one unlucky miss can put
+   below the edge. The series walks out of a wrong bracket (a step a probe), so a lucky
+   or unlucky probe during bracketing costs some steps, not the answer.
+Deterministic: the same outcomes give the same rates (no random draws), so a stored search
+can be replayed (`replay`).
 """
 
 from __future__ import annotations
@@ -66,11 +78,12 @@ class SLO:
 class SearchParams:
     start: float = 100.0  # first rate probed, requests/s
     factor: float = 2.0  # exponential phase: × this after each pass (÷ after a first failure)
-    precision: float = 0.05  # stop bisecting when (high − low) / low is at most this
-    confirm: int = 2  # extra probes of the final low end
+    precision: float = 0.05  # stop bisecting when (high − low) / low is at most this; the edge's step
+    confirm: int = 0  # extra probes of the bracket's low end
     ceiling: float = 200_000.0  # never probe above this
     floor: float = 1.0  # never probe below this
     budget_s: float = 180.0  # wall time of one search, at most
+    edge: int = 8  # probes of the up-and-down series around the edge (0: none, the bracket only)
 
 
 @dataclass(frozen=True)
@@ -122,26 +135,30 @@ class Probe:
 
 @dataclass
 class Search:
-    """The bracketing search. `next_rate()` says what to probe (None: done, `stopped`
-    says why); `record()` takes the outcome. Deterministic: the same outcomes give the
-    same rates, so a stored search can be replayed (`replay`)."""
+    """The search (the module docstring's three phases). `next_rate()` says what to
+    probe (None: done, `stopped` says why); `record()` takes the outcome. Deterministic:
+    the same outcomes give the same rates, so a stored search can be replayed (`replay`)."""
 
     params: SearchParams
     probes: list[Probe] = field(default_factory=list)
     stopped: str | None = None  # converged | ceiling | floor | generator | probes | budget
-    _confirmed: int = 0
+    # The up-and-down series, once begun: its middle rate, where in `probes` it began,
+    # and its level (steps of × (1 + precision) from the middle).
+    _middle: float | None = None
+    _began: int = 0
+    _level: int = 0
 
     # -- what is known ------------------------------------------------------------------
     @property
     def low(self) -> float | None:
-        """Highest rate that met the SLO below every failure: the stack sustains it."""
+        """The bracket's low end: the highest rate that met the SLO below every failure."""
         high = self.high
         ok = [p.rate for p in self.probes if p.met and (high is None or p.rate < high)]
         return max(ok) if ok else None
 
     @property
     def high(self) -> float | None:
-        """Lowest rate that did not meet the SLO."""
+        """The bracket's high end: the lowest rate that did not meet the SLO."""
         bad = [p.rate for p in self.probes if not p.met]
         return min(bad) if bad else None
 
@@ -151,8 +168,15 @@ class Search:
         low = self.low
         return sum(1 for p in self.probes if p.met and p.rate == low)
 
+    @property
+    def edge_probes(self) -> int:
+        """Probes of the up-and-down series so far."""
+        return 0 if self._middle is None else len(self.probes) - self._began
+
     def record(self, rate: float, met: bool, generator_limited: bool = False) -> None:
         self.probes.append(Probe(rate, met, generator_limited))
+        if self._middle is not None:
+            self._level += 1 if met else -1
         if generator_limited and met:
             # The engine saturated while the stack still kept up: beyond this rate the lab
             # would measure its own generator, so the search ends with "at least".
@@ -165,6 +189,10 @@ class Search:
         if len(self.probes) >= MAX_PROBES:
             return self.stop("probes")
         p = self.params
+        if self._middle is not None:
+            if self.edge_probes >= p.edge:
+                return self.stop("converged")
+            return self._series_rate()
         low, high = self.low, self.high
         if not self.probes:
             return _round_rate(min(max(p.start, p.floor), p.ceiling))
@@ -185,7 +213,16 @@ class Search:
         # Narrow enough (or no rate left between): confirm the low end.
         if self.confirmations < 1 + p.confirm:
             return low
-        return self.stop("converged")
+        if p.edge <= 0:
+            return self.stop("converged")
+        # The up-and-down series, from the bracket's geometric middle.
+        self._middle, self._began, self._level = math.sqrt(low * high), len(self.probes), 0
+        return self._series_rate()
+
+    def _series_rate(self) -> float:
+        p = self.params
+        rate = self._middle * (1 + p.precision) ** self._level
+        return _round_rate(min(max(rate, p.floor), p.ceiling))
 
     def stop(self, reason: str) -> None:
         """End the search (the runner's time budget ends it from outside)."""

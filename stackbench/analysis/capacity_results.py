@@ -1,20 +1,30 @@
-"""A stored run's capacity searches, replayed from their probes: per stack the rate
-interval it sustains within the SLO, the latency curve the search walked, the stack's
-cost at the sustained rate — and, between stacks, verdicts on the sustained rate with
-the same statistics as every other verdict (the search is the unit of replication)."""
+"""A stored run's capacity searches, replayed from their probes: per search the bracket it
+walked and the edge fitted to its probes (analysis/capacity_edge.py: the rate where a
+probe meets the SLO half the time, with a 95 % interval), the latency curve, the stack's
+cost near its capacity; per stack the edge fitted to all its searches' probes; and,
+between stacks, verdicts on the capacity.
+
+The verdict's unit (decide): with enough searches a side for stats.compare (five), each
+search's edge is one run, compared like every other figure — that is the form that also
+covers a host drifting between searches (bench/RESULTS.md saw one stack's searches range
+2,188–4,500 req/s). With fewer (`capacity --quick`: one a side), the two stacks' fitted
+edges are compared on their probes by a likelihood-ratio test (capacity_edge.compare),
+which covers the noise between probes but not between the two searches; the report says
+which one decided."""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, replace
 
-from stackbench.analysis import capacity, figures, stats, verdicts
+from stackbench.analysis import capacity, capacity_edge, figures, stats, verdicts
 from stackbench.analysis.capacity import SLO, Check, SearchParams
+from stackbench.analysis.capacity_edge import Edge
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 from stackbench.model.run import StoredRun, StoredSearch
 
-CAPACITY = verdicts.Metric("capacity", "sustained rate", True, lambda f: None)
+CAPACITY = verdicts.Metric("capacity", "capacity", True, lambda f: None)
+UNFINISHED = ("failed", "running")  # how a search ends that gives no capacity
 
 
 @dataclass(frozen=True)
@@ -30,23 +40,54 @@ class CapacityResult:
     workload: str
     keepalive: bool
     repetition: int
-    low: float | None  # the highest rate that met the SLO below every failure
+    low: float | None  # the bracket: the highest rate that met the SLO below every failure
     high: float | None  # the lowest rate that did not
     confirmations: int
     stopped: str  # converged | ceiling | floor | generator | probes | budget | failed | running
     seconds: float | None
     probes: tuple[ProbeResult, ...]  # in the order probed
+    edge: Edge | None  # fitted to this search's probes; None: all met or all missed
 
     @property
-    def at_low(self) -> figures.CellFigures | None:
-        """The last probe at the sustained rate: the stack's CPU and memory there."""
-        at = [p.figures for p in self.probes if p.rate == self.low and p.check.met]
-        return at[-1] if at else None
+    def capacity(self) -> float | None:
+        """The search's capacity: its fitted edge (None: no edge, or the search did not end)."""
+        return self.edge.rate if self.edge is not None and self.stopped not in UNFINISHED else None
+
+    @property
+    def at_capacity(self) -> figures.CellFigures | None:
+        """The stack near its capacity — the last probe at the highest rate that met the
+        SLO at or below the edge (without an edge: at the bracket's low end): its CPU,
+        memory and latency there."""
+        top = self.edge.rate if self.edge is not None else self.low
+        met = [p for p in self.probes if p.check.met and top is not None and p.rate <= top]
+        if not met:
+            return None
+        best = max(p.rate for p in met)
+        return [p.figures for p in met if p.rate == best][-1]
 
     @property
     def curve(self) -> list[ProbeResult]:
         """The probes by rate (a rate probed twice: each)."""
         return sorted(self.probes, key=lambda p: p.rate)
+
+    @property
+    def generator_limited(self) -> int:
+        """Probes left out of the fit: the engine saturated, they say nothing of the stack."""
+        return sum(1 for p in self.probes if p.check.generator_limited)
+
+
+@dataclass(frozen=True)
+class StackCapacity:
+    """One stack's capacity over all its searches (per workload and keep-alive mode)."""
+
+    stack_label: str
+    workload: str
+    keepalive: bool
+    searches: int  # that ended
+    edge: Edge | None  # fitted to every probe of those searches
+    low: float | None  # without an edge: the highest bracket low end ("at least")
+    high: float | None  # … and the lowest bracket high end ("below")
+    stopped: tuple[str, ...]  # how its searches ended
 
 
 def plan_parts(run: StoredRun) -> tuple[SLO, SearchParams] | None:
@@ -86,31 +127,74 @@ def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchP
         stack_label=s.stack_label, workload=s.workload, keepalive=s.keepalive,
         repetition=s.repetition, low=search.low, high=search.high, confirmations=search.confirmations,
         stopped=s.stopped, seconds=s.seconds,
-        probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked))
+        probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked),
+        # A probe whose generator saturated says nothing of the stack: not in the fit.
+        edge=capacity_edge.fit((r, ch.met) for r, ch, _ in checked if not ch.generator_limited))
 
 
-def decide(found: list[CapacityResult], baseline: str) -> list[verdicts.Verdict]:
-    """Each stack's sustained rates (one per search) against the baseline's, per workload
-    and keep-alive mode, Holm-adjusted together. A search that failed, or found nothing
-    the stack sustains, gives no value."""
-    by: dict[tuple[str, bool, str], list[float]] = {}
+def stacks(found: list[CapacityResult]) -> list[StackCapacity]:
+    """Per stack (workload, keep-alive mode), in the order measured: the edge of all its
+    ended searches' probes together (one search: that search's own fit)."""
+    by: dict[tuple[str, bool, str], list[CapacityResult]] = {}
     for r in found:
-        vals = by.setdefault((r.workload, r.keepalive, r.stack_label), [])
-        if r.low is not None and r.stopped not in ("failed", "running"):
-            vals.append(r.low)
+        by.setdefault((r.workload, r.keepalive, r.stack_label), [])
+        if r.stopped not in UNFINISHED:
+            by[(r.workload, r.keepalive, r.stack_label)].append(r)
+    out = []
+    for (workload, ka, label), rs in by.items():
+        if len(rs) == 1:
+            edge = rs[0].edge
+        else:
+            edge = capacity_edge.fit((p.rate, p.check.met) for r in rs for p in r.probes
+                                     if not p.check.generator_limited)
+        lows = [r.low for r in rs if r.low is not None]
+        highs = [r.high for r in rs if r.high is not None]
+        out.append(StackCapacity(label, workload, ka, len(rs), edge, max(lows) if lows else None,
+                                 min(highs) if highs else None, tuple(r.stopped for r in rs)))
+    return out
+
+
+def decide(found: list[CapacityResult], baseline: str, pooled: list[StackCapacity] | None = None,
+           band: float = stats.DEFAULT_EQUIVALENCE) -> list[verdicts.Verdict]:
+    """Each stack's capacity against the baseline's, per workload and keep-alive mode,
+    Holm-adjusted together (stats.adjust: the verdict rule of every comparison). With
+    enough searches a side, their edges are the runs (stats.compare); with fewer, the
+    pooled edges are compared on their probes (capacity_edge.compare, Comparison.test =
+    capacity_edge.TEST, n_a and n_b counting probes). A search that did not end, or found
+    no edge, gives no value."""
+    pooled = stacks(found) if pooled is None else pooled
+    per_search: dict[tuple[str, bool, str], list[float]] = {}
+    for r in found:
+        vals = per_search.setdefault((r.workload, r.keepalive, r.stack_label), [])
+        if r.capacity is not None:
+            vals.append(r.capacity)
+    by = {(s.workload, s.keepalive, s.stack_label): s for s in pooled}
     family = []
     for (workload, ka, label), cand in by.items():
         if label == baseline or (workload, ka, baseline) not in by:
             continue
         base = by[(workload, ka, baseline)]
-        q = Question(workload, 0, ka)
-        family.append(verdicts.Verdict(q, CAPACITY, baseline, label, stats.compare(base, cand), tuple(base),
-                                       tuple(cand)))
+        a, b = per_search.get((workload, ka, baseline), []), per_search.get((workload, ka, label), [])
+        c = stats.compare(a, b, band)
+        if c.verdict == stats.Verdict.INSUFFICIENT:
+            c = _on_probes(base.edge, cand.edge, band)
+        family.append(verdicts.Verdict(Question(workload, 0, ka), CAPACITY, baseline, label, c, tuple(a), tuple(b)))
     adjusted = stats.adjust([v.comparison for v in family])
     return [replace(v, comparison=c) for v, c in zip(family, adjusted)]
 
 
-def median_interval(found: list[CapacityResult]) -> tuple[float | None, float | None]:
-    lows = [r.low for r in found if r.low is not None]
-    highs = [r.high for r in found if r.high is not None]
-    return (statistics.median(lows) if lows else None, statistics.median(highs) if highs else None)
+def _on_probes(a: Edge | None, b: Edge | None, band: float) -> stats.Comparison:
+    """B's pooled edge against A's as a Comparison (verdict re-derived by stats.adjust)."""
+    n_a, n_b = (a.probes if a else 0), (b.probes if b else 0)
+    got = capacity_edge.compare(a, b) if a is not None and b is not None else None
+    if got is None:
+        return stats.Comparison(n_a, n_b, None, None, None, None, None, stats.Verdict.INSUFFICIENT, None, band, 0,
+                                test=capacity_edge.TEST)
+    direction = (got.ratio > 1) - (got.ratio < 1)
+    return stats.Comparison(n_a, n_b, got.ratio, got.ci_low, got.ci_high, got.p_value, got.p_value,
+                            stats.Verdict.NO_DIFFERENCE, None, band, direction, test=capacity_edge.TEST)
+
+
+def on_probes(v: verdicts.Verdict) -> bool:
+    """The verdict compared two pooled edges on their probes (fewer than enough searches)."""
+    return getattr(v.comparison, "test", None) == capacity_edge.TEST

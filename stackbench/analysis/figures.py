@@ -1,10 +1,11 @@
-"""One stored cell's figures, typed, computed once: what the table, explain and (later)
-the HTML report show. None when not computable (STYLE.md), never 0."""
+"""One stored cell's figures, typed, computed once: what the table, explain and the HTML
+report show, and the repetition's outcome (outcomes.py: invalid, served, or failed the
+load, and how). None when not computable (STYLE.md), never 0."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from stackbench.analysis import metrics, questions
+from stackbench.analysis import metrics, outcomes, questions
 from stackbench.engine.result import Caveat
 from stackbench.model.cell import StoredCell
 from stackbench.states import CellStatus
@@ -60,6 +61,8 @@ class CellFigures:
     # the window and just before it (start, warm-up), and the limit.
     oom_kills: int | None = None
     memory_limit_bytes: int | None = None
+    # Invalid, served or failed the load, and how; what verdicts take of this repetition.
+    outcome: outcomes.Outcome | None = None
 
     @property
     def page_mode(self) -> bool:
@@ -106,4 +109,5 @@ def of(cell: StoredCell) -> CellFigures:
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
         oom_kills=None if events is None else events.total_kills,
         memory_limit_bytes=events and events.limit_bytes,
+        outcome=outcomes.of(cell),
     )

@@ -2,7 +2,9 @@
 on one running stack, and a pool that grows lazily and shrinks eagerly (prefork, FPM
 dynamic) answers differently. Each stack's way down is compared with its own way up,
 level by level, with the same statistics as stacks against a baseline (the run is the
-unit, Holm over all the comparisons)."""
+unit, Holm over all the comparisons). A way that failed the load (prefork whose clients
+went unserved on the way up) loses to the other in words: "way up fails this load: …"
+(verdicts.decided)."""
 
 from __future__ import annotations
 
@@ -21,4 +23,4 @@ def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> 
         return None
     as_sides = [replace(c, stack_label=UP if c.leg == "up" else DOWN, leg=None,
                         workload=f"{c.stack_label} · {c.workload}") for c in both]
-    return verdicts.decide(as_sides, UP, band=band)
+    return verdicts.decide(as_sides, UP, band=band, self_comparison=True)

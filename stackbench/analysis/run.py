@@ -38,7 +38,8 @@ class Pick:
 class Capacity:
     slo: SLO
     results: tuple[capacity_results.CapacityResult, ...]  # one per search
-    verdicts: tuple[verdicts.Verdict, ...]  # the sustained rates against the baseline's; () without one
+    verdicts: tuple[verdicts.Verdict, ...]  # the capacities against the baseline's; () without one
+    stacks: tuple[capacity_results.StackCapacity, ...] = ()  # per stack: the edge of all its searches' probes
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,9 @@ class RunAnalysis:
         if not found:
             return None
         slo, _ = capacity_results.plan_parts(self.run)
-        decided = capacity_results.decide(found, self.baseline) if self.baseline else []
-        return Capacity(slo, tuple(found), tuple(decided))
+        pooled = capacity_results.stacks(found)
+        decided = capacity_results.decide(found, self.baseline, pooled) if self.baseline else []
+        return Capacity(slo, tuple(found), tuple(decided), tuple(pooled))
 
     @cached_property
     def ramps(self) -> verdicts.Verdicts | None:

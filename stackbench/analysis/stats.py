@@ -19,17 +19,60 @@ Verdict rule (compare(), and again in adjust() after Holm)
    same thing with a 1 - 2α interval; a 95 % interval inside the band is the stricter,
    α = 2.5 % version). It needs no p-value: "the data rule out any difference bigger
    than the band" is what a reader wants from "equivalent".
-3. HIGHER / LOWER only if the (Holm-adjusted) Mann–Whitney p < ALPHA AND the CI of the
-   ratio excludes 1 on that side AND the rank statistic points the same way. The rank
-   test and the interval answer slightly different questions (stochastic ordering vs.
-   the ratio of medians); requiring both means a verdict never contradicts the interval
-   printed beside it, and the multiplicity control of Holm still applies.
+3. HIGHER / LOWER only if the (Holm-adjusted) p of the test below is < ALPHA AND the CI
+   of the ratio excludes 1 on that side AND the test's statistic points the same way.
+   The test and the interval answer slightly different questions (the ratio of
+   geometric means vs. the ratio of medians); requiring both means a verdict never
+   contradicts the interval printed beside it, and the multiplicity control of Holm
+   still applies.
 4. Otherwise NO_DIFFERENCE.
 
-Why MIN_RUNS = 5: with n = 3 a side no rank test can reach p < 0.05 — the smallest
-two-sided exact Mann–Whitney p is 2 / C(6, 3) = 2/20 = 0.1. With 5 vs 5 it is
-2 / C(10, 5) = 2/252 ≈ 0.0079, so a clear difference can survive a Holm family of a few
-comparisons (4 comparisons: 4 × 0.0079 ≈ 0.032 < 0.05).
+The test: Welch's t on the logarithms of the values (Welch 1947, "The generalization of
+'Student's' problem when several different population variances are involved",
+Biometrika 34:28–35; degrees of freedom by Welch–Satterthwaite, Satterthwaite 1946).
+- Why logs: every metric compared here (throughput, latencies, memory, CPU per request)
+  is positive, and run-to-run noise on them is multiplicative — a busy host slows a run
+  by a share, not by a fixed number of requests — so the log makes the noise additive
+  and about equal for a fast and a slow stack, and the test is of the ratio of geometric
+  means, the same scale as the interval's ratio of medians (Limpert, Stahel & Abbt 2001,
+  "Log-normal distributions across the sciences", BioScience 51:341–352; Keene 1995,
+  "The log transformation is special", Stat. Med. 14:811–819).
+- Why Welch rather than a rank test: its p is not floored by the number of runs. The
+  exact Mann–Whitney p cannot go below 2 / C(2n, n) (2/252 ≈ 0.0079 at 5 vs 5), and
+  Holm's first step over a family of k comparisons needs p < α/k (0.0042 for k = 12):
+  such a plan could never give a verdict, however clear the difference. Welch's p falls
+  as the evidence grows, at any n ≥ 2; power.py says beforehand how many runs a family
+  needs at a given noise (and the dry run says it for a plan).
+- Why Welch rather than Student: it does not assume both stacks are equally noisy (they
+  are not: prefork under keep-alive varies far more than nginx).
+- Values <= 0 (a failed run that served nothing): the log is undefined, so that
+  comparison falls back to the Mann–Whitney rank test (below), which needs no transform
+  — with its floor, so with 5 runs a side it decides alone or in a small family only.
+  Whether such a stack "fails the load" is the outcome rule's question (verdicts.py),
+  not this test's.
+- Zero variance on both sides (all runs of each stack equal): t = d / 0. Equal means
+  give p = 1 (no evidence of any difference); different means give p = 0, the limit of
+  Welch's p as both variances go to 0 with the difference fixed — the runs were exactly
+  repeatable and differ (R's t.test refuses such data as "essentially constant"; the
+  limit is the answer that matches what the runs show). Still no verdict without the
+  interval agreeing, and MIN_RUNS a side.
+- Fewer than 2 runs a side: no variance, no test (None); MIN_RUNS keeps verdicts away
+  from that anyway.
+
+Why MIN_RUNS = 5, although Welch on logs can reach a small p with 3 a side: the verdict
+also needs the bootstrap interval of the ratio of medians, and that interval is only
+trustworthy from about 5 runs. The percentile interval of a median of 3 is the range of
+the runs (P(median* = x_(1)) = P(Binomial(3, 1/3) ≥ 2) = 7/27, far above 2.5 %), which
+covers the true median only 1 − 2·(1/2)³ = 75 % of the time; at 5 it is the range too
+(P(Binomial(5, 1/5) ≥ 3) = 5.8 %), but that covers 1 − 2·(1/2)⁵ ≈ 94 %. And with 3 runs a side Welch's variance has
+2 degrees of freedom per side: one slow run decides the verdict. At this machine's noise
+(bench/RESULTS.md: a CV of 10–25 % between runs) 3 a side would find only huge
+differences anyway.
+
+Holm–Bonferroni over each metric's family (Holm 1979, Scand. J. Statist. 6:65–70):
+the family-wise error rate stays ≤ α under any dependence between the comparisons.
+tests/test_stats_power.py checks it by simulation with this machine's noise, and how
+often a 20 % difference is found with the runs the plans ask for.
 
 Intervals: bootstrap percentile (Efron & Tibshirani 1993, "An Introduction to the
 Bootstrap", ch. 13), seeded `random.Random(seed)` so a report is reproducible. Why
@@ -53,9 +96,13 @@ from functools import lru_cache
 from statistics import mean as _exact_mean, stdev as _exact_stdev
 from typing import Iterable, Sequence
 
+from stackbench.analysis import student_t
+
 ALPHA = 0.05
 DEFAULT_EQUIVALENCE = 0.02  # ±2 %: the default practical band (plan key `equivalence`)
 MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
+WELCH_LOG = "welch_log"  # Comparison.test: Welch's t on the logs of the values
+MANN_WHITNEY = "mann_whitney"  # the fallback when a value is <= 0
 
 # Exact Mann–Whitney null distribution up to this many values in both samples together
 # (a few ms at worst, cached by tie pattern); beyond it the normal approximation is
@@ -97,12 +144,13 @@ class Comparison:
     ratio: float | None  # median(B) / median(A)
     ci_low: float | None  # bootstrap percentile CI of that ratio (A and B resampled independently)
     ci_high: float | None
-    p_value: float | None  # two-sided Mann–Whitney; None when no test was made (INSUFFICIENT)
+    p_value: float | None  # two-sided, of `test`; None when no test was made (INSUFFICIENT)
     p_adjusted: float | None  # after Holm (== p_value until adjust())
     verdict: Verdict
     runs_needed: int | None  # when INSUFFICIENT for lack of runs: how many more a side
     band: float = DEFAULT_EQUIVALENCE  # the equivalence band the verdict was decided with (adjust() re-decides)
-    direction: int = 0  # sign of U_B - n_a·n_b/2: +1 B's values rank above A's, -1 below
+    direction: int = 0  # +1: the test finds B above A, -1 below (Welch: the mean log difference; ranks: U_B - n_a·n_b/2)
+    test: str | None = None  # WELCH_LOG, MANN_WHITNEY (a value <= 0), or None when no test was made
 
 
 # ---------------------------------------------------------------- descriptive
@@ -334,6 +382,51 @@ def mann_whitney_u(a: Iterable[float], b: Iterable[float]) -> float | None:
     return None if r is None else r[0]
 
 
+# ---------------------------------------------------------------- Welch on logs
+
+
+def _log_moments(values: Sequence[float]) -> tuple[int, float, float]:
+    """n, mean and sample variance (n − 1) of the logs. Exact (fractions) like summarize,
+    so all-equal values have a variance of exactly 0."""
+    logs = [math.log(v) for v in values]
+    return len(logs), float(_exact_mean(logs)), float(_exact_stdev(logs)) ** 2
+
+
+def _welch_log(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
+    """Two-sided p of Welch's t on the logs, and the direction of B against A (sign of
+    mean log B − mean log A). None when a side has fewer than 2 values or a value <= 0."""
+    if len(a) < 2 or len(b) < 2 or min(a) <= 0 or min(b) <= 0:
+        return None
+    n_a, m_a, v_a = _log_moments(a)
+    n_b, m_b, v_b = _log_moments(b)
+    d = m_b - m_a
+    direction = (d > 0) - (d < 0)
+    se_a, se_b = v_a / n_a, v_b / n_b
+    if se_a + se_b == 0:  # every run of each side equal: see the module docstring
+        return (1.0 if d == 0 else 0.0), direction
+    t = d / math.sqrt(se_a + se_b)
+    # Welch–Satterthwaite; a side with zero variance adds nothing to the denominator
+    df = (se_a + se_b) ** 2 / (se_a ** 2 / (n_a - 1) + se_b ** 2 / (n_b - 1))
+    return student_t.two_sided_p(t, df), direction
+
+
+def welch_log(a: Iterable[float], b: Iterable[float]) -> float | None:
+    """Two-sided p of Welch's t test (Welch 1947) on the logs of the values: the test of
+    the ratio of geometric means (see the module docstring). None when not computable:
+    fewer than 2 values on a side, or a value <= 0 (the log is undefined)."""
+    r = _welch_log(_clean(a), _clean(b))
+    return None if r is None else r[0]
+
+
+def _test(a: Sequence[float], b: Sequence[float]) -> tuple[float, int, str]:
+    """The comparison's test: Welch on logs, or Mann–Whitney when a value is <= 0."""
+    r = _welch_log(a, b)
+    if r is not None:
+        return r[0], r[1], WELCH_LOG
+    p, direction = _rank_test(a, b)
+    return p, direction, MANN_WHITNEY
+
+
 # ---------------------------------------------------------------- Holm
 
 
@@ -378,9 +471,9 @@ def compare(a: Iterable[float], b: Iterable[float], band: float = DEFAULT_EQUIVA
             resamples: int = 2000, seed: int = 1) -> Comparison:
     """B against baseline A: the ratio of medians median(B) / median(A), its bootstrap
     percentile CI (A and B resampled independently — they are independent runs;
-    Efron & Tibshirani 1993 §13.3, and ch. 8 for two-sample problems), the two-sided
-    Mann–Whitney p, and a verdict by the module docstring's rule. Seeded: the same input
-    gives the same output."""
+    Efron & Tibshirani 1993 §13.3, and ch. 8 for two-sample problems), the two-sided p of
+    Welch's t on the logs (Mann–Whitney when a value is <= 0), and a verdict by the
+    module docstring's rule. Seeded: the same input gives the same output."""
     _check(confidence, resamples)
     if band < 0:
         raise ValueError(f"the equivalence band must be >= 0, got {band!r}")
@@ -396,12 +489,12 @@ def compare(a: Iterable[float], b: Iterable[float], band: float = DEFAULT_EQUIVA
             mb = resample_medians(sb, resamples, rng)
             lo, hi = percentile_interval([y / x for x, y in zip(ma, mb)], confidence)
     short = min(n_a, n_b) < MIN_RUNS
-    p, direction = None, 0
+    p, direction, test = None, 0, None
     if not short and lo is not None:
-        p, direction = _rank_test(sa, sb)
+        p, direction, test = _test(sa, sb)
     runs_needed = MIN_RUNS - min(n_a, n_b) if short and not (n_a and n_b and ratio is None) else None
     return Comparison(n_a, n_b, ratio, lo, hi, p, p,
-                      _verdict(n_a, n_b, ratio, lo, hi, p, direction, band), runs_needed, band, direction)
+                      _verdict(n_a, n_b, ratio, lo, hi, p, direction, band), runs_needed, band, direction, test)
 
 
 def adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:

@@ -1,12 +1,15 @@
-"""Each (question, stack) over its repetitions: how many runs, how many were valid, and
-each metric's median with its CI and spread (stats.summarize), valid runs only."""
+"""Each (question, stack) over its repetitions: how many runs, how many were valid, how
+the valid ones ended (served, engine-bound, failed the load and how: outcomes.py), and
+each metric's median with its CI and spread (stats.summarize) over the valid runs, as
+verdicts take them — a failed run with what it delivered, an engine-bound one's
+throughput as a lower bound."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-from stackbench.analysis import stats, verdicts
+from stackbench.analysis import outcomes, stats, verdicts
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 
@@ -26,26 +29,48 @@ class CellSummary:
     # A machine profile's memory limit: processes OOM-killed over *all* the runs (a run the
     # kills made invalid still killed them); None without a limit.
     oom_kills: int | None = None
+    # How the valid runs ended: how many failed the load (and how), how many ran with the
+    # generator at its limit; and the invalid runs' reasons, each once.
+    failed: int = 0
+    engine_bound: int = 0
+    failures: tuple[outcomes.FailureSummary, ...] = ()
+    invalid_reasons: tuple[str, ...] = ()
+    # Metric keys whose median is a bound, not the value: throughput a lower bound
+    # (engine-bound runs), latency a floor (unserved clients' wait of the whole window).
+    bounds: frozenset[str] = frozenset()
+
+    @property
+    def fails(self) -> bool:
+        """Most of its valid runs failed the load (verdicts.Side.fails)."""
+        return self.valid > 0 and 2 * self.failed > self.valid
 
 
 def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
     cells = list(cells)
-    valid, _ = verdicts.split_valid(cells)
-    every = verdicts.samples(cells)
+    every = verdicts.samples(cells)  # each cell's figures and outcome, once
     counts = {key: len(fs) for key, fs in every.items()}
-    good = verdicts.samples(valid)
+    good = {key: [f for f in fs if f.outcome is None or f.outcome.valid] for key, fs in every.items()}
     out = []
     # by question; within one, stacks in the order the plan ran them (sorted is stable)
     for (q, label), total in sorted(counts.items(), key=lambda kv: kv[0][0].sort_key()):
         fs = good.get((q, label), [])
         read = [f.php_opcache for f in fs if f.php_opcache is not None]
+        done = [f.outcome for f in fs if f.outcome is not None]
+        invalid = [f.outcome for f in every[(q, label)] if f.outcome is not None and not f.outcome.valid]
+        bounds = {"throughput"} if any(o.engine_bound for o in done) else set()
+        bounds |= {key for key, floor in (("latency_p50", "p50_floor"), ("latency_p99", "p99_floor"))
+                   if any(getattr(o, floor) for o in done)}
         out.append(CellSummary(q, label, total, len(fs), {
             m.key: _summary(m.value(f) for f in fs) for m in verdicts.METRICS},
             page_mode=any(f.page_mode for f in fs),
             extras={"service_memory": _summary(f.service_memory_peak_bytes for f in fs),
                     "service_cpu_per_request": _summary(f.service_cpu_us_per_request for f in fs)},
             opcache_runs=(sum(read), len(read)) if read else None,
-            oom_kills=_total(f.oom_kills for f in every[(q, label)])))
+            oom_kills=_total(f.oom_kills for f in every[(q, label)]),
+            failed=sum(1 for o in done if o.failed), engine_bound=sum(1 for o in done if o.engine_bound),
+            failures=outcomes.summarize_failures(done),
+            invalid_reasons=tuple(dict.fromkeys(r for o in invalid for r in o.invalid_reasons)),
+            bounds=frozenset(bounds)))
     return out
 
 

@@ -1,31 +1,36 @@
 """Verdicts: for each question a plan asks (workload × concurrency × keep-alive), each
 stack against the plan's baseline, on each metric — faster / slower / no significant
-difference / equivalent, with the interval and the number of runs beside it.
+difference / equivalent, with the interval and the number of runs beside it; or, where
+the runs' outcomes (outcomes.py) decide it, fails this load / neither serves it / at
+least faster (a lower bound) / not separable on this machine.
 
 The unit of replication is the run (one cell's repetition), never the request: requests
 inside one run are autocorrelated, and treating them as samples manufactures
-significance. Repetitions that failed a validity gate (stackbench/caveats.py:
-INVALIDATING, a failed server) are left out, and said so.
+significance. Invalid repetitions (a measurement failure: caveats.MEASUREMENT_FAILURES,
+or no engine result) are left out, and said so. A repetition that failed the load is a
+result: it counts with what it delivered (outcomes.py), and a side whose valid runs
+mostly failed loses the comparison — "fails this load" — without a test: the failure is
+the answer, not noise to average (SPEC.md, Method).
 
 Holm–Bonferroni adjusts each metric's family of comparisons in a run (all its
 throughput comparisons together, all its p99 ones together, …): a plan that asks many
 questions must not find differences by asking often (Holm 1979, via stats.adjust).
+Comparisons the outcomes decide are not tested, so they are not in the family.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from statistics import median
 from typing import Callable, Iterable
 
 import difflib
 
-from stackbench import caveats
-from stackbench.analysis import figures, questions, stats
+from stackbench.analysis import figures, outcomes, questions, stats
 from stackbench.errors import UsageError
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 from stackbench.model.run import StoredRun
-from stackbench.states import CellStatus
 
 
 @dataclass(frozen=True)
@@ -36,26 +41,90 @@ class Metric:
     value: Callable[[figures.CellFigures], float | None]
 
 
+def _outcome(f: figures.CellFigures) -> outcomes.Outcome:
+    return f.outcome if f.outcome is not None else outcomes.Outcome(outcomes.SERVED, (), (), False, None, None,
+                                                                    f.throughput, f.p50_us, f.p99_us)
+
+
 METRICS: tuple[Metric, ...] = (
     # In page mode these are page views/s and page load time (CellFigures.throughput).
-    Metric("throughput", "throughput", True, lambda f: f.throughput),
-    Metric("latency_p50", "p50 latency", False, lambda f: f.p50_us),
-    Metric("latency_p99", "p99 latency", False, lambda f: f.p99_us),
+    # What a repetition gives a verdict is its outcome's (outcomes.py): a failed run's
+    # delivered throughput and its latency counting the unserved clients; an engine-bound
+    # run's throughput (a lower bound) and no latency (the generator's queueing is in it).
+    Metric("throughput", "throughput", True, lambda f: _outcome(f).throughput),
+    Metric("latency_p50", "p50 latency", False, lambda f: _outcome(f).p50_us),
+    Metric("latency_p99", "p99 latency", False, lambda f: _outcome(f).p99_us),
     Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes),
     Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request),
 )
 METRIC = {m.key: m for m in METRICS}
 
+# What a comparison says (Verdict.kind): the statistics' own verdicts (stats.Verdict
+# values: higher, lower, no_difference, equivalent, insufficient), or one of these.
+CANDIDATE_FAILS = "candidate_fails"  # most of the candidate's valid runs failed the load, not the baseline's
+BASELINE_FAILS = "baseline_fails"  # the other way round
+NEITHER_SERVES = "neither_serves"  # both sides mostly failed it
+AT_LEAST_HIGHER = "at_least_higher"  # the candidate's runs are lower bounds, and still significantly higher
+AT_LEAST_LOWER = "at_least_lower"  # the baseline's runs are lower bounds, and the candidate still lower
+NOT_SEPARABLE = "not_separable"  # lower bounds that the comparison cannot settle
+FAILURE_KINDS = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
+BOUND_KINDS = frozenset({AT_LEAST_HIGHER, AT_LEAST_LOWER, NOT_SEPARABLE})
+KINDS = tuple(v.value for v in stats.Verdict) + (CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES, AT_LEAST_HIGHER,
+                                                 AT_LEAST_LOWER, NOT_SEPARABLE)
+
 
 @dataclass(frozen=True)
 class Excluded:
-    """A repetition shown but kept out of verdicts, and why."""
+    """A repetition shown but kept out of verdicts (an invalid measurement), and why."""
 
     run_id: int
     seq: int
     stack_label: str
     question: Question
-    reasons: tuple[str, ...]  # caveat codes, or "failed"
+    reasons: tuple[str, ...]  # measurement failures: caveat codes, or "not_measured"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison as its valid repetitions ended: what the sentence of a
+    failed or bounded comparison says of it."""
+
+    label: str
+    runs: int  # valid repetitions (the ones a verdict takes)
+    failed: int  # of them, failed the load
+    engine_bound: int  # of them, the generator at its limit with the server busy too
+    failures: tuple[outcomes.FailureSummary, ...]  # how the failed ones failed
+    throughput: float | None  # median over the valid runs, as verdicts take it
+    p99_us: float | None  # median p99 as verdicts take it (None: not computable)
+    p99_floor: bool  # that p99 is at least the window: unserved clients in it
+    page_mode: bool
+    beside: tuple[tuple[str, int], ...] = ()  # other visitor classes beside a failed run (name, connections)
+    busy_workers: float | None = None  # median of the most workers busy at once in the failed runs
+
+    @property
+    def fails(self) -> bool:
+        """Most of its valid runs failed the load (a majority, so one unlucky run of a
+        stack that serves does not make it fail)."""
+        return self.runs > 0 and 2 * self.failed > self.runs
+
+    @property
+    def bound(self) -> bool:
+        """Its throughput is a lower bound: some valid run was engine-bound (a median of
+        values some of which are lower bounds is one too: outcomes.any_floor)."""
+        return self.engine_bound > 0
+
+
+def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
+    os_ = [_outcome(f) for f in fs]
+    failed = [o for o in os_ if o.failed]
+    through = [o.throughput for o in os_ if o.throughput is not None]
+    p99 = [(o.p99_us, o.p99_floor) for o in os_ if o.p99_us is not None]
+    busy = [o.busy_workers for o in failed if o.busy_workers is not None]
+    return Side(label, len(os_), len(failed), sum(1 for o in os_ if o.engine_bound),
+                outcomes.summarize_failures(failed), median(through) if through else None,
+                median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
+                any(f.page_mode for f in fs), failed[0].beside if failed else (),
+                median(busy) if busy else None)
 
 
 @dataclass(frozen=True)
@@ -67,18 +136,34 @@ class Verdict:
     comparison: stats.Comparison
     baseline_values: tuple[float, ...]
     candidate_values: tuple[float, ...]
-    # repetitions left out by a validity gate, and their reasons (codes), per side
+    # repetitions left out as invalid measurements, and their reasons (codes), per side
     baseline_excluded: tuple[str, ...] = ()
     candidate_excluded: tuple[str, ...] = ()
+    # how each side's valid runs ended (None: a comparison made without outcomes, e.g.
+    # capacity searches), and what they decided when they did (None: the statistics did)
+    baseline_side: Side | None = None
+    candidate_side: Side | None = None
+    decided: str | None = None  # one of FAILURE_KINDS or BOUND_KINDS
+
+    @property
+    def kind(self) -> str:
+        """What the comparison says: the outcome's kind when the runs' outcomes decided,
+        else the statistics' verdict (stats.Verdict's value)."""
+        return self.decided or self.comparison.verdict.value
 
     @property
     def better(self) -> bool | None:
-        """True: the candidate is significantly better on this metric; False: worse;
-        None: no significant difference, equivalent, or not enough runs."""
-        v = self.comparison.verdict
-        if v == stats.Verdict.HIGHER:
+        """True: the candidate is better on this metric (significantly, or because the
+        baseline failed the load, or by a lower bound); False: worse; None: no
+        significant difference, equivalent, neither serves, not separable, or not enough runs."""
+        kind = self.kind
+        if kind == CANDIDATE_FAILS:
+            return False
+        if kind == BASELINE_FAILS:
+            return True
+        if kind == AT_LEAST_HIGHER or kind == stats.Verdict.HIGHER.value:
             return self.metric.higher_is_better
-        if v == stats.Verdict.LOWER:
+        if kind == AT_LEAST_LOWER or kind == stats.Verdict.LOWER.value:
             return not self.metric.higher_is_better
         return None
 
@@ -90,6 +175,9 @@ class Verdicts:
     excluded: tuple[Excluded, ...]
     family_sizes: dict[str, int]  # per metric key: comparisons adjusted together (Holm)
     band: float
+    # Each stack against itself (the way down against the way up, with other visitors
+    # against alone): the sides are two conditions of one stack, not two stacks.
+    self_comparison: bool = False
 
     def for_metric(self, key: str) -> list[Verdict]:
         return [v for v in self.verdicts if v.metric.key == key]
@@ -104,14 +192,9 @@ class Verdicts:
 
 
 def invalid_reasons(cell: StoredCell) -> tuple[str, ...]:
-    """Why a repetition cannot enter a verdict; empty when it can."""
-    reasons = []
-    if cell.status != CellStatus.OK or cell.engine is None:
-        reasons.append("failed")
-    for c in cell.caveats:
-        if caveats.invalidates(c) and c.code not in reasons:
-            reasons.append(c.code)
-    return tuple(reasons)
+    """Why a repetition cannot enter a verdict (an invalid measurement); empty when it
+    can — a repetition that failed the load can (outcomes.py)."""
+    return outcomes.of(cell).invalid_reasons
 
 
 def split_valid(cells: Iterable[StoredCell]) -> tuple[list[StoredCell], list[Excluded]]:
@@ -126,7 +209,7 @@ def split_valid(cells: Iterable[StoredCell]) -> tuple[list[StoredCell], list[Exc
 
 
 def samples(cells: Iterable[StoredCell]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
-    """Valid repetitions by (question, stack label), in run order."""
+    """Repetitions by (question, stack label), in run order."""
     out: dict[tuple[Question, str], list[figures.CellFigures]] = {}
     for c in sorted(questions.levels(cells), key=lambda c: (c.run_id, c.seq)):
         f = figures.of(c)
@@ -134,14 +217,70 @@ def samples(cells: Iterable[StoredCell]) -> dict[tuple[Question, str], list[figu
     return out
 
 
+def _split(cells: Iterable[StoredCell]) -> tuple[dict[tuple[Question, str], list[figures.CellFigures]],
+                                                  list[Excluded]]:
+    """The valid repetitions by (question, stack) and the invalid ones, each cell's
+    figures (and outcome) worked out once."""
+    by: dict[tuple[Question, str], list[figures.CellFigures]] = {}
+    excluded: list[Excluded] = []
+    for f in samples(cells).values():
+        for x in f:
+            reasons = _outcome(x).invalid_reasons
+            if reasons:
+                excluded.append(Excluded(x.run_id, x.seq, x.stack_label, x.question, reasons))
+            else:
+                by.setdefault((x.question, x.stack_label), []).append(x)
+    excluded.sort(key=lambda e: (e.run_id, e.seq))
+    return by, excluded
+
+
+def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side) -> str | None:
+    """What the sides' outcomes decide of a comparison; None when the statistics do.
+
+    Failures first: a side most of whose valid runs failed the load loses to one that
+    served it (both need a valid run; how many is said beside it), whatever the metric.
+
+    Then lower bounds, for throughput: an engine-bound side's true throughput is at least
+    what was measured. The ratio of medians and its bootstrap interval only grow when
+    the candidate's values grow (an order statistic is monotone in every value, and so
+    is each resampled median), so a candidate measured significantly higher while its
+    runs were lower bounds is at least that much higher ("at least N % faster"), and a
+    candidate measured lower than a bounded baseline is at least that much lower. (The
+    test's p is not monotone in the values — Welch's variance grows too — but the claim
+    worded is the ratio's, and it stands.) A bounded side measured ahead but not
+    significantly is left to the statistics ("no significant difference", more runs may
+    settle it — as a lower bound). Any other outcome — a bounded side measured behind or
+    level, equivalent, or both sides bounded — could be reversed by what the generator
+    could not reach: not separable on this machine, whatever the number of runs.
+    Not enough runs stays "insufficient": only more runs decide it."""
+    if base.runs and cand.runs:
+        if base.fails and cand.fails:
+            return NEITHER_SERVES
+        if cand.fails:
+            return CANDIDATE_FAILS
+        if base.fails:
+            return BASELINE_FAILS
+    v = comparison.verdict
+    if metric.key != "throughput" or v == stats.Verdict.INSUFFICIENT or not (base.bound or cand.bound):
+        return None
+    if base.bound and cand.bound:
+        return NOT_SEPARABLE
+    ahead = (comparison.ratio or 1.0) > 1 if cand.bound else (comparison.ratio or 1.0) < 1  # the bounded side
+    if v == (stats.Verdict.HIGHER if cand.bound else stats.Verdict.LOWER):
+        return AT_LEAST_HIGHER if cand.bound else AT_LEAST_LOWER
+    if v == stats.Verdict.NO_DIFFERENCE and ahead:
+        return None
+    return NOT_SEPARABLE
+
+
 def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
-           metrics: tuple[Metric, ...] = METRICS) -> Verdicts:
+           metrics: tuple[Metric, ...] = METRICS, self_comparison: bool = False) -> Verdicts:
     """Every stack against `baseline` on every question both answered."""
-    valid, excluded = split_valid(cells)
-    by = samples(valid)
+    by, excluded = _split(cells)
     asked = sorted({q for q, _ in by} | {e.question for e in excluded}, key=Question.sort_key)
     labels = list(dict.fromkeys([f.stack_label for fs in by.values() for f in fs]
                                 + [e.stack_label for e in excluded]))
+    sides = {key: side_of(key[1], fs) for key, fs in by.items()}
     out: list[Verdict] = []
     sizes: dict[str, int] = {}
     for metric in metrics:
@@ -154,15 +293,22 @@ def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DE
                 if (q, label) not in by and not any(e.question == q and e.stack_label == label for e in excluded):
                     continue
                 cand = _values(by.get((q, label), []), metric)
-                if not base and not cand:
+                base_side = sides.get((q, baseline)) or side_of(baseline, [])
+                cand_side = sides.get((q, label)) or side_of(label, [])
+                if not base and not cand and not (base_side.runs and cand_side.runs):
                     continue
                 family.append(Verdict(q, metric, baseline, label, stats.compare(base, cand, band=band),
                                       tuple(base), tuple(cand), _reasons(excluded, q, baseline),
-                                      _reasons(excluded, q, label)))
-        adjusted = stats.adjust([v.comparison for v in family])
-        out += [replace(v, comparison=c) for v, c in zip(family, adjusted)]
-        sizes[metric.key] = sum(1 for v in family if v.comparison.p_value is not None)
-    return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band)
+                                      _reasons(excluded, q, label), base_side, cand_side))
+        # The outcomes decide before any test: those comparisons stay out of Holm's family.
+        tested = [i for i, v in enumerate(family)
+                  if decided(metric, v.comparison, v.baseline_side, v.candidate_side) not in FAILURE_KINDS]
+        adjusted = dict(zip(tested, stats.adjust([family[i].comparison for i in tested])))
+        for i, v in enumerate(family):
+            c = adjusted.get(i, v.comparison)
+            out.append(replace(v, comparison=c, decided=decided(metric, c, v.baseline_side, v.candidate_side)))
+        sizes[metric.key] = sum(1 for i in tested if family[i].comparison.p_value is not None)
+    return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band, self_comparison)
 
 
 def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None) -> Verdicts | None:
@@ -198,22 +344,28 @@ class Spread:
     worst_half_width: float | None  # widest relative CI half-width among the pairs that have one
     pairs: int  # pairs (or cells, without a baseline) with enough valid runs for a verdict
     open_pairs: int  # pairs still short of stats.MIN_RUNS valid runs on a side (invalid runs count for nothing)
+    settled: int = 0  # pairs the outcomes decided (a side fails the load), with MIN_RUNS valid runs a side
 
     def narrow_enough(self, target: float) -> bool:
-        return self.open_pairs == 0 and self.worst_half_width is not None and self.worst_half_width <= target
+        if self.open_pairs:
+            return False
+        if self.worst_half_width is None:
+            return self.pairs == 0 and self.settled > 0  # every pair settled by the outcomes
+        return self.worst_half_width <= target
 
 
 def spread(cells: Iterable[StoredCell], baseline: str | None, metric: Metric = METRICS[0]) -> Spread:
     """With a baseline: the relative half-width of each comparison's CI of the ratio of
     medians (what a verdict prints). Without: each cell's CI of its median. A pair with
     fewer than MIN_RUNS valid runs a side is open whatever its interval: it could not
-    get a verdict yet, so the repetitions must go on (up to the cap)."""
+    get a verdict yet, so the repetitions must go on (up to the cap). A pair the
+    outcomes decide (a side fails the load) is settled once both sides have MIN_RUNS
+    valid runs: its interval is no longer the question."""
     cells = list(cells)
-    valid, _ = split_valid(cells)
-    by = samples(valid)
+    by, _ = _split(cells)
     asked = list(dict.fromkeys(samples(cells)))  # every (question, stack), valid runs or not
     widths: list[float] = []
-    open_pairs = 0
+    open_pairs = settled = 0
     for q, label in asked:
         if label == baseline:
             continue
@@ -224,6 +376,10 @@ def spread(cells: Iterable[StoredCell], baseline: str | None, metric: Metric = M
         else:
             base = _values(by.get((q, baseline), []), metric)
             w = None
+            ours, theirs = side_of(label, by.get((q, label), [])), side_of(baseline, by.get((q, baseline), []))
+            if min(ours.runs, theirs.runs) >= stats.MIN_RUNS and (ours.fails or theirs.fails):
+                settled += 1  # by the outcomes: neither open nor a width
+                continue
             if min(len(base), len(mine)) >= stats.MIN_RUNS:
                 c = stats.compare(base, mine, resamples=500)
                 if c.ci_low is not None and c.ci_high is not None and c.ratio:
@@ -232,4 +388,4 @@ def spread(cells: Iterable[StoredCell], baseline: str | None, metric: Metric = M
             open_pairs += 1
         else:
             widths.append(w)
-    return Spread(max(widths) if widths else None, len(widths), open_pairs)
+    return Spread(max(widths) if widths else None, len(widths), open_pairs, settled)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from stackbench import scenarios
 from stackbench.planning import machine, plan as plan_mod, target
 from stackbench.upkeep import lock, pinning
+from stackbench.analysis import power, verdicts
 from stackbench.analysis.run import analyze
-from stackbench.errors import ServerError, UsageError
+from stackbench.errors import ServerError, StorageError, UsageError
 from stackbench.network import calibrate
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.clients import server_line
@@ -124,4 +126,30 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     # Each profile off loopback is measured once per run (runner/network.py): its time.
     calibrations_s = [calibrate.expected_seconds(p) for p in plan.links.values() if p.namespaced]
     print(dry_run.summary_line(plan, cells, every, calibrations_s))
+    family = plan.comparisons()
+    if family:  # with a baseline: can the repetitions give verdicts among this many comparisons?
+        first = [c for c in every if c.repetition == 0]
+        print(dry_run.power_line(power.of_plan(plan.runs_a_side, family, _machine_noise(args.db)), plan,
+                                 plan.seconds(first), args.db))
     return 0
+
+
+RECENT_RUNS = 5  # the machine's noise from its latest runs: how it is now, not a year ago
+
+
+def _machine_noise(db: str) -> power.Noise | None:
+    """This machine's run-to-run noise as its latest runs in the store showed it; None when
+    there is no store (a dry run never makes one), it cannot be read, or it has no
+    stack × question with repeated valid runs."""
+    if db == ":memory:" or not Path(db).exists():
+        return None
+    try:
+        store = Store(db, must_exist=True)
+    except (UsageError, StorageError):
+        return None
+    try:
+        cells = [c for r in store.runs()[-RECENT_RUNS:] for c in store.cells(r["id"])]
+    finally:
+        store.close()
+    valid, _ = verdicts.split_valid(cells)
+    return power.noise(valid)

@@ -7,8 +7,9 @@
   sizes the engine's connections (`connections` overrides) and the engine counts the
   requests it could not send in time.
 - `stages`: a list of steps `{ duration, concurrency | rate }` on one running stack.
-- `capacity`: the highest rate the stack sustains within `slo`, found by a search
-  (analysis/capacity.py), bounded by `search.budget`.
+- `capacity`: the rate at which the stack meets `slo` half the time (its edge, with a
+  95 % interval), found by a search (analysis/capacity.py) and fitted to its probes
+  (analysis/capacity_edge.py), bounded by `search.budget`.
 
 `ramp` orders a closed or open loop's levels — up, down, up then down, shuffled — and
 makes one stack live through the whole ramp (restart = "stack" unless the plan says
@@ -28,7 +29,7 @@ LOADS = ("closed", "rate", "stages", "capacity")
 RAMPS = ("up", "down", "updown", "shuffled")
 LEGACY_ORDER = {"ascending": "up", "descending": "down", "shuffled": "shuffled"}  # the older `order` key
 SLO_COUNTS = ("errors", "unserved")
-SEARCH_KEYS = {"start", "factor", "precision", "confirm", "max", "min", "budget"}
+SEARCH_KEYS = {"start", "factor", "precision", "confirm", "max", "min", "budget", "edge"}
 STAGE_KEYS = {"duration", "concurrency", "rate"}
 MAX_CONNECTIONS = 100_000
 MAX_RATE = 1_000_000.0
@@ -199,6 +200,9 @@ def _search(table: Any, fail: Fail) -> SearchParams:
     confirm = table.get("confirm", d.confirm)
     if not _whole(confirm) or not 0 <= confirm <= 10:
         raise fail(f"search.confirm must be a whole number from 0 to 10, not {confirm!r}")
+    edge = table.get("edge", d.edge)
+    if not _whole(edge) or not 0 <= edge <= 40:
+        raise fail(f"search.edge (probes around the edge) must be a whole number from 0 to 40, not {edge!r}")
     try:
         precision = parse_share(table.get("precision", d.precision))
     except ValueError:
@@ -207,7 +211,7 @@ def _search(table: Any, fail: Fail) -> SearchParams:
         raise fail(f"search.start ({start:g}/s) must lie between search.min ({floor:g}) and search.max ({ceiling:g})")
     if budget < 10:
         raise fail("search.budget must be at least 10s (a probe takes seconds)")
-    return SearchParams(start, float(factor), precision, confirm, ceiling, floor, budget)
+    return SearchParams(start, float(factor), precision, confirm, ceiling, floor, budget, edge)
 
 
 def _ramp(data: dict, kind: str, fail: Fail) -> str:

@@ -139,6 +139,23 @@ class Plan:
         shared = [w for w in self.workloads if w not in own]
         return ([shared] if shared else []) + [[w] for w in own]
 
+    def comparisons(self) -> int:
+        """How many comparisons each metric's Holm family will hold, known before the first
+        cell (analysis/verdicts.py adjusts them together): the questions the plan asks —
+        workload, level, keep-alive, network, other visitors — times its stacks other than
+        the baseline. 0 without a baseline (no verdicts)."""
+        if not self.baseline:
+            return 0
+        asked = {(c.workload, c.concurrency, c.keepalive, c.rate, c.leg, c.network, c.background)
+                 for c in expand(self) if c.repetition == 0}
+        return len(asked) * (len(self.stacks) - 1)
+
+    @property
+    def runs_a_side(self) -> int:
+        """The most valid runs a comparison can have a side: the repetitions, or the cap of
+        repetitions = "auto"."""
+        return self.max_repetitions if self.adaptive else self.repetitions
+
     def checked(self) -> dict[str, Any]:
         """The plan as it was understood, every default resolved: what the store keeps
         beside the source, so a stored run says exactly what was measured."""

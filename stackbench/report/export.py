@@ -1,5 +1,6 @@
 """`stackbench export RUN --format csv|json`: every cell (one row per repetition, with
-whether it may enter a verdict and why not) and the verdicts, for other tools.
+its outcome — an invalid measurement and why, or served, or failed the load and how —
+and whether it may enter a verdict) and the verdicts with their kind, for other tools.
 
 The JSON document's contract is report/schema/export-v1.schema.json (tests validate real
 exports against it). CSV holds one table: the cells, or with --verdicts the verdicts.
@@ -27,9 +28,11 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "connections_without_response", "memory_peak_bytes", "cgroup_peak_bytes", "cpu_us_per_request",
                "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error",
                "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
-               "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes")
+               "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes",
+               "outcome", "failures", "engine_bound", "server_busy_share")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
-                  "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed")
+                  "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
+                  "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound")
 
 
 def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
@@ -55,8 +58,15 @@ def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
             "service_memory_peak_bytes": f.service_memory_peak_bytes,
             "service_cpu_us_per_request": f.service_cpu_us_per_request,
             "oom_kills": f.oom_kills, "memory_limit_bytes": f.memory_limit_bytes,
+            "outcome": a.outcome.kind, "failures": [x.code for x in a.outcome.failures if a.outcome.failed],
+            "engine_bound": a.outcome.engine_bound, "server_busy_share": a.outcome.server_busy,
         })
     return out
+
+
+def failure_details(a: CellAnalysis) -> list[dict[str, Any]]:
+    """JSON only: how a failed repetition failed, with its figures (outcomes.Failure)."""
+    return [asdict(x) for x in a.outcome.failures] if a.outcome.failed else []
 
 
 def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
@@ -68,7 +78,11 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
         "verdict": v.comparison.verdict.value, "better": v.better, "ratio": v.comparison.ratio,
         "ci_low": v.comparison.ci_low, "ci_high": v.comparison.ci_high, "p_value": v.comparison.p_value,
         "p_adjusted": v.comparison.p_adjusted, "n_baseline": v.comparison.n_a, "n_candidate": v.comparison.n_b,
-        "runs_needed": v.comparison.runs_needed,
+        "runs_needed": v.comparison.runs_needed, "kind": v.kind,
+        "baseline_failed": v.baseline_side.failed if v.baseline_side else None,
+        "candidate_failed": v.candidate_side.failed if v.candidate_side else None,
+        "baseline_engine_bound": v.baseline_side.engine_bound if v.baseline_side else None,
+        "candidate_engine_bound": v.candidate_side.engine_bound if v.candidate_side else None,
     } for v in vs.verdicts]
 
 
@@ -81,13 +95,20 @@ def document(a: RunAnalysis) -> dict[str, Any]:
                 "started_at": run.started_at, "finished_at": run.finished_at, "baseline": baseline,
                 "equivalence_band": band, "stop": run.stop, "environment": run.environment},
         # Per URL (a mix, a page's assets) only here: a CSV row has no room for a list.
-        "cells": [row | {"per_url": metrics.per_url(c.cell)} for row, c in zip(cell_rows(a.cells), a.cells)],
+        "cells": [row | {"per_url": metrics.per_url(c.cell), "failure_details": failure_details(c)}
+                  for row, c in zip(cell_rows(a.cells), a.cells)],
         "verdicts": verdict_rows(vs),
         "excluded": [asdict(e) | {"reasons": list(e.reasons)} for e in (vs.excluded if vs else ())],
         "methods": {
             "unit": "run (one repetition of a cell); requests are never the unit",
             "ci": "95 % bootstrap percentile interval, fixed seed (stackbench/analysis/stats.py)",
-            "test": "Mann-Whitney U, two-sided; Holm-Bonferroni over each metric's comparisons",
+            "test": "Welch's t on the logs of the values (the ratio of geometric means; Welch 1947), two-sided; "
+                    "Mann-Whitney U where a value is <= 0; Holm-Bonferroni over each metric's comparisons; a verdict "
+                    "needs the adjusted p < 0.05 and the CI excluding 1 on the same side (stackbench/analysis/stats.py)",
+            "outcomes": "a repetition is invalid (a measurement failure: left out), served, or failed the load (a "
+                        "result: counted with what it delivered; a side most of whose valid runs failed loses, "
+                        "untested); engine-bound runs (the engine at its limit, the server's cores busy >= 90 %) "
+                        "count as lower bounds of throughput (stackbench/analysis/outcomes.py, verdicts.py)",
         },
     }
 

@@ -1,6 +1,9 @@
 """A capacity search on one running stack: probe the rate the search asks for, check the
 probe against the SLO, tell the search, until it ends or its time budget would be
-exceeded by the next probe.
+exceeded by the next probe. The search brackets the edge, then probes up and down
+around it; the capacity is fitted to all its probes when the run is read
+(analysis/capacity_edge.py), so a budget that ends the series early costs precision,
+not the answer.
 
 The rates come from analysis/capacity.py (pure: it decides, the runner measures). Every
 probe is a cell of its own, measured like any other (cell.py) and stored as it ends (seq,

@@ -10,18 +10,20 @@ from html import escape
 
 from stackbench.analysis import stats
 from stackbench.analysis.figures import CellFigures
+from stackbench.analysis.capacity_results import on_probes
 from stackbench.analysis.run import Capacity
 from stackbench.analysis.run_warnings import Warnings
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import tables
 from stackbench.report.html.figure import Context
 from stackbench.report.html.reproduce import toml_value
-from stackbench.report.text.capacity import STOPPED, interval
-from stackbench.report.text.caveats import sentence
-from stackbench.report.text.table import NOISY_CV
+from stackbench.report.text import capacity as capacity_text
+from stackbench.report.text.capacity import STOPPED
+from stackbench.report.text.caveats import engine_bound_note, sentence
+from stackbench.report.text.table import NOISY_CV, bound_busy
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
 from stackbench.report.text import classes as classes_text
-from stackbench.report.text.verdicts import LARGE, aside, headline, question_name
+from stackbench.report.text.verdicts import aside, asides, headline, notes, question_name
 from stackbench.units import MiB, format_num, format_us
 
 
@@ -50,28 +52,18 @@ def _verdicts(vs: Verdicts, title: str) -> str:
         return ""
     items = []
     for v in through:
-        also = ", ".join(aside(x) for x in _asides(vs, v))
+        also = ", ".join(aside(x) for x in asides(vs, v))
         items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question))}:</strong> '
-                     f"{escape(headline(v, vs.band))}" + (f'<span class="also"> — and {escape(also)}</span>' if also
-                                                          else "") + "</li>")
-    notes = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit."]
-    n = vs.family_sizes.get("throughput", 0)
-    if n > 1:
-        notes.append(f"p-values: Mann–Whitney U, Holm–Bonferroni-adjusted over the {n} throughput comparisons.")
+                     f"{escape(headline(v, vs.band, vs.self_comparison))}"
+                     + (f'<span class="also"> — and {escape(also)}</span>' if also else "") + "</li>")
+    # the terminal's notes, as sentences; the runs left out are listed in the warnings below
+    said = [t[0].upper() + t[1:] + "." for t in notes(vs) if not t.startswith("left out")]
     if vs.excluded:
-        notes.append(f"Left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate ("
-                     + ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
-                     + ") — see the warnings below.")
+        said.append(f"Left out of verdicts: {len(vs.excluded)} invalid measurement(s) ("
+                    + ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
+                    + ") — see the warnings below.")
     return (f'<h4>{escape(title)}</h4><ul class="verdicts">{"".join(items)}</ul>'
-            + "".join(f'<p class="note">{escape(t)}</p>' for t in notes))
-
-
-def _asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
-    """The other metrics of the same comparison that are significant and LARGE apart
-    (the terminal adds them to the line as "— and …")."""
-    return [x for x in vs.verdicts if x.metric.key != "throughput" and x.question == v.question
-            and x.candidate == v.candidate and x.better is not None and x.comparison.ratio is not None
-            and abs(x.comparison.ratio - 1) >= LARGE]
+            + "".join(f'<p class="note">{escape(t)}</p>' for t in said))
 
 
 def _tone(v: Verdict) -> str:
@@ -103,31 +95,41 @@ def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: Capacity | No
 
 
 def _capacity(found: Capacity | None) -> str:
+    """The capacity table, each stack over its searches, and the verdicts: in the
+    terminal's words (report/text/capacity.py)."""
     if not found:
         return ""
     slo = found.slo
     rows = []
     for r in found.results:
-        f = r.at_low
-        rows.append((r.stack_label, r.workload, "on" if r.keepalive else "off", str(r.repetition + 1), interval(r),
+        f = r.at_capacity
+        rows.append((r.stack_label, r.workload, "on" if r.keepalive else "off", str(r.repetition + 1),
+                     capacity_text.capacity(r), capacity_text.ci(r), capacity_text.met(r),
                      format_us(f.p99_us) if f else "-", format_num(f.cpu_us_per_request) if f else "-",
-                     format_num(f.memory_peak_bytes, 1 / MiB, 1) if f else "-", str(len(r.probes)),
-                     STOPPED.get(r.stopped, r.stopped)))
+                     format_num(f.memory_peak_bytes, 1 / MiB, 1) if f else "-", STOPPED.get(r.stopped, r.stopped)))
     out = (f"<h4>Capacity at {escape(slo.describe())}</h4>"
-           + tables.table(("stack", "workload", "keep-alive", "search", "sustains", "p99 ms", "CPU µs/req",
-                           "mem MiB", "probes", "stopped"), rows)
-           + '<p class="note">sustains = the highest rate that met the target – the lowest that did not; p99, CPU '
-             "and memory: the stack at the sustained rate.</p>")
+           + tables.table(("stack", "workload", "keep-alive", "search", "capacity", "95 % CI", "met", "p99 ms",
+                           "CPU µs/req", "mem MiB", "stopped"), rows)
+           + f'<p class="note">{escape(capacity_text.METHOD[0].upper() + capacity_text.METHOD[1:])}; met = probes '
+             "that met the target, of the probes made; p99, CPU and memory: the stack at the highest rate it met at "
+             "or below its capacity.</p>")
+    several = [s for s in found.stacks if s.searches > 1]
+    if several:
+        out += tables.table(("stack", "workload", "keep-alive", "searches", "capacity", "95 % CI"),
+                            [(s.stack_label, s.workload, "on" if s.keepalive else "off", str(s.searches),
+                              capacity_text.capacity(s), capacity_text.ci(s)) for s in several],
+                            caption="Each stack over all its searches (their probes together)")
     decided = found.verdicts
     if decided:
         # decide() compares with the default equivalence band; the sentences say the same.
         items = "".join(f'<li class="{_tone(v)}"><strong>{escape(v.question.workload)} '
                         f"{'keep-alive' if v.question.keepalive else 'no keep-alive'}:</strong> "
-                        f"{escape(headline(v, stats.DEFAULT_EQUIVALENCE))}</li>" for v in decided)
+                        f"{escape(capacity_text.sentence(v, stats.DEFAULT_EQUIVALENCE))}</li>" for v in decided)
+        notes = ([capacity_text.PROBES_NOTE] if any(on_probes(v) for v in decided) else []) + (
+            [capacity_text.SEARCHES_NOTE] if not all(on_probes(v) for v in decided) else [])
         out += (f"<h4>Capacity verdicts (baseline: {escape(decided[0].baseline)})</h4>"
                 f"<ul class=\"verdicts\">{items}</ul>"
-                '<p class="note">Each search is one run; five searches a side give a verdict '
-                "(repetitions = 5).</p>")
+                + "".join(f'<p class="note">{escape(n[0].upper() + n[1:])}.</p>' for n in notes))
     return out
 
 
@@ -147,7 +149,7 @@ def _warnings(ctx: Context) -> str:
     lis = "".join(f'<li class="{"gate" if gate else ""}">{escape(text)}'
                   + (f'<span class="where">{escape(where)}</span>' if where else "") + "</li>"
                   for text, where, gate in items)
-    gates = ('<p class="note">Marked ✕: the runs concerned failed a validity gate and are left out of verdicts '
+    gates = ('<p class="note">Marked ✕: the runs concerned were invalid measurements and are left out of verdicts '
              "(they stay in the charts and tables).</p>") if any(gate for _, _, gate in items) else ""
     return (f'<h4 id="{ctx.anchor("warnings")}">Read the numbers with these in mind</h4><ul class="warnings">{lis}</ul>'
             + gates)
@@ -156,9 +158,15 @@ def _warnings(ctx: Context) -> str:
 def _caveats(warned: Warnings) -> list[tuple[str, str, bool]]:
     """Each kind of caveat once (its first cell's figures), with where it happened; a
     server's error once per message."""
-    out = [(f"{e.stack_label}: {e.error}", _where([_place(c.figures) for c in e.cells]), True) for e in warned.errors]
+    # a server's error marks its runs ✕ only where they are invalid (it never came up); one
+    # that died under the load failed it — a result, in the verdicts
+    out = [(f"{e.stack_label}: {e.error}", _where([_place(c.figures) for c in e.cells]),
+            any(not c.valid for c in e.cells)) for e in warned.errors]
     for group in warned.caveats:
-        out.append((sentence(group.first), _where([_place(c.figures) for c, _ in group.cells]), group.gate))
+        text = sentence(group.first)
+        if group.first.code == "engine_saturated":
+            text += engine_bound_note(*bound_busy(group))
+        out.append((text, _where([_place(c.figures) for c, _ in group.cells]), group.gate))
     return out
 
 

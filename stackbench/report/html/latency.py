@@ -1,17 +1,17 @@
 """Latency charts: each stack's percentile spectrum at the highest load asked (log x of
 1 / (1 − p)), latency against throughput where a plan swept the load (the "hockey
 stick", from analysis/curves.py), and the rates a capacity search probed against its
-target."""
+target with each stack's fitted capacity."""
 
 from __future__ import annotations
 
 from stackbench.analysis import spectrum
-from stackbench.analysis.capacity_results import CapacityResult
+from stackbench.analysis.capacity_results import CapacityResult, StackCapacity
 from stackbench.analysis.curves import Curve
 from stackbench.analysis.figures import CellFigures
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
-from stackbench.report.text.capacity import STOPPED, interval
+from stackbench.report.text.capacity import STOPPED, ci, interval
 from stackbench.report.text.verdicts import question_name
 from stackbench.units import format_rate, format_us
 
@@ -91,7 +91,9 @@ def against_throughput(ctx: Context) -> list[Figure]:
 
 def capacity(ctx: Context) -> list[Figure]:
     """Each search's probes: the rate asked against the SLO's first latency percentile,
-    missed probes hollow, the target as a line."""
+    missed probes hollow, the target as a line; below, each stack's fitted chance that a
+    probe meets the target against the rate, its probes at 1 (met) and 0 (missed), and
+    its capacity — the edge, where the curve crosses one half."""
     found = ctx.analysis.capacity
     if not found:
         return []
@@ -109,6 +111,8 @@ def capacity(ctx: Context) -> list[Figure]:
             for p in r.curve:
                 us = spectrum.percentile_us(by_seq[(p.figures.run_id, p.figures.seq)], pct)
                 verdict = "met" if p.check.met else "missed: " + "; ".join(p.check.reasons)
+                if p.check.generator_limited:
+                    verdict += " (load engine saturated: not in the fit)"
                 rows.append((r.stack_label, str(r.repetition + 1), format_rate(p.rate),
                              format_rate(p.figures.throughput), format_us(us), verdict))
                 if us is None:
@@ -118,20 +122,59 @@ def capacity(ctx: Context) -> list[Figure]:
                                      hollow=not p.check.met))
                 xs.append(p.rate)
                 ys.append(us / 1000)
-            series.append(svg.Series(ctx.palette.cls(r.stack_label), tuple(pts)))
+            series.append(svg.Series(ctx.palette.cls(r.stack_label), tuple(pts), joined=False))
         where = f"{workload}, keep-alive {'on' if ka else 'off'}"
-        summary = "; ".join(f"{r.stack_label}: {interval(r)}" + ("" if r.stopped == "converged"
-                                                                 else f" ({STOPPED.get(r.stopped, r.stopped)})")
-                            for r in rs)
+        stacks = [s for s in found.stacks if (s.workload, s.keepalive) == (workload, ka)]
+        summary = "; ".join(f"{s.stack_label}: {interval(s)}" + (f" over {s.searches} searches" if s.searches > 1
+                                                                 else "")
+                            + "".join(f" ({STOPPED.get(x, x)})" for x in dict.fromkeys(s.stopped) if x != "converged")
+                            for s in stacks)
+        # log latency: the target stays visible beside a probe far past the edge (p99 of seconds)
+        panels = [svg.lines(series, svg.linear("rate asked (requests/s)", xs),
+                            svg.logarithmic(f"p{pct} latency (ms, log scale)", ys),
+                            f"capacity search, {where}",
+                            refs=[(target / 1000, f"target p{pct} ≤ {format_us(target)} ms")])]
+        edge_panel = _edge_panel(ctx, stacks, where)
+        if edge_panel:
+            panels.append(edge_panel)
+            rows += [(s.stack_label, "all" if s.searches > 1 else "1", format_rate(s.edge.rate), "-", "-",
+                      f"capacity (met half the time), 95 % CI {ci(s)}") for s in stacks if s.edge is not None]
         out.append(Figure(
-            ctx.anchor("capacity", workload, ka), f"Capacity search — {where}",
-            f"Every rate a search probed, against the target {slo.describe()} (the line). Filled: the probe met "
-            f"the target; hollow: it did not. {summary}.",
-            [svg.lines(series, svg.linear("rate asked (requests/s)", xs), svg.linear(f"p{pct} latency (ms)", ys),
-                       f"capacity search, {where}", refs=[(target / 1000, f"target p{pct} ≤ {format_us(target)} ms")])],
+            ctx.anchor("capacity", workload, ka), f"Capacity — {where}",
+            f"Above: every rate a search probed, against the target {slo.describe()} (the line); filled: the probe "
+            "met the target, hollow: it did not. Below: each stack's chance that a probe meets the target, fitted to "
+            "all its probes (logistic in log rate, Firth's penalized maximum likelihood); its capacity is the rate "
+            "where the curve crosses one half (the dot), with a 95 % profile-likelihood interval. Near the edge the "
+            f"same rate can meet and miss: the fit weighs every probe, the bracket only the lucky ones. {summary}.",
+            panels,
             ("stack", "search", "rate asked /s", "throughput /s", f"p{pct} ms", "target"), rows,
             legend_of(ctx.palette, [r.stack_label for r in rs])))
     return out
+
+
+def _edge_panel(ctx: Context, stacks: list[StackCapacity], where: str) -> str | None:
+    """The fitted curves around the edges, and the probes there at 1 (met) or 0 (missed)."""
+    fitted = [s for s in stacks if s.edge is not None]
+    if not fitted:
+        return None
+    lo = min((s.edge.low or s.edge.rate) for s in fitted) / 1.15
+    hi = max((s.edge.high or s.edge.rate) for s in fitted) * 1.15
+    series = []
+    for s in fitted:
+        e, cls = s.edge, ctx.palette.cls(s.stack_label)
+        rates = [lo * (hi / lo) ** (i / 60) for i in range(61)]
+        curve = tuple(svg.Point(r, e.p_met(r), f"{s.stack_label}: the fitted chance of meeting the target")
+                      for r in rates)
+        series.append(svg.Series(cls, curve, dotted=False))
+        probes = tuple(svg.Point(r, 1.0 if met else 0.0, f"{s.stack_label}: {format_rate(r)}/s "
+                                                         f"{'met' if met else 'missed'}", hollow=not met)
+                       for r, met in e.data if lo <= r <= hi)
+        series.append(svg.Series(cls, probes + (svg.Point(e.rate, 0.5, f"{s.stack_label}: capacity "
+                                                                      f"{format_rate(e.rate)}/s (95 % CI {ci(s)})"),),
+                                 joined=False))
+    return svg.lines(series, svg.linear("rate asked (requests/s)", [lo, hi], zero=False),
+                     svg.linear("chance a probe meets the target", [0.0, 1.0]), f"fitted capacity, {where}",
+                     refs=[(0.5, "half the probes meet: the edge")])
 
 
 def _ref(f: CellFigures) -> str:

@@ -252,6 +252,7 @@ class Series:
     points: tuple[Point, ...]
     dashed: bool = False
     joined: bool = True  # False: points only (a search's probes are not a path)
+    dotted: bool = True  # False: the line only (a fitted curve has no measured points)
 
 
 def lines(series: Sequence[Series], x: Axis, y: Axis, label: str, *, height: int = 270,
@@ -267,5 +268,6 @@ def lines(series: Sequence[Series], x: Axis, y: Axis, label: str, *, height: int
         for p in s.points:
             if p.lo is not None and p.hi is not None:
                 f.parts.append(whisker(f.X(p.x), f.Y(p.lo), f.X(p.x), f.Y(p.hi), s.cls))
-            f.parts.append(dot(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
+            if s.dotted:
+                f.parts.append(dot(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
     return f.svg(label)

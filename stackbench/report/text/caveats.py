@@ -95,6 +95,19 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
 }
 
 
+def engine_bound_note(busy: list[float], runs: int) -> str:
+    """After engine_saturated's sentence, when some of those runs had the server at its
+    limit too (analysis/outcomes.py: SERVER_BUSY): those stay valid, as lower bounds."""
+    if not busy:
+        return ""
+    lo, hi = min(busy), max(busy)
+    share = f"{lo:.0%}" if round(lo, 2) == round(hi, 2) else f"{lo:.0%}–{hi:.0%}"
+    which = "that run" if runs == 1 else "all of them" if len(busy) == runs else f"{len(busy)} of the {runs} runs"
+    they = "it stays valid and its throughput is" if len(busy) == 1 else "they stay valid and their throughput is"
+    return (f"; in {which} the server's cores were busy too ({share}): both at their limit, {they} a lower bound "
+            "of the stack's (engine-bound) — more cores or a client host would separate them")
+
+
 def sentence(caveat: Caveat) -> str:
     words = SENTENCES.get(caveat.code)
     if words is None:

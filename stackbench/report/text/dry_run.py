@@ -1,12 +1,15 @@
 """What `run --dry-run` prints: the load model in one line, one line per cell (a capacity
-search as one line with its bounds), and the expected time. It only renders: the time
-to measure the network profiles and the cores chosen are handed to it by the command
-(commands/measure.py), which asks the network and the machine."""
+search as one line with its bounds), the expected time, and what the plan's repetitions
+can decide. It only renders: the time to measure the network profiles, the cores chosen
+and the power of the plan are handed to it by the command (commands/measure.py), which
+asks the network, the machine and analysis/power.py."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from stackbench.analysis import power
+from stackbench.analysis.stats import MIN_RUNS
 from stackbench.planning.machine import MachineProfile
 from stackbench.planning.plan import Cell, Plan
 from stackbench.report.network import asked
@@ -17,9 +20,11 @@ def load_line(plan: Plan) -> str:
     m = plan.load
     if m.kind == "capacity":
         s = m.search
-        return (f"load: capacity — the highest rate meeting {m.slo.describe()}; rates from {s.start:,g}/s "
-                f"(× {s.factor:g}, then bisection to {s.precision:.0%}, low end confirmed {s.confirm} more times), "
-                f"between {s.floor:,g} and {s.ceiling:,g}/s, at most {s.budget_s:.0f} s per search")
+        confirm = f", low end confirmed {s.confirm} more times" if s.confirm else ""
+        return (f"load: capacity — the rate meeting {m.slo.describe()} half the time (the edge, fitted to every "
+                f"probe); rates from {s.start:,g}/s (× {s.factor:g}, then bisection to {s.precision:.0%}{confirm}, "
+                f"then {s.edge} probes up and down around the edge), between {s.floor:,g} and {s.ceiling:,g}/s, "
+                f"at most {s.budget_s:.0f} s per search")
     if m.kind == "stages":
         return f"load: stages — {len(m.stages)} steps on one running stack"
     what = "open loop (latency from the intended send time)" if m.kind == "rate" else "closed loop"
@@ -79,3 +84,35 @@ def clients_line(plan: Plan) -> str:
 def machine_line(profile: MachineProfile, pins: Pinning) -> str:
     return (f"machine: {profile.describe()}; the stack on cores {pins.server_cpus}, the load engine on "
             f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
+
+
+def power_line(pp: power.PlanPower, plan: Plan, repetition_s: float, store: str) -> str:
+    """Whether the plan's repetitions can give verdicts: a DETECT difference found 4 times
+    in 5 among the plan's comparisons at this machine's noise, or the repetitions that
+    would (`repetition_s`: one whole repetition's expected time)."""
+    k = pp.family
+    comps = f"{k} comparison{'s' if k != 1 else ''} per metric{', Holm-adjusted' if k > 1 else ''}"
+    runs = f"{'up to ' if plan.adaptive else ''}{pp.runs} run{'s' if pp.runs != 1 else ''} a side"
+    key = "max_repetitions" if plan.adaptive else "repetitions"
+    if plan.load.kind == "capacity" and pp.runs < MIN_RUNS:
+        # analysis/capacity_results.decide: with fewer searches a side than a comparison
+        # needs, the stacks' fitted edges are compared on their probes
+        return (f"verdicts: {comps}; {runs}: the stacks' capacities compared on their probes (a likelihood-ratio "
+                f"test of the fitted edges); {key} = {MIN_RUNS} or more compares the searches' edges instead")
+    if pp.runs < MIN_RUNS:
+        return (f"verdicts: {comps}; {runs} can give no verdict (a comparison needs {MIN_RUNS} valid runs a side): "
+                f"use {key} = {MIN_RUNS} or more")
+    where = (f"the median of {pp.measured.groups} stack × question groups in {store}" if pp.measured else
+             f"as measured on the 2-core VMs this lab was built on; {store} has no repeated runs yet")
+    noise = f"this machine's noise (throughput CV ~{pp.cv:.0%}: {where})"
+    detect = f"a {power.DETECT:.0%} difference"
+    if pp.enough:
+        return f"verdicts: {comps}; {runs} find {detect} {pp.power:.0%} of the time at {noise}"
+    s = pp.smallest
+    finds = (f"a {1 + s:.2g}× one (+{s:.0%} / −{1 - 1 / (1 + s):.0%}) 4 times in 5" if s is not None
+             else "not even a 100-fold one 4 times in 5")
+    if pp.needed is None:
+        advice = f"{detect} needs more than {power.MAX_RUNS} runs a side: ask fewer questions, or quieten the machine"
+    else:
+        advice = f"use {key} = {pp.needed} (about {repetition_s * pp.needed / 60:.0f} min) to find it 4 times in 5"
+    return f"verdicts: {comps}; at {noise} {runs} find {detect} {pp.power:.0%} of the time, {finds}: {advice}"

@@ -9,11 +9,12 @@ from typing import Sequence, TextIO
 from stackbench.analysis import cells as cells_mod
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.figures import CellFigures, Unserved
-from stackbench.analysis.run_warnings import Warnings
+from stackbench.analysis.outcomes import FAILED, INVALID, SERVED, Outcome
+from stackbench.analysis.run_warnings import CaveatGroup, Warnings
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
 from stackbench.planning.machine import MachineProfile
-from stackbench.report.text.caveats import sentence
+from stackbench.report.text.caveats import engine_bound_note, sentence
 from stackbench.report.text.clients import server_line
 from stackbench.report.text.style import Style
 from stackbench.states import CellStatus
@@ -26,7 +27,7 @@ NARROW = ("#", "workload", "load", "keep-alive", "stack", "req/s", "p99 ms", "er
           "CPU µs/req")
 NUMERIC = (set(COLUMNS) | {"errors"}) - {"#", "workload", "load", "keep-alive", "stack"}
 WIDTH = 120  # the default table and its warnings fit a 120-column terminal
-INVALID_MARK = "×"  # after a cell's number: it failed a validity gate (never in a verdict)
+INVALID_MARK = "×"  # after a cell's number: an invalid measurement (never in a verdict)
 # Above this CV of the CPU-steadiness probe (monitor/cpu_noise.py) the header warns.
 NOISY_CV = 0.05
 
@@ -39,13 +40,32 @@ SERVICE_COLUMNS = ("db MiB", "db µs/req")
 MACHINE_COLUMNS = ("OOM kills",)
 NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
+# A way of failing, or a reason a run is invalid, in a word (tables, summaries).
+SHORT = {"unserved": "unserved", "target_down": "down", "no_requests": "nothing", "requests_failed": "errors",
+         "non_2xx": "non-2xx", "not_sent": "unsent", "server_died": "died", "oom_killed": "OOM",
+         "engine_saturated": "engine", "cpu_steal": "steal", "not_measured": "not run"}
+# How each repetition ended (analysis/outcomes.py), shown when one did not simply serve.
+OUTCOME_COLUMNS = ("outcome",)
+OUTCOME_NOTE = ("outcome: served; engine-bound = the load engine at its limit while the server's cores were busy "
+                "too (≥ its throughput: a lower bound, its latency left out of verdicts); FAILS = the stack failed "
+                "the load (how: unserved clients, errors, non-2xx, unsent due requests, nothing served, target down, "
+                "server died, OOM kills) — a result that enters verdicts as a loss; invalid = the measurement failed "
+                "(engine = the generator at its limit while the server had headroom, steal = the hypervisor took "
+                "the server's core, not run = the stack never came up): never in a verdict")
 
 
 def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]:
     fs = [c.figures for c in cells]
     return ((COLUMNS if wide else NARROW) + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
             + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ())
-            + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ()))
+            + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ())
+            + (OUTCOME_COLUMNS if any(_plain(c.outcome) is False for c in cells) else ()))
+
+
+def _plain(o: Outcome) -> bool:
+    """Nothing an outcome column would add: served at the stack's own limit — or never
+    measured, which the row's FAILED already says."""
+    return (o.kind == SERVED and not o.engine_bound) or o.invalid_reasons == ("not_measured",)
 
 
 def rows(cells: Sequence[CellAnalysis], cols: tuple[str, ...] | None = None) -> list[tuple[str, ...]]:
@@ -58,17 +78,30 @@ def rows(cells: Sequence[CellAnalysis], cols: tuple[str, ...] | None = None) -> 
     return out
 
 
+def outcome_words(o: Outcome | None) -> str:
+    """One repetition's outcome, shortly: "served", "engine-bound", "FAILS: unserved,OOM",
+    "invalid: engine" (SHORT: a word for each way and reason)."""
+    if o is None:
+        return "-"
+    if o.kind == INVALID:
+        return "invalid: " + ",".join(SHORT.get(r, r) for r in o.invalid_reasons)
+    if o.kind == FAILED:
+        return "FAILS: " + ",".join(SHORT.get(f.code, f.code) for f in o.failures)
+    return "engine-bound" if o.engine_bound else "served"
+
+
 def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
     """Every column's text for one cell (a table picks the columns it shows)."""
     q = f.question
     v = {"#": str(f.seq) + (INVALID_MARK if invalid else ""), "workload": q.workload, "load": q.level(),
-         "keep-alive": _ka(q.keepalive), "stack": f.stack_label}
+         "keep-alive": _ka(q.keepalive), "stack": f.stack_label, "outcome": outcome_words(f.outcome)}
     if not f.measured:
         return {**v, "req/s": "FAILED"}
     errors = None if f.requests_failed is None else f.requests_failed + (f.non_2xx or 0)
+    bound = "≥" if f.outcome is not None and f.outcome.engine_bound else ""
     return {**v,
             "stack": f.stack_label + ("" if f.status == CellStatus.OK else " (FAILED)"),
-            "req/s": format_rate(f.throughput) + (PAGE_MARK if f.page_mode else ""),
+            "req/s": bound + format_rate(f.throughput) + (PAGE_MARK if f.page_mode else ""),
             "mean ms": format_us(f.latency_mean_us), "p50 ms": format_us(f.p50_us), "p99 ms": format_us(f.p99_us),
             "failed": _int(f.requests_failed), "non-2xx": _int(f.non_2xx), "errors": _int(errors),
             "unserved": _unserved(f.unserved),
@@ -110,8 +143,10 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
                      "failed and non-2xx apart, system calls per request")
     notes += footnotes(cols, any(PAGE_MARK in r[5] for r in body))
     if any(INVALID_MARK in r[0] for r in body):
-        notes.append(f"{INVALID_MARK} after # = the cell failed a validity gate (a warning below says which): "
-                     "shown, never part of a verdict")
+        notes.append(f"{INVALID_MARK} after # = an invalid measurement (the outcome column and a warning below say "
+                     "why): shown, never part of a verdict")
+    if OUTCOME_COLUMNS[0] in cols:
+        notes.append(OUTCOME_NOTE)
     for note in notes:
         out.write(style.dim(wrap(note)) + "\n")
     warnings(warned, out)
@@ -203,9 +238,18 @@ def _notes(warned: Warnings) -> list[str]:
         where = list(dict.fromkeys(_where(c.figures) for c, _ in group.cells))
         if any(caveat.params != first.params for _, caveat in group.cells):
             text += f" (figures of the first of {len(group.cells)} runs)"
+        if first.code == "engine_saturated":
+            text += engine_bound_note(*bound_busy(group))
         more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
         out.append(f"{text} [{'; '.join(where[:2])}{more}]")
     return out
+
+
+def bound_busy(group: CaveatGroup) -> tuple[list[float], int]:
+    """Of a caveat's runs: the server's busy share in those that were engine-bound, and
+    how many runs in all (engine_bound_note's arguments)."""
+    busy = [c.outcome.server_busy for c, _ in group.cells if c.outcome.engine_bound and c.outcome.server_busy]
+    return busy, len(group.cells)
 
 
 def _where(f: CellFigures) -> str:

@@ -3,7 +3,12 @@
 A verdict line reads: `php-hello c=16 keep-alive: apache-prefork-modphp is 58 % faster than
 nginx-fpm (95 % CI 51–66 %, 5 vs 5 runs) — and uses 0.61x the CPU per request`. The
 throughput verdict is always shown; another metric joins it when it is significant and
-at least LARGE apart (the rest are in `stackbench export`).
+at least LARGE apart (the rest are in `stackbench export`). Where the runs' outcomes
+decide (analysis/verdicts.py: decided), the line says so in its first words: "Apache
+mod_php fails this load: 16 of 16 measured visitors unserved …; nginx + FPM served
+3,321 req/s (p99 6.7 ms)", "neither stack serves this load: …", "h2o is at least 76 %
+faster than nginx (…; h2o's runs at the generator's limit: a lower bound)", "lighttpd vs
+nginx: lighttpd at the generator's limit: not separable on this machine (…)".
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from __future__ import annotations
 from typing import TextIO
 
 from stackbench.analysis import stats
+from stackbench.analysis.power import MAX_RUNS
 from stackbench.analysis.compare import CompareResult
 from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
-from stackbench.analysis.verdicts import Verdict, Verdicts
+from stackbench.analysis import verdicts as verdicts_mod
+from stackbench.analysis.outcomes import FailureSummary
+from stackbench.analysis.verdicts import Side, Verdict, Verdicts
 from stackbench.report.text import table
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
@@ -40,9 +48,36 @@ def _ci_pct(c: stats.Comparison) -> str:
     return f"{lo:.0f}–{hi:.0f} %"
 
 
-def headline(v: Verdict, band: float) -> str:
+def headline(v: Verdict, band: float, self_comparison: bool = False) -> str:
+    """`self_comparison`: the sides are two conditions of one stack (ramps, backgrounds)."""
     c = v.comparison
     runs = f"{c.n_b} vs {c.n_a} runs"  # candidate vs baseline, in the sentence's order
+    kind = v.kind
+    if kind in verdicts_mod.FAILURE_KINDS:
+        return _failed(v, self_comparison)
+    if kind == verdicts_mod.NOT_SEPARABLE:
+        return (f"{v.candidate} vs {v.baseline}: {_at_limit(v)} at the generator's limit: not separable on this "
+                f"machine (add a core, or a client host) (measured {_signed(c.ratio)}, CI {_signed(c.ci_low)} to "
+                f"{_signed(c.ci_high)}, {runs})")
+    if kind in (verdicts_mod.AT_LEAST_HIGHER, verdicts_mod.AT_LEAST_LOWER):
+        bounded = v.candidate if kind == verdicts_mod.AT_LEAST_HIGHER else v.baseline
+        return (f"{v.candidate} {_comparative(v, at_least=True)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)}; "
+                f"{bounded}'s runs at the generator's limit: a lower bound)")
+    return _stated(v, band, runs) + _bound_note(v)
+
+
+def _bound_note(v: Verdict) -> str:
+    """A throughput line the statistics decided while a side's runs were lower bounds
+    says so: what more runs may settle is a lower bound."""
+    base, cand = v.baseline_side, v.candidate_side
+    if v.metric.key != "throughput" or base is None or cand is None or not (base.bound or cand.bound):
+        return ""
+    return f"; {_at_limit(v)}'s runs at the generator's limit: a lower bound"
+
+
+def _stated(v: Verdict, band: float, runs: str) -> str:
+    """The statistics' own verdict in words."""
+    c = v.comparison
     if c.verdict == stats.Verdict.INSUFFICIENT:
         return f"{v.candidate} vs {v.baseline}: no verdict ({runs}; {_why_not(v)})"
     if c.verdict == stats.Verdict.EQUIVALENT:
@@ -62,19 +97,141 @@ def headline(v: Verdict, band: float) -> str:
 
 
 def _why_not(v: Verdict) -> str:
-    """What stands between this comparison and a verdict."""
+    """What stands between this comparison and a verdict: the runs missing, and how many."""
     parts = []
     for label, n, excluded in ((v.candidate, v.comparison.n_b, v.candidate_excluded),
                                (v.baseline, v.comparison.n_a, v.baseline_excluded)):
         if n >= stats.MIN_RUNS:
             continue
+        need = f"{stats.MIN_RUNS - n} more valid run(s) of {label} needed"
+        codes = ", ".join(sorted(set(excluded)))
         if n == 0 and excluded:
-            codes = ", ".join(sorted(set(excluded)))
-            parts.append(f"all {len(excluded)} runs of {label} failed a validity gate ({codes}): more runs will "
-                         "not help until the cause is fixed")
+            parts.append(f"{need}: all {len(excluded)} so far were invalid measurements ({codes}), and more runs "
+                         "will not help until the cause is fixed")
+        elif excluded:
+            parts.append(f"{need} ({len(excluded)} invalid: {codes})")
         else:
-            parts.append(f"{stats.MIN_RUNS - n} more valid run(s) of {label} needed")
-    return "; ".join(parts) or "the ratio is not computable (a median of 0)"
+            parts.append(need)
+    if parts:
+        return "; ".join(parts)
+    base = v.baseline_side
+    if base is not None and base.failed:
+        return (f"{base.label} served nothing in {base.failed} of its {base.runs} runs (it failed the load in "
+                "them): a ratio to nothing is not computable")
+    return "the ratio is not computable (a median of 0)"
+
+
+def _ms(us: float | None) -> str:
+    """A latency in a sentence: '6.7 ms', '24 ms', '3.0 s'."""
+    if us is None:
+        return "-"
+    if us >= 1e6:
+        return f"{us / 1e6:.1f} s"
+    return f"{us / 1000:.1f} ms" if us < 10_000 else f"{us / 1000:,.0f} ms"
+
+
+def _range(f: FailureSummary) -> str:
+    if f.count_low is None:
+        return ""
+    return f"{f.count_low:,}" if f.count_low == f.count_high else f"{f.count_low:,}–{f.count_high:,}"
+
+
+def _failure_words(f: FailureSummary, side: Side, every: tuple[FailureSummary, ...]) -> str | None:
+    """One way of failing, in words; None when another one already says it."""
+    codes = {x.code: x for x in every}
+    count = _range(f)
+    if f.code == "unserved":
+        who = "measured visitors" if side.beside else "connections" if side.page_mode else "clients"
+        text = (f"{count} of {f.of:,} {who}" if count and f.of else f"{count} {who}" if count else who) \
+            + " unserved for the whole window"
+        if side.beside:
+            others = " and ".join(f"{n} {name} visitors" for name, n in side.beside)
+            busy = side.busy_workers
+            if busy is not None and f.count_low is not None and f.count_low == f.of:
+                # every measured visitor waited: the workers busy were the others'
+                text += f" while {others} held {busy:,.0f} of its workers"
+            elif busy is not None:
+                text += f" while {others} were beside them ({busy:,.0f} workers busy at once)"
+            else:
+                text += f" while {others} were beside them"
+        return text
+    if f.code == "target_down":
+        return "no connection to it succeeded"
+    if f.code == "no_requests":
+        return "nothing completed"
+    if f.code == "requests_failed":
+        share = f"{f.share:.1%}" if f.share is not None else "over 1 %"
+        return f"{share} of requests failed" + (f" ({count} of {f.of:,})" if count and f.of else "")
+    if f.code == "non_2xx":
+        share = f"{f.share:.1%}" if f.share is not None else "over 1 %"
+        return f"{share} of its answers were errors (non-2xx)"
+    if f.code == "not_sent":
+        return (f"{count} of {f.of:,} due requests never sent" if count and f.of else "due requests never sent") \
+            + " (every connection was waiting on it)"
+    if f.code == "server_died":
+        if f.process and f.exit_status == -9 and "oom_killed" in codes:
+            return f"the OOM killer took {f.process}"
+        if f.process:
+            return f"{f.process} died under the load (exit status {f.exit_status})"
+        return "its server died under the load"
+    if f.code == "oom_killed":
+        died = codes.get("server_died")
+        if died and died.process and died.exit_status == -9 and f.count_high == 1:
+            return None  # "the OOM killer took mariadbd" said it
+        n = count or "processes"
+        return f"the OOM killer took {n} process{'es' if count != '1' else ''}" + (" in all" if died else "")
+    return f.code
+
+
+def how(side: Side) -> str:
+    """How a side failed the load, from its outcomes: "16 of 16 clients unserved for the
+    whole window, the OOM killer took mariadbd"; each way with the share of runs it
+    happened in when not all of the failed ones."""
+    parts = []
+    for f in side.failures:
+        words = _failure_words(f, side, side.failures)
+        if words:
+            parts.append(words + (f" (in {f.runs} of {side.failed} failed runs)" if f.runs < side.failed else ""))
+    return ", ".join(parts) or "it failed the load"
+
+
+def _fails(side: Side, short: bool = False) -> str:
+    """"A fails this load: how" — or, beside another failing side, "A: how". How many of
+    its runs failed is said unless all did and they were enough for any verdict."""
+    runs = (f" in {side.failed} of {side.runs} run{'s' if side.runs != 1 else ''}"
+            if side.failed < side.runs or side.runs < stats.MIN_RUNS else "")
+    if short:
+        return f"{side.label}{f' (fails{runs})' if runs else ''}: {how(side)}"
+    return f"{side.label} fails this load{runs}: {how(side)}"
+
+
+def _served(side: Side) -> str:
+    unit = "page views/s" if side.page_mode else "req/s"
+    rate = ("at least " if side.bound else "") + f"{format_rate(side.throughput)} {unit}"
+    notes = []
+    if side.p99_us is not None:
+        notes.append(f"p99 {'≥ ' if side.p99_floor else ''}{_ms(side.p99_us)}")
+    if side.failed:
+        notes.append(f"failed the load in {side.failed} of {side.runs} runs")
+    return f"{side.label} served {rate}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _failed(v: Verdict, self_comparison: bool) -> str:
+    base, cand = v.baseline_side, v.candidate_side
+    assert base is not None and cand is not None  # a failure kind is decided from both sides
+    if v.kind == verdicts_mod.NEITHER_SERVES:
+        who = "neither serves this load" if self_comparison else "neither stack serves this load"
+        return f"{who}: {_fails(cand, short=True)}; {_fails(base, short=True)}"
+    failing, serving = (cand, base) if v.kind == verdicts_mod.CANDIDATE_FAILS else (base, cand)
+    return f"{_fails(failing)}; {_served(serving)}"
+
+
+def _at_limit(v: Verdict) -> str:
+    """Who was at the generator's limit: "both", or one side's label."""
+    base, cand = v.baseline_side, v.candidate_side
+    if base is not None and cand is not None and base.bound and cand.bound:
+        return "both"
+    return v.candidate if cand is not None and cand.bound else v.baseline
 
 
 def _p(c: stats.Comparison) -> str:
@@ -83,11 +240,11 @@ def _p(c: stats.Comparison) -> str:
     return f", p = {c.p_adjusted:.3g}" if c.p_adjusted >= 0.001 else ", p < 0.001"
 
 
-def _comparative(v: Verdict) -> str:
+def _comparative(v: Verdict, at_least: bool = False) -> str:
     r = v.comparison.ratio or 1.0
     key = v.metric.key
     if key == "throughput":
-        return f"is {_pct(r)} {'faster' if r > 1 else 'slower'} than"
+        return f"is {'at least ' if at_least else ''}{_pct(r)} {'faster' if r > 1 else 'slower'} than"
     if key == "capacity":
         return f"sustains {_pct(r)} {'more' if r > 1 else 'less'} load than"
     if key.startswith("latency"):
@@ -103,36 +260,64 @@ def aside(v: Verdict) -> str:
     return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
 
 
+def asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
+    """The other metrics of a throughput verdict's comparison that are significant and at
+    least LARGE apart — none when the outcomes decided it (a stack that fails the load
+    is not "also 0.6x the memory")."""
+    if v.kind in verdicts_mod.FAILURE_KINDS:
+        return []
+    return [x for x in vs.verdicts if x.metric.key != "throughput" and x.question == v.question
+            and x.candidate == v.candidate and x.decided is None and x.better is not None
+            and x.comparison.ratio is not None and abs(x.comparison.ratio - 1) >= LARGE]
+
+
+# The test a comparison made (stats.Comparison.test), in words; None: a comparison from
+# before the test was recorded.
+TESTS = {"welch_log": "Welch's t on the logs", "mann_whitney": "Mann–Whitney U", None: "Mann–Whitney U"}
+
+
+def notes(vs: Verdicts) -> list[str]:
+    """How to read the verdicts above: the interval, the test, lower bounds, the runs
+    left out (the terminal and the HTML report say the same)."""
+    through = vs.for_metric("throughput")
+    n = vs.family_sizes.get("throughput", 0)
+    out = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit"]
+    if n > 1:
+        tests = dict.fromkeys(TESTS.get(getattr(v.comparison, "test", None), TESTS[None]) for v in through
+                              if v.comparison.p_value is not None and v.kind not in verdicts_mod.FAILURE_KINDS)
+        untested = any(v.kind in verdicts_mod.FAILURE_KINDS for v in through)
+        out.append(f"p-values: {' or '.join(tests)}, Holm–Bonferroni-adjusted over the {n} throughput comparisons"
+                   + (" tested (those a failed load decided are not)" if untested else ""))
+    if any(v.kind in verdicts_mod.FAILURE_KINDS for v in through):
+        out.append("fails this load = most of its valid runs left clients unserved, failed requests or answered "
+                   "errors beyond 1 %, lost its server or processes to the OOM killer, or left due requests unsent: "
+                   "a result, not a void — such runs count with what they served")
+    if any(v.kind in verdicts_mod.BOUND_KINDS for v in through):
+        out.append("at the generator's limit = the load engine's thread was busy ≥ 90 % while the server's cores "
+                   "were busy ≥ 90 % too: the figure is a lower bound of what the stack serves, its latency left out")
+    if vs.excluded:
+        listed = ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
+        cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
+        more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
+        out.append(f"left out of verdicts: {len(vs.excluded)} invalid measurement(s) ({listed}): {cells}{more}")
+    return out
+
+
 def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
     style = Style(out)
     through = vs.for_metric("throughput")
     if not through:
         return
-    others = {(v.question, v.candidate): [] for v in through}
-    for v in vs.verdicts:
-        if v.metric.key != "throughput" and v.better is not None and v.comparison.ratio is not None \
-                and abs(v.comparison.ratio - 1) >= LARGE and (v.question, v.candidate) in others:
-            others[(v.question, v.candidate)].append(v)
     out.write("\n" + style.bold(title or f"verdicts (baseline: {vs.baseline})") + "\n")
     for v in through:
-        line = f"{question_name(v.question)}: " + headline(v, vs.band)
-        extra = others[(v.question, v.candidate)]
+        line = f"{question_name(v.question)}: " + headline(v, vs.band, vs.self_comparison)
+        extra = asides(vs, v)
         if extra:
             line += " — and " + ", ".join(aside(x) for x in extra)
         color = style.good if v.better else (lambda s: s)  # green: the candidate wins
         out.write(color(line) + "\n")
-    n = vs.family_sizes.get("throughput", 0)
-    notes = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit"]
-    if n > 1:
-        notes.append(f"p-values: Mann–Whitney U, Holm–Bonferroni-adjusted over the {n} throughput comparisons")
-    for text in notes:
-        out.write(style.dim(text) + "\n")
-    if vs.excluded:
-        listed = ", ".join(f"{k} ×{n}" for k, n in vs.excluded_by_reason().items())
-        cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
-        more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
-        out.write(style.warn(f"left out of verdicts: {len(vs.excluded)} run(s) that failed a validity gate "
-                             f"({listed}): {cells}{more}") + "\n")
+    for text in notes(vs):
+        out.write((style.warn if text.startswith("left out") else style.dim)(text) + "\n")
 
 
 def render_compare(result: CompareResult, out: TextIO) -> None:
@@ -146,18 +331,41 @@ SUMMARY_HEAD = ("workload", "load", "keep-alive", "stack", "runs", "req/s median
                 "p50 ms", "p99 ms", "mem MiB", "CPU µs/req")
 
 
+MARKS = {stats.Verdict.EQUIVALENT.value: "≈", stats.Verdict.NO_DIFFERENCE.value: "n.s.",
+         stats.Verdict.INSUFFICIENT.value: "?", verdicts_mod.CANDIDATE_FAILS: "fails",
+         verdicts_mod.BASELINE_FAILS: "base fails", verdicts_mod.NEITHER_SERVES: "neither",
+         verdicts_mod.NOT_SEPARABLE: "n.sep."}
+
+
 def marks(vs: Verdicts | None) -> dict[tuple, str]:
     """The throughput verdict of each (question, stack) in a word, for the summary's
-    `vs base` column: "+43 %" / "−70 %" when significant, "≈" equivalent, "n.s." no
-    significant difference, "?" not enough runs, "base" the baseline itself."""
+    `vs base` column: "+43 %" / "−70 %" when significant, "≥+76 %" / "≤−40 %" when a
+    lower bound settles it, "≈" equivalent, "n.s." no significant difference, "fails"
+    it fails the load and the baseline does not, "base fails" the other way round,
+    "neither" both fail it, "n.sep." not separable at the generator's limit, "?" not
+    enough runs, "base" the baseline itself."""
     out: dict[tuple, str] = {}
     for v in (vs.for_metric("throughput") if vs else []):
         c = v.comparison
         out[(v.question, v.baseline)] = "base"
-        out[(v.question, v.candidate)] = {
-            stats.Verdict.EQUIVALENT: "≈", stats.Verdict.NO_DIFFERENCE: "n.s.", stats.Verdict.INSUFFICIENT: "?",
-        }.get(c.verdict) or _signed(c.ratio).replace(".0 %", " %")
+        signed = _signed(c.ratio).replace(".0 %", " %")
+        out[(v.question, v.candidate)] = MARKS.get(v.kind) or {
+            verdicts_mod.AT_LEAST_HIGHER: "≥" + signed, verdicts_mod.AT_LEAST_LOWER: "≤" + signed}.get(v.kind, signed)
     return out
+
+
+def summary_outcome(r: CellSummary) -> str:
+    """How a (question, stack)'s runs ended, shortly: "served", "fails 5/5: unserved,OOM",
+    "engine-bound 2/5", "failed 1/5: errors", with the invalid runs' reasons."""
+    parts = []
+    if r.failed:
+        how = ",".join(table.SHORT.get(f.code, f.code) for f in r.failures)
+        parts.append(f"{'fails' if r.fails else 'failed'} {r.failed}/{r.valid}: {how}")
+    if r.engine_bound:
+        parts.append(f"engine-bound {r.engine_bound}/{r.valid}")
+    if r.valid < r.runs:
+        parts.append(f"{r.runs - r.valid} invalid: " + ",".join(table.SHORT.get(x, x) for x in r.invalid_reasons))
+    return "; ".join(parts) or ("served" if r.valid else "-")
 
 
 def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide: bool = False,
@@ -166,9 +374,10 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     with_php = any(r.opcache_runs for r in rows)
     with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
     with_oom = any(r.oom_kills is not None for r in rows)
+    with_outcome = any(r.failed or r.engine_bound or r.valid < r.runs for r in rows)
     verdict_of = marks(vs)
     head = ((SUMMARY_HEAD if wide else tuple(h for h in SUMMARY_HEAD if h not in ("CV", "p50 ms")))
-            + (("vs base",) if verdict_of else ())
+            + (("vs base",) if verdict_of else ()) + (("outcome",) if with_outcome else ())
             + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ())
             + (table.MACHINE_COLUMNS if with_oom else ()))
     body = []
@@ -177,14 +386,17 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
         row = (r.question.workload, r.question.level(), "on" if r.question.keepalive else "off",
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
-               format_rate(t.median) + (table.PAGE_MARK if r.page_mode else ""),
+               _bound(r, "throughput", format_rate(t.median)) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
-               format_us(r.metrics["latency_p50"].median), format_us(r.metrics["latency_p99"].median),
+               _bound(r, "latency_p50", format_us(r.metrics["latency_p50"].median)),
+               _bound(r, "latency_p99", format_us(r.metrics["latency_p99"].median)),
                _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
         if not wide:
             row = row[:7] + row[9:]
         if verdict_of:
             row += (verdict_of.get((r.question, r.stack_label), "-"),)
+        if with_outcome:
+            row += (summary_outcome(r),)
         if with_php:
             row += (_opcache(r.opcache_runs),)
         if with_db:
@@ -194,7 +406,7 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
             row += ("-" if r.oom_kills is None else str(r.oom_kills),)
         body.append(row)
     widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(head)]
-    text_cols = {0, 2, 3}
+    text_cols = {0, 2, 3} | ({head.index("outcome")} if with_outcome else set())
 
     def line(values) -> str:
         return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
@@ -209,13 +421,23 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         previous = b[:3]
         out.write(line(b) + "\n")
     if verdict_of:
-        out.write(style.dim("vs base = throughput against the baseline: a significant difference in %, ≈ equivalent, "
-                            "n.s. no significant difference, ? too few valid runs (the verdicts below say more)")
-                  + "\n")
+        out.write(style.dim(table.wrap(
+            "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
+            "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
+            "load, n.sep. not separable at the generator's limit, ? too few valid runs (the verdicts below say "
+            "more)")) + "\n")
+    if with_outcome:
+        out.write(style.dim(table.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
+                                       "(≥: a lower bound)")) + "\n")
     for note in table.footnotes(head, any(r.page_mode for r in rows)):
         out.write(style.dim(note) + "\n")
     if stop:
         out.write(style.dim(stop_sentence(stop)) + "\n")
+
+
+def _bound(r: CellSummary, key: str, text: str) -> str:
+    """A median that is a bound (summary.CellSummary.bounds) reads "≥ …"."""
+    return "≥" + text if key in r.bounds and text != "-" else text
 
 
 def _opcache(runs: tuple[int, int] | None) -> str:
@@ -231,9 +453,18 @@ def stop_sentence(stop: dict) -> str:
     if stop.get("reason") == "target":
         return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop['target']:.0%} "
                 f"(widest ±{stop['worst_half_width']:.1%})")
+    if stop.get("reason") == "power":
+        return (f"repetitions: {n}, stopped because every compared pair had the runs its noise needs to find a "
+                f"{stop['detect']:.0%} difference among {stop['family']} comparisons")
     if stop.get("reason") == "cap":
         w = stop.get("worst_half_width")
         widest = f"widest ±{w:.1%}" if w is not None else "not computable"
+        need = stop.get("runs_needed", 0)
+        noisy = ("" if not need or need <= n else f"; to find a {stop['detect']:.0%} difference among "
+                 f"{stop['family']} comparisons the noisiest pair needs {need} runs a side")
+        if "runs_needed" in stop and need is None:
+            noisy = (f"; the noisiest pair needs more than {MAX_RUNS} runs a side to find a {stop['detect']:.0%} "
+                     "difference")
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
-                f"±{stop['target']:.0%} ({widest})")
+                f"±{stop['target']:.0%} ({widest}){noisy}")
     return f"repetitions: {n} (fixed by the plan)"

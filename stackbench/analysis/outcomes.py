@@ -1,0 +1,290 @@
+"""Each repetition's outcome (pure): an invalid measurement, or a valid one that served
+the load or failed it — and how, as data the reports word.
+
+SPEC.md (Method) keeps two kinds of bad runs apart, and so does this module:
+- INVALID: the measurement cannot be trusted — the generator was the bottleneck while the
+  server had headroom (engine_saturated with the server under SERVER_BUSY, or its busy
+  share unknown), the hypervisor took the server's core (cpu_steal), or nothing was
+  measured (the stack never came up: no engine result). Shown, never in a verdict.
+- FAILED: the stack did not serve the load (caveats.LOAD_FAILURES) — clients unserved for
+  the whole window, requests failed or answered with errors beyond the tolerance, the
+  server died under the load, the OOM killer took processes, due requests never sent,
+  nothing completed, the target went down. A result, not a void: the repetition counts in
+  verdicts with what it actually delivered, and the stack loses.
+- SERVED: all clients served, errors within the tolerance. Possibly *engine-bound*: the
+  generator at its limit while the server's cores were busy too — its throughput is then
+  a lower bound of the stack's (the stack served at least that), and its latency is left
+  out of latency verdicts (it holds the generator's own queueing).
+
+Which caveat is which kind is caveats.py's (MEASUREMENT_FAILURES, LOAD_FAILURES); the
+sentences are report/text's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from statistics import median
+from typing import Iterable, Sequence
+
+from stackbench import caveats
+from stackbench.engine.result import EngineResult
+from stackbench.model.cell import StoredCell
+from stackbench.states import CellStatus
+
+SERVED, FAILED, INVALID = "served", "failed", "invalid"
+
+# The share of the server's cores its cgroup used over the window (cost.cpu_total_us over
+# cost.window_us × the cell's server cores, pinning.server_cpus — a machine profile's
+# `cpus` already narrowed them) at or above which the server is at its limit: an engine
+# at its limit beside it measured a lower bound of the stack, not the generator alone.
+# Chosen from the issue-23 scenario store (14 `--quick` scenarios, 382 measured cells,
+# /work/corpus/stores/scen.sqlite): the busy shares have a sharp mode at 0.94–0.98 —
+# server-bound cells (static files, cache hits, PHP at c=16–100) — whose shoulder starts
+# at 0.90 (0.90–0.92: 11 cells, 0.92–0.94: 14, 0.94–0.96: 28, 0.96–0.98: 75, max 0.985);
+# below it the shares spread thinly over 0.30–0.90 (pools, slow clients, sleeping PHP:
+# the server waited, it was not at its limit). The cgroup never shows 1.0 — softirq time
+# and the few idle ms of the sampled window around the measured one are not charged to
+# it. The 4 engine-saturated cells (h2o and lighttpd, static-12b, 123,000–154,000 req/s)
+# had the server at 0.948–0.969, inside that mode. 0.90 is also the engine's own rule
+# for itself (a thread busy ≥ 90 %: loadgen/README.md), so both sides are judged alike.
+SERVER_BUSY = 0.90
+
+# The process the runner names when a server dies under load (runner/cell.py:
+# "mariadbd exited with status -9 during the load (…)").
+_DIED = re.compile(r"^(\S+) exited with status (-?\d+) during the load")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One way a repetition failed the load. `count` of `of`: clients unserved of the
+    connections measured, requests failed of those attempted, non-2xx of the completed,
+    due requests never sent of those due, processes OOM-killed; None when not reported."""
+
+    code: str  # one of FAILURE_CODES
+    count: int | None = None
+    of: int | None = None
+    share: float | None = None  # count / of, or the engine's own share
+    process: str | None = None  # server_died: the process that exited (from the runner's error)
+    exit_status: int | None = None
+
+
+# In the order a sentence names them: who went unserved first, then what broke.
+FAILURE_CODES = ("unserved", "target_down", "no_requests", "requests_failed", "non_2xx", "not_sent", "server_died",
+                 "oom_killed")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # SERVED | FAILED | INVALID
+    invalid_reasons: tuple[str, ...]  # INVALID: why (caveat codes, "not_measured"); () otherwise
+    failures: tuple[Failure, ...]  # how the stack failed the load (even when invalid: what it saw); () if none
+    engine_bound: bool  # the engine at its limit while the server was busy: throughput a lower bound
+    server_busy: float | None  # the server cores' busy share over the window; None: not measured
+    window_us: int | None  # the measured window (the engine's duration); None: no engine result
+    # What verdicts take of this repetition (None: not computable, or not trustworthy):
+    throughput: float | None  # what it delivered (failed: successful answers over the window, 0 if none)
+    p50_us: float | None  # a failed run's quantile that falls among unserved clients: the window (a floor)
+    p99_us: float | None
+    p50_floor: bool = False  # p50_us is at least this (the window), not the value itself
+    p99_floor: bool = False
+    # Other visitor classes beside the measured ones (class name, its connections), and
+    # the most workers the servers had busy at once (their status pages) — what held them.
+    beside: tuple[tuple[str, int], ...] = ()
+    busy_workers: int | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.kind != INVALID
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == FAILED
+
+    def failure(self, code: str) -> Failure | None:
+        return next((f for f in self.failures if f.code == code), None)
+
+
+def server_busy(cell: StoredCell) -> float | None:
+    """The share of its cores the stack's cgroup kept busy over the sampled window; None
+    when the CPU, the window or the cores were not recorded (older stores, no cgroup)."""
+    cores = len((cell.pinning or {}).get("server_cpus") or ())
+    cpu, window = cell.cost.cpu_total_us, cell.cost.window_us
+    if not cores or cpu is None or not window:
+        return None
+    return cpu / (window * cores)
+
+
+def of(cell: StoredCell) -> Outcome:
+    e = cell.engine
+    busy = server_busy(cell)
+    if e is None:
+        # The engine never ran: the stack failed to come up (or to be verified) — no load
+        # result, whatever the status says.
+        return Outcome(INVALID, ("not_measured",), (), False, busy, None, None, None, None)
+    invalid: list[str] = []
+    bound = False
+    for c in cell.caveats:
+        if c.code == "engine_saturated":
+            if busy is not None and busy >= SERVER_BUSY:
+                bound = True  # both at their limit: a lower bound, valid
+            elif c.code not in invalid:
+                invalid.append(c.code)  # the server had headroom (or nobody knows): the generator's figure
+        elif caveats.measurement_failure(c) and c.code not in invalid:
+            invalid.append(c.code)
+    failures = _failures(cell, e)
+    kind = INVALID if invalid else FAILED if failures else SERVED
+    beside = tuple((name, int(v.get("connections") or 0)) for name, v in (cell.classes or {}).items()
+                   if name != "server" and isinstance(v, dict))
+    held = ((cell.classes or {}).get("server") or {}).get("busy_max") or {}
+    busy_workers = sum(held.values()) if held else None
+    window = e.duration_us or None
+    if kind == FAILED:
+        p50, f50 = _latency(e, "50", 0.50, failures, window)
+        p99, f99 = _latency(e, "99", 0.99, failures, window)
+        return Outcome(kind, (), failures, bound, busy, window, _delivered(e, window), p50, p99, f50, f99,
+                       beside, busy_workers)
+    page = e.pages is not None
+    throughput = e.pages.per_s if page else e.requests_per_s
+    p50 = None if bound else (e.pages.load_p50_us if page else e.latency.p50_us)
+    p99 = None if bound else (e.pages.load_p99_us if page else e.latency.p99_us)
+    return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99,
+                   beside=beside, busy_workers=busy_workers)
+
+
+def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
+    """The ways this repetition failed the load: from its load-failure caveats
+    (caveats.LOAD_FAILURES, their figures from caveats.failure_figures — the engine's
+    typed counts where a caveat does not carry them) and from its status (the server
+    died under the load)."""
+    found: dict[str, Failure] = {}
+    codes = {c.code: c for c in cell.caveats if caveats.load_failure(c)}
+    for code in ("no_response_all", "clients_unserved"):
+        if code in codes:
+            count, total, _ = caveats.failure_figures(codes[code])  # the figures the engine warned with
+            count = e.clients.without_response if count is None else count
+            total = e.clients.measured if total is None else total
+            found["unserved"] = Failure("unserved", count, total, _share(count, total))
+            break
+    if "target_down" in codes:
+        found["target_down"] = Failure("target_down", caveats.failure_figures(codes["target_down"])[0])
+    if "no_requests" in codes:
+        u = found.get("unserved")
+        if not (u and u.count is not None and u.count == u.of):  # every client unserved says it already
+            found["no_requests"] = Failure("no_requests", 0, None)
+    if "requests_failed" in codes:
+        count, attempted, share = caveats.failure_figures(codes["requests_failed"])
+        count = e.requests.failed if count is None else count
+        attempted = e.requests.attempted if attempted is None else attempted
+        found["requests_failed"] = Failure("requests_failed", count, attempted,
+                                           _share(count, attempted) if share is None else share)
+    if caveats.NON_2XX in codes:  # the caveat's code (the document's key of the same name is not read here)
+        count, _, share = caveats.failure_figures(codes[caveats.NON_2XX])
+        found["non_2xx"] = Failure("non_2xx", e.requests.non_2xx if count is None else count,
+                                   e.requests.completed or None, share)
+    if "rate_not_reached" in codes:
+        not_sent, due, _ = caveats.failure_figures(codes["rate_not_reached"])
+        not_sent = e.requests.not_sent if not_sent is None else not_sent
+        due = e.requests.due if due is None else due
+        if not_sent is None or not_sent > 0:  # all sent, only late: their latency counts from when due
+            found["not_sent"] = Failure("not_sent", not_sent, due, _share(not_sent, due))
+    if cell.status != CellStatus.OK:
+        died = _DIED.match(cell.error or "")
+        found["server_died"] = Failure("server_died", process=died.group(1) if died else None,
+                                       exit_status=int(died.group(2)) if died else None)
+    if caveats.OOM_KILLED in codes:
+        found["oom_killed"] = Failure("oom_killed", caveats.failure_figures(codes[caveats.OOM_KILLED])[0])
+    return tuple(found[c] for c in FAILURE_CODES if c in found)
+
+
+def _share(count: int | None, total: int | None) -> float | None:
+    return count / total if count is not None and total else None
+
+
+def _delivered(e: EngineResult, window_us: int | None) -> float:
+    """What a failed repetition served per second: page views in page mode, else the
+    requests answered 2xx over the window (an error page is not service); 0 when nothing."""
+    if e.pages is not None:
+        return e.pages.per_s or 0.0
+    if not window_us:
+        return e.requests_per_s or 0.0
+    return max(0, e.requests.completed - e.requests.non_2xx) / (window_us / 1e6)
+
+
+def _latency(e: EngineResult, key: str, q: float, failures: tuple[Failure, ...],
+             window_us: int | None) -> tuple[float | None, bool]:
+    """A failed repetition's latency quantile q, counting its unserved clients: each one's
+    request waited the whole window at least (it got no response in it). With n requests
+    completed and u clients unserved, the quantile's rank q·(n + u) falling past n lies
+    among the unserved: the value is at least the window (a floor). Otherwise it is the
+    completed requests' quantile at q' = q·(n + u)/n, slightly above q; the engine reports
+    a table of percentiles (50 … 99, 99.9, 99.99, 100), not the histogram, so the value is
+    the table's at the highest listed percentile ≤ q' — at least the engine's own p_q,
+    and a floor of the true value when q' is not itself listed (between 99 and 99.9 the
+    table cannot say more). Nothing completed: every quantile is the window, a floor.
+    Page mode counts visitors, not the connections the engine reports unserved, so there
+    only "nothing completed" makes a floor."""
+    page = e.pages is not None
+    n = e.pages.completed if page else e.requests.completed
+    own = (e.pages.load_p50_us if key == "50" else e.pages.load_p99_us) if page else e.latency.percentile_us(key)
+    if not n:
+        return (float(window_us), True) if window_us else (None, False)
+    unserved = next((f.count for f in failures if f.code == "unserved"), None) or 0
+    if page or not unserved:
+        return (None if own is None else float(own)), False
+    total = n + unserved
+    if q * total > n:
+        return (float(window_us), True) if window_us else (None, False)
+    wanted = 100 * q * total / n
+    table = sorted((float(p), v) for p, v in e.latency.percentiles_us.items() if v is not None)
+    below = [(p, v) for p, v in table if p <= wanted + 1e-9]
+    if not below:
+        return (None if own is None else float(own)), False
+    p, value = below[-1]
+    return float(value), abs(p - wanted) > 1e-9
+
+
+@dataclass(frozen=True)
+class FailureSummary:
+    """One way of failing over a side's failed repetitions: in how many it happened, and
+    its figures' range (count_low–count_high of `of`)."""
+
+    code: str
+    runs: int
+    count_low: int | None
+    count_high: int | None
+    of: int | None
+    share: float | None  # the median share
+    process: str | None = None
+    exit_status: int | None = None
+
+
+def summarize_failures(outcomes: Iterable[Outcome]) -> tuple[FailureSummary, ...]:
+    """Over the failed repetitions given, each way of failing once, in FAILURE_CODES order."""
+    by: dict[str, list[Failure]] = {}
+    for o in outcomes:
+        if o.failed:
+            for f in o.failures:
+                by.setdefault(f.code, []).append(f)
+    out = []
+    for code in FAILURE_CODES:
+        fs = by.get(code)
+        if not fs:
+            continue
+        counts = [f.count for f in fs if f.count is not None]
+        ofs = [f.of for f in fs if f.of is not None]
+        shares = [f.share for f in fs if f.share is not None]
+        processes = [f.process for f in fs if f.process]
+        statuses = [f.exit_status for f in fs if f.exit_status is not None]
+        out.append(FailureSummary(code, len(fs), min(counts) if counts else None, max(counts) if counts else None,
+                                  max(ofs) if ofs else None, median(shares) if shares else None,
+                                  max(set(processes), key=processes.count) if processes else None,
+                                  max(set(statuses), key=statuses.count) if statuses else None))
+    return tuple(out)
+
+
+def any_floor(values: Sequence[tuple[float | None, bool]]) -> bool:
+    """Does a median of these (value, is-a-floor) pairs describe a floor? Raising any
+    value can only raise a median (an order statistic is monotone in every value), so the
+    median of values some of which are floors is itself a floor — a lower bound."""
+    return any(floor for v, floor in values if v is not None)

@@ -1,0 +1,152 @@
+"""The shipped scenarios' quick forms (issue 23, "every scenario's quick form answers"):
+each asks its scenario's own question, with the runs a verdict needs in every compared
+cell, on pools that can hold the clients it measures, in under two minutes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from stackbench import scenarios, workloads
+from stackbench.analysis.stats import MIN_RUNS
+from stackbench.network import calibrate, visitors as visitor_classes
+from stackbench.planning import plan as plan_mod
+from stackbench.runner import starts as starts_mod
+from stackbench.stacks import registry
+
+NAMES = scenarios.names()
+# `scenario run NAME --quick` must take at most 2 minutes, stacks started and stopped
+# included. The dry run's estimate leaves out what this adds (measured on the 2-core VM,
+# issue 23): a cell with other visitors waits for their engine, which runs a second past
+# the window (runner/cell.py); a stack whose workload has services (WordPress: MariaDB
+# from its snapshot, the site verified page by page) takes ~1 s more to start, verify and
+# stop (0.3 + 0.9 s up and verified, 0.4–2.7 s down, against ~0.7 s in all for a static
+# document); and a run ~5 s of its own (the machine's speed checked, the lab swept). With
+# them the model comes within ~10 % of the quick forms' wall times: slow-clients 107 s
+# modelled, 104 s taken (the dry run: 87 s); small-vps 89 / 92 s (74 s); opcache 109 /
+# 98 s (84 s). It flags the opcache quick form of before issue 23 (139 s modelled, 132 s
+# taken; the dry run said 114 s), not quite its small-vps one (119 s modelled, ~150 s
+# taken on a quiet machine: 256 prefork children take 1.5–2.7 s to stop, more than the
+# allowance): keep quick forms well below the line (all model at 110 s or less).
+QUICK_BUDGET_S = 120.0
+BACKGROUND_TAIL_S = 1.0
+SERVICES_START_S = 1.0
+RUN_OVERHEAD_S = 5.0
+PREFORK = "apache-prefork-modphp"
+# Scenarios whose question is how a prefork pool too small for the clients fares: there
+# its unserved clients are the answer ("fails this load"), not a pool sized wrongly.
+POOL_GROWTH_IS_THE_QUESTION = {"ramp-direction"}
+
+
+def compared(cell: plan_mod.Cell) -> tuple:
+    """What a verdict compares across stacks and repetitions: one question of one stack."""
+    return (cell.stack.label, cell.workload, cell.concurrency, cell.keepalive, cell.rate, cell.leg, cell.network,
+            cell.background)
+
+
+def guaranteed_runs(plan: plan_mod.Plan) -> Counter:
+    """Runs each compared cell gets whatever happens: every repetition of a fixed plan, the
+    minimum of an adaptive one (repetitions = "auto" may stop there)."""
+    runs = Counter(compared(c) for c in plan_mod.expand(plan))
+    if plan.adaptive:
+        runs = Counter({k: min(n, plan.min_repetitions) for k, n in runs.items()})
+    return runs
+
+
+def estimate_s(plan: plan_mod.Plan) -> float:
+    """What `run --dry-run` says the plan takes at most: every cell (an adaptive plan up to
+    its cap) and the network profiles it measures once per run."""
+    cells = plan_mod.expand(plan)
+    return plan.seconds(cells) + sum(calibrate.expected_seconds(p) for p in plan.links.values() if p.namespaced)
+
+
+def wall_s(plan: plan_mod.Plan) -> float:
+    """The dry run's estimate and what it leaves out (see QUICK_BUDGET_S)."""
+    cells = plan_mod.expand(plan)
+    tails = sum(1 for c in cells if c.background != visitor_classes.NONE) * BACKGROUND_TAIL_S
+    starts = [g for g in starts_mod.grouped(cells, plan)
+              if any(plan.workload(w).services for w in {c.workload for c in g})]
+    return estimate_s(plan) + tails + len(starts) * SERVICES_START_S + RUN_OVERHEAD_S
+
+
+def test_every_scenario_is_checked_here():
+    assert len(NAMES) == 14 and [s.name for s in scenarios.all_scenarios() if s.missing] == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_form_has_the_runs_a_verdict_needs_in_every_compared_cell(name):
+    plan = scenarios.get(name).plan(quick=True)
+    assert plan.baseline in {v.label for v in plan.stacks}
+    runs = guaranteed_runs(plan)
+    assert {k[0] for k in runs} == {v.label for v in plan.stacks}  # every stack measured
+    if plan.load.kind == "capacity":
+        # One search a side: the verdict compares the two edges fitted to every probe of
+        # each search (analysis/capacity_edge.py), not runs.
+        assert min(runs.values()) >= 1
+        return
+    short = {k: n for k, n in runs.items() if n < MIN_RUNS}
+    assert not short, f"{name} --quick: fewer than {MIN_RUNS} runs of {short}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_form_fits_in_two_minutes(name):
+    plan = scenarios.get(name).plan(quick=True)
+    assert estimate_s(plan) <= wall_s(plan) <= QUICK_BUDGET_S, (name, round(estimate_s(plan)), round(wall_s(plan)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_form_asks_the_full_forms_question(name):
+    """Fewer stacks, levels or workloads and shorter runs, but never other ones: each quick
+    stack is one of the full form's with the same knobs (its pools), on the same machine,
+    networks and visitors, against the same baseline."""
+    full, quick = (scenarios.get(name).plan(quick=q) for q in (False, True))
+    full_stacks = {v.label: v for v in full.stacks}
+    for v in quick.stacks:
+        assert v.label in full_stacks and full_stacks[v.label] == v, (name, v.label)
+    assert quick.baseline == full.baseline
+    assert set(quick.workloads) <= set(full.workloads)
+    assert set(quick.keepalive) <= set(full.keepalive)
+    assert set(quick.load.concurrency) <= set(full.load.concurrency) and quick.load.kind == full.load.kind
+    assert quick.machine == full.machine and quick.visitors == full.visitors and quick.background == full.background
+    assert [p.name for p in quick.networks] == [p.name for p in full.networks]
+    assert quick.server_tcp_wmem == full.server_tcp_wmem
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - POOL_GROWTH_IS_THE_QUESTION))
+def test_prefork_starts_a_child_for_every_kept_alive_client_it_is_measured_with(name):
+    """Prefork gives each kept-alive connection a child and spawns only 1, 2, 4 … a
+    second (from 16 to 64 children took ~8 s here, longer than any warm-up): a pool
+    that starts smaller than the measured clients measures its spawning — clients left
+    unserved for the whole window — not the question. Other visitor classes are not
+    counted: slow-clients holds every child it has on purpose."""
+    for quick in (False, True):
+        plan = scenarios.get(name).plan(quick=quick)
+        if plan.load.kind != "closed" or True not in plan.keepalive:
+            continue
+        for v in plan.stacks:
+            if v.id != PREFORK:
+                continue
+            start = registry.get(PREFORK).resolve_knobs(v.knobs)["start_servers"]
+            for wid in plan.workloads:
+                w = workloads.get(wid)
+                clients = max(plan.load.concurrency) * (w.page_conns if w.page_mode else 1)
+                assert start >= clients, (name, quick, v.label, wid, start, clients)
+
+
+def test_the_growth_scenario_does_start_its_prefork_pool_smaller_than_its_clients():
+    # ramp-direction asks how a lazily growing pool meets a climb: sizing it for the top
+    # level would answer another question.
+    plan = scenarios.get("ramp-direction").plan(quick=True)
+    prefork = next(v for v in plan.stacks if v.id == PREFORK)
+    assert registry.get(PREFORK).resolve_knobs(prefork.knobs)["start_servers"] < max(plan.load.concurrency)
+
+
+def test_slow_visitors_outnumber_what_prefork_can_hold():
+    # slow-clients' answer must not hang on how far prefork's pool grew in the window: its
+    # slow visitors are more than MaxRequestWorkers, the most children it will ever have.
+    for quick in (False, True):
+        plan = scenarios.get("slow-clients").plan(quick=quick)
+        prefork = next(v for v in plan.stacks if v.id == PREFORK)
+        limit = registry.get(PREFORK).resolve_knobs(prefork.knobs)["max_request_workers"]
+        assert sum(c.connections for c in plan.visitors.values()) > limit
