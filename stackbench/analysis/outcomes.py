@@ -38,8 +38,8 @@ SERVED, FAILED, INVALID = "served", "failed", "invalid"
 # cost.window_us × the cell's server cores, pinning.server_cpus — a machine profile's
 # `cpus` already narrowed them) at or above which the server is at its limit: an engine
 # at its limit beside it measured a lower bound of the stack, not the generator alone.
-# Chosen from the issue-23 scenario store (14 `--quick` scenarios, 382 measured cells,
-# /work/corpus/stores/scen.sqlite): the busy shares have a sharp mode at 0.94–0.98 —
+# Chosen from a store of the 14 scenarios' `--quick` runs (session 9, 382 measured cells;
+# bench/RESULTS.md): the busy shares have a sharp mode at 0.94–0.98 —
 # server-bound cells (static files, cache hits, PHP at c=16–100) — whose shoulder starts
 # at 0.90 (0.90–0.92: 11 cells, 0.92–0.94: 14, 0.94–0.96: 28, 0.96–0.98: 75, max 0.985);
 # below it the shares spread thinly over 0.30–0.90 (pools, slow clients, sleeping PHP:

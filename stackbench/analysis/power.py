@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from stackbench.analysis import questions, student_t
 from stackbench.analysis.stats import ALPHA, MIN_RUNS
@@ -114,15 +114,9 @@ def smallest_difference(n: int, cv: float, family: int = 1, target: float = POWE
     top = 99.0
     if n < MIN_RUNS or power(n, cv, top, family) < target:
         return None
-    lo, hi = 0.0, top
-    for _ in range(60):  # bisection on the log scale of 1 + difference
-        mid = math.expm1((math.log1p(lo) + math.log1p(hi)) / 2)
-        if power(n, cv, mid, family) >= target:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo < 1e-4:
-            break
+    # power rises with the difference; bisection on the log scale of 1 + difference
+    _, hi = _narrow(lambda d: power(n, cv, d, family) < target, 0.0, top,
+                    lambda a, b: math.expm1((math.log1p(a) + math.log1p(b)) / 2))
     return hi
 
 
@@ -131,18 +125,26 @@ def tolerated_cv(n: int, difference: float = DETECT, family: int = 1, target: fl
     `target` among `family` comparisons; None when not even noiseless runs would."""
     if n < MIN_RUNS:
         return None
-    lo, hi = 0.0, 4.0
-    if power(n, hi, difference, family) >= target:
-        return hi
+    top = 4.0
+    if power(n, top, difference, family) >= target:
+        return top
+    lo, _ = _narrow(lambda cv: power(n, cv, difference, family) >= target, 0.0, top)  # power falls with noise
+    return lo
+
+
+def _narrow(holds: Callable[[float], bool], lo: float, hi: float,
+            midpoint: Callable[[float, float], float] = lambda a, b: (a + b) / 2) -> tuple[float, float]:
+    """Bisection: [lo, hi] narrowed to 1e-4 around where `holds` turns from true (at lo)
+    to false (at hi)."""
     for _ in range(60):
-        mid = (lo + hi) / 2
-        if power(n, mid, difference, family) >= target:
+        mid = midpoint(lo, hi)
+        if holds(mid):
             lo = mid
         else:
             hi = mid
         if hi - lo < 1e-4:
             break
-    return lo
+    return lo, hi
 
 
 # ---------------------------------------------------------------- the machine's noise
