@@ -8,23 +8,22 @@ as samples would manufacture significance.
 
 Verdict rule (compare(), and again in adjust() after Holm)
 -----------------------------------------------------------
-1. INSUFFICIENT if either side has fewer than MIN_RUNS runs, or the ratio of medians or
-   its interval is not computable (baseline median <= 0, or a baseline value <= 0, which
-   lets a resampled baseline median reach 0). No test is made then: p_value is None, so
-   the comparison does not join a Holm family it could not win anyway. `runs_needed`
-   says how many more runs a side would make it decidable (None when more runs would
-   not help, e.g. a baseline median of 0).
-2. EQUIVALENT if the whole CI of the ratio lies inside [1 - band, 1 + band]. This is an
-   interval-inclusion equivalence test (Schuirmann 1987's two one-sided tests are the
-   same thing with a 1 - 2α interval; a 95 % interval inside the band is the stricter,
-   α = 2.5 % version). It needs no p-value: "the data rule out any difference bigger
-   than the band" is what a reader wants from "equivalent".
-3. HIGHER / LOWER only if the (Holm-adjusted) p of the test below is < ALPHA AND the CI
-   of the ratio excludes 1 on that side AND the test's statistic points the same way.
-   The test and the interval answer slightly different questions (the ratio of
-   geometric means vs. the ratio of medians); requiring both means a verdict never
-   contradicts the interval printed beside it, and the multiplicity control of Holm
-   still applies.
+1. INSUFFICIENT if either side has fewer than MIN_RUNS runs, or the ratio or its
+   interval is not computable (a baseline median <= 0, or, without the logs, a baseline
+   value <= 0, which lets a resampled baseline median reach 0). No test is made then:
+   p_value is None, so the comparison does not join a Holm family it could not win
+   anyway. `runs_needed` says how many more runs a side would make it decidable (None
+   when more runs would not help, e.g. a baseline median of 0).
+2. EQUIVALENT if the whole interval of the ratio lies inside [1 - band, 1 + band]. This
+   is an interval-inclusion equivalence test (Schuirmann 1987's two one-sided tests are
+   the same thing with a 1 - 2α interval; a 95 % interval inside the band is the
+   stricter, α = 2.5 % version). It needs no p-value: "the data rule out any difference
+   bigger than the band" is what a reader wants from "equivalent".
+3. HIGHER / LOWER only if the (Holm-adjusted) p of the test below is < ALPHA AND the
+   interval of the ratio excludes 1 on that side AND the test's statistic points the
+   same way. With every value > 0 the interval is the test's own (below), so the three
+   agree by construction; with a value <= 0 (rank test, bootstrap interval of medians)
+   requiring all three means a verdict never contradicts the interval printed beside it.
 4. Otherwise NO_DIFFERENCE.
 
 The test: Welch's t on the logarithms of the values (Welch 1947, "The generalization of
@@ -34,7 +33,7 @@ Biometrika 34:28–35; degrees of freedom by Welch–Satterthwaite, Satterthwait
   is positive, and run-to-run noise on them is multiplicative — a busy host slows a run
   by a share, not by a fixed number of requests — so the log makes the noise additive
   and about equal for a fast and a slow stack, and the test is of the ratio of geometric
-  means, the same scale as the interval's ratio of medians (Limpert, Stahel & Abbt 2001,
+  means, the ratio a verdict prints (Limpert, Stahel & Abbt 2001,
   "Log-normal distributions across the sciences", BioScience 51:341–352; Keene 1995,
   "The log transformation is special", Stat. Med. 14:811–819).
 - Why Welch rather than a rank test: its p is not floored by the number of runs. The
@@ -59,14 +58,13 @@ Biometrika 34:28–35; degrees of freedom by Welch–Satterthwaite, Satterthwait
 - Fewer than 2 runs a side: no variance, no test (None); MIN_RUNS keeps verdicts away
   from that anyway.
 
-Why MIN_RUNS = 5, although Welch on logs can reach a small p with 3 a side: the verdict
-also needs the bootstrap interval of the ratio of medians, and that interval is only
-trustworthy from about 5 runs. The percentile interval of a median of 3 is the range of
-the runs (P(median* = x_(1)) = P(Binomial(3, 1/3) ≥ 2) = 7/27, far above 2.5 %), which
-covers the true median only 1 − 2·(1/2)³ = 75 % of the time; at 5 it is the range too
-(P(Binomial(5, 1/5) ≥ 3) = 5.8 %), but that covers 1 − 2·(1/2)⁵ ≈ 94 %. And with 3 runs a side Welch's variance has
-2 degrees of freedom per side: one slow run decides the verdict. At this machine's noise
-(bench/RESULTS.md: a CV of 10–25 % between runs) 3 a side would find only huge
+Why MIN_RUNS = 5, although Welch on logs can reach a small p with 3 a side: with 3 runs
+a side Welch's variance has 2 degrees of freedom per side, so one slow run decides the
+verdict, and the t quantile at so few degrees of freedom (4.3 at 95 %, 2 df) makes the
+interval nearly useless; the bootstrap interval of a median (the fallback) is the range
+of the runs at 3 (P(median* = x_(1)) = P(Binomial(3, 1/3) ≥ 2) = 7/27), covering the
+true median only 1 − 2·(1/2)³ = 75 % of the time, and about 94 % at 5. At this machine's
+noise (bench/RESULTS.md: a CV of 5–25 % between runs) 3 a side would find only huge
 differences anyway.
 
 Holm–Bonferroni over each metric's family (Holm 1979, Scand. J. Statist. 6:65–70):
@@ -74,15 +72,32 @@ the family-wise error rate stays ≤ α under any dependence between the compari
 tests/test_stats_power.py checks it by simulation with this machine's noise, and how
 often a 20 % difference is found with the runs the plans ask for.
 
-Intervals: bootstrap percentile (Efron & Tibshirani 1993, "An Introduction to the
-Bootstrap", ch. 13), seeded `random.Random(seed)` so a report is reproducible. Why
-percentile rather than BCa (E&T 1993 ch. 14): BCa's acceleration is estimated by the
-jackknife, and the jackknife is inconsistent for the median, a non-smooth statistic
-(E&T 1993 §11.6) — with 5–15 runs its estimate jumps with every added run; and BCa's
-bias correction z0 is ill-defined when, as for the median of a few values, the
-bootstrap distribution has large atoms at the sample median. The percentile interval
-is simple, transformation-respecting (so the interval of B/A is the reciprocal of the
-interval of A/B up to resampling noise) and documented.
+Intervals of a comparison. With every value > 0: Welch's interval of the difference of
+mean logs, exp(d ± t·se) — the ratio of geometric means with the interval that is the
+test's dual, so "the interval excludes 1" and "p < 1 − level" are one statement. Its
+level follows Holm's decision over the family (adjust()): with k comparisons tested and
+r of them decided, a decided one is shown at 1 − α/(k − r + 1) and an undecided one at
+1 − α/(k − r). Holm decided the j-th smallest p because p_(j) < α/(k − j + 1) ≤
+α/(k − r + 1), so its interval excludes 1; the first undecided p was ≥ α/(k − r) and
+every later one is larger, so theirs contain it. A verdict and its interval never
+disagree: every interval that excludes 1 carries a verdict, and none that contains it
+does. One comparison alone (k = 1) or a family Holm decides entirely (r = k) is shown
+at 95 %; a family where nothing is decided at Bonferroni's 1 − α/k. (Before, a
+bootstrap interval of the ratio of medians sat beside the t test: at 5 runs a side it
+was narrower than the test, so a line could read "−7 %, CI −24 % to −2 %, not
+significant".)
+
+With a value <= 0 (a run that served nothing): the ratio of medians and its bootstrap
+percentile interval at 95 % (Efron & Tibshirani 1993, "An Introduction to the
+Bootstrap", ch. 13), seeded `random.Random(seed)` so a report is reproducible; a cell's
+own summary (summarize()) uses the same interval of its median. Why percentile rather
+than BCa (E&T 1993 ch. 14): BCa's acceleration is estimated by the jackknife, and the
+jackknife is inconsistent for the median, a non-smooth statistic (E&T 1993 §11.6) —
+with 5–15 runs its estimate jumps with every added run; and BCa's bias correction z0 is
+ill-defined when, as for the median of a few values, the bootstrap distribution has
+large atoms at the sample median. The percentile interval is simple,
+transformation-respecting (so the interval of B/A is the reciprocal of the interval of
+A/B up to resampling noise) and documented.
 """
 
 from __future__ import annotations
@@ -141,8 +156,8 @@ class Comparison:
 
     n_a: int
     n_b: int
-    ratio: float | None  # median(B) / median(A)
-    ci_low: float | None  # bootstrap percentile CI of that ratio (A and B resampled independently)
+    ratio: float | None  # B / A: of geometric means (Welch on logs), or of medians (a value <= 0)
+    ci_low: float | None  # its interval at `confidence` (see "Intervals" in the module docstring)
     ci_high: float | None
     p_value: float | None  # two-sided, of `test`; None when no test was made (INSUFFICIENT)
     p_adjusted: float | None  # after Holm (== p_value until adjust())
@@ -151,6 +166,25 @@ class Comparison:
     band: float = DEFAULT_EQUIVALENCE  # the equivalence band the verdict was decided with (adjust() re-decides)
     direction: int = 0  # +1: the test finds B above A, -1 below (Welch: the mean log difference; ranks: U_B - n_a·n_b/2)
     test: str | None = None  # WELCH_LOG, MANN_WHITNEY (a value <= 0), or None when no test was made
+    confidence: float = 0.95  # the interval's level: 1 − α/m, m from Holm's decision (adjust())
+    logs: LogDifference | None = None  # Welch's estimate on the logs; None: medians and the bootstrap
+
+
+@dataclass(frozen=True)
+class LogDifference:
+    """Welch's estimate of log B − log A: all an interval at any level needs."""
+
+    diff: float  # mean log B − mean log A
+    se: float  # sqrt(s²_A/n_A + s²_B/n_B)
+    df: float | None  # Welch–Satterthwaite; None when se == 0 (every run of each side equal)
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The ratio's interval exp(diff ± t·se): dual to the two-sided Welch test — it
+        excludes 1 exactly when the test's p < 1 − confidence."""
+        if self.df is None:
+            return math.exp(self.diff), math.exp(self.diff)
+        half = student_t.critical(1 - confidence, self.df) * self.se
+        return math.exp(self.diff - half), math.exp(self.diff + half)
 
 
 # ---------------------------------------------------------------- descriptive
@@ -392,22 +426,31 @@ def _log_moments(values: Sequence[float]) -> tuple[int, float, float]:
     return len(logs), float(_exact_mean(logs)), float(_exact_stdev(logs)) ** 2
 
 
-def _welch_log(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
-    """Two-sided p of Welch's t on the logs, and the direction of B against A (sign of
-    mean log B − mean log A). None when a side has fewer than 2 values or a value <= 0."""
+def _log_difference(a: Sequence[float], b: Sequence[float]) -> LogDifference | None:
+    """Welch's estimate on the logs; None when a side has fewer than 2 values or a value <= 0."""
     if len(a) < 2 or len(b) < 2 or min(a) <= 0 or min(b) <= 0:
         return None
     n_a, m_a, v_a = _log_moments(a)
     n_b, m_b, v_b = _log_moments(b)
-    d = m_b - m_a
-    direction = (d > 0) - (d < 0)
     se_a, se_b = v_a / n_a, v_b / n_b
     if se_a + se_b == 0:  # every run of each side equal: see the module docstring
-        return (1.0 if d == 0 else 0.0), direction
-    t = d / math.sqrt(se_a + se_b)
+        return LogDifference(m_b - m_a, 0.0, None)
     # Welch–Satterthwaite; a side with zero variance adds nothing to the denominator
     df = (se_a + se_b) ** 2 / (se_a ** 2 / (n_a - 1) + se_b ** 2 / (n_b - 1))
-    return student_t.two_sided_p(t, df), direction
+    return LogDifference(m_b - m_a, math.sqrt(se_a + se_b), df)
+
+
+def _welch_log(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
+    """Two-sided p of Welch's t on the logs, and the direction of B against A (sign of
+    mean log B − mean log A). None when a side has fewer than 2 values or a value <= 0."""
+    est = _log_difference(a, b)
+    if est is None:
+        return None
+    d = est.diff
+    direction = (d > 0) - (d < 0)
+    if est.df is None:
+        return (1.0 if d == 0 else 0.0), direction
+    return student_t.two_sided_p(d / est.se, est.df), direction
 
 
 def welch_log(a: Iterable[float], b: Iterable[float]) -> float | None:
@@ -469,18 +512,23 @@ def _verdict(n_a: int, n_b: int, ratio: float | None, lo: float | None, hi: floa
 
 def compare(a: Iterable[float], b: Iterable[float], band: float = DEFAULT_EQUIVALENCE, confidence: float = 0.95,
             resamples: int = 2000, seed: int = 1) -> Comparison:
-    """B against baseline A: the ratio of medians median(B) / median(A), its bootstrap
-    percentile CI (A and B resampled independently — they are independent runs;
-    Efron & Tibshirani 1993 §13.3, and ch. 8 for two-sample problems), the two-sided p of
-    Welch's t on the logs (Mann–Whitney when a value is <= 0), and a verdict by the
-    module docstring's rule. Seeded: the same input gives the same output."""
+    """B against baseline A: the ratio of geometric means and Welch's interval of it on
+    the logs (when every value is > 0; else the ratio of medians and its bootstrap
+    percentile interval, A and B resampled independently — Efron & Tibshirani 1993
+    §13.3), the two-sided p of Welch's t on the logs (Mann–Whitney when a value is
+    <= 0), and a verdict by the module docstring's rule. Seeded: the same input gives the
+    same output."""
     _check(confidence, resamples)
     if band < 0:
         raise ValueError(f"the equivalence band must be >= 0, got {band!r}")
     sa, sb = sorted(_clean(a)), sorted(_clean(b))
     n_a, n_b = len(sa), len(sb)
+    logs = _log_difference(sa, sb)
     ratio = lo = hi = None
-    if n_a and n_b and _median_sorted(sa) > 0:
+    if logs is not None:
+        ratio = math.exp(logs.diff)
+        lo, hi = logs.interval(confidence)
+    elif n_a and n_b and _median_sorted(sa) > 0:
         ratio = _median_sorted(sb) / _median_sorted(sa)
         # a resampled baseline median can be as low as min(A): the ratio needs it > 0
         if n_a >= 2 and n_b >= 2 and sa[0] > 0:
@@ -494,17 +542,27 @@ def compare(a: Iterable[float], b: Iterable[float], band: float = DEFAULT_EQUIVA
         p, direction, test = _test(sa, sb)
     runs_needed = MIN_RUNS - min(n_a, n_b) if short and not (n_a and n_b and ratio is None) else None
     return Comparison(n_a, n_b, ratio, lo, hi, p, p,
-                      _verdict(n_a, n_b, ratio, lo, hi, p, direction, band), runs_needed, band, direction, test)
+                      _verdict(n_a, n_b, ratio, lo, hi, p, direction, band), runs_needed, band, direction, test,
+                      confidence, logs)
 
 
 def adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """Holm over a family of comparisons (one metric's comparisons in one report):
-    p_adjusted = holm(p_value), and each verdict re-derived from p_adjusted by the same
-    rule. Uses the raw p_value, so adjusting twice changes nothing."""
+    p_adjusted = holm(p_value); each Welch interval re-drawn at the level of Holm's
+    decision (the module docstring's "Intervals"), and each verdict re-derived by the
+    same rule. Uses the raw p_value, so adjusting twice changes nothing."""
     adjusted = holm([c.p_value for c in comparisons])
-    return [replace(c, p_adjusted=p, verdict=_verdict(c.n_a, c.n_b, c.ratio, c.ci_low, c.ci_high, p,
-                                                      c.direction, c.band))
-            for c, p in zip(comparisons, adjusted)]
+    k = sum(p is not None for p in adjusted)
+    rejected = sum(p is not None and p < ALPHA for p in adjusted)
+    out = []
+    for c, p in zip(comparisons, adjusted):
+        lo, hi, confidence = c.ci_low, c.ci_high, c.confidence
+        if c.logs is not None and p is not None:
+            confidence = 1 - ALPHA / (k - rejected + 1 if p < ALPHA else k - rejected)
+            lo, hi = c.logs.interval(confidence)
+        out.append(replace(c, p_adjusted=p, ci_low=lo, ci_high=hi, confidence=confidence,
+                           verdict=_verdict(c.n_a, c.n_b, c.ratio, lo, hi, p, c.direction, c.band)))
+    return out
 
 
 def _check(confidence: float, resamples: int) -> None:

@@ -31,7 +31,7 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes",
                "outcome", "failures", "engine_bound", "server_busy_share")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
-                  "ratio", "ci_low", "ci_high", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
+                  "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
                   "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound")
 
 
@@ -76,7 +76,8 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
         "workload": v.question.workload, "concurrency": v.question.concurrency, "keepalive": v.question.keepalive,
         "metric": v.metric.key, "baseline": v.baseline, "candidate": v.candidate,
         "verdict": v.comparison.verdict.value, "better": v.better, "ratio": v.comparison.ratio,
-        "ci_low": v.comparison.ci_low, "ci_high": v.comparison.ci_high, "p_value": v.comparison.p_value,
+        "ci_low": v.comparison.ci_low, "ci_high": v.comparison.ci_high, "ci_level": v.comparison.confidence,
+        "p_value": v.comparison.p_value,
         "p_adjusted": v.comparison.p_adjusted, "n_baseline": v.comparison.n_a, "n_candidate": v.comparison.n_b,
         "runs_needed": v.comparison.runs_needed, "kind": v.kind,
         "baseline_failed": v.baseline_side.failed if v.baseline_side else None,

@@ -42,6 +42,11 @@ def _signed(ratio: float | None) -> str:
     return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f} %".replace("-", "−")
 
 
+def level(c: stats.Comparison) -> str:
+    """The interval's level in words: '95 %', '99.6 %' (Holm's level: stats.adjust)."""
+    return f"{c.confidence * 100:.3g} %"
+
+
 def _ci_pct(c: stats.Comparison) -> str:
     """The CI of the change, in the direction of the headline: '51–66 %'."""
     lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
@@ -61,7 +66,7 @@ def headline(v: Verdict, band: float, self_comparison: bool = False) -> str:
                 f"{_signed(c.ci_high)}, {runs})")
     if kind in (verdicts_mod.AT_LEAST_HIGHER, verdicts_mod.AT_LEAST_LOWER):
         bounded = v.candidate if kind == verdicts_mod.AT_LEAST_HIGHER else v.baseline
-        return (f"{v.candidate} {_comparative(v, at_least=True)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)}; "
+        return (f"{v.candidate} {_comparative(v, at_least=True)} {v.baseline} ({level(c)} CI {_ci_pct(c)}, {runs}{_p(c)}; "
                 f"{bounded}'s runs at the generator's limit: a lower bound)")
     return _stated(v, band, runs) + _bound_note(v)
 
@@ -84,16 +89,16 @@ def _stated(v: Verdict, band: float, runs: str) -> str:
         return (f"{v.candidate} and {v.baseline} are equivalent in {v.metric.label} ({_signed(c.ratio)}, "
                 f"CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, within ±{band:.0%}; {runs})")
     if c.verdict == stats.Verdict.NO_DIFFERENCE:
-        excludes_one = c.ci_low is not None and (c.ci_low > 1 or c.ci_high < 1)
-        if excludes_one and c.p_adjusted is not None and c.p_value is not None and c.p_value < stats.ALPHA:
-            # The interval says "different", the rank test does not survive the
-            # adjustment for the run's many comparisons: more runs would settle it.
-            return (f"{v.candidate} vs {v.baseline}: {_signed(c.ratio)} in {v.metric.label} (CI {_signed(c.ci_low)} "
-                    f"to {_signed(c.ci_high)}, {runs}), not significant after Holm's adjustment "
-                    f"(p = {c.p_adjusted:.3g}): more runs would settle it")
+        if c.p_adjusted is not None and c.p_value is not None and c.p_value < stats.ALPHA:
+            # Alone the test says "different"; it does not survive the adjustment for
+            # the run's many comparisons (its interval, drawn at Holm's level, contains
+            # 0): more runs would settle it.
+            return (f"{v.candidate} vs {v.baseline}: {_signed(c.ratio)} in {v.metric.label} ({level(c)} CI "
+                    f"{_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs}), not significant after Holm's adjustment "
+                    f"(p = {c.p_adjusted:.3g}; {c.p_value:.2g} alone): more runs would settle it")
         return (f"{v.candidate} vs {v.baseline}: no significant difference in {v.metric.label} "
                 f"({_signed(c.ratio)}, CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs})")
-    return f"{v.candidate} {_comparative(v)} {v.baseline} (95 % CI {_ci_pct(c)}, {runs}{_p(c)})"
+    return f"{v.candidate} {_comparative(v)} {v.baseline} ({level(c)} CI {_ci_pct(c)}, {runs}{_p(c)})"
 
 
 def _why_not(v: Verdict) -> str:
@@ -281,7 +286,10 @@ def notes(vs: Verdicts) -> list[str]:
     left out (the terminal and the HTML report say the same)."""
     through = vs.for_metric("throughput")
     n = vs.family_sizes.get("throughput", 0)
-    out = ["95 % CI: bootstrap percentile interval of the ratio of medians; the run is the unit"]
+    out = ["CI: Welch's interval of the ratio of geometric means (t on the logs; the ratio of medians and a "
+           "bootstrap interval where a run served nothing), at the level of Holm's decision — 95 % alone or when "
+           "the whole family is decided, up to 1 − 0.05/k: every interval that excludes 0 % has a verdict; "
+           "the run is the unit"]
     if n > 1:
         tests = dict.fromkeys(TESTS.get(getattr(v.comparison, "test", None), TESTS[None]) for v in through
                               if v.comparison.p_value is not None and v.kind not in verdicts_mod.FAILURE_KINDS)
