@@ -13,6 +13,8 @@ PACKAGES=(
   nginx apache2 libapache2-mod-php8.2 libapache2-mod-fcgid
   php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache
   varnish lighttpd h2o caddy haproxy
+  lighttpd-mod-openssl hitch   # HTTPS: lighttpd's TLS module is a package of its own; hitch terminates TLS for Varnish
+  nghttp2-client               # h2load, the reference HTTP/2 client the engine's bar is measured against
   wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc
   mariadb-server php8.2-mysql wordpress wordpress-theme-twentytwentythree   # the wordpress workload (MariaDB run by the lab)
   python3-venv   # Debian's python3 has no venv/ensurepip without it

@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run = sc_sub.add_parser("run", help="run a scenario; ends with the verdicts")
     sc_run.add_argument("name", help="a name from `stackbench scenario list`")
     sc_run.add_argument("--quick", action="store_true", help="the scenario's short version (about 2 minutes)")
+    sc_run.add_argument("--variant", metavar="NAME",
+                        help="the same question asked another way, e.g. https (`scenario list` names them)")
     sc_run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")

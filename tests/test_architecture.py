@@ -228,6 +228,8 @@ SHARED_WORDS = {
     "count", "total",  # a process group's count, the system calls' total (monitor/, the store)
     "received", "bytes", "mean", "t_s",  # the link emulator's statistics (network/tunnel.py)
     "keepalive_requests",  # a server's knob
+    "protocol", "tls", "handshake", "streams",  # a plan's protocol keys (planning/protocols.py)
+    "full", "resumed",  # memory pressure's "full" (PSI), a plan's handshake modes
     "address",  # the agent's messages (hosts/wire.py)
     "code", "params",  # a caveat, {code, params} (caveats.py)
 }

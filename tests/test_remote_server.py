@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -26,11 +28,13 @@ from stackbench.errors import HostError, UsageError
 from stackbench.hosts import bundle, wire
 from stackbench.planning import hosts as spec
 from stackbench.hosts.agent import boot_id
-from stackbench.hosts.server import AgentLink
+from stackbench.hosts.server import PREPARE_TIMEOUT_S, START_TIMEOUT_S, AgentLink
 from stackbench.monitor.cgroup_stats import CgroupSample
 from stackbench.monitor.session import CellCost
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.planning.plan import parse
+from stackbench.workloads import mariadb
+from stackbench.workloads.wordpress import provision
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -327,7 +331,7 @@ def test_wordpress_with_its_database_on_another_host(ssh_host, workdir):
                     .replace('"php-hello"', '"wordpress-home"'))
     assert _stackbench("clean").returncode == 0
     before = _held(workdir)
-    done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=600)
+    done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", "--keep-rundir", timeout=600)
     assert done.returncode == 0, done.stderr
     assert f"database: ssh:remote-db at {THERE}" in done.stdout + done.stderr
     cell, doc, env = _the_cell(db)
@@ -335,8 +339,46 @@ def test_wordpress_with_its_database_on_another_host(ssh_host, workdir):
     assert doc["config"]["url"].startswith(f"http://{'127.0.0.1' if server == 'local' else THERE}:")
     assert cell["service_mem_peak_bytes"] > 20_000_000 and cell["service_cpu_us"] > 0  # MariaDB, measured there
     assert env["db_host"]["address"] == THERE and ("server_host" in env) == (server != "local")
-    assert f"database ssh:remote-db at {THERE}" in _stackbench("show", "--db", str(db)).stdout
+    shown = _stackbench("show", "--db", str(db))
+    assert f"database ssh:remote-db at {THERE}" in shown.stdout
+    # The database's start gave WordPress a password of its own (its PHP-FPM pool there,
+    # kept with --keep-rundir: the namespace's host is this machine), which crossed two
+    # agents and is nowhere in the store, the run's output or `show`.
+    kept = Path(re.search(r"kept nginx-fpm's run directory: (?:\S+:)?(/\S+)", done.stdout + done.stderr).group(1))
+    rendered = "\n".join(p.read_text() for p in kept.rglob("*.conf"))
+    shutil.rmtree(kept)
+    password = re.search(rf'env\[{mariadb.PASSWORD_ENV}\] = "([^"]+)"', rendered).group(1)
+    assert len(password) >= 32 and password != provision.SNAPSHOT_PASSWORD
+    for what, text in [("the store", b"".join(p.read_bytes() for p in workdir.glob("r.sqlite*"))),
+                       ("the run's output", (done.stdout + done.stderr).encode()),
+                       ("show", (shown.stdout + shown.stderr).encode())]:
+        assert password.encode() not in text, f"the password is in {what}"
     assert _held(workdir) == before
+
+
+@pytest.mark.servers
+def test_a_database_there_refuses_the_labs_fixed_password(agent):
+    """The database an agent starts for hosts.db listens on TCP: its account has the
+    start's own password (set before the first connection, workloads/mariadb.py), which
+    the agent hands back for the stack's PHP; the fixed one in this repository is refused
+    by MariaDB's client and by PHP's mysqli (WordPress's), and so is a previous start's."""
+    from test_db_password import login, refused
+    from test_workloads_real import require_wordpress
+
+    require_wordpress()
+    agent.call("hello", lab_boot_id=boot_id(), server_cpus=[0], engine_cpus=[1], sample_interval_s=0.25,
+               syscalls=False, machine=None, role="database", peer_boot_id=boot_id())
+    agent.call("db_prepare", PREPARE_TIMEOUT_S, workloads=["wordpress-home"])
+    started = [agent.call("db_up", START_TIMEOUT_S, workloads=["wordpress-home"]) for _ in range(2)]
+    try:
+        for db, other in zip(started, reversed(started)):
+            host, port = db["address"].rsplit(":", 1)
+            assert refused(login(host, int(port), provision.SNAPSHOT_PASSWORD))
+            assert refused(login(host, int(port), other["password"]))
+            assert login(host, int(port), db["password"]) == ("connected", "connected")
+    finally:
+        for db in started:
+            agent.stop("db_down", did=db["id"])
 
 
 def test_a_stack_and_a_database_provisioned_differently_are_refused():

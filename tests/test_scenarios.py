@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from stackbench import scenarios, workloads
+from stackbench.errors import UsageError
 from stackbench.analysis.stats import MIN_RUNS
 from stackbench.network import calibrate, visitors as visitor_classes
 from stackbench.planning import plan as plan_mod
@@ -42,7 +43,7 @@ POOL_GROWTH_IS_THE_QUESTION = {"ramp-direction"}
 def compared(cell: plan_mod.Cell) -> tuple:
     """What a verdict compares across stacks and repetitions: one question of one stack."""
     return (cell.stack.label, cell.workload, cell.concurrency, cell.keepalive, cell.rate, cell.leg, cell.network,
-            cell.background)
+            cell.background, cell.protocol, cell.handshake)
 
 
 def guaranteed_runs(plan: plan_mod.Plan) -> Counter:
@@ -71,7 +72,7 @@ def wall_s(plan: plan_mod.Plan) -> float:
 
 
 def test_every_scenario_is_checked_here():
-    assert len(NAMES) == 14 and [s.name for s in scenarios.all_scenarios() if s.missing] == []
+    assert len(NAMES) == 17 and [s.name for s in scenarios.all_scenarios() if s.missing] == []
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -97,9 +98,9 @@ def test_quick_form_fits_in_two_minutes(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_form_asks_the_full_forms_question(name):
-    """Fewer stacks, levels or workloads and shorter runs, but never other ones: each quick
-    stack is one of the full form's with the same knobs (its pools), on the same machine,
-    networks and visitors, against the same baseline."""
+    """Fewer stacks, levels, workloads, networks or protocols and shorter runs, but never
+    other ones: each quick stack is one of the full form's with the same knobs (its
+    pools), on the same machine and visitors, against the same baseline."""
     full, quick = (scenarios.get(name).plan(quick=q) for q in (False, True))
     full_stacks = {v.label: v for v in full.stacks}
     for v in quick.stacks:
@@ -109,7 +110,10 @@ def test_quick_form_asks_the_full_forms_question(name):
     assert set(quick.keepalive) <= set(full.keepalive)
     assert set(quick.load.concurrency) <= set(full.load.concurrency) and quick.load.kind == full.load.kind
     assert quick.machine == full.machine and quick.visitors == full.visitors and quick.background == full.background
-    assert [p.name for p in quick.networks] == [p.name for p in full.networks]
+    # networks and protocols are sweep axes like workloads: fewer, never others
+    full_networks = [p.name for p in full.networks]
+    assert [p.name for p in quick.networks] == [n for n in full_networks if n in {p.name for p in quick.networks}]
+    assert set(quick.protocols.names) <= set(full.protocols.names) and quick.protocols.tls == full.protocols.tls
     assert quick.server_tcp_wmem == full.server_tcp_wmem
 
 
@@ -150,3 +154,34 @@ def test_slow_visitors_outnumber_what_prefork_can_hold():
         prefork = next(v for v in plan.stacks if v.id == PREFORK)
         limit = registry.get(PREFORK).resolve_knobs(prefork.knobs)["max_request_workers"]
         assert sum(c.connections for c in plan.visitors.values()) > limit
+
+
+VARIANTS = [(s.name, v) for s in scenarios.all_scenarios() for v in s.variants]
+
+
+def test_slow_clients_and_small_vps_have_an_https_variant():
+    assert {("slow-clients", "https"), ("small-vps", "https")} <= set(VARIANTS)
+
+
+@pytest.mark.parametrize("name, variant", VARIANTS)
+def test_a_variant_asks_the_same_question_another_way_within_the_quick_budget(name, variant):
+    """`--variant https` replaces what the visitors speak, nothing else: the same stacks,
+    workloads and levels, the runs a verdict needs, its quick form within two minutes."""
+    s = scenarios.get(name)
+    for quick in (False, True):
+        plain, other = s.plan(quick=quick), s.plan(quick=quick, variant=variant)
+        assert [v.label for v in other.stacks] == [v.label for v in plain.stacks]
+        assert (other.workloads, other.load.concurrency) == (plain.workloads, plain.load.concurrency)
+        assert other.protocols.names != plain.protocols.names
+    quick = s.plan(quick=True, variant=variant)
+    assert min(guaranteed_runs(quick).values()) >= MIN_RUNS
+    assert wall_s(quick) <= QUICK_BUDGET_S, (name, variant, wall_s(quick))
+
+
+def test_an_unknown_variant_is_one_line_naming_the_ones_there_are():
+    with pytest.raises(UsageError) as e:
+        scenarios.get("small-vps").plan(variant="http3")
+    assert str(e.value) == "scenario 'small-vps' has no variant 'http3'" and "https" in e.value.hint
+    with pytest.raises(UsageError) as e:
+        scenarios.get("static").plan(variant="https")
+    assert "has no variant" in str(e.value) and "it has none" in e.value.hint

@@ -11,12 +11,12 @@ use clap::Parser;
 #[command(
     name = "stackbench-load",
     version,
-    about = "HTTP/1.1 load generator of stackbench (closed and open loop, HdrHistogram latencies)",
+    about = "HTTP/1.1 and HTTP/2 load generator of stackbench (closed and open loop, HdrHistogram latencies)",
     after_help = "Durations: 250us, 500ms, 10s, 2m, 1h (a bare number is seconds).\n\
                   Exit status: 0 ran (even with failed requests), 1 fatal error, 2 bad usage."
 )]
 pub struct Args {
-    /// Target URL, http:// only: http://HOST[:PORT][/PATH]. With --url or --page it only
+    /// Target URL: http://HOST[:PORT][/PATH], or https://... with --cacert or --pin-cert. With --url or --page it only
     /// names the server; with --fastcgi it sets REQUEST_URI and HTTP_HOST (nothing is sent to it)
     pub url: Option<String>,
 
@@ -136,6 +136,45 @@ pub struct Args {
     /// Page mode: connections per visitor, the page's own included (browsers use 6 per host)
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub page_conns: u32,
+
+    /// https: trust only this CA (PEM); the chain and the host name are verified
+    #[arg(long, value_name = "PEM", conflicts_with = "pin_cert")]
+    pub cacert: Option<String>,
+
+    /// https: accept exactly this leaf certificate (PEM, compared by its bytes; the
+    /// handshake signature is still verified with its key; no chain, name or dates)
+    #[arg(long, value_name = "PEM")]
+    pub pin_cert: Option<String>,
+
+    /// https: offer ALPN h2 and speak HTTP/2 when the server picks it (HTTP/1.1 otherwise)
+    #[arg(long)]
+    pub http2: bool,
+
+    /// HTTP/2: concurrent streams per connection (requests in flight = connections x streams)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub streams: Option<u32>,
+
+    /// https: keep-alive (one handshake per connection), resumed (new connection per
+    /// request, resuming a session ticket) or full (new connection and full handshake per request)
+    #[arg(long, value_name = "MODE", value_parser = parse_handshake)]
+    pub handshake: Option<Handshake>,
+}
+
+/// `--handshake` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    KeepAlive,
+    Resumed,
+    Full,
+}
+
+pub fn parse_handshake(text: &str) -> Result<Handshake, String> {
+    match text {
+        "keep-alive" => Ok(Handshake::KeepAlive),
+        "resumed" => Ok(Handshake::Resumed),
+        "full" => Ok(Handshake::Full),
+        _ => Err(format!("--handshake '{text}': use keep-alive, resumed or full")),
+    }
 }
 
 /// One `--url` entry: a path or URL and its weight in the mix.

@@ -19,6 +19,7 @@ mod run;
 mod schedule;
 mod stats;
 mod target;
+mod tls;
 mod urls;
 
 use clap::Parser;

@@ -1,6 +1,7 @@
 //! Where requests go and how a connection is opened: a TCP address, or a unix
-//! socket (FastCGI to PHP-FPM). One stream type over both, so the exchange code
-//! is the same; the `match` per read/write costs a predictable branch.
+//! socket (FastCGI to PHP-FPM), and TLS over TCP. One stream type over all three,
+//! so the exchange code is the same; the `match` per read/write costs a
+//! predictable branch (an enum, not a `Box<dyn>`: clear text pays no indirection).
 
 use std::fmt;
 use std::io;
@@ -11,6 +12,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
+use tokio_rustls::client::TlsStream;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Endpoint {
@@ -42,30 +44,35 @@ pub struct ConnectOptions {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// Boxed: a rustls connection is ~1 KB of state the other variants need not carry.
+    Tls(Box<TlsStream<TcpStream>>),
 }
 
 pub async fn connect(endpoint: &Endpoint, opts: ConnectOptions) -> io::Result<Stream> {
     match endpoint {
-        Endpoint::Tcp(addr) => {
-            let stream = match opts.rcvbuf {
-                None => TcpStream::connect(*addr).await?,
-                Some(bytes) => {
-                    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
-                    // Before connect(): the window scale is fixed in the SYN from the
-                    // buffer size at that moment; tcp(7) says "the socket buffer size must
-                    // be set prior to the listen(2) or connect(2) calls in order to have it
-                    // take effect". Linux doubles the value (bookkeeping overhead).
-                    socket.set_recv_buffer_size(bytes)?;
-                    socket.connect(*addr).await?
-                }
-            };
-            if opts.nodelay {
-                stream.set_nodelay(true)?;
-            }
-            Ok(Stream::Tcp(stream))
-        }
+        Endpoint::Tcp(addr) => Ok(Stream::Tcp(connect_tcp(*addr, opts).await?)),
         Endpoint::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path).await?)),
     }
+}
+
+/// A TCP connection with the options applied (TLS runs its handshake on it).
+pub async fn connect_tcp(addr: SocketAddr, opts: ConnectOptions) -> io::Result<TcpStream> {
+    let stream = match opts.rcvbuf {
+        None => TcpStream::connect(addr).await?,
+        Some(bytes) => {
+            let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+            // Before connect(): the window scale is fixed in the SYN from the
+            // buffer size at that moment; tcp(7) says "the socket buffer size must
+            // be set prior to the listen(2) or connect(2) calls in order to have it
+            // take effect". Linux doubles the value (bookkeeping overhead).
+            socket.set_recv_buffer_size(bytes)?;
+            socket.connect(addr).await?
+        }
+    };
+    if opts.nodelay {
+        stream.set_nodelay(true)?;
+    }
+    Ok(stream)
 }
 
 impl AsyncRead for Stream {
@@ -74,6 +81,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -84,6 +92,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -91,6 +100,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
             Stream::Unix(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -98,6 +108,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

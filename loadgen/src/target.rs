@@ -16,24 +16,36 @@ pub struct Url {
     pub port: u16,
     /// Path and query, at least "/".
     pub path: String,
+    /// `https://`: TLS (default port 443).
+    pub https: bool,
 }
 
 impl Url {
-    /// Value of the `Host` header: the port only when it is not 80 (RFC 9110 §7.2).
+    /// Value of the `Host` header: the port only when it is not the scheme's
+    /// default (RFC 9110 §7.2).
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        if self.port == 80 { host } else { format!("{host}:{}", self.port) }
+        if self.port == self.default_port() { host } else { format!("{host}:{}", self.port) }
+    }
+
+    pub fn scheme(&self) -> &'static str {
+        if self.https { "https" } else { "http" }
+    }
+
+    fn default_port(&self) -> u16 {
+        if self.https { 443 } else { 80 }
     }
 }
 
 pub fn parse_url(text: &str) -> Result<Url, Error> {
     let bad = |why: &str| Error::Usage(format!("bad URL '{text}': {why}"));
-    let rest = match text.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+    let (https, rest) = match text.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (false, rest),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (true, rest),
         Some((scheme, _)) => {
-            return Err(bad(&format!("scheme '{scheme}' is not supported (http:// only)")));
+            return Err(bad(&format!("scheme '{scheme}' is not supported (http:// or https://)")));
         }
-        None => return Err(bad("it must start with http://")),
+        None => return Err(bad("it must start with http:// or https://")),
     };
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -63,10 +75,11 @@ pub fn parse_url(text: &str) -> Result<Url, Error> {
         return Err(bad("no host"));
     }
     let port = match port {
+        None if https => 443,
         None => 80,
         Some(p) => p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| bad("bad port"))?,
     };
-    Ok(Url { host: host.to_string(), port, path })
+    Ok(Url { host: host.to_string(), port, path, https })
 }
 
 fn is_localhost_name(host: &str) -> bool {
@@ -114,14 +127,17 @@ mod tests {
     #[test]
     fn parses_urls() {
         let u = parse_url("http://127.0.0.1:8080/a/b?x=1").unwrap();
-        assert_eq!(u, Url { host: "127.0.0.1".into(), port: 8080, path: "/a/b?x=1".into() });
+        assert_eq!(u, Url { host: "127.0.0.1".into(), port: 8080, path: "/a/b?x=1".into(), https: false });
         assert_eq!(u.host_header(), "127.0.0.1:8080");
         let u = parse_url("http://localhost").unwrap();
         assert_eq!((u.port, u.path.as_str(), u.host_header().as_str()), (80, "/", "localhost"));
         let u = parse_url("http://[::1]:81?q").unwrap();
         assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 81, "/?q"));
         assert_eq!(u.host_header(), "[::1]:81");
-        assert!(parse_url("https://127.0.0.1/").is_err());
+        let u = parse_url("https://localhost/x").unwrap();
+        assert_eq!((u.https, u.port, u.host_header().as_str()), (true, 443, "localhost"));
+        assert_eq!(parse_url("https://h:8443/").unwrap().host_header(), "h:8443");
+        assert!(parse_url("ftp://127.0.0.1/").is_err());
         assert!(parse_url("127.0.0.1/").is_err());
         assert!(parse_url("http://:80/").is_err());
         assert!(parse_url("http://h:0/").is_err());

@@ -60,7 +60,7 @@ fn entry_path(target: &str, server: &Url) -> Result<String, Error> {
     let target = target.trim();
     if is_absolute(target) {
         let url = parse_url(target)?;
-        if !url.host.eq_ignore_ascii_case(&server.host) || url.port != server.port {
+        if !url.host.eq_ignore_ascii_case(&server.host) || url.port != server.port || url.https != server.https {
             return Err(Error::Usage(format!(
                 "'{target}' is not on {}: every URL of a run goes to the same host and port",
                 server.host_header()
@@ -72,7 +72,7 @@ fn entry_path(target: &str, server: &Url) -> Result<String, Error> {
         return Err(Error::Usage(format!("'{target}' must be a path starting with '/' or a full http:// URL")));
     }
     // Same checks and fragment handling as a full URL.
-    Ok(parse_url(&format!("http://{}{target}", server.host_header()))?.path)
+    Ok(parse_url(&format!("{}://{}{target}", server.scheme(), server.host_header()))?.path)
 }
 
 pub fn resolve(a: &UrlSpec) -> Result<Urls, Error> {
@@ -88,7 +88,7 @@ pub fn resolve(a: &UrlSpec) -> Result<Urls, Error> {
         None => match targets.iter().find(|t| is_absolute(t)) {
             Some(first) => {
                 let url = parse_url(first)?;
-                (format!("http://{}/", url.host_header()), url)
+                (format!("{}://{}/", url.scheme(), url.host_header()), url)
             }
             None if targets.is_empty() => return Err(Error::Usage("no URL given".into())),
             None => {

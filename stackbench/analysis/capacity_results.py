@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from stackbench.analysis import capacity, capacity_edge, figures, stats, verdicts
+from stackbench.analysis import capacity, capacity_edge, figures, questions, stats, verdicts
 from stackbench.analysis.capacity import SLO, Check, SearchParams
 from stackbench.analysis.capacity_edge import Edge
 from stackbench.analysis.questions import Question
@@ -123,8 +123,12 @@ def results(run: StoredRun, cells: list[StoredCell], searches: list[StoredSearch
 def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchParams) -> CapacityResult:
     checked = [(c.rate, capacity.check(c.status, c.error, c.engine, slo), c) for c in probes]
     search = capacity.replay(params, ((r, ch) for r, ch, _ in checked), s.stopped)
+    # Over TLS the protocol and handshake mode are part of what was asked: searches of
+    # one workload in two protocols are never pooled nor compared with each other.
+    q = questions.of(probes[0]) if probes else None
+    workload = f"{s.workload} over {q.mode()}" if q is not None and q.tls else s.workload
     return CapacityResult(
-        stack_label=s.stack_label, workload=s.workload, keepalive=s.keepalive,
+        stack_label=s.stack_label, workload=workload, keepalive=s.keepalive,
         repetition=s.repetition, low=search.low, high=search.high, confirmations=search.confirmations,
         stopped=s.stopped, seconds=s.seconds,
         probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked),

@@ -31,7 +31,7 @@ def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, 
             notes.append(f"note: A and B answer different questions ({_q(*qa)} vs {_q(*qb)}); compared anyway")
             (q,) = qa
             b = [replace(c, workload=q.workload, concurrency=q.concurrency, keepalive=q.keepalive, rate=q.rate,
-                         leg=q.leg) for c in b]
+                         leg=q.leg, protocol=q.protocol, handshake=q.handshake) for c in b]
         cells = [_as(c, "", name_a) for c in a] + [_as(c, "", name_b) for c in b]
     else:
         cells = [_as(c, c.stack_label, name_a) for c in a if c.stack_label in shared]
@@ -50,4 +50,4 @@ def _as(cell: StoredCell, label: str, side: str) -> StoredCell:
 
 
 def _q(q: questions.Question) -> str:
-    return f"{q.workload} {q.level()} keep-alive {'on' if q.keepalive else 'off'}"
+    return f"{q.workload} {q.level()} {q.mode()}"

@@ -38,6 +38,7 @@ class Curve:
     workload: str
     keepalive: bool
     points: tuple[Point, ...]
+    mode: str | None = None  # over TLS: questions.Question.mode() ("https full handshakes"); None in clear text
 
 
 def of(cells: Iterable[StoredCell]) -> list[Curve]:
@@ -46,11 +47,12 @@ def of(cells: Iterable[StoredCell]) -> list[Curve]:
     groups: dict[tuple, dict[Question, list[StoredCell]]] = {}
     for c in sorted(questions.levels(cells), key=lambda c: (c.repetition, c.seq)):
         q = questions.of(c)
-        groups.setdefault((c.stack_label, q.workload, q.keepalive), {}).setdefault(q, []).append(c)
+        groups.setdefault((c.stack_label, q.workload, q.keepalive, q.mode() if q.tls else None), {}
+                          ).setdefault(q, []).append(c)
     out = []
-    for (label, workload, ka), by_level in groups.items():
+    for (label, workload, ka, mode), by_level in groups.items():
         if len(by_level) > 1:
-            out.append(Curve(label, workload, ka, tuple(_point(q, cs) for q, cs in by_level.items())))
+            out.append(Curve(label, workload, ka, tuple(_point(q, cs) for q, cs in by_level.items()), mode))
     return out
 
 

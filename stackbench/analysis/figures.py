@@ -63,6 +63,18 @@ class CellFigures:
     memory_limit_bytes: int | None = None
     # Invalid, served or failed the load, and how; what verdicts take of this repetition.
     outcome: outcomes.Outcome | None = None
+    # Protocols (issue 24): the protocol as asked, or "h2 → http/1.1" when a stack asked
+    # for HTTP/2 answered in HTTP/1.1 (questions.spoken_label); over TLS the engine's
+    # handshakes (full, resumed) and its handshake time per connection (None: clear text).
+    protocol: str = questions.CLEAR
+    handshakes_full: int | None = None
+    handshakes_resumed: int | None = None
+    handshake_p50_us: int | None = None
+    handshake_p99_us: int | None = None
+    connect_p50_us: int | None = None
+    # What was negotiated, most connections first: (alpn, version, cipher, group) as the
+    # engine saw it, else as the stack read back when verified; None: clear text.
+    negotiated: tuple[str | None, str | None, str | None, str | None] | None = None
 
     @property
     def page_mode(self) -> bool:
@@ -110,4 +122,21 @@ def of(cell: StoredCell) -> CellFigures:
         oom_kills=None if events is None else events.total_kills,
         memory_limit_bytes=events and events.limit_bytes,
         outcome=outcomes.of(cell),
+        protocol=questions.spoken_label(cell),
+        **_tls(cell),
     )
+
+
+def _tls(cell: StoredCell) -> dict:
+    """The TLS figures of a cell; what was negotiated as the engine saw it (by most
+    connections), else as the stack read back when verified."""
+    tls = cell.engine.tls if cell.engine is not None else None
+    out: dict = {}
+    if tls is not None:
+        out = {"handshakes_full": tls.full, "handshakes_resumed": tls.resumed,
+               "handshake_p50_us": tls.handshake.p50_us, "handshake_p99_us": tls.handshake.p99_us,
+               "connect_p50_us": tls.connect.p50_us}
+    seen = tls.negotiated[0] if tls is not None and tls.negotiated else cell.negotiated
+    if seen is not None:
+        out |= {"negotiated": (seen.alpn, seen.version, seen.cipher, seen.group)}
+    return out

@@ -14,13 +14,13 @@ from stackbench.model.cell import StoredCell
 
 
 def top_questions(cells: Iterable[StoredCell]) -> list[Question]:
-    """Per (workload, keep-alive): the highest level asked — the most clients, or the
-    highest rate — on the way up when a ramp walked it both ways."""
-    best: dict[tuple[str, bool], tuple[tuple, Question]] = {}
+    """Per (workload, keep-alive, protocol and handshake): the highest level asked — the
+    most clients, or the highest rate — on the way up when a ramp walked it both ways."""
+    best: dict[tuple, tuple[tuple, Question]] = {}
     for c in questions.levels(cells):
         q = questions.of(c)
         rank = (q.rate is not None, q.rate or q.concurrency, q.leg != "down")
-        key = (q.workload, q.keepalive)
+        key = (q.workload, q.keepalive, q.protocol, q.handshake)
         if key not in best or rank > best[key][0]:
             best[key] = (rank, q)
     return sorted((q for _, q in best.values()), key=Question.sort_key)

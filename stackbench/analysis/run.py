@@ -17,7 +17,8 @@ from functools import cached_property
 from typing import Mapping, Sequence
 
 from stackbench.analysis import (backgrounds, cache, capacity_results, cells as cells_mod, classes, clients, curves,
-                                 levels, picks, ramps, run_warnings, summary, verdicts)
+                                 levels, picks, protocols, ramps, run_warnings, stats, summary,
+                                 verdicts)
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.questions import Question
@@ -121,6 +122,19 @@ class RunAnalysis:
         """The measured visitors alone against with other classes beside them; None without
         other classes."""
         return backgrounds.decide(self.stored_cells)
+
+    @cached_property
+    def protocols(self) -> verdicts.Verdicts | None:
+        """HTTPS and HTTP/2 against clear HTTP/1.1 on each stack (same workload, level and
+        connection policy); None when no stack was asked both."""
+        band = (self.run.plan_checked or {}).get("equivalence", stats.DEFAULT_EQUIVALENCE)
+        return protocols.decide(self.stored_cells, band)
+
+    @cached_property
+    def handshake_costs(self) -> list[protocols.HandshakeCost]:
+        """The server's CPU per new TLS connection, per stack and handshake mode; [] when
+        no stack was measured both kept alive and with a new connection per request."""
+        return protocols.handshake_costs(self.stored_cells)
 
     @cached_property
     def classes(self) -> list[classes.ClassesRow]:

@@ -38,6 +38,14 @@ class CellSummary:
     # Metric keys whose median is a bound, not the value: throughput a lower bound
     # (engine-bound runs), latency a floor (unserved clients' wait of the whole window).
     bounds: frozenset[str] = frozenset()
+    # The protocol as its runs spoke it: the asked one, or "h2 → http/1.1" when they
+    # answered HTTP/2 in HTTP/1.1 (of every run: one that did is enough to say so);
+    # over TLS the handshake time per connection (median p50 and p99 of the valid runs).
+    protocol: str = "http/1.1"
+    handshake: dict[str, stats.Summary] | None = None
+    # What was negotiated (ALPN, TLS version, cipher, group) by most connections of the
+    # first run that says; None in clear text.
+    negotiated: tuple[str | None, str | None, str | None, str | None] | None = None
 
     @property
     def fails(self) -> bool:
@@ -70,7 +78,11 @@ def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
             failed=sum(1 for o in done if o.failed), engine_bound=sum(1 for o in done if o.engine_bound),
             failures=outcomes.summarize_failures(done),
             invalid_reasons=tuple(dict.fromkeys(r for o in invalid for r in o.invalid_reasons)),
-            bounds=frozenset(bounds)))
+            bounds=frozenset(bounds),
+            protocol=next((f.protocol for f in every[(q, label)] if "→" in f.protocol), q.protocol),
+            handshake={"p50": _summary(f.handshake_p50_us for f in fs), "p99": _summary(f.handshake_p99_us for f in fs)}
+            if q.tls else None,
+            negotiated=next((f.negotiated for f in every[(q, label)] if f.negotiated), None)))
     return out
 
 

@@ -100,6 +100,9 @@ class Side:
     page_mode: bool
     beside: tuple[tuple[str, int], ...] = ()  # other visitor classes beside a failed run (name, connections)
     busy_workers: float | None = None  # median of the most workers busy at once in the failed runs
+    # Asked for HTTP/2 and answered in HTTP/1.1 ("h2 → http/1.1", figures.protocol) in
+    # any of its runs: a result the sentence names; None when it spoke what was asked.
+    fallback: str | None = None
 
     @property
     def fails(self) -> bool:
@@ -124,7 +127,7 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
                 outcomes.summarize_failures(failed), median(through) if through else None,
                 median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
                 any(f.page_mode for f in fs), failed[0].beside if failed else (),
-                median(busy) if busy else None)
+                median(busy) if busy else None, next((f.protocol for f in fs if "→" in f.protocol), None))
 
 
 @dataclass(frozen=True)

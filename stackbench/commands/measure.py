@@ -34,7 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
-    return _run(scenarios.get(args.name).plan(quick=args.quick), args)
+    return _run(scenarios.get(args.name).plan(quick=args.quick, variant=args.variant), args)
 
 
 def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
@@ -113,6 +113,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     every = plan_mod.expand(plan)
     cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
     print(dry_run.load_line(plan))
+    if dry_run.protocol_line(plan):
+        print(dry_run.protocol_line(plan))
     for host in hosts:
         print(f"{host['role']}: {server_line(host)} (connected to check its packages and configs there)")
     if not plan.hosts.single_local:

@@ -16,11 +16,12 @@ def cmd_scenario_list(args: argparse.Namespace) -> int:
     width = max(len(s.name) for s in all_)
     for s in all_:
         missing = s.missing
-        line = f"{s.name.ljust(width)}  {s.question}"
+        line = f"{s.name.ljust(width)}  {s.question}" + (f"  [--variant {', '.join(s.variants)}]" if s.variants else "")
         if missing:
             line = style.dim(line + f"  [not yet: needs {', '.join(missing)}]")
         print(line)
-    print(style.dim("\n`stackbench scenario show NAME` for the plan; `stackbench scenario run NAME [--quick]` runs it"))
+    print(style.dim("\n`stackbench scenario show NAME` for the plan; `stackbench scenario run NAME [--quick] "
+                    "[--variant V]` runs it"))
     return 0
 
 

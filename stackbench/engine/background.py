@@ -54,6 +54,9 @@ def summary(spec: LoadSpec, r: EngineResult) -> dict:
 
 def spec_for(base: LoadSpec, connections: int, keepalive: bool, read_rate: int | None, rcvbuf: int | None,
              seconds: float) -> LoadSpec:
+    # Over TLS a class's keep-alive is its handshake mode: kept connections, or a new one
+    # per request resuming its session as browsers do (HTTP/2 keeps its connections).
+    handshake = None if base.handshake is None else ("keep-alive" if keepalive or base.http2 else "resumed")
     return replace(base, connections=connections, keepalive=keepalive, read_rate=read_rate, rcvbuf=rcvbuf,
                    duration_s=seconds, requests=None, warmup_s=0.0, rate=None, threads=1, phase="background",
-                   on_progress=None)
+                   on_progress=None, handshake=handshake)

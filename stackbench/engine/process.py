@@ -64,6 +64,16 @@ class LoadSpec:
     # Over SSH: the engine exits when its stdin closes (the lab keeps a pipe open), so a
     # lab, a Ctrl-C or a connection that dies stops the remote load at once.
     watch_stdin: bool = False
+    # An https:// url (issue 24): the engine trusts only `cacert` (the run's CA, PEM), or
+    # accepts exactly the leaf `pin_cert` (PEM, compared by its bytes: measured runs,
+    # where verifying a chain per connection would make the engine the bottleneck of a
+    # full-handshake run). `handshake`: keep-alive | resumed | full (None: the engine's
+    # default, keep-alive); `http2` offers ALPN h2 with `streams` per connection.
+    cacert: str | None = None
+    pin_cert: str | None = None
+    handshake: str | None = None
+    http2: bool = False
+    streams: int = 1
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -74,8 +84,20 @@ class LoadSpec:
             argv += ["-n", str(self.requests)]
         if self.warmup_s:
             argv += ["--warmup", engine_duration(self.warmup_s)]
-        if not self.keepalive:
+        if self.handshake is not None:
+            # Over TLS the handshake mode says whether connections are kept (keep-alive) or
+            # one is opened per request (resumed, full): it is the keep-alive switch there.
+            argv += ["--handshake", self.handshake]
+        elif not self.keepalive:
             argv.append("--no-keepalive")
+        if self.cacert is not None:
+            argv += ["--cacert", self.cacert]
+        if self.pin_cert is not None:
+            argv += ["--pin-cert", self.pin_cert]
+        if self.http2:
+            argv.append("--http2")
+            if self.streams != 1:
+                argv += ["--streams", str(self.streams)]
         if self.rate is not None:
             argv += ["--rate", str(self.rate)]
         for name in self.count_headers:

@@ -69,14 +69,26 @@ class Errors:
     length_mismatch: int = 0
     too_large: int | None = None  # engine >= 0.5: a response over one of the engine's bounds
     rejected: int | None = None
+    # Over TLS and HTTP/2 (issue 24; None from engines without them): the handshake failed
+    # (the alert in the details), the server's certificate was not the one trusted or
+    # pinned, the server sent GOAWAY, or reset a stream (by error code in the details).
+    tls_handshake: int | None = None
+    tls_untrusted: int | None = None
+    h2_goaway: int | None = None
+    h2_rst_stream: int | None = None
+    # What the engine says of a class beyond its count (`error_details`: a TLS alert, why a
+    # certificate was refused, an HTTP/2 error code): {class: {detail: requests}}. Not a
+    # count of its own.
+    details: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return sum(getattr(self, f) or 0 for f in self.__dataclass_fields__)
+        return sum(getattr(self, f) or 0 for f in self.__dataclass_fields__ if f != "details")
 
     @classmethod
-    def from_doc(cls, d: dict[str, Any]) -> "Errors":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+    def from_doc(cls, d: dict[str, Any], details: dict[str, Any] | None = None) -> "Errors":
+        counts = {k: v for k, v in d.items() if k in cls.__dataclass_fields__ and k != "details"}
+        return cls(**counts, details={k: dict(v) for k, v in (details or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,49 @@ class StartSync:
 
 
 @dataclass(frozen=True)
+class Negotiated:
+    """What a set of the engine's TLS connections agreed with the server: the protocol
+    ALPN chose (None: the server chose none), TLS version, cipher suite, key-exchange
+    group — and how many connections agreed on exactly that."""
+
+    alpn: str | None
+    version: str | None
+    cipher: str | None
+    group: str | None
+    connections: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Negotiated":
+        """One tuple as the engine writes it, or as a stack read it back when verified
+        (stacks/lifecycle.py: no connection count there)."""
+        return cls(d.get("alpn"), d.get("version"), d.get("cipher"), d.get("group"), int(d.get("connections") or 0))
+
+
+@dataclass(frozen=True)
+class Tls:
+    """The TLS side of a run (https targets): handshakes done in full and resumed (with a
+    session ticket), each connection's TCP connect and TLS handshake times, and what was
+    negotiated, by distinct tuple (most connections first)."""
+
+    full: int
+    resumed: int
+    connect: Latency
+    handshake: Latency
+    negotiated: tuple[Negotiated, ...]
+
+    @property
+    def handshakes(self) -> int:
+        return self.full + self.resumed
+
+    @classmethod
+    def from_doc(cls, d: dict[str, Any]) -> "Tls":
+        hs = d.get("handshakes") or {}
+        found = [Negotiated.from_dict(n) for n in d.get("negotiated") or ()]
+        return cls(int(hs.get("full") or 0), int(hs.get("resumed") or 0), Latency.from_doc(d.get("connect_us")),
+                   Latency.from_doc(d.get("handshake_us")), tuple(sorted(found, key=lambda n: -n.connections)))
+
+
+@dataclass(frozen=True)
 class EngineResult:
     started_unix_us: int
     duration_us: int
@@ -187,6 +242,10 @@ class EngineResult:
     client_shares: tuple[ClientShare, ...] = ()
     start_sync: StartSync | None = None
     errors: Errors | None = None  # failed requests by class (None: not reported)
+    # What was spoken: "http/1.1", "h2", or "mixed" (some connections each); None from an
+    # engine before issue 24, which spoke HTTP/1.1 only.
+    protocol: str | None = None
+    tls: Tls | None = None  # https targets only
 
     @property
     def ended_unix_us(self) -> int:
@@ -218,7 +277,9 @@ class EngineResult:
                            for s in doc.get("timeline") or ()),
             client_shares=tuple(_client(c) for c in doc.get("clients") or ()),
             start_sync=_start_sync(doc.get("start_sync")),
-            errors=Errors.from_doc(doc["errors"]) if doc.get("errors") is not None else None,
+            errors=Errors.from_doc(doc["errors"], doc.get("error_details")) if doc.get("errors") is not None else None,
+            protocol=doc.get("protocol"),
+            tls=Tls.from_doc(doc["tls"]) if doc.get("tls") else None,
         )
 
 

@@ -158,7 +158,8 @@ class Agent:
                              keep_rundir=bool(spec.get("keep_rundir")),
                              cgroup_parent=self.run_monitor.cgroup_parent if started else None,
                              workloads=[workloads_mod.get(w) for w in spec["workloads"]], host=self.address,
-                             machine=self.machine if started else None, database=spec.get("database"))
+                             machine=self.machine if started else None, database=spec.get("database"),
+                             database_password=spec.get("database_password"))
 
     def op_preflight(self, spec: dict) -> None:
         self._instance(spec, started=False).preflight()
@@ -217,7 +218,8 @@ class Agent:
         address = database.up()
         did, self._next = self._next, self._next + 1
         self.databases[did] = database
-        return {"id": did, "address": address}
+        # The password goes to the lab over SSH, and from there to the stack's PHP only.
+        return {"id": did, "address": address, "password": database.password}
 
     def op_db_dead(self, did: int) -> list[dict]:
         return self.databases[did].dead()

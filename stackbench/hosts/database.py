@@ -2,8 +2,10 @@
 there runs it: the same MariaDB a stack would start beside it — a copy of the provisioned
 snapshot in a private run directory, a child process in a cgroup of its own — but
 listening on TCP at the host's address, for the stack's PHP on another host. The
-snapshot's user may only connect from localhost; the copy lets it in from anywhere (the
-copy is this start's alone and removed with it).
+snapshot's user may only connect from localhost; the copy lets it in from anywhere, with
+a password of this start's own, set before the first connection is accepted
+(workloads/mariadb.py): the copy is this start's alone and removed with it, and the
+lab's fixed password is refused on TCP.
 
 Per cell it gives what the stack's monitor gives for a local database: its peak memory
 and CPU over the window (service_mem_peak_bytes, service_cpu_us).
@@ -39,6 +41,7 @@ class DatabaseInstance:
         self.cgroup: Cgroup | None = None
         self.reader: CgroupReader | None = None
         self.port: int | None = None
+        self.password: str | None = None  # this start's, for the stack's PHP: never printed
         self._cpu_before: int | None = None
 
     @staticmethod
@@ -51,7 +54,7 @@ class DatabaseInstance:
             provision.ensure()
 
     def up(self) -> str:
-        """Start it; returns host:port for the stack's PHP."""
+        """Start it; returns host:port for the stack's PHP (its password: `password`)."""
         try:
             # mariadbd runs as the database user, which must pass the 0700 directory (rundir.py).
             self.rundir = rundir_mod.make("db", Path(tempfile.gettempdir()), drop_to_workers=os.geteuid() == 0)
@@ -62,7 +65,8 @@ class DatabaseInstance:
             if len(services) != 1 or not isinstance(services[0], mariadb.MariaDb):
                 raise ServerError(f"a database host serves one MariaDB; the workloads ask for {len(services)} services")
             db = services[0]
-            db.listen = (self.address, self.port)
+            db.listen = (self.address, self.port)  # before its init file is written (prepare)
+            self.password = db.password
             write_files(db, self.rundir)
             db.prepare()
             check_config(db, self.rundir)
@@ -70,10 +74,6 @@ class DatabaseInstance:
             self.reader = CgroupReader(self.cgroup) if self.cgroup else None
             self.process = spawn_server(db, self.rundir, self.cpus, self.cgroup)
             wait_ready(self.process, db.probe(), READY_DEADLINE_S)
-            # The snapshot's user connects from localhost only; this copy's from anywhere.
-            user, password = provision.DB_USER, provision.DB_PASSWORD
-            mariadb.client(db.socket, f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'; "
-                                      f"GRANT ALL ON {provision.DB_NAME}.* TO '{user}'@'%';")
         except BaseException:
             self.down()
             raise
@@ -104,5 +104,5 @@ class DatabaseInstance:
             steps.append(lambda cgroup=self.cgroup: empty_and_remove(cgroup))
         if self.rundir:
             steps.append(lambda rundir=self.rundir: shutil.rmtree(rundir, ignore_errors=True))
-        self.process = self.cgroup = self.rundir = None
+        self.process = self.cgroup = self.rundir = self.password = None
         finish_each(steps)

@@ -84,6 +84,7 @@ class WithDatabase:
         if self._with_services():
             started = self.db.link.call("db_up", START_TIMEOUT_S, workloads=self._with_services())
             self.did, self.inner.database = started["id"], started["address"]
+            self.inner.database_password = started["password"]  # this start's, for its PHP alone
         try:
             self.inner.up()
         except BaseException:

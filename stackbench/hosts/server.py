@@ -266,11 +266,12 @@ class RemoteStack:
         self.ctx: SimpleNamespace | None = None  # .rundir, where it is on the host (--keep-rundir)
         self.machine_cgroup: RemoteMachineCgroup | None = None
         self.database: str | None = None  # host:port of the database on a host of its own
+        self.database_password: str | None = None  # and its start's password (never stored)
 
     def _spec(self) -> dict:
         return {"stack": self.variant.id, "knobs": self.variant.knobs, "label": self.label, "port": self.variant.port,
                 "workloads": [w.id for w in self.workloads], "keep_rundir": self.keep_rundir,
-                "database": self.database}
+                "database": self.database, "database_password": self.database_password}
 
     @property
     def port(self) -> int:

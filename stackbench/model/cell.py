@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackbench.engine.result import Caveat, EngineResult
+from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cost import StoredCost
 from stackbench.states import CellStatus
 
@@ -43,6 +43,12 @@ class StoredCell:
     network: str = "loopback"  # the network profile between the measured visitors and the stack
     background: str = "none"  # visitor classes that loaded the stack at the same time
     classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
+    protocol: str = "http/1.1"  # asked: http/1.1 (clear text) | https | h2
+    handshake: str | None = None  # TLS: keep-alive | resumed | full (None: clear text)
+    streams: int | None = None  # HTTP/2: concurrent streams per connection
+    # The stack's read-back over this protocol when it was verified: ALPN, version,
+    # cipher, group (None: clear text, or not read; its connection count is 0).
+    negotiated: Negotiated | None = None
 
     @property
     def measured(self) -> bool:

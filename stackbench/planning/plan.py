@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stackbench import workloads
-from stackbench.planning import loads, machine as machine_mod
+from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -34,8 +34,9 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "sample_interval", "syscalls", "syscall_profile", "restart",
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
-            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts"}
-SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick"}
+            "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
+            "protocol", "tls", "streams"}
+SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
 MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's
@@ -100,8 +101,15 @@ class Plan:
     # Where the load's clients run: here (the default), in the lab's client namespace, or
     # on other hosts over SSH (planning/hosts.py).
     hosts: hosts_mod.Hosts = field(default_factory=hosts_mod.Hosts)
+    # What the visitors speak (planning/protocols.py): clear HTTP/1.1 by default; TLS
+    # cells take a handshake mode in place of keep-alive.
+    protocols: protocols_mod.Protocols = field(default_factory=protocols_mod.Protocols)
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def modes(self) -> list[tuple[str, str | None, bool]]:
+        """(protocol, handshake, keep-alive) of each question, in run order."""
+        return self.protocols.modes(self.keepalive)
 
     def profile(self, name: str) -> Profile:
         return self.links[name]
@@ -146,7 +154,8 @@ class Plan:
         the baseline. 0 without a baseline (no verdicts)."""
         if not self.baseline:
             return 0
-        asked = {(c.workload, c.concurrency, c.keepalive, c.rate, c.leg, c.network, c.background)
+        asked = {(c.workload, c.concurrency, c.keepalive, c.rate, c.leg, c.network, c.background, c.protocol,
+                  c.handshake)
                  for c in expand(self) if c.repetition == 0}
         return len(asked) * (len(self.stacks) - 1)
 
@@ -184,6 +193,16 @@ class Cell:
     duration_s: float | None = None  # a stage's own duration (None: the plan's)
     network: str = LOOPBACK  # the network profile between the measured visitors and the stack
     background: str = visitor_classes.NONE  # visitor classes loading the stack at the same time
+    protocol: str = protocols_mod.CLEAR  # what the visitors speak (planning/protocols.py)
+    handshake: str | None = None  # TLS: keep-alive | resumed | full (None: clear text)
+
+    @property
+    def tls(self) -> bool:
+        return protocols_mod.PROTOCOLS[self.protocol].tls
+
+    def mode(self) -> str:
+        """"keep-alive", "no keep-alive", "https full handshakes", "h2 keep-alive"."""
+        return protocols_mod.mode_words(self.protocol, self.handshake, self.keepalive)
 
     def level(self) -> str:
         """The load level in words, e.g. "c=16", "500/s", "c=16 down"."""
@@ -248,6 +267,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if load.kind == "capacity" and requests is not None:
         raise fail('load = "capacity" probes for a duration: use duration, not requests')
     keepalive = _list_of(data, "keepalive", bool, [True, False], fail)
+    asked_protocols = protocols_mod.parse(data, fail)
     wl = _list_of(data, "workloads", str, list(DEFAULT_WORKLOADS), fail)
     app_table = data.get("app")
     resolved = {}
@@ -296,6 +316,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     variants = [_variant(entry, i, source) for i, entry in enumerate(raw_stacks)]
     for v in variants:
         stack = registry.get(v.id)
+        _check_protocols(stack, v, asked_protocols, fail)
         for w in resolved.values():
             missing = w.needs() - stack.offers
             if missing:
@@ -332,6 +353,14 @@ def parse(data: dict[str, Any], source: str) -> Plan:
 
     hosts = hosts_mod.parse(data, source, fail)
     _check_hosts(hosts, networks, load, wl, fail)
+    if asked_protocols.uses_tls and hosts.remote_server:
+        raise fail("TLS cells are measured on a stack on this machine: a server on another host serves clear "
+                   "HTTP/1.1 only (leave \"https\" and \"h2\" out of protocol)")
+    if asked_protocols.uses_tls and (len(hosts.clients) > 1 or hosts.remote):
+        # The engine pins the run's leaf, a file of the run directory here, and several
+        # engines' handshake times are not merged yet (engine/merge.py).
+        raise fail("TLS cells are loaded by one engine on this machine: leave hosts.client out (or one "
+                   "\"local\" client), or \"https\" and \"h2\" out of protocol")
 
     return Plan(
         hosts=hosts, networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
@@ -342,8 +371,24 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
-        machine=machine,
+        machine=machine, protocols=asked_protocols,
     )
+
+
+def _check_protocols(stack: Any, variant: StackVariant, asked: protocols_mod.Protocols,
+                     fail: Callable[[str], Exception]) -> None:
+    """A protocol the stack cannot be asked for is refused before anything starts.
+    (HTTP/2 asked of a stack that falls back to HTTP/1.1 — Apache prefork — is in its
+    set: what it negotiates is a measured result.)"""
+    wanted = [p for p in asked.names if p != protocols_mod.CLEAR]
+    if not wanted:
+        return
+    offered = stack.protocols(stack.resolve_knobs(variant.knobs))
+    missing = [p for p in wanted if p not in offered]
+    if missing:
+        p = protocols_mod.PROTOCOLS[missing[0]]
+        raise fail(f"stack {variant.label!r} cannot serve protocol {p.name!r} ({p.words}); it serves "
+                   + ", ".join(sorted(offered)))
 
 
 def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadModel, workload_ids: list[str],
@@ -388,31 +433,35 @@ def expand(plan: Plan) -> list[Cell]:
     """Cells in run order. Repetitions are the outer loop, so stacks alternate A B A B
     across repetitions (drift then hits every stack alike). Within a stack, cells are
     consecutive, so with restart = "stack" the stack starts once per repetition.
-    A walk (ramp, stages) is one keep-alive mode's steps in a row; a capacity search is
+    A walk (ramp, stages) is one mode's (protocol, keep-alive or handshake) steps in a row; a capacity search is
     one placeholder cell that owns the next MAX_PROBES seqs for its probes.
     With repetitions = "auto" this is every repetition up to the cap; the runner stops
     early when the intervals are narrow enough. A cell's seq does not depend on how many
     repetitions run, so a resumed run numbers its cells as the first attempt did."""
     rng = random.Random(plan.seed)
     model = plan.load
+    # Each question's protocol and connection mode: clear text per keep-alive mode, TLS per
+    # handshake mode (which decides keep-alive), so no cell is asked twice.
+    modes = plan.modes()
     cells: list[Cell] = []
     seq = 0
     for rep in range(plan.repetitions):
         for variant, net, bg in ((v, n.name, b) for v in plan.stacks for n in plan.networks for b in plan.background):
             for wl in plan.workloads:
                 if model.kind == "capacity":
-                    for ka in plan.keepalive:
-                        cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity", network=net, background=bg))
+                    for proto, hs, ka in modes:
+                        cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity", network=net, background=bg,
+                                          protocol=proto, handshake=hs))
                         seq += MAX_PROBES
                     continue
                 steps = list(enumerate(model.steps(rng)))
-                pairs = ([(s, ka) for ka in plan.keepalive for s in steps] if model.walk
-                         else [(s, ka) for s in steps for ka in plan.keepalive])
-                for (i, step), ka in pairs:
+                pairs = ([(s, m) for m in modes for s in steps] if model.walk
+                         else [(s, m) for s in steps for m in modes])
+                for (i, step), (proto, hs, ka) in pairs:
                     conc = step.concurrency if step.rate is None else model.connections_for(step.rate)
                     cells.append(Cell(seq, rep, variant, wl, conc, ka, load=model.kind, rate=step.rate,
                                       leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s,
-                                      network=net, background=bg))
+                                      network=net, background=bg, protocol=proto, handshake=hs))
                     seq += 1
     return cells
 

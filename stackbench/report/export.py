@@ -29,10 +29,15 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "syscalls_per_request", "procs_max", "threads_max", "server_steal_share", "error",
                "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
                "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes",
-               "outcome", "failures", "engine_bound", "server_busy_share")
+               "outcome", "failures", "engine_bound", "server_busy_share",
+               # protocols (issue 24): asked, spoken, negotiated; the client's TLS handshakes
+               "protocol", "handshake", "streams", "spoken", "protocol_label", "alpn", "tls_version", "tls_cipher",
+               "tls_group", "handshakes_full", "handshakes_resumed", "handshake_p50_us", "handshake_p99_us",
+               "connect_p50_us")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
-                  "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound")
+                  "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound",
+                  "protocol", "handshake")
 
 
 def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
@@ -60,6 +65,12 @@ def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
             "oom_kills": f.oom_kills, "memory_limit_bytes": f.memory_limit_bytes,
             "outcome": a.outcome.kind, "failures": [x.code for x in a.outcome.failures if a.outcome.failed],
             "engine_bound": a.outcome.engine_bound, "server_busy_share": a.outcome.server_busy,
+            "protocol": c.protocol, "handshake": c.handshake, "streams": c.streams, "spoken": e and e.protocol,
+            "protocol_label": f.protocol, **dict(zip(("alpn", "tls_version", "tls_cipher", "tls_group"),
+                                                     f.negotiated or (None,) * 4)),
+            "handshakes_full": f.handshakes_full, "handshakes_resumed": f.handshakes_resumed,
+            "handshake_p50_us": f.handshake_p50_us, "handshake_p99_us": f.handshake_p99_us,
+            "connect_p50_us": f.connect_p50_us,
         })
     return out
 
@@ -74,6 +85,7 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
         return []
     return [{
         "workload": v.question.workload, "concurrency": v.question.concurrency, "keepalive": v.question.keepalive,
+        "protocol": v.question.protocol, "handshake": v.question.handshake,
         "metric": v.metric.key, "baseline": v.baseline, "candidate": v.candidate,
         "verdict": v.comparison.verdict.value, "better": v.better, "ratio": v.comparison.ratio,
         "ci_low": v.comparison.ci_low, "ci_high": v.comparison.ci_high, "ci_level": v.comparison.confidence,
@@ -99,6 +111,8 @@ def document(a: RunAnalysis) -> dict[str, Any]:
         "cells": [row | {"per_url": metrics.per_url(c.cell), "failure_details": failure_details(c)}
                   for row, c in zip(cell_rows(a.cells), a.cells)],
         "verdicts": verdict_rows(vs),
+        "protocol_verdicts": verdict_rows(a.protocols),
+        "handshake_costs": [asdict(h) | {"cpu_us_per_connection": h.cpu_us_per_connection} for h in a.handshake_costs],
         "excluded": [asdict(e) | {"reasons": list(e.reasons)} for e in (vs.excluded if vs else ())],
         "methods": {
             "unit": "run (one repetition of a cell); requests are never the unit",

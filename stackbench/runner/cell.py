@@ -23,6 +23,7 @@ from stackbench.monitor.session import CellCost
 from stackbench.network.visitors import members
 from stackbench.planning import machine as machine_mod, target
 from stackbench.planning.plan import Cell, Plan
+from stackbench.planning.protocols import PROTOCOLS
 from stackbench.runner.cleanup import quietly
 from stackbench.runner.context import Run, StartedStack
 from stackbench.stacks.lifecycle import StackInstance
@@ -84,14 +85,28 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
 
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) -> LoadSpec:
     """The measured load of a cell, as the engine is asked for it: one URL, a weighted
-    mix, or a page with its assets (page mode)."""
+    mix, or a page with its assets (page mode); over TLS, to the stack's TLS port."""
     workload = instance.workload(cell.workload)
-    shape: dict = {"url": instance.url(workload.path)}
+    url = instance.https_url if cell.tls else instance.url
+    shape: dict = {"url": url(workload.path)}
     if workload.page_mode:
-        shape = {"url": instance.url(""), "page": workload.path,
+        shape = {"url": url(""), "page": workload.path,
                  "assets": tuple(u.path for u in workload.assets), "page_conns": workload.page_conns}
     elif len(workload.urls) > 1:
-        shape = {"url": instance.url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
+        shape = {"url": url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
+    if cell.tls:
+        protocol = PROTOCOLS[cell.protocol]
+        # Measured runs pin the run's own leaf (its bytes), not a chain verified per
+        # connection: a full handshake costs the client as much as the server, and the
+        # engine must not become the bottleneck of a full-handshake run (FIELD-NOTES).
+        # A stack whose TLS port answered HTTP/2's offer with HTTP/1.1 when it was
+        # verified (Apache prefork) is visited as a browser then visits it: an HTTP/1.1
+        # client with its connections (page mode: six per visitor), the offer of h2 made
+        # and refused — not the engine's streams queued on a fallback. The cell still
+        # says what was asked (h2) and what was spoken (http/1.1).
+        http2 = protocol.http2 and (instance.negotiated.get(cell.protocol) or {}).get("alpn") != "http/1.1"
+        shape |= {"pin_cert": str(instance.leaf_path), "handshake": cell.handshake, "http2": http2,
+                  "streams": plan.protocols.streams if http2 else 1}
     return LoadSpec(
         connections=cell.concurrency, rate=cell.rate,
         threads=plan.threads or len(pins.engine_cpus) or 1,
@@ -148,4 +163,8 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
         error=error, cost=cost, php=instance.php_state, caveats=found,
         load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
         network=cell.network, background=cell.background, classes=classes,
+        protocol=cell.protocol, handshake=cell.handshake,
+        streams=run.plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else None,
+        # What the stack agreed to when verified over this protocol (read back, not assumed).
+        negotiated=instance.negotiated.get(cell.protocol) if cell.tls else None,
     )

@@ -14,8 +14,9 @@ from stackbench.engine import EngineResult, LoadSpec
 from stackbench.monitor.run import RunMonitor
 from stackbench.planning import machine as machine_mod
 from stackbench.planning.plan import StackVariant
+from stackbench.planning.protocols import TlsPlan
 from stackbench.stacks import installed, registry
-from stackbench.stacks.lifecycle import StackInstance
+from stackbench.stacks.lifecycle import StackInstance, TlsOptions
 from stackbench.upkeep import environment, leftovers, pinning as pinning_mod
 from stackbench.upkeep.lock import RunLock
 from stackbench.workloads.base import Workload
@@ -26,8 +27,12 @@ if TYPE_CHECKING:
 
 def make_instance(variant: StackVariant, cpus: list[int], options: Options, cgroup_parent: str | None,
                   workload_list: list[Workload], host: str | None = None,
-                  machine: machine_mod.MachineProfile | None = None) -> StackInstance:
-    extra = {"host": host} if host else {}
+                  machine: machine_mod.MachineProfile | None = None, tls: TlsPlan | None = None) -> StackInstance:
+    """`tls`: the plan's TLS table when any of its cells is a TLS one — the stack then
+    listens on a TLS port beside its clear one, with a certificate of the run's own CA."""
+    extra: dict = {"host": host} if host else {}
+    if tls is not None:
+        extra["tls"] = TlsOptions(certificate=tls.certificate, tickets=tls.tickets)
     return StackInstance(registry.get(variant.id), variant.knobs, label=variant.label, cpus=cpus,
                          port=variant.port, workdir=options.workdir, keep_rundir=options.keep_rundir,
                          cgroup_parent=cgroup_parent, workloads=workload_list, machine=machine, **extra)

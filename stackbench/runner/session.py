@@ -102,6 +102,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
             ports.ensure_free(variant.port)
     for wid in plan.workloads:
         lab.require_workload(plan.workload(wid))
+    tls = {"tls": plan.protocols.tls} if plan.protocols.uses_tls else {}  # its TLS configs checked too
     for variant in plan.stacks:
         for group in plan.start_groups():
-            lab.instance(variant, [], options, None, [plan.workload(w) for w in group]).preflight()
+            lab.instance(variant, [], options, None, [plan.workload(w) for w in group], **tls).preflight()

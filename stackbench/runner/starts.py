@@ -33,7 +33,8 @@ def start_key(cell: Cell, plan: Plan) -> tuple:
     if plan.restart == "cell":
         return (cell.seq,)
     if plan.load.walk:
-        return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive)
+        return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive,
+                cell.protocol, cell.handshake)
     return (cell.repetition, cell.stack.label, cell.network, cell.background)
 
 
@@ -53,9 +54,12 @@ def serve(run: Run, cells: list[Cell], topo: Topology | None = None,
     variant = cells[0].stack
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
     in_server = topo.in_server if topo else nullcontext
+    # With TLS in the plan every start of the stack listens on both ports, its clear-text
+    # cells too: HTTP and HTTPS cells then differ only in what the visitors speak.
+    tls = {"tls": plan.protocols.tls} if plan.protocols.uses_tls else {}
     instance = run.lab.instance(variant, pins.server_cpus, run.options, run.monitor.cgroup_parent,
                                 [plan.workload(w) for w in served], *([listen] if listen else []),
-                                machine=plan.machine)
+                                machine=plan.machine, **tls)
     stack = StartedStack(instance, run.lab.versions(instance.stack), topo)
     done = 0
     monitor: StackMonitor | None = None

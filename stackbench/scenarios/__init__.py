@@ -5,6 +5,10 @@ A scenario whose `requires` names a workload or load model this stackbench does 
 yet is listed with the reason, and becomes runnable when that lands: `workload:ID` is
 met when the workload is registered, `load:NAME` when the plan format has that load model
 (LOAD_MODELS below).
+
+`[scenario.quick]` holds the keys `--quick` replaces; `[scenario.variants.NAME]` the keys
+`--variant NAME` replaces after them (e.g. `https`: the same question asked over TLS), so
+a variant has a quick form too.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Scenario:
     look_at: str
     requires: tuple[str, ...]
     text: str  # the TOML as shipped
+    variants: tuple[str, ...] = ()  # [scenario.variants.NAME], in the file's order
 
     @property
     def missing(self) -> list[str]:
@@ -44,15 +49,21 @@ class Scenario:
                 out.append(f"the {what} load model")
         return out
 
-    def plan(self, quick: bool = False) -> plan_mod.Plan:
+    def plan(self, quick: bool = False, variant: str | None = None) -> plan_mod.Plan:
         if self.missing:
             raise UsageError(f"scenario {self.name!r} cannot run yet: it needs {', '.join(self.missing)}",
                              hint="`stackbench scenario list` shows which scenarios can run")
+        if variant is not None and variant not in self.variants:
+            raise UsageError(f"scenario {self.name!r} has no variant {variant!r}",
+                             hint=(f"its variants: {', '.join(self.variants)}" if self.variants
+                                   else "it has none; `stackbench scenario list` names the variants of each"))
         data = tomllib.loads(self.text)
-        overrides = data["scenario"].get("quick", {})
         if quick:
-            data.update(overrides)
-        return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else ""))
+            data.update(data["scenario"].get("quick", {}))
+        if variant is not None:
+            data.update(data["scenario"]["variants"][variant])
+        return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else "")
+                              + (f" --variant {variant}" if variant else ""))
 
 
 def names() -> list[str]:
@@ -68,7 +79,7 @@ def get(name: str) -> Scenario:
     text = resources.files(__name__).joinpath(f"{name}.toml").read_text()
     meta: dict[str, Any] = tomllib.loads(text)["scenario"]
     return Scenario(name, meta["question"], meta.get("seed", ""), meta.get("look_at", ""),
-                    tuple(meta.get("requires", ())), text)
+                    tuple(meta.get("requires", ())), text, tuple(meta.get("variants", {})))
 
 
 def all_scenarios() -> list[Scenario]:

@@ -88,6 +88,12 @@ class Apache(Server):
     def port(self) -> int:
         return self.listen_port or self.ctx.port
 
+    @property
+    def serves_tls(self) -> bool:
+        """The stack's TLS is this Apache's when it is the front; behind nginx or hitch
+        + Varnish it stays clear text (the front terminates TLS)."""
+        return self.ctx.tls is not None and self.listen_port is None
+
     def modules(self) -> list[tuple[str, str]]:
         """(module name, shared object) in load order."""
         names = list(DEBIAN_MODULES if self.knobs.get("apache_modules") == "debian" else MINIMAL_MODULES)
@@ -98,6 +104,10 @@ class Apache(Server):
             names.append("rewrite")
         if self.php == "mod_php" and self.ctx.php_env and "env" not in names:
             names.append("env")
+        if self.serves_tls:
+            # mod_http2 under prefork too: it refuses HTTP/2 there (FIELD-NOTES) and ALPN
+            # falls back to http/1.1, which the read-back records as the result.
+            names += [m for m in ("ssl", "http2") if m not in names]
         return [("php", "libphp8.2.so") if n == "php" else (n, f"mod_{n}.so") for n in names]
 
     def files(self) -> dict[str, str]:
@@ -106,7 +116,8 @@ class Apache(Server):
         debian = k.get("apache_modules") == "debian"
         return {CONF: render(
             "apache2.conf.j2",
-            **{**self.ctx.render_values(), "port": self.port},
+            **{**self.ctx.render_values(), "port": self.port,
+               **({} if self.serves_tls else {"tls_port": None})},
             mpm=self.mpm,
             php=self.php,
             modules=self.modules(),

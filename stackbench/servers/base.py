@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from stackbench.errors import UsageError
+from stackbench.servers.tls_policy import TlsSite
 from stackbench.upkeep.ports import LOOPBACK
 from stackbench.upkeep.supervise import Probe
 
@@ -86,7 +87,8 @@ class Context:
     # What the workloads ask of PHP, in every runtime the same way (FPM pool, mod_php,
     # php-cgi): environment variables (e.g. the database's socket, which lives in the
     # run directory) and admin ini values (e.g. the opcache probe's auto_prepend_file).
-    php_env: dict[str, str] = field(default_factory=dict)
+    # Not in a repr: it holds the database's password (workloads/mariadb.py).
+    php_env: dict[str, str] = field(default_factory=dict, repr=False)
     php_ini: dict[str, str] = field(default_factory=dict)
     # A front controller ("/index.php"): requests for paths that are not files go to it
     # (pretty URLs), written in each server's own rewrite language.
@@ -94,6 +96,9 @@ class Context:
     # Apache with AllowOverride All reads the docroot's own .htaccess for its rewrite
     # rules (WordPress ships one): then the vhost does not repeat them.
     htaccess_rewrites: bool = False
+    # HTTPS beside the clear port (tls_policy.py): its port and the run's certificates;
+    # None = clear text only.
+    tls: TlsSite | None = None
 
     def aux_port(self, name: str) -> int:
         """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
@@ -115,6 +120,8 @@ class Context:
             "php_ini": dict(sorted(self.php_ini.items())),
             "front_controller": self.front_controller,
             "htaccess_rewrites": self.htaccess_rewrites,
+            # Every template sees the same TLS names; tls_port None = no TLS listener.
+            **(self.tls.render_values() if self.tls else {"tls_port": None}),
         }
 
 

@@ -6,12 +6,14 @@ h2o keeps a root-owned helper (a perl backtrace annotator) in its process group
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.servers.base import Knob, Requirement, Server, render
 from stackbench.servers.phpfpm import PhpFpm
+from stackbench.servers.tls_policy import openssl_conf
 from stackbench.upkeep.supervise import Probe, tcp_probe
 
 KNOBS = (
@@ -20,6 +22,7 @@ KNOBS = (
 )
 REQUIREMENTS = [Requirement("h2o", "h2o")]
 CONF = "h2o/h2o.conf"
+OPENSSL_CNF = "h2o/openssl.cnf"
 
 
 @dataclass
@@ -32,7 +35,8 @@ class H2o(Server):
 
     def files(self) -> dict[str, str]:
         assert self.fpm is not None
-        return {CONF: render(
+        tls = {OPENSSL_CNF: openssl_conf(self.ctx.tls)} if self.ctx.tls else {}
+        return {**tls, CONF: render(
             "h2o.conf.j2", **self.ctx.render_values(),
             threads=self.knobs["h2o_threads"] or len(self.ctx.cpus) or 1,
             max_connections=self.knobs["h2o_max_connections"],
@@ -44,6 +48,12 @@ class H2o(Server):
     def prepare(self) -> None:
         # h2o buffers large responses in files there, as the worker user.
         self.give_to_worker("tmp/h2o/")
+
+    def env(self) -> dict[str, str] | None:
+        if not self.ctx.tls:
+            return None
+        # The part of the TLS policy h2o has no directive for (tls_policy.openssl_conf).
+        return {**os.environ, "OPENSSL_CONF": str(self.ctx.rundir / OPENSSL_CNF)}
 
     def check_argv(self) -> list[str]:
         return ["h2o", "-t", "-c", str(self.ctx.rundir / CONF)]

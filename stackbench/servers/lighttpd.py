@@ -13,7 +13,9 @@ from stackbench.upkeep.supervise import Probe, tcp_probe
 KNOBS = (
     Knob("lighttpd_max_connections", 4096, "lighttpd server.max-connections (it runs one process, no workers)"),
 )
-REQUIREMENTS = [Requirement("lighttpd", "lighttpd")]
+# mod_openssl (HTTPS) is packaged apart from lighttpd.
+REQUIREMENTS = [Requirement("lighttpd", "lighttpd"),
+                Requirement("/usr/lib/lighttpd/mod_openssl.so", "lighttpd-mod-openssl")]
 CONF = "lighttpd/lighttpd.conf"
 ERROR_LOG = "logs/lighttpd-error.log"
 

@@ -31,6 +31,7 @@ VCL = "varnish/default.vcl"
 @dataclass
 class Varnish(Server):
     backend_port: int = 0
+    proxy_port: int | None = None  # with tls: a second listen address for hitch (PROXY protocol)
 
     def __post_init__(self) -> None:
         self.name = "varnishd"
@@ -64,7 +65,16 @@ class Varnish(Server):
             "-p", f"backend_idle_timeout={max(1, k['keepalive_timeout'] - 1)}",
             "-p", f"thread_pool_min={k['varnish_thread_pool_min']}",
             "-p", f"thread_pool_max={k['varnish_thread_pool_max']}",
+            *self._tls_argv(),
         ]
+
+    def _tls_argv(self) -> list[str]:
+        """With tls, hitch (servers/hitch.py) hands Varnish the connections it decrypted:
+        on their own address, with the PROXY protocol (which carries the ALPN result), and
+        HTTP/2 turned on for those that negotiated h2 (Varnish 7.1's default is off)."""
+        if self.proxy_port is None:
+            return []
+        return ["-a", f"{self.ctx.host}:{self.proxy_port},PROXY", "-p", "feature=+http2"]
 
     def probe(self) -> Probe:
         port = tcp_probe(self.ctx.host, self.ctx.port)

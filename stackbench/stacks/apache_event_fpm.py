@@ -8,12 +8,14 @@ from typing import Any
 from stackbench.servers import apache, phpfpm
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 
 class ApacheEventFpm(Stack):
     id = "apache-event-fpm"
     description = "Apache 2.4 event MPM + PHP-FPM (mod_proxy_fcgi over a unix socket or TCP)"
+    # mod_ssl, and mod_http2 (event allows it).
+    serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.THREADED_KNOBS + (apache.MODULE_SET,) + phpfpm.KNOBS
 
     def requirements(self) -> list[Requirement]:

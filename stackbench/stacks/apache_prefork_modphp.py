@@ -10,12 +10,15 @@ from typing import Any
 from stackbench.servers import apache
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 
 class ApachePreforkModphp(Stack):
     id = "apache-prefork-modphp"
     description = "Apache 2.4 prefork + mod_php (PHP inside every Apache child)"
+    # mod_ssl; h2 is asked of mod_http2 too, which refuses it under prefork: ALPN answers
+    # http/1.1, read back as the result (FIELD-NOTES).
+    serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE, apache.MODULE_SET,
                                                       apache.MODPHP_OPCACHE)
 

@@ -9,12 +9,14 @@ from typing import Any
 from stackbench.servers import apache
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 
 class ApacheWorkerFcgid(Stack):
     id = "apache-worker-fcgid"
     description = "Apache 2.4 worker MPM + mod_fcgid (php-cgi processes spawned on demand)"
+    # mod_ssl, and mod_http2 (worker allows it).
+    serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.THREADED_KNOBS + (apache.MODULE_SET,) + apache.FCGID_KNOBS
 
     def requirements(self) -> list[Requirement]:

@@ -15,6 +15,9 @@ from typing import Any
 from stackbench.errors import UsageError
 from stackbench.servers.base import Context, Knob, Requirement, Server
 
+# The protocols a plan can ask of a stack: clear HTTP/1.1, HTTP/1.1 over TLS, HTTP/2 over TLS.
+PROTOCOLS = ("http/1.1", "https", "h2")
+
 
 class Stack(ABC):
     id: str
@@ -26,6 +29,9 @@ class Stack(ABC):
     # What the stack can do for a workload (Workload.needs): a static-only front would
     # offer neither, and a plan asking it for PHP is refused before anything starts.
     offers: frozenset[str] = frozenset({"php", "front_controller"})
+    # What its front serves (protocols()): every packaged front here speaks TLS and
+    # HTTP/2, but a family says so itself rather than inherit it.
+    serves: frozenset[str] = frozenset({"http/1.1"})
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:
@@ -34,6 +40,12 @@ class Stack(ABC):
     @abstractmethod
     def servers(self, ctx: Context, knobs: dict[str, Any]) -> list[Server]:
         """The servers of this stack, in start order (back end first)."""
+
+    def protocols(self, knobs: dict[str, Any]) -> set[str]:
+        """What a plan can ask of this stack (a subset of PROTOCOLS). "h2" is asked, not
+        promised: a front whose server falls back to HTTP/1.1 (Apache prefork: mod_http2
+        refuses it) keeps it, and the negotiated protocol read back is the result."""
+        return set(self.serves)
 
     def unavailable(self) -> str | None:
         """Why this stack cannot run here even with its requirements met, or None."""

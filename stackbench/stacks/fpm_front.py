@@ -7,10 +7,12 @@ from typing import Any
 
 from stackbench.servers import phpfpm
 from stackbench.servers.base import Context, Requirement, Server
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 
 class FpmFrontStack(Stack):
+    # lighttpd (mod_openssl, h2proto), h2o and Caddy all terminate TLS and speak HTTP/2.
+    serves = frozenset(PROTOCOLS)
     front_requirements: list[Requirement]
     front_class: type  # a Server taking (ctx, knobs, fpm=PhpFpm)
 

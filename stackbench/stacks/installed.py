@@ -24,6 +24,7 @@ VERSION_COMMANDS = {
     "lighttpd": ["lighttpd", "-v"],
     "h2o": ["h2o", "-v"],
     "caddy": ["caddy", "version"],
+    "hitch": ["hitch", "--version"],
     "hhvm": ["hhvm", "--version"],
     "/usr/local/lsws/bin/openlitespeed": ["/usr/local/lsws/bin/openlitespeed", "-v"],
 }

@@ -8,6 +8,7 @@ import shutil
 import signal
 import time
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from stackbench.errors import ConfigCheckFailed, ServerExited, StorageError, Usa
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.machine_cgroup import MachineCgroup
 from stackbench.planning.machine import MachineProfile
+from stackbench.servers import certificates
 from stackbench.servers.base import Context, Server
+from stackbench.servers.tls_policy import TlsSite
 from stackbench.servers.workers import WORKER_USER, closed_parent
 from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Stack
@@ -24,9 +27,27 @@ from stackbench.upkeep import leftovers, ports
 from stackbench.upkeep.supervise import ServerProcess, run_checked, spawn, wait_ready
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.base import Workload
-from stackbench.workloads.verify import verify
+from stackbench.workloads.verify import read_back, verify
 
 READY_DEADLINE_S = 15.0
+
+
+@dataclass(frozen=True)
+class TlsOptions:
+    """HTTPS beside the clear port: the run's certificate's key type and whether session
+    tickets are on (servers/tls_policy.py is the rest of the policy, the same for all)."""
+
+    certificate: str = "ecdsa"  # "ecdsa" (P-256) | "rsa" (2048)
+    tickets: bool = True
+    # Tests only: nginx and Apache log whether each TLS session was resumed
+    # (tls_policy.SESSION_LOG); never in a measured run (access logs are off everywhere).
+    log_sessions: bool = False
+
+    def __post_init__(self) -> None:
+        if self.certificate not in certificates.KINDS:
+            raise UsageError(f"tls certificate is one of {', '.join(certificates.KINDS)}, not {self.certificate!r}")
+        if not isinstance(self.tickets, bool):
+            raise UsageError(f"tls tickets takes true or false, not {self.tickets!r}")
 
 
 class StackInstance:
@@ -35,11 +56,16 @@ class StackInstance:
                  workdir: Path | None = None, keep_rundir: bool = False,
                  aux_ports: dict[str, int] | None = None, cgroup_parent: str | None = None,
                  workloads: list[Workload] | None = None, host: str = ports.LOOPBACK,
-                 machine: MachineProfile | None = None, database: str | None = None):
+                 machine: MachineProfile | None = None, database: str | None = None,
+                 tls: TlsOptions | None = None, tls_port: int | None = None,
+                 database_password: str | None = None):
         """`workloads`: what the docroot gets (default: every registered workload);
         `machine`: a small machine to confine servers and services to (machine.py);
         `database`: host:port of the workloads' database on a host of its own (then it is
-        not started here: hosts/database.py starts it there)."""
+        not started here: hosts/database.py starts it there; `database_password`: the
+        password that start gave the workload's account); `tls`: the front serves
+        HTTPS (and HTTP/2 where it can) on `tls_port` (default: a free one) beside its
+        clear port, with a certificate of the run's own CA."""
         self.stack = stack
         self.knobs = stack.resolve_knobs(knobs)
         self.label = label or stack.id
@@ -52,6 +78,7 @@ class StackInstance:
         self.workloads = list(workloads if workloads is not None else workloads_mod.DOCUMENTS)
         self.host = host
         self.database = database
+        self.database_password = database_password
         self.ctx: Context | None = None
         self.services: list[Server] = []  # what the workloads bring (a database), started first
         self.servers: list[Server] = []
@@ -66,6 +93,11 @@ class StackInstance:
         self.machine_cgroup: MachineCgroup | None = None
         # PHP's state in force, read back from PHP while verifying (php_probe.py).
         self.php_state: dict | None = None
+        self.tls = tls
+        self._tls_port = tls_port
+        # What the front negotiated, read back while verifying: "https" (ALPN http/1.1
+        # offered) and "h2" (h2, http/1.1 offered) -> {alpn, version, cipher, group}.
+        self.negotiated: dict[str, dict] = {}
 
     @property
     def port(self) -> int:
@@ -75,11 +107,30 @@ class StackInstance:
     def url(self, path: str) -> str:
         return f"http://{self.host}:{self.port}{path}"
 
+    @property
+    def tls_port(self) -> int | None:
+        """The front's HTTPS port (HTTP/1.1 and, where it can, h2), or None without tls."""
+        return self.ctx.tls.port if self.ctx and self.ctx.tls else None
+
+    @property
+    def ca_path(self) -> Path | None:
+        """The run's CA certificate (PEM): the engine's --cacert."""
+        return self.ctx.tls.certificates.ca if self.ctx and self.ctx.tls else None
+
+    @property
+    def leaf_path(self) -> Path | None:
+        """The leaf certificate every front serves (PEM): the engine's --pin-cert."""
+        return self.ctx.tls.certificates.leaf if self.ctx and self.ctx.tls else None
+
+    def https_url(self, path: str) -> str:
+        return f"https://{self.host}:{self.tls_port}{path}"
+
     # -- lifecycle ---------------------------------------------------------------------
     def up(self) -> None:
         installed.require(self.stack)
-        if self._port is not None:
-            ports.ensure_free(self._port, self.host)
+        for port in (self._port, self._tls_port):
+            if port is not None:
+                ports.ensure_free(port, self.host)
         try:
             self._prepare()
             self._check()
@@ -123,6 +174,11 @@ class StackInstance:
         """Every URL right (workloads/verify.py), then PHP's state in force read back."""
         for wid in workload_ids:
             verify(self.host, self.port, self.workload(wid), self.label)
+            if self.ctx and self.ctx.tls:
+                # The same checks over TLS, the chain verified against the run's CA.
+                verify(self.host, self.tls_port, self.workload(wid), self.label, cafile=self.ca_path)
+        if self.ctx and self.ctx.tls:
+            self.negotiated = read_back(self.host, self.tls_port, self.ca_path, self.label)
         php = [self.workload(wid) for wid in workload_ids if self.workload(wid).needs_php]
         if php:
             self.php_state = php_probe.read(self.host, self.port, php[0].probe, php[0].path)
@@ -193,10 +249,19 @@ class StackInstance:
             (rundir / sub).mkdir(mode=0o755)
         self.ctx = Context(self.label, rundir, rundir / "docroot", self._port or ports.free_port(self.host),
                            self.cpus, user, dict(self._aux_ports), host=self.host)
+        if self.tls is not None:
+            # The run's CA and leaf, inside the run directory (removed with it); the leaf
+            # names the address the stack listens on too (a namespace's, another host's).
+            names = tuple(dict.fromkeys((self.host, *certificates.HOSTS)))
+            certs = certificates.make(rundir / "tls", self.tls.certificate, hosts=names)
+            self.ctx.tls = TlsSite(self._tls_port or self.ctx.aux_port("tls"), certs, self.tls.tickets,
+                                   log_sessions=self.tls.log_sessions)
         own_tree = self._apply_workloads(self.ctx)
         if self.database:
             self.services = []
             self.ctx.php_env[mariadb.HOST_ENV] = self.database
+            if self.database_password:  # none while only the configs are checked (preflight)
+                self.ctx.php_env[mariadb.PASSWORD_ENV] = self.database_password
         else:
             self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
         self.servers = self.stack.servers(self.ctx, self.knobs)
@@ -209,7 +274,8 @@ class StackInstance:
             if any(w.needs_php and w.probe == "script" for w in self.workloads):
                 (self.ctx.docroot / php_probe.PROBE_PATH.lstrip("/")).write_bytes(php_probe.SCRIPT)
         for server in self.services + self.servers:
-            self.files.update(write_files(server, rundir))
+            # What the lab keeps of them (the store, a failed start's state) has no password.
+            self.files.update(mariadb.redacted(write_files(server, rundir), self.ctx.php_env))
             if not own_tree:
                 for name, content in server.extra_docroot_files.items():
                     (self.ctx.docroot / name).write_bytes(content)

@@ -9,13 +9,15 @@ from typing import Any
 from stackbench.servers import apache, nginx
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 from stackbench.stacks.nginx_proxy_apache import BACKEND_KNOBS, proxied_apache
 
 
 class NginxCacheApache(Stack):
     id = "nginx-cache-apache"
     description = "nginx proxy_cache micro-cache in front of Apache 2.4 prefork + mod_php (static from nginx)"
+    # nginx terminates TLS; Apache behind it stays clear text.
+    serves = frozenset(PROTOCOLS)
     count_headers = ("X-Cache",)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + (nginx.CACHE_TTL,) + nginx.PROXY_KEEPALIVE_KNOBS + BACKEND_KNOBS
 

@@ -8,12 +8,14 @@ from typing import Any
 from stackbench.servers import nginx, phpfpm
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 
 class NginxFpm(Stack):
     id = "nginx-fpm"
     description = "nginx + PHP-FPM (FastCGI over a unix socket or TCP)"
+    # nginx terminates TLS (ssl, http2 on the listen line).
+    serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + nginx.FASTCGI_KEEPALIVE_KNOBS + phpfpm.KNOBS
 
     def requirements(self) -> list[Requirement]:

@@ -8,7 +8,7 @@ from typing import Any
 from stackbench.servers import apache, nginx
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.servers.common import KEEPALIVE_KNOBS
-from stackbench.stacks.base import Stack
+from stackbench.stacks.base import PROTOCOLS, Stack
 
 BACKEND_KNOBS = apache.PREFORK_KNOBS + (apache.MODULE_SET, apache.MODPHP_OPCACHE)
 
@@ -29,6 +29,8 @@ def proxied_apache(ctx: Context, knobs: dict[str, Any], *, cache_ttl: int | None
 class NginxProxyApache(Stack):
     id = "nginx-proxy-apache"
     description = "nginx (static files) proxying PHP to Apache 2.4 prefork + mod_php"
+    # nginx terminates TLS; Apache behind it stays clear text.
+    serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + nginx.PROXY_KEEPALIVE_KNOBS + BACKEND_KNOBS
 
     def requirements(self) -> list[Requirement]:

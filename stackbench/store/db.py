@@ -60,6 +60,10 @@ class CellRecord:
     network: str = "loopback"  # the network profile between the measured visitors and the stack
     background: str = "none"  # visitor classes that loaded the stack at the same time
     classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
+    protocol: str = "http/1.1"  # what the plan asked the visitors to speak: http/1.1 | https | h2
+    handshake: str | None = None  # TLS: keep-alive | resumed | full
+    streams: int | None = None  # HTTP/2: concurrent streams per connection
+    negotiated: dict[str, Any] | None = None  # the stack's read-back for this protocol: {alpn, version, cipher, group}
 
 
 class Store:
@@ -218,6 +222,14 @@ class Store:
             self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ? WHERE id = ?",
                             (rec.network, rec.background,
                              json.dumps(rec.classes) if rec.classes is not None else None, cell_id))
+            tls = r.tls if r else None
+            self.db.execute(
+                """UPDATE cells SET protocol = ?, handshake = ?, streams = ?, negotiated_json = ?, protocol_spoken = ?,
+                   tls_full = ?, tls_resumed = ?, handshake_p50_us = ?, handshake_p99_us = ? WHERE id = ?""",
+                (rec.protocol, rec.handshake, rec.streams,
+                 json.dumps(rec.negotiated) if rec.negotiated is not None else None, r and r.protocol,
+                 tls and tls.full, tls and tls.resumed, tls and tls.handshake.p50_us, tls and tls.handshake.p99_us,
+                 cell_id))
             if rec.cost is not None:
                 self._record_cost(cell_id, rec.cost)
         return cell_id

@@ -95,6 +95,18 @@ def _v8_to_v9(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
 
 
+def _v9_to_v10(db: sqlite3.Connection) -> None:
+    """v10: protocols (issue 24). Every older cell spoke HTTP/1.1 in clear text (`protocol`
+    'http/1.1', no handshake, no streams, nothing negotiated); what the engine spoke is
+    read from its stored document where it said (NULL for engines before TLS)."""
+    for column in ("protocol TEXT NOT NULL DEFAULT 'http/1.1'", "handshake TEXT", "streams INTEGER",
+                   "negotiated_json TEXT", "protocol_spoken TEXT", "tls_full INTEGER", "tls_resumed INTEGER",
+                   "handshake_p50_us INTEGER", "handshake_p99_us INTEGER"):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
+    db.execute("""UPDATE cells SET protocol_spoken = json_extract(engine_json, '$.protocol')
+                  WHERE engine_json IS NOT NULL""")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -103,6 +115,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: _v6_to_v7,
     7: _v7_to_v8,
     8: _v8_to_v9,
+    9: _v9_to_v10,
 }
 
 

@@ -9,7 +9,7 @@ import json
 import sqlite3
 from typing import Any
 
-from stackbench.engine.result import Caveat, EngineResult
+from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import MemoryEvents, StoredCost, ProcessMemory, StoredSample
 from stackbench.model.run import StoredRun, StoredSearch
@@ -37,7 +37,9 @@ def cell_of(row: sqlite3.Row) -> StoredCell:
         cost=_cost(row),
         caveats=tuple(Caveat.from_dict(c) for c in json.loads(row["warnings_json"])),  # [{code, params}]
         php=_json(row["php_json"]), load=row["load"], rate=row["rate"], leg=row["leg"], step=row["step"],
-        network=row["network"], background=row["background"], classes=_json(row["classes_json"]))
+        network=row["network"], background=row["background"], classes=_json(row["classes_json"]),
+        protocol=row["protocol"], handshake=row["handshake"], streams=row["streams"],
+        negotiated=Negotiated.from_dict(json.loads(row["negotiated_json"])) if row["negotiated_json"] else None)
 
 
 def _cost(row: sqlite3.Row) -> StoredCost:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 9
+VERSION = 10
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -85,6 +85,15 @@ CREATE TABLE cells (
     classes_json TEXT,                  -- visitor classes: {class: engine summary}; the cell's own figures are the measured class's
     memory_events_json TEXT,            -- machine profile: memory-limit hits, OOM kills, reclaim pressure (NULL: no limit)
     oom_kills INTEGER,                  -- processes of the stack the OOM killer took during the cell (NULL: not read)
+    protocol TEXT NOT NULL DEFAULT 'http/1.1', -- asked: http/1.1 (clear text) | https | h2
+    handshake TEXT,                     -- TLS: keep-alive | resumed | full (NULL: clear text)
+    streams INTEGER,                    -- HTTP/2: concurrent streams per connection (NULL: not HTTP/2)
+    negotiated_json TEXT,               -- the stack's read-back over this protocol: {alpn, version, cipher, group}
+    protocol_spoken TEXT,               -- what the engine spoke: http/1.1 | h2 | mixed (NULL: not reported)
+    tls_full INTEGER,                   -- the engine's full TLS handshakes (NULL: clear text)
+    tls_resumed INTEGER,                -- … and resumed ones (session tickets)
+    handshake_p50_us INTEGER,           -- TLS handshake time per connection, client side
+    handshake_p99_us INTEGER,
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

@@ -4,11 +4,24 @@
 use std::rc::Rc;
 
 use super::context::ThreadContext;
-use super::lane::{Fate, Lane};
+use super::h2::H2Conn;
+use super::join::join_all;
+use super::lane::{Fate, Lane, Transport};
 use crate::schedule::{Next, Pacer};
 
 pub async fn run(ctx: Rc<ThreadContext>, index: u32) {
-    let mut lane = Lane::new(&ctx);
+    if ctx.cfg.http2() {
+        // `--streams` clients share connection `index`: each asks the schedule for
+        // its own requests, under the connection's index (stages count connections).
+        let shared = H2Conn::new(1); // an HTTP/1.1 fallback: this client connection
+        let lanes = (0..ctx.cfg.streams).map(|_| run_lane(ctx.clone(), index, Lane::on(&ctx, shared.clone()))).collect();
+        join_all(lanes).await;
+    } else {
+        run_lane(ctx.clone(), index, Lane::new(&ctx)).await;
+    }
+}
+
+async fn run_lane<T: Transport>(ctx: Rc<ThreadContext>, index: u32, mut lane: Lane<T>) {
     let mut pacer = Pacer::new();
     loop {
         let slot = match ctx.scheduler.next(index, &mut pacer).await {

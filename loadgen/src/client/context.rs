@@ -9,6 +9,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rustls::pki_types::ServerName;
+use tokio_rustls::TlsConnector;
+
 use crate::config::Config;
 use crate::schedule::{Plan, Scheduler};
 use crate::stats::live::LiveCounters;
@@ -37,6 +40,19 @@ pub struct ThreadContext {
     /// Read buffer for all connections of the thread, borrowed only inside a
     /// synchronous poll (client/exchange.rs).
     pub scratch: RefCell<Box<[u8]>>,
+    /// https: this thread's connectors (None for http and FastCGI).
+    pub tls: Option<ThreadTls>,
+}
+
+/// An engine thread's TLS connectors: its own session store when resuming
+/// (tls.rs), so threads never share sessions.
+pub struct ThreadTls {
+    /// What the run offers: ALPN h2 + http/1.1 with --http2, else http/1.1.
+    pub connector: TlsConnector,
+    /// ALPN http/1.1 alone: the connections of an HTTP/2 run whose server chose
+    /// HTTP/1.1 (client/h2.rs), so a reconnect cannot switch protocol under them.
+    pub http11: TlsConnector,
+    pub name: ServerName<'static>,
 }
 
 impl ThreadContext {
@@ -58,6 +74,11 @@ impl ThreadContext {
             head_request: cfg.is_head(),
             watch: Rc::from(cfg.count_headers.clone()),
             scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
+            tls: cfg.tls.as_ref().map(|t| ThreadTls {
+                connector: t.connector(t.http2),
+                http11: t.connector(false),
+                name: t.server_name.clone(),
+            }),
             cfg,
         }
     }

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
+use super::connect::{self, closed_by_peer};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::deadline::Watchdog;
 use super::slow_read::{ReadRate, SlowReader};
-use crate::net::{self, Stream};
+use crate::net::Stream;
 use crate::protocol::Reader;
 use crate::protocol::capture::Captures;
 use crate::protocol::reading::{EofError, ParseError, Progress};
@@ -33,6 +34,8 @@ pub struct Conn {
     /// Requests completed on the current TCP connection (for --keepalive-requests).
     uses: u32,
     slow: Option<SlowReader>,
+    /// https: offer ALPN http/1.1 alone (the fallback of an --http2 run).
+    http11_only: bool,
 }
 
 impl Conn {
@@ -42,7 +45,17 @@ impl Conn {
             reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone()),
             uses: 0,
             slow: ctx.cfg.read_bytes_per_s.map(|bytes_per_s| SlowReader::new(ReadRate { bytes_per_s })),
+            http11_only: false,
         }
+    }
+
+    /// An HTTP/1.1 connection of an --http2 run whose server chose HTTP/1.1,
+    /// starting on the stream that negotiated it.
+    pub fn fallback(ctx: &ThreadContext, stream: Stream) -> Conn {
+        let mut conn = Conn::new(ctx);
+        conn.stream = Some(stream);
+        conn.http11_only = true;
+        conn
     }
 
     pub fn close(&mut self) {
@@ -85,14 +98,6 @@ pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watch
     }
 }
 
-/// Errors meaning "the peer closed or reset the connection".
-fn closed_by_peer(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted
-    )
-}
-
 fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
@@ -108,7 +113,9 @@ fn failure(e: ParseError) -> ErrorClass {
     }
 }
 
-async fn attempt(
+/// One request on `conn` (HTTP/1.1 or FastCGI), without the deadline: exchange()
+/// and the HTTP/1.1 fallback of an h2 connection (h2.rs) bound it.
+pub(super) async fn attempt(
     ctx: &ThreadContext,
     conn: &mut Conn,
     slot: &Slot,
@@ -127,19 +134,17 @@ async fn attempt(
         let connected_at = if reused {
             slot.start
         } else {
-            match net::connect(&cfg.endpoint, cfg.connect).await {
-                Ok(s) => {
-                    conn.stream = Some(s);
+            match connect::open(ctx, conn.http11_only).await {
+                Ok(opened) => {
+                    conn.stream = Some(opened.stream);
                     conn.reader.reset();
                     conn.uses = 0;
                     t.connections_opened += 1;
+                    t.handshake = opened.handshake;
                     Instant::now()
                 }
-                // ECONNRESET here: the handshake completed and the server reset the
-                // connection before the connect was seen to succeed. It was accepted,
-                // so it is a reset, not a connect failure (refused, unreachable...).
-                Err(e) => {
-                    let class = if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Connect };
+                Err((class, detail)) => {
+                    t.detail = detail;
                     return (Outcome::Failed(class), Instant::now());
                 }
             }
@@ -149,7 +154,12 @@ async fn attempt(
         let Some(stream) = conn.stream.as_mut() else { unreachable!("connected above") };
         conn.reader.start(ctx.head_request);
 
-        if let Err(e) = stream.write_all(request).await {
+        let mut written = stream.write_all(request).await;
+        // TLS: rustls may keep the record it could not write yet; push it out.
+        if written.is_ok() && matches!(stream, Stream::Tls(_)) {
+            written = stream.flush().await;
+        }
+        if let Err(e) = written {
             conn.close();
             if retry_ok && closed_by_peer(&e) {
                 may_retry = false;
@@ -261,7 +271,14 @@ fn read_some<'a>(
     poll_fn(move |cx| {
         let mut buf = scratch.borrow_mut();
         let mut read_buf = ReadBuf::new(&mut buf[..max]);
-        ready!(Pin::new(&mut *stream).poll_read(cx, &mut read_buf))?;
+        match ready!(Pin::new(&mut *stream).poll_read(cx, &mut read_buf)) {
+            Ok(()) => {}
+            // rustls: the TCP connection ended without a TLS close_notify. Read as
+            // the end of the connection it is (a body until close ends there; a
+            // kept-alive connection closed while idle is retried).
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Poll::Ready(Ok(Read::Eof)),
+            Err(e) => return Poll::Ready(Err(e)),
+        }
         let n = read_buf.filled().len();
         if n == 0 {
             return Poll::Ready(Ok(Read::Eof));

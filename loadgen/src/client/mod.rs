@@ -7,17 +7,22 @@
 //! worker      an engine thread: runtime, CPU sampling, spawns the connections
 //!   conn      one connection's loop (closed / open loop)
 //!   page      one visitor's loop (page mode)
-//!     lane    a client connection as the statistics see it
+//!     lane    a client connection as the statistics see it (--http2: a stream slot)
 //!       exchange   one request/response on a socket
+//!       h2         one request on a shared HTTP/2 connection (falls back to exchange)
+//!         connect  opening a connection: TCP, unix socket, TLS handshake
 //!         deadline, slow_read   per-connection timeout and read pacing
 //! context     the thread context every module above reads (config, schedule,
 //!             picker, statistics, read buffer); imports none of them
 //! ```
 
 mod conn;
+mod connect;
 mod context;
 mod deadline;
 mod exchange;
+mod h2;
+mod join;
 mod lane;
 mod page;
 mod slow_read;

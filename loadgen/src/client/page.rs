@@ -4,23 +4,37 @@
 //! Connections stay open between page views (the same visitor browsing on), so a
 //! server that holds a process per connection pays for all of them.
 //!
+//! With --http2 the visitor has one connection and `--streams` lanes on it
+//! (default: one per asset), the page then every asset as a stream.
+//!
 //! Page load time = page request start → last byte of the last asset. `-n`
 //! counts page views; every request is also recorded per URL.
 
 use std::cell::Cell;
-use std::future::{Future, poll_fn};
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::Poll;
 use std::time::Instant;
 
 use super::context::ThreadContext;
-use super::lane::{Fate, Lane};
+use super::h2::H2Conn;
+use super::join::join_all;
+use super::lane::{Fate, Lane, Transport};
 use crate::schedule::{Next, Pacer, Slot};
 
 pub async fn run(ctx: Rc<ThreadContext>, visitor: u32, conns: u32) {
+    if ctx.cfg.http2() {
+        // HTTP/2: one connection per visitor, the page then every asset a stream on it
+        // (a server that picks HTTP/1.1 gets the visitor's `conns`, as a browser opens).
+        let shared = H2Conn::new(conns);
+        let lanes = (0..ctx.cfg.streams.max(1)).map(|_| Lane::on(&ctx, shared.clone())).collect();
+        visit(ctx, visitor, lanes).await;
+    } else {
+        let lanes = (0..conns.max(1)).map(|_| Lane::new(&ctx)).collect();
+        visit(ctx, visitor, lanes).await;
+    }
+}
+
+async fn visit<T: Transport>(ctx: Rc<ThreadContext>, visitor: u32, mut lanes: Vec<Lane<T>>) {
     let entries = ctx.cfg.request_bytes.len();
-    let mut lanes: Vec<Lane> = (0..conns.max(1)).map(|_| Lane::new(&ctx)).collect();
     let mut pacer = Pacer::new();
     loop {
         let slot = match ctx.scheduler.next(visitor, &mut pacer).await {
@@ -65,7 +79,7 @@ pub async fn run(ctx: Rc<ThreadContext>, visitor: u32, conns: u32) {
 
 /// One lane's share of the assets: takes the next unfetched one until none is left.
 /// Returns (all completed, last end, cut off by the end of the run).
-async fn assets(ctx: &ThreadContext, lane: &mut Lane, next: &Cell<usize>, page: &Slot) -> (bool, Instant, bool) {
+async fn assets<T: Transport>(ctx: &ThreadContext, lane: &mut Lane<T>, next: &Cell<usize>, page: &Slot) -> (bool, Instant, bool) {
     let (mut ok, mut last) = (true, page.start);
     loop {
         let i = next.get();
@@ -83,25 +97,4 @@ async fn assets(ctx: &ThreadContext, lane: &mut Lane, next: &Cell<usize>, page: 
             Fate::InFlight => return (false, last, true),
         }
     }
-}
-
-/// Runs futures concurrently on this task and returns their outputs in order.
-/// (Page views are not the hot path: one small allocation per page is fine.)
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    poll_fn(|cx| {
-        let mut pending = false;
-        for (fut, out) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if out.is_none() {
-                match fut.as_mut().poll(cx) {
-                    Poll::Ready(v) => *out = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending { Poll::Pending } else { Poll::Ready(()) }
-    })
-    .await;
-    outputs.into_iter().map(|o| o.expect("every future completed")).collect()
 }

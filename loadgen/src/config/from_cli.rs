@@ -11,13 +11,18 @@ use crate::error::Error;
 use crate::net::{ConnectOptions, Endpoint};
 use crate::protocol::Protocol;
 use crate::protocol::fastcgi;
+use crate::protocol::h2::request::{self as h2_request, H2Request};
 use crate::protocol::http::request::{self, Header};
 use crate::target::{self, Url};
+use crate::tls::{HandshakeMode, TlsSetup};
 use crate::urls::{self, MixEntry, Shape, UrlSpec, UrlEntry};
 
 impl Config {
     pub fn from_args(args: Args) -> Result<Config, Error> {
-        let keepalive = !args.no_keepalive;
+        let https = https_target(&args)?;
+        let handshake = handshake_mode(&args, https)?;
+        // resumed / full: a new connection per request, as --no-keepalive.
+        let keepalive = !args.no_keepalive && handshake.is_none_or(|h| h == HandshakeMode::KeepAlive);
         let headers: Vec<Header> = args.headers.iter().map(header).collect();
         let (protocol, endpoint, urls, url_text, request_bytes) = if let Some(address) = &args.fastcgi {
             let script = fastcgi_target(&args)?;
@@ -50,6 +55,30 @@ impl Config {
                 .collect();
             (Protocol::Http, endpoint, urls.clone(), urls.server_text, bytes)
         };
+        debug_assert!(protocol == Protocol::FastCgi || urls.server.https == https);
+        let tls = match handshake {
+            Some(mode) => Some(TlsSetup::new(
+                &urls.server.host,
+                args.cacert.as_deref(),
+                args.pin_cert.as_deref(),
+                mode,
+                args.http2,
+            )?),
+            None => None,
+        };
+        let h2_requests: Vec<H2Request> = if args.http2 {
+            http2_rules(&args, handshake)?;
+            urls.entries
+                .iter()
+                .map(|e| h2_request::build(&args.method, &Url { path: e.path.clone(), ..urls.server.clone() }, &headers))
+                .collect::<Result<_, _>>()
+                .map_err(Error::Usage)?
+        } else {
+            if args.streams.is_some() {
+                return Err(Error::Usage("--streams is the number of HTTP/2 streams per connection: add --http2".into()));
+            }
+            Vec::new()
+        };
         let stages: Vec<Stage> = args.stages.map(|p| p.0.iter().map(stage).collect()).unwrap_or_default();
 
         let (connections, duration) = if stages.is_empty() {
@@ -80,6 +109,12 @@ impl Config {
         if args.timeout.is_zero() {
             return Err(Error::Usage("the timeout must be above 0".into()));
         }
+        if args.keepalive_requests.is_some() && handshake.is_some_and(|h| h != HandshakeMode::KeepAlive) {
+            return Err(Error::Usage(
+                "--keepalive-requests limits kept-alive connections: it means nothing with --handshake resumed or full"
+                    .into(),
+            ));
+        }
         if args.keepalive_requests.is_some() && !keepalive {
             return Err(Error::Usage(
                 "--keepalive-requests limits kept-alive connections: it means nothing with --no-keepalive".into(),
@@ -95,11 +130,19 @@ impl Config {
             }
             count_headers.push(name);
         }
-        let connect = ConnectOptions { nodelay: keepalive, rcvbuf: args.rcvbuf };
+        // TLS writes the handshake's last flight and then the request: with Nagle the
+        // request would wait for the ACK of that flight (delayed ACK: up to 40 ms).
+        let connect = ConnectOptions { nodelay: keepalive || https, rcvbuf: args.rcvbuf };
         if connect.rcvbuf.is_some() && matches!(endpoint, Endpoint::Unix(_)) {
             return Err(Error::Usage("--rcvbuf applies to TCP connections only".into()));
         }
 
+        // Page mode over HTTP/2: every asset at once unless --streams says otherwise,
+        // as a browser does (the server's SETTINGS_MAX_CONCURRENT_STREAMS still holds).
+        let streams = args.streams.unwrap_or(match urls.shape {
+            Shape::Page { .. } if args.http2 => (urls.entries.len().saturating_sub(1)).clamp(1, 1000) as u32,
+            _ => 1,
+        });
         Ok(Config {
             url_text,
             endpoint,
@@ -126,6 +169,9 @@ impl Config {
             keepalive_requests: args.keepalive_requests,
             read_bytes_per_s: args.read_rate,
             connect,
+            tls,
+            h2_requests,
+            streams,
         })
     }
 }
@@ -149,6 +195,63 @@ fn mix_entry(e: &cli::MixEntry) -> MixEntry {
 
 fn stage(s: &cli::Stage) -> Stage {
     Stage { duration: s.duration, connections: s.connections }
+}
+
+/// Whether the target is https://, with the TLS options checked against it.
+fn https_target(args: &Args) -> Result<bool, Error> {
+    // The server is the positional URL, else the first full URL (urls.rs).
+    let first_url = args.url.as_deref().or_else(|| {
+        let mix = args.mix.iter().map(|m| m.target.as_str());
+        mix.chain(args.page.as_deref()).chain(args.assets.iter().map(String::as_str)).find(|t| t.contains("://"))
+    });
+    let https = args.fastcgi.is_none()
+        && first_url.is_some_and(|u| u.trim().get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")));
+    if args.fastcgi.is_some() && args.url.as_deref().is_some_and(|u| u.trim().to_ascii_lowercase().starts_with("https://")) {
+        return Err(Error::Usage("--fastcgi talks FastCGI, not TLS: give an http:// URL (or none)".into()));
+    }
+    if !https {
+        let given = [
+            ("--cacert", args.cacert.is_some()),
+            ("--pin-cert", args.pin_cert.is_some()),
+            ("--http2", args.http2),
+            ("--handshake", args.handshake.is_some()),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
+            return Err(Error::Usage(format!("{name} applies to https:// targets only")));
+        }
+    }
+    Ok(https)
+}
+
+/// The handshake mode of an https run (None for http): --handshake, or full with
+/// --no-keepalive (a new connection per request that cannot resume), else keep-alive.
+fn handshake_mode(args: &Args, https: bool) -> Result<Option<HandshakeMode>, Error> {
+    if !https {
+        return Ok(None);
+    }
+    Ok(Some(match (args.handshake, args.no_keepalive) {
+        (Some(cli::Handshake::KeepAlive), true) => {
+            return Err(Error::Usage(
+                "--handshake keep-alive contradicts --no-keepalive (use --handshake full or resumed)".into(),
+            ));
+        }
+        (Some(cli::Handshake::KeepAlive), false) | (None, false) => HandshakeMode::KeepAlive,
+        (Some(cli::Handshake::Resumed), _) => HandshakeMode::Resumed,
+        (Some(cli::Handshake::Full), _) | (None, true) => HandshakeMode::Full,
+    }))
+}
+
+/// What HTTP/2 runs do not support (yet): each a one-line refusal, not a silent
+/// HTTP/1.1 run.
+fn http2_rules(args: &Args, handshake: Option<HandshakeMode>) -> Result<(), Error> {
+    let refuse = |what: &str| Err(Error::Usage(format!("--http2 cannot be combined with {what}")));
+    if handshake.is_some_and(|h| h != HandshakeMode::KeepAlive) {
+        return refuse("--handshake resumed/full or --no-keepalive (HTTP/2 keeps its connections; use https without --http2)");
+    }
+    if args.keepalive_requests.is_some() {
+        return refuse("--keepalive-requests (HTTP/1.1 only)");
+    }
+    Ok(())
 }
 
 /// FastCGI mode needs an absolute script path and excludes the HTTP-only modes.

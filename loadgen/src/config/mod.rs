@@ -23,6 +23,8 @@ use std::time::Duration;
 
 use crate::net::{ConnectOptions, Endpoint};
 use crate::protocol::Protocol;
+use crate::protocol::h2::request::H2Request;
+use crate::tls::TlsSetup;
 use crate::urls::{Shape, UrlEntry};
 
 /// Used when neither `-d` nor `-n` (nor `--stages`) is given, like wrk.
@@ -66,6 +68,12 @@ pub struct Config {
     /// --read-rate: each connection reads at most this many bytes per second.
     pub read_bytes_per_s: Option<u64>,
     pub connect: ConnectOptions,
+    /// https: trust, handshake mode, ALPN (None for http:// and FastCGI).
+    pub tls: Option<TlsSetup>,
+    /// --http2: one request per entry of `urls`, as HTTP/2 parts (empty without).
+    pub h2_requests: Vec<H2Request>,
+    /// --http2: concurrent streams per connection (1 without --http2).
+    pub streams: u32,
 }
 
 /// One step of `--stages`: `connections` for `duration`.
@@ -79,6 +87,11 @@ impl Config {
     /// Per-URL statistics are kept for a mix and in page mode.
     pub fn per_url(&self) -> bool {
         self.shape != Shape::Single
+    }
+
+    /// --http2 was asked for (HTTP/2 where the server's ALPN picks it).
+    pub fn http2(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.http2)
     }
 
     /// HEAD responses carry no body whatever their Content-Length says (RFC 9110 §9.3.2).

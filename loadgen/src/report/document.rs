@@ -27,6 +27,14 @@ pub struct Document {
     pub start: Option<StartDoc>,
     #[serde(flatten)]
     pub result: PhaseDoc,
+    /// What was spoken: "http/1.1", "h2", "mixed" (both: an --http2 run some of
+    /// whose connections the server gave HTTP/1.1), or "fastcgi".
+    pub protocol: &'static str,
+    /// https: handshakes and what they negotiated; null for http and FastCGI.
+    pub tls: Option<TlsDoc>,
+    /// Failed requests of the classes that carry a detail (TLS alert, certificate
+    /// problem, HTTP/2 error code): class → detail → requests.
+    pub error_details: BTreeMap<&'static str, BTreeMap<String, u64>>,
     /// Client connections that took part in the measured phase.
     pub connections_measured: u64,
     /// Of those, the ones that got no complete response during it.
@@ -71,6 +79,45 @@ pub struct ConfigDoc {
     pub count_headers: Vec<String>,
     pub fastcgi: Option<FastCgiDoc>,
     pub page_conns: Option<u32>,
+    /// https only (null for http).
+    pub tls: Option<TlsConfigDoc>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct TlsConfigDoc {
+    /// "cacert" (chain verified against --cacert) or "pin" (--pin-cert).
+    pub trust: &'static str,
+    /// "keep-alive", "resumed" or "full".
+    pub handshake: &'static str,
+    pub http2: bool,
+    /// Concurrent streams per connection (HTTP/2).
+    pub streams: u32,
+}
+
+/// The handshakes of the connections measured requests opened.
+#[derive(Serialize, Debug)]
+pub struct TlsDoc {
+    pub handshakes: Handshakes,
+    /// TCP connect time per new connection.
+    pub connect_us: Latency,
+    /// TLS handshake time per new connection (ClientHello → handshake complete).
+    pub handshake_us: Latency,
+    pub negotiated: Vec<NegotiatedDoc>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Handshakes {
+    pub full: u64,
+    pub resumed: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct NegotiatedDoc {
+    pub alpn: Option<&'static str>,
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub group: Option<String>,
+    pub connections: u64,
 }
 
 #[derive(Serialize, Debug)]

@@ -6,6 +6,7 @@ pub mod json;
 pub mod text;
 pub mod warnings;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use document::*;
@@ -13,7 +14,9 @@ pub use document::*;
 use crate::config::Config;
 use crate::protocol::Protocol;
 use crate::run::Measured;
-use crate::stats::{ErrorClass, PhaseStats};
+use crate::stats::tls::{ErrorDetails, TlsStats};
+use crate::stats::{Detail, ErrorClass, PhaseStats};
+use crate::tls;
 use crate::urls::Shape;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -29,7 +32,77 @@ fn per_second(count: u64, duration: Duration) -> Option<f64> {
     (!duration.is_zero()).then(|| count as f64 / duration.as_secs_f64())
 }
 
-fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol, buckets: bool) -> PhaseDoc {
+/// Which error classes a run's documents carry: the FastCGI, TLS and HTTP/2 ones
+/// only in runs that can have them, so older documents keep their keys.
+#[derive(Clone, Copy)]
+struct Classes {
+    fastcgi: bool,
+    tls: bool,
+    h2: bool,
+}
+
+impl Classes {
+    fn of(cfg: &Config) -> Classes {
+        Classes { fastcgi: cfg.protocol == Protocol::FastCgi, tls: cfg.tls.is_some(), h2: cfg.http2() }
+    }
+
+    fn has(self, c: ErrorClass) -> bool {
+        match c {
+            ErrorClass::Rejected => self.fastcgi,
+            ErrorClass::TlsHandshake | ErrorClass::TlsUntrusted => self.tls,
+            ErrorClass::H2Goaway | ErrorClass::H2RstStream => self.h2,
+            _ => true,
+        }
+    }
+}
+
+fn detail_name(d: Detail) -> String {
+    match d {
+        Detail::Text(t) => t.to_string(),
+        Detail::Alert(code) => tls::alert_name(code),
+        Detail::H2(code) => format!("{:?}", h2::Reason::from(code)),
+    }
+}
+
+fn details_doc(d: &ErrorDetails) -> BTreeMap<&'static str, BTreeMap<String, u64>> {
+    let mut out: BTreeMap<&'static str, BTreeMap<String, u64>> = BTreeMap::new();
+    for &(class, detail, n) in &d.0 {
+        *out.entry(class.name()).or_default().entry(detail_name(detail)).or_default() += n;
+    }
+    out
+}
+
+fn tls_doc(t: &TlsStats) -> TlsDoc {
+    TlsDoc {
+        handshakes: Handshakes { full: t.full, resumed: t.resumed },
+        connect_us: t.connect.latency_doc(false),
+        handshake_us: t.handshake.latency_doc(false),
+        negotiated: t
+            .negotiated
+            .iter()
+            .map(|(n, connections)| NegotiatedDoc {
+                alpn: n.alpn.name(),
+                version: n.version_name(),
+                cipher: n.cipher_name(),
+                group: n.group_name(),
+                connections: *connections,
+            })
+            .collect(),
+    }
+}
+
+/// What was spoken, from the measured requests (what was offered if none).
+fn protocol_name(cfg: &Config, spoken: [u64; 2]) -> &'static str {
+    match (cfg.protocol, spoken) {
+        (Protocol::FastCgi, _) => "fastcgi",
+        (_, [0, 0]) if cfg.http2() => "h2",
+        (_, [_, 0]) => "http/1.1",
+        (_, [0, _]) => "h2",
+        _ => "mixed",
+    }
+}
+
+fn phase_doc(p: &PhaseStats, duration: Duration, classes: Classes, buckets: bool) -> PhaseDoc {
     PhaseDoc {
         requests: Counts {
             completed: p.completed,
@@ -42,10 +115,11 @@ fn phase_doc(p: &PhaseStats, duration: Duration, protocol: Protocol, buckets: bo
             not_sent: None,
             sent_late: None,
         },
-        // `rejected` exists only in FastCGI mode, so HTTP documents keep their classes.
+        // `rejected` exists only in FastCGI mode, the TLS classes only for https, the
+        // HTTP/2 ones only with --http2: so older documents keep their classes.
         errors: ErrorClass::ALL
             .iter()
-            .filter(|&&c| c != ErrorClass::Rejected || protocol == Protocol::FastCgi)
+            .filter(|&&c| classes.has(c))
             .map(|&c| (c.name(), p.errors.get(c)))
             .collect(),
         status_codes: p
@@ -85,11 +159,11 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             index,
             connections: stage.connections,
             rate: cfg.rate,
-            result: phase_doc(stats, duration, cfg.protocol, false),
+            result: phase_doc(stats, duration, Classes::of(cfg), false),
         })
         .collect();
     let timeline_seconds = m.duration.as_micros().div_ceil(1_000_000) as usize;
-    let mut result = phase_doc(&whole, m.duration, cfg.protocol, cfg.histogram);
+    let mut result = phase_doc(&whole, m.duration, Classes::of(cfg), cfg.histogram);
     let clients = &m.stats.clients;
     let in_flight = clients.in_flight.summary();
     result.requests.in_flight_at_end = Some(in_flight.count);
@@ -142,10 +216,19 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
                 Shape::Page { conns } => Some(conns),
                 _ => None,
             },
+            tls: cfg.tls.as_ref().map(|t| TlsConfigDoc {
+                trust: t.trust,
+                handshake: t.handshake.name(),
+                http2: t.http2,
+                streams: cfg.streams,
+            }),
         },
         started_unix_us: m.started_unix_us,
         start: cfg.start_at_unix_us.map(|asked| StartDoc { asked_unix_us: asked, began_unix_us: m.began_unix_us }),
         result,
+        protocol: protocol_name(cfg, m.stats.spoken),
+        tls: cfg.tls.as_ref().map(|_| tls_doc(&m.stats.tls)),
+        error_details: details_doc(&m.stats.details),
         connections_measured: clients.measured,
         connections_without_response: clients.without_response,
         header_counts: m.stats.headers.to_map(&cfg.count_headers),

@@ -109,6 +109,34 @@ pub fn render(doc: &Document) -> String {
         let _ = writeln!(out, "FastCGI {} script {}\n", f.address, f.script);
     }
     phase(&mut out, &doc.result);
+    if let Some(t) = &doc.tls {
+        let negotiated: Vec<String> = t
+            .negotiated
+            .iter()
+            .map(|n| {
+                let parts = [n.alpn.map(str::to_string), n.version.clone(), n.cipher.clone(), n.group.clone()];
+                let words: Vec<String> = parts.into_iter().map(|p| p.unwrap_or_else(|| "-".into())).collect();
+                format!("{} ({} connections)", words.join(" "), n.connections)
+            })
+            .collect();
+        let p = &t.handshake_us.percentiles.0;
+        let _ = writeln!(
+            out,
+            "\nTLS handshakes:     {} full, {} resumed; handshake p50 {} ms, p99 {} ms; {}",
+            t.handshakes.full,
+            t.handshakes.resumed,
+            ms(p[0].1),
+            ms(p[7].1),
+            if negotiated.is_empty() { "-".into() } else { negotiated.join(", ") }
+        );
+    }
+    if doc.protocol != "http/1.1" && doc.protocol != "fastcgi" {
+        let _ = writeln!(out, "Protocol spoken:    {}", doc.protocol);
+    }
+    for (class, details) in &doc.error_details {
+        let list: Vec<String> = details.iter().map(|(d, n)| format!("{d} {n}")).collect();
+        let _ = writeln!(out, "Errors {class}: {}", list.join(", "));
+    }
     let _ = writeln!(
         out,
         "\nClient connections: {} took part, {} got no response",

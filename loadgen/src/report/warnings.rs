@@ -238,13 +238,13 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::protocol::Protocol;
     use crate::stats::PhaseStats;
 
     /// A clean run: 1 s, 1000 responses, 4 connections, all served.
     fn setup() -> (Config, PhaseDoc, Vec<Option<f64>>, ClientStats) {
         let cfg = crate::config::from_words(&["-c", "4", "http://127.0.0.1:1/"]).expect("valid arguments");
-        let mut r = super::super::phase_doc(&PhaseStats::new(false), Duration::from_secs(1), Protocol::Http, false);
+        let classes = super::super::Classes::of(&cfg);
+        let mut r = super::super::phase_doc(&PhaseStats::new(false), Duration::from_secs(1), classes, false);
         r.requests.completed = 1000;
         r.requests.ok_2xx = 1000;
         r.connections_opened = 4;

@@ -8,6 +8,7 @@ pub mod live;
 pub mod pages;
 pub mod per_url;
 pub mod timeline;
+pub mod tls;
 
 use std::time::Instant;
 
@@ -17,6 +18,9 @@ use histogram::LatencyHist;
 use pages::PageStats;
 use per_url::UrlStats;
 use timeline::Timeline;
+use tls::{ErrorDetails, TlsStats};
+
+use crate::tls::Handshake;
 
 /// Error classes of the result schema. A failed request counts in exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,10 +47,31 @@ pub enum ErrorClass {
     /// FastCGI only: the application refused the request (END_REQUEST with a
     /// protocol status other than REQUEST_COMPLETE, e.g. FCGI_OVERLOADED).
     Rejected,
+    /// https only: the TLS handshake failed (an alert, a server that answered
+    /// clear text, a close mid-handshake); the detail says which.
+    TlsHandshake,
+    /// https only: the server's certificate was not accepted (chain, name, dates,
+    /// or not the pinned one); the detail says which.
+    TlsUntrusted,
+    /// HTTP/2 only: the server sent GOAWAY with an error code (a graceful
+    /// NO_ERROR GOAWAY only makes the engine reconnect).
+    H2Goaway,
+    /// HTTP/2 only: the server reset the stream (RST_STREAM); detail = its code.
+    H2RstStream,
+}
+
+/// Why a request of a detailed class failed (`error_details` in the result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    Text(&'static str),
+    /// A TLS alert's code (tls::alert_name).
+    Alert(u8),
+    /// An HTTP/2 error code (RFC 9113 §7).
+    H2(u32),
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 9] = [
+    pub const ALL: [ErrorClass; 13] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Reset,
@@ -56,6 +81,10 @@ impl ErrorClass {
         ErrorClass::LengthMismatch,
         ErrorClass::TooLarge,
         ErrorClass::Rejected,
+        ErrorClass::TlsHandshake,
+        ErrorClass::TlsUntrusted,
+        ErrorClass::H2Goaway,
+        ErrorClass::H2RstStream,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +98,10 @@ impl ErrorClass {
             ErrorClass::LengthMismatch => "length_mismatch",
             ErrorClass::TooLarge => "too_large",
             ErrorClass::Rejected => "rejected",
+            ErrorClass::TlsHandshake => "tls_handshake",
+            ErrorClass::TlsUntrusted => "tls_untrusted",
+            ErrorClass::H2Goaway => "h2_goaway",
+            ErrorClass::H2RstStream => "h2_rst_stream",
         }
     }
 }
@@ -116,13 +149,20 @@ impl Sample {
     }
 }
 
-/// Bytes moved by one request, counted whether it succeeded or not.
+/// Bytes moved by one request, counted whether it succeeded or not, and what
+/// its connection did (https: the handshake, if this request opened it).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Transfer {
     pub sent: u64,
     pub received: u64,
     pub body: u64,
     pub connections_opened: u64,
+    /// The TLS handshake of the connection this request opened.
+    pub handshake: Option<Handshake>,
+    /// Why it failed, for the classes that carry a detail.
+    pub detail: Option<Detail>,
+    /// Spoken over HTTP/2 (else HTTP/1.1 or FastCGI).
+    pub h2: bool,
 }
 
 /// Counters of one stage (or of the whole run without --stages).
@@ -254,6 +294,12 @@ pub struct ThreadStats {
     /// Open loop: measured slots sent, and sent late (filled in from the schedule
     /// when the thread ends).
     pub sends: Sends,
+    /// https: handshakes of the connections measured requests opened.
+    pub tls: TlsStats,
+    /// Failed measured requests by class and detail (classes that carry one).
+    pub details: ErrorDetails,
+    /// Measured requests spoken over [HTTP/1.1 or FastCGI, HTTP/2].
+    pub spoken: [u64; 2],
     measure_start: Instant,
 }
 
@@ -287,6 +333,9 @@ impl ThreadStats {
             headers: HeaderCounts::new(shape.headers),
             pages: shape.pages.then(PageStats::default),
             sends: Sends::default(),
+            tls: TlsStats::default(),
+            details: ErrorDetails::default(),
+            spoken: [0; 2],
             measure_start,
         }
     }
@@ -298,6 +347,10 @@ impl ThreadStats {
             u.record(outcome);
         }
         let t_s = end.saturating_duration_since(self.measure_start).as_secs() as usize;
+        if let Some(h) = &transfer.handshake {
+            self.tls.record(h);
+        }
+        self.spoken[usize::from(transfer.h2)] += 1;
         let phase = &mut self.stages[stage];
         phase.add_transfer(transfer);
         match outcome {
@@ -307,6 +360,9 @@ impl ThreadStats {
             }
             Outcome::Failed(class) => {
                 phase.errors.add(*class);
+                if let Some(d) = transfer.detail {
+                    self.details.add(*class, d);
+                }
                 self.timeline.record_error(t_s);
             }
         }
@@ -327,6 +383,10 @@ impl ThreadStats {
             a.merge(b);
         }
         self.sends.merge(&other.sends);
+        self.tls.merge(&other.tls);
+        self.details.merge(&other.details);
+        self.spoken[0] += other.spoken[0];
+        self.spoken[1] += other.spoken[1];
         self.last_event = match (self.last_event, other.last_event) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

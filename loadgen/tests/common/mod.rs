@@ -34,6 +34,7 @@ pub mod fcgi;
 pub mod hostile;
 pub mod mass;
 pub mod schema;
+pub mod tls;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};

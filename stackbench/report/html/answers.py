@@ -22,8 +22,8 @@ from stackbench.report.text.capacity import STOPPED
 from stackbench.report.text.caveats import engine_bound_note, sentence
 from stackbench.report.text.table import NOISY_CV, bound_busy
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
-from stackbench.report.text import classes as classes_text
-from stackbench.report.text.verdicts import aside, asides, headline, notes, question_name
+from stackbench.report.text import classes as classes_text, protocols as protocols_text
+from stackbench.report.text.verdicts import aside, asides, fallback_note, headline, notes, question_name
 from stackbench.units import MiB, format_num, format_us
 
 
@@ -32,6 +32,7 @@ def render(ctx: Context) -> str:
     vs = a.verdicts
     parts = [_verdicts(vs, f"Verdicts (baseline: {vs.baseline})") if vs else "",
              _capacity(a.capacity), _how_to_get_verdicts(ctx, vs, a.capacity)]
+    parts.append(_protocols(ctx))
     if a.ramps:
         parts.append(_verdicts(a.ramps, "The way down against the way up (each stack against itself)"))
     if a.backgrounds:
@@ -46,6 +47,26 @@ def render(ctx: Context) -> str:
             f"{_warnings(ctx)}</section>")
 
 
+def _protocols(ctx: Context) -> str:
+    """What TLS costs each stack and what HTTP/2 changes (HTTPS against clear HTTP/1.1,
+    HTTP/2 against HTTPS where both were asked), throughput and CPU by protocol and handshake mode with the handshake time,
+    and the server's CPU per new connection — in the terminal's words and columns."""
+    a = ctx.analysis
+    parts = [_verdicts(a.protocols, "What TLS costs each stack, and what HTTP/2 changes: "
+                                    "HTTPS against clear HTTP/1.1, HTTP/2 against HTTPS where both were asked (else against clear HTTP/1.1), on the same stack, workload, level and connections") if a.protocols else ""]
+    rows = protocols_text.by_protocol_rows(a.summaries)
+    if rows:
+        parts.append(tables.table(protocols_text.BY_PROTOCOL_HEAD, rows,
+                                  caption="Throughput and CPU by protocol and handshake mode (medians of valid runs); "
+                                          "handshake = the client's TLS handshake time per connection; "
+                                          "\"h2 → http/1.1\" = asked for HTTP/2, the stack answered in HTTP/1.1 "
+                                          "(a result, not a failure)"))
+    if a.handshake_costs:
+        parts.append(tables.table(protocols_text.HEAD, protocols_text.cost_rows(a.handshake_costs),
+                                  caption="The server's cost per new TLS connection: " + protocols_text.COST_NOTE))
+    return "".join(parts)
+
+
 def _verdicts(vs: Verdicts, title: str) -> str:
     through = vs.for_metric("throughput")
     if not through:
@@ -54,7 +75,7 @@ def _verdicts(vs: Verdicts, title: str) -> str:
     for v in through:
         also = ", ".join(aside(x) for x in asides(vs, v))
         items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question))}:</strong> '
-                     f"{escape(headline(v, vs.band, vs.self_comparison))}"
+                     f"{escape(headline(v, vs.band, vs.self_comparison) + fallback_note(v))}"
                      + (f'<span class="also"> — and {escape(also)}</span>' if also else "") + "</li>")
     # the terminal's notes, as sentences; the runs left out are listed in the warnings below
     said = [t[0].upper() + t[1:] + "." for t in notes(vs) if not t.startswith("left out")]

@@ -70,7 +70,8 @@ def page_load(ctx: Context) -> list[Figure]:
 
 
 def _key(p: LevelPoint) -> tuple:
-    return (p.question.workload, p.question.keepalive, p.question.rate is not None)
+    return (p.question.workload, p.question.keepalive, p.question.protocol, p.question.handshake,
+            p.question.rate is not None)
 
 
 def _groups(points: list[LevelPoint]) -> list[list[LevelPoint]]:
@@ -85,7 +86,7 @@ def _figure(ctx: Context, kind: str, group: list[LevelPoint], metrics: list[tupl
             title: str, axis_title: str, how: str) -> Figure:
     q = group[0].question
     open_loop = q.rate is not None
-    where = f"{q.workload}, keep-alive {'on' if q.keepalive else 'off'}"
+    where = f"{q.workload}, {q.mode()}"
     labels = [p.stack_label for p in group]
     rows, marks = [], []
     multi = len({(p.question.rate, p.question.concurrency) for p in group}) > 1
@@ -104,7 +105,7 @@ def _figure(ctx: Context, kind: str, group: list[LevelPoint], metrics: list[tupl
         panel = _bars(ctx, metrics, axis_title, f"{title}: {where}")
         title_level = f"at {q.level()}"
     head = ("stack", "load", "valid runs", "figure", "median", "95 % CI", "note")
-    return Figure(ctx.anchor(kind, q.workload, q.keepalive, "rate" if open_loop else "c"),
+    return Figure(ctx.anchor(kind, q.workload, q.keepalive, q.protocol, q.handshake, "rate" if open_loop else "c"),
                   f"{title} {title_level} — {where}", how, [panel], head, rows, legend_of(ctx.palette, labels), marks)
 
 

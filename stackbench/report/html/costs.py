@@ -97,11 +97,12 @@ def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis
 
 
 def cache(ctx: Context) -> list[Figure]:
-    by: dict[tuple[str, bool, str], list[HitRatio]] = {}
+    by: dict[tuple, list[HitRatio]] = {}
     for r in ctx.analysis.cache:
-        by.setdefault((r.question.workload, r.question.keepalive, r.header), []).append(r)
+        by.setdefault((r.question.workload, r.question.keepalive, r.header, r.question.protocol,
+                       r.question.handshake), []).append(r)
     out = []
-    for (workload, ka, header), rs in by.items():
+    for (workload, ka, header, *_), rs in by.items():
         levels: dict[str, list[svg.Bar]] = {}
         rows = []
         for r in rs:

@@ -41,7 +41,7 @@ def spectra(ctx: Context) -> list[Figure]:
                                    for label in points) for n in names]
         rows.append(("cell",) + tuple(_ref(chosen[label].figures) for label in points))
         out.append(Figure(
-            ctx.anchor("spectrum", q.workload, q.level(), q.keepalive),
+            ctx.anchor("spectrum", q.workload, q.level(), q.keepalive, q.protocol, q.handshake),
             f"Latency percentiles — {question_name(q)}",
             f"Each stack's {what} at every percentile the engine reports, in one run (the one with the median "
             "throughput); further right is rarer. A flat line is a steady stack; a line that turns up shows how "
@@ -55,11 +55,11 @@ def spectra(ctx: Context) -> list[Figure]:
 
 def against_throughput(ctx: Context) -> list[Figure]:
     """Where the run swept the load: p99 against the throughput reached, level by level."""
-    by: dict[tuple[str, bool], list[Curve]] = {}
+    by: dict[tuple[str, bool, str | None], list[Curve]] = {}
     for c in ctx.analysis.curves:
-        by.setdefault((c.workload, c.keepalive), []).append(c)
+        by.setdefault((c.workload, c.keepalive, c.mode), []).append(c)  # over TLS, one chart per protocol mode
     out = []
-    for (workload, ka), cs in by.items():
+    for (workload, ka, mode), cs in by.items():
         page = any(p.page_mode for c in cs for p in c.points)
         series, rows, xs, ys = [], [], [], []
         for c in cs:
@@ -77,9 +77,9 @@ def against_throughput(ctx: Context) -> list[Figure]:
             series.append(svg.Series(ctx.palette.cls(c.stack_label), tuple(pts)))
         if not xs:
             continue
-        where = f"{workload}, keep-alive {'on' if ka else 'off'}"
+        where = f"{workload}, {mode or ('keep-alive ' + ('on' if ka else 'off'))}"
         out.append(Figure(
-            ctx.anchor("hockey", workload, ka), f"Latency against throughput — {where}",
+            ctx.anchor("hockey", workload, ka, mode or ""), f"Latency against throughput — {where}",
             "Each point is one load level, joined in the order the plan asked them. Where a line turns upward "
             "the stack is saturated: more load buys latency, not throughput.",
             [svg.lines(series, svg.linear(f"throughput ({'page views' if page else 'requests'}/s)", xs),

@@ -10,13 +10,15 @@ from typing import Callable
 
 from stackbench import __version__
 from stackbench.analysis.run import RunAnalysis
-from stackbench.report.html import answers, by_level, colors, costs, figure, latency, reproduce, timeline
+from stackbench.report.html import (answers, by_level, colors, costs, figure, latency, protocols, reproduce,
+                                    timeline)
 from stackbench.report.html.figure import Context, Figure, Reader
 
 # The charts, in the order a reader asks: how fast, how long one waits, what it costs,
 # what happened over time, where the work goes.
 SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
     ("Throughput", [by_level.throughput]),
+    ("Protocols", [protocols.throughput, protocols.cpu]),
     ("Latency", [latency.spectra, latency.against_throughput, latency.capacity, by_level.page_load]),
     ("Memory and CPU", [by_level.memory, by_level.cpu, costs.pss]),
     ("Second by second", [timeline.seconds]),

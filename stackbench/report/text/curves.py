@@ -22,7 +22,7 @@ def render(curves: list[Curve], out: TextIO) -> None:
     open_loop = any(p.question.rate is not None for c in curves for p in c.points)
     head = HEAD if open_loop else tuple(h for h in HEAD if h != "not sent")
     for c in curves:
-        out.write("\n" + style.bold(f"{c.stack_label} · {c.workload} · keep-alive {'on' if c.keepalive else 'off'}")
+        out.write("\n" + style.bold(f"{c.stack_label} · {c.workload} · {c.mode or ('keep-alive ' + ('on' if c.keepalive else 'off'))}")
                   + "\n")
         body = []
         for p in c.points:

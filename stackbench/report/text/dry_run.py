@@ -12,6 +12,7 @@ from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
 from stackbench.planning.machine import MachineProfile
 from stackbench.planning.plan import Cell, Plan
+from stackbench.planning.protocols import CLEAR, PROTOCOLS
 from stackbench.report.network import asked
 from stackbench.upkeep.pinning import Pinning
 
@@ -48,9 +49,29 @@ def network_lines(plan: Plan) -> list[str]:
     return out
 
 
+def protocol_line(plan: Plan) -> str | None:
+    """What the visitors speak, when it is not only clear HTTP/1.1."""
+    asked = plan.protocols
+    if asked.names == (CLEAR,):
+        return None
+    line = "protocols: " + ", ".join(f"{p} ({PROTOCOLS[p].words})" for p in asked.names)
+    if asked.tls is not None:
+        cert = "an ECDSA P-256" if asked.tls.certificate == "ecdsa" else "an RSA 2048"
+        line += (f"; TLS with {cert} certificate of the run's own CA, session tickets "
+                 f"{'on' if asked.tls.tickets else 'off'}, handshakes {', '.join(asked.tls.handshake)} "
+                 "(resumed / full: a new connection per request); the engine pins the run's leaf certificate")
+    if "h2" in asked.names:
+        line += (f"; HTTP/2 with {asked.streams} stream{'s' if asked.streams != 1 else ''} per connection, its "
+                 "connections kept (the keep-alive handshake only)")
+    return line
+
+
 def cell_line(c: Cell, plan: Plan) -> str:
     rep = f"  rep {c.repetition}" if plan.repetitions > 1 else ""
-    ka = f"keep-alive {'on' if c.keepalive else 'off'}"
+    # Over TLS the protocol and its handshake mode say how the visitors connect.
+    ka = c.mode() if c.tls else f"keep-alive {'on' if c.keepalive else 'off'}"
+    if plan.protocols.uses_tls and not c.tls:
+        ka = f"{c.protocol} {ka}"
     if c.load == "capacity" and c.rate is None:
         return f"{c.seq:4d}  {c.stack.label}  {c.workload}  capacity search  {ka}{rep}"
     conns = f" ({c.concurrency} connections)" if c.rate is not None else ""

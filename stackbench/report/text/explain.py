@@ -69,8 +69,10 @@ def _table(out: TextIO, style: Style, head: list[str], rows: list[list[str]]) ->
 
 
 def _name(c: StoredCell) -> str:
-    return (f"run {c.run_id} cell {c.seq}: {c.stack_label} · {c.workload} · {questions.of(c).level()} · "
-            f"keep-alive {'on' if c.keepalive else 'off'}")
+    q = questions.of(c)
+    mode = questions.spoken_label(c) + " " + q.mode().split(" ", 1)[1] if q.tls else \
+        f"keep-alive {'on' if c.keepalive else 'off'}"
+    return f"run {c.run_id} cell {c.seq}: {c.stack_label} · {c.workload} · {q.level()} · {mode}"
 
 
 def _fmt(v: float | None, fmt: str) -> str:

@@ -80,7 +80,7 @@ class TerminalProgress(Events):
 
     def cell_started(self, cell: Cell) -> None:
         self.cell_t0 = time.monotonic()
-        ka = "keep-alive" if cell.keepalive else "no keep-alive"
+        ka = cell.mode()  # "keep-alive", "no keep-alive", "https full handshakes", "h2 keep-alive"
         self.current = (f"rep {cell.repetition + 1}{self.reps} · {cell.stack.label} · {cell.workload} · "
                         f"{cell.level()} · {ka}")
         self._status(self.current)
@@ -158,7 +158,8 @@ def live_line(p: dict) -> str:
 
 def finished_line(cell: Cell, record: CellRecord) -> str:
     r = record.result
-    head = f"{cell.stack.label} · {cell.workload} · {cell.level()} · {'on' if cell.keepalive else 'off'}"
+    mode = f"{cell.protocol} {cell.handshake}" if cell.tls else ('on' if cell.keepalive else 'off')
+    head = f"{cell.stack.label} · {cell.workload} · {cell.level()} · {mode}"
     if r is None:
         return f"{head}: FAILED ({record.error})"
     failed = r.requests.failed + r.requests.non_2xx
@@ -172,7 +173,8 @@ def cell_json(run_id: int | None, cell: Cell, record: CellRecord) -> dict:
     return {
         "run_id": run_id, "seq": cell.seq, "repetition": cell.repetition, "stack": cell.stack.label,
         "workload": cell.workload, "load": cell.load, "concurrency": cell.concurrency, "rate": cell.rate,
-        "leg": cell.leg, "step": cell.step, "keepalive": cell.keepalive, "status": str(record.status.value),
+        "leg": cell.leg, "step": cell.step, "keepalive": cell.keepalive, "protocol": cell.protocol,
+        "handshake": cell.handshake, "spoken": r.protocol if r else None, "status": str(record.status.value),
         "error": record.error,
         "requests_per_s": r.requests_per_s if r else None, "p50_us": r.latency.p50_us if r else None,
         "p99_us": r.latency.p99_us if r else None, "completed": r.requests.completed if r else None,

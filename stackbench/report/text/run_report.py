@@ -8,7 +8,8 @@ from typing import TextIO
 
 from stackbench.analysis.run import RunAnalysis
 from stackbench.report.text import (capacity as capacity_text, classes as classes_text, clients as clients_text,
-                                    curves as curves_text, table, verdicts as verdicts_text)
+                                    curves as curves_text, protocols as protocols_text, table,
+                                    verdicts as verdicts_text)
 
 
 def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool = False) -> None:
@@ -35,6 +36,10 @@ def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
                              stacks=a.capacity.stacks)
     if a.verdicts and a.verdicts.verdicts:
         verdicts_text.render(a.verdicts, out)
+    if a.protocols:
+        verdicts_text.render(a.protocols, out, title="what TLS costs each stack, and what HTTP/2 changes: "
+                                                     "HTTPS against clear HTTP/1.1, HTTP/2 against HTTPS where both were asked (else against clear HTTP/1.1), on the same stack, workload, level and connections")
+    protocols_text.render(a.handshake_costs, out)
     if a.ramps:
         verdicts_text.render(a.ramps, out, title="the way down against the way up (each stack against itself)")
     if a.backgrounds:

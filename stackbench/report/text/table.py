@@ -10,6 +10,7 @@ from stackbench.analysis import cells as cells_mod
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.analysis.outcomes import FAILED, INVALID, SERVED, Outcome
+from stackbench.analysis.questions import Question
 from stackbench.analysis.run_warnings import CaveatGroup, Warnings
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
@@ -32,13 +33,18 @@ INVALID_MARK = "×"  # after a cell's number: an invalid measurement (never in a
 NOISY_CV = 0.05
 
 
+# Shown only when a cell of the run is over TLS: the protocol asked ("h2 → http/1.1" when
+# the stack answered HTTP/2 in HTTP/1.1); the keep-alive column then says a TLS cell's
+# handshake mode (on = keep-alive, resumed, full: a new connection per request).
+PROTOCOL_COLUMNS = ("protocol",)
+HANDSHAKE_COLUMNS = ("hs p50 ms", "hs p99 ms")  # --wide: the client's TLS handshake time per connection
 # Shown only when a cell of the run has them: PHP's opcache as read back from PHP, and
 # the workload's services (a database) beside the stack's own cost.
 PHP_COLUMNS = ("opcache",)
 SERVICE_COLUMNS = ("db MiB", "db µs/req")
 # A machine profile's memory limit: processes the OOM killer took (stackbench/planning/machine.py).
 MACHINE_COLUMNS = ("OOM kills",)
-NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS)
+NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS) | set(HANDSHAKE_COLUMNS)
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 # A way of failing, or a reason a run is invalid, in a word (tables, summaries).
 SHORT = {"unserved": "unserved", "target_down": "down", "no_requests": "nothing", "requests_failed": "errors",
@@ -56,7 +62,11 @@ OUTCOME_NOTE = ("outcome: served; engine-bound = the load engine at its limit wh
 
 def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]:
     fs = [c.figures for c in cells]
-    return ((COLUMNS if wide else NARROW) + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
+    base = COLUMNS if wide else NARROW
+    if any(f.question.tls for f in fs):  # a run that asked only clear HTTP/1.1 needs no protocol column
+        at = base.index("keep-alive")
+        base = base[:at] + PROTOCOL_COLUMNS + base[at:] + (HANDSHAKE_COLUMNS if wide else ())
+    return (base + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
             + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ())
             + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ())
             + (OUTCOME_COLUMNS if any(_plain(c.outcome) is False for c in cells) else ()))
@@ -94,7 +104,8 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
     """Every column's text for one cell (a table picks the columns it shows)."""
     q = f.question
     v = {"#": str(f.seq) + (INVALID_MARK if invalid else ""), "workload": q.workload, "load": q.level(),
-         "keep-alive": _ka(q.keepalive), "stack": f.stack_label, "outcome": outcome_words(f.outcome)}
+         "keep-alive": keepalive_words(q), "protocol": f.protocol, "stack": f.stack_label,
+         "outcome": outcome_words(f.outcome)}
     if not f.measured:
         return {**v, "req/s": "FAILED"}
     errors = None if f.requests_failed is None else f.requests_failed + (f.non_2xx or 0)
@@ -110,7 +121,8 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "opcache": "-" if f.php_opcache is None else _ka(f.php_opcache),
             "db MiB": _num(f.service_memory_peak_bytes, 1 / MiB, 1),
             "db µs/req": _num(f.service_cpu_us_per_request, 1, 0),
-            "OOM kills": _int(f.oom_kills)}
+            "OOM kills": _int(f.oom_kills),
+            "hs p50 ms": format_us(f.handshake_p50_us), "hs p99 ms": format_us(f.handshake_p99_us)}
 
 
 def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False) -> None:
@@ -128,8 +140,9 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
     header(run, out)
     out.write(style.bold(line(cols)) + "\n")
     previous = None
+    grouped_by = [cols.index(c) for c in ("workload", "load", "protocol", "keep-alive") if c in cols]
     for r in body:
-        group = r[1:4]
+        group = tuple(r[i] for i in grouped_by)
         if previous is not None and group != previous:
             out.write("\n")
         previous = group
@@ -141,7 +154,7 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
     if not wide:
         notes.append("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 latency, "
                      "failed and non-2xx apart, system calls per request")
-    notes += footnotes(cols, any(PAGE_MARK in r[5] for r in body))
+    notes += footnotes(cols, any(PAGE_MARK in r[cols.index("req/s")] for r in body))
     if any(INVALID_MARK in r[0] for r in body):
         notes.append(f"{INVALID_MARK} after # = an invalid measurement (the outcome column and a warning below say "
                      "why): shown, never part of a verdict")
@@ -163,6 +176,14 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
     if page_mode:
         notes.append(f"{PAGE_MARK.strip()} = page views per second (page mode: the page and all its assets); "
                      "p50/p99 are then page load times")
+    if PROTOCOL_COLUMNS[0] in cols:
+        notes.append("protocol = what the visitors were asked to speak: http/1.1 (clear text), https (HTTP/1.1 over "
+                     "TLS), h2 (HTTP/2 over TLS); \"h2 → http/1.1\" = the stack negotiated HTTP/1.1 when asked for "
+                     "HTTP/2 (a result, not a failure). Over TLS keep-alive says the handshake mode: on = one "
+                     "handshake per kept connection, resumed / full = a new connection per request, resuming a "
+                     "session ticket / with a full handshake"
+                     + ("; hs = the client's TLS handshake time per connection" if HANDSHAKE_COLUMNS[0] in cols
+                        else ""))
     if PHP_COLUMNS[0] in cols:
         notes.append("opcache = what PHP itself reported while the stack was verified, not what the knob asked for")
     if MACHINE_COLUMNS[0] in cols:
@@ -254,7 +275,7 @@ def bound_busy(group: CaveatGroup) -> tuple[list[float], int]:
 
 def _where(f: CellFigures) -> str:
     q = f.question
-    return f"{f.stack_label} {q.workload} {q.level()} {_ka(q.keepalive)}"
+    return f"{f.stack_label} {q.workload} {q.level()} {q.mode()}"
 
 
 def _unserved(u: Unserved | None) -> str:
@@ -265,6 +286,20 @@ def _unserved(u: Unserved | None) -> str:
 
 def _int(value: int | None) -> str:
     return "-" if value is None else str(value)
+
+
+def mode_words(q: Question, protocol: str) -> str:
+    """Protocol and keep-alive in one column (the summary over repetitions): "on", "off",
+    "https on", "https full", "h2 → http/1.1 on"."""
+    ka = keepalive_words(q)
+    return ka if not q.tls else f"{protocol} {ka}"
+
+
+def keepalive_words(q: Question) -> str:
+    """The keep-alive column: on / off, or over TLS the handshake mode (on, resumed, full)."""
+    if q.tls and q.handshake and q.handshake != "keep-alive":
+        return q.handshake
+    return _ka(q.keepalive)
 
 
 def _ka(keepalive: bool) -> str:

@@ -28,8 +28,10 @@ HEAD = ["s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem 
 
 def render(cell: StoredCell, samples: list[dict], out: TextIO) -> None:
     style = Style(out)
+    q = questions.of(cell)
+    mode = q.mode() if q.tls else f"keep-alive {'on' if cell.keepalive else 'off'}"
     out.write(style.bold(f"run {cell.run_id} cell {cell.seq}: {cell.stack_label} · {cell.workload} · "
-                         f"{questions.of(cell).level()} · keep-alive {'on' if cell.keepalive else 'off'}") + "\n")
+                         f"{q.level()} · {mode}") + "\n")
     body = rows(cell, samples)
     if not body:
         out.write("no timeline stored for this cell\n")
@@ -49,8 +51,9 @@ def render_walk(steps: list[tuple[StoredCell, "timeline.Second"]], out: TextIO) 
         out.write("no timeline stored for this walk\n")
         return
     first = steps[0][0]
-    out.write(style.bold(f"run {first.run_id}: {first.stack_label} · {first.workload} · keep-alive "
-                         f"{'on' if first.keepalive else 'off'} · the whole walk ({len({c.seq for c, _ in steps})} "
+    q = questions.of(first)
+    mode = q.mode() if q.tls else f"keep-alive {'on' if first.keepalive else 'off'}"
+    out.write(style.bold(f"run {first.run_id}: {first.stack_label} · {first.workload} · {mode} · the whole walk ({len({c.seq for c, _ in steps})} "
                          "steps on one running stack)") + "\n")
     head = ["load"] + HEAD
     body = [[questions.of(c).level()] + _row(s) for c, s in steps]

@@ -31,7 +31,7 @@ LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
 
 def question_name(q: Question) -> str:
-    return f"{q.workload} {q.level()} {'keep-alive' if q.keepalive else 'no keep-alive'}"
+    return f"{q.workload} {q.level()} {q.mode()}"
 
 
 def _pct(ratio: float) -> str:
@@ -311,6 +311,13 @@ def notes(vs: Verdicts) -> list[str]:
     return out
 
 
+def fallback_note(v: Verdict) -> str:
+    """" (Apache mod_php: h2 → http/1.1)" when a side asked for HTTP/2 answered in
+    HTTP/1.1: the comparison stands (it is what each stack does when asked), and says so."""
+    said = [f"{s.label}: {s.fallback}" for s in (v.candidate_side, v.baseline_side) if s is not None and s.fallback]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
     style = Style(out)
     through = vs.for_metric("throughput")
@@ -318,7 +325,7 @@ def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
         return
     out.write("\n" + style.bold(title or f"verdicts (baseline: {vs.baseline})") + "\n")
     for v in through:
-        line = f"{question_name(v.question)}: " + headline(v, vs.band, vs.self_comparison)
+        line = f"{question_name(v.question)}: " + headline(v, vs.band, vs.self_comparison) + fallback_note(v)
         extra = asides(vs, v)
         if extra:
             line += " — and " + ", ".join(aside(x) for x in extra)
@@ -392,7 +399,8 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     for r in rows:
         t = r.metrics["throughput"]
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
-        row = (r.question.workload, r.question.level(), "on" if r.question.keepalive else "off",
+        # Over TLS the keep-alive column says the protocol and handshake mode ("h2 on", "https full").
+        row = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
                _bound(r, "throughput", format_rate(t.median)) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",

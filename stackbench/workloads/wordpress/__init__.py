@@ -33,7 +33,8 @@ def _docroot() -> Path:
 
 
 def _services(ctx: Context) -> list[Server]:
-    return [mariadb.MariaDb(ctx, {}, snapshot=provision.ensure().datadir)]
+    return [mariadb.MariaDb(ctx, {}, snapshot=provision.ensure().datadir, account=provision.DB_USER,
+                            database=provision.DB_NAME)]
 
 
 def _wordpress(wid: str, description: str, urls: tuple[Url, ...]) -> Workload:

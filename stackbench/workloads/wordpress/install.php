@@ -2,7 +2,7 @@
 // Installs the lab's WordPress site non-interactively, from a content file written by
 // content.py (fixed seed, fixed dates): the same database bytes on every machine with
 // the same WordPress and MariaDB. Run by provision.py with php-cli:
-//   php8.2 install.php TREE CONTENT.json   (STACKBENCH_DB_SOCKET in the environment)
+//   php8.2 install.php TREE CONTENT.json   (STACKBENCH_DB_SOCKET, _PASSWORD in the environment)
 // Prints one JSON line: what was created.
 
 if ($argc !== 3) { fwrite(STDERR, "usage: install.php TREE CONTENT.json\n"); exit(2); }

@@ -37,17 +37,20 @@ CACHE_ENV = "STACKBENCH_CACHE"
 DEFAULT_CACHE = Path("/var/cache/stackbench")
 DB_NAME = "wordpress"
 DB_USER = "wordpress"
-DB_PASSWORD = "stackbench"
+# The snapshot's password, used while provisioning only: every start of the database
+# replaces it with one of its own before it accepts a connection (workloads/mariadb.py).
+SNAPSHOT_PASSWORD = "stackbench"
 READY_S = 30.0
 
 WP_CONFIG = f"""<?php
 // The lab's own wp-config.php (Debian's reads /etc/wordpress/config-*.php, which the lab
 // never writes). The database's socket lives in each run directory: every PHP runtime
 // gets it in its environment ({mariadb.SOCKET_ENV}, the stacks' php_env) — or, with the
-// database on a host of its own, its host:port ({mariadb.HOST_ENV}).
+// database on a host of its own, its host:port ({mariadb.HOST_ENV}). The password is the
+// database's start's own ({mariadb.PASSWORD_ENV}): none is written here.
 define('DB_NAME', '{DB_NAME}');
 define('DB_USER', '{DB_USER}');
-define('DB_PASSWORD', '{DB_PASSWORD}');
+define('DB_PASSWORD', (string) getenv('{mariadb.PASSWORD_ENV}'));
 define('DB_HOST', getenv('{mariadb.HOST_ENV}')
     ?: 'localhost:' . (getenv('{mariadb.SOCKET_ENV}') ?: '/nonexistent/stackbench-db.sock'));
 define('DB_CHARSET', 'utf8mb4');
@@ -194,12 +197,13 @@ def _install_database(site: Site) -> None:
                 raise ServerError("MariaDB did not start while provisioning WordPress", detail=tail_file(log, 15))
             time.sleep(0.05)
         mariadb.client(socket, f"CREATE DATABASE {DB_NAME} CHARACTER SET utf8mb4; "
-                               f"CREATE USER '{DB_USER}'@'localhost' IDENTIFIED BY '{DB_PASSWORD}'; "
+                               f"CREATE USER '{DB_USER}'@'localhost' IDENTIFIED BY '{SNAPSHOT_PASSWORD}'; "
                                f"GRANT ALL ON {DB_NAME}.* TO '{DB_USER}'@'localhost';")
         content_file = site.root / "content.json"
         content_file.write_text(content.as_json())
         _run([PHP_CLI, "-d", "display_errors=stderr", str(INSTALLER), str(site.tree), str(content_file)],
-             "WordPress's installer", env={**os.environ, mariadb.SOCKET_ENV: str(socket)})
+             "WordPress's installer",
+             env={**os.environ, mariadb.SOCKET_ENV: str(socket), mariadb.PASSWORD_ENV: SNAPSHOT_PASSWORD})
     finally:
         server.terminate()
         try:
