@@ -18,6 +18,7 @@ from dataclasses import replace
 from stackbench import caveats
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
+from stackbench.engine.result import Negotiated
 from stackbench.monitor import memory_events, status_pages
 from stackbench.monitor.session import CellCost
 from stackbench.network.visitors import members
@@ -104,7 +105,8 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
         # client with its connections (page mode: six per visitor), the offer of h2 made
         # and refused — not the engine's streams queued on a fallback. The cell still
         # says what was asked (h2) and what was spoken (http/1.1).
-        http2 = protocol.http2 and (instance.negotiated.get(cell.protocol) or {}).get("alpn") != "http/1.1"
+        read_back = Negotiated.from_dict(instance.negotiated.get(cell.protocol) or {})
+        http2 = protocol.http2 and read_back.alpn != "http/1.1"
         shape |= {"pin_cert": str(instance.leaf_path), "handshake": cell.handshake, "http2": http2,
                   "streams": plan.protocols.streams if http2 else 1}
     return LoadSpec(

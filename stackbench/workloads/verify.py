@@ -77,8 +77,8 @@ def read_back(host: str, port: int, cafile: Path, stack_label: str) -> dict[str,
             with socket.create_connection((host, port), timeout=10) as raw:
                 with tls_context(cafile, alpn).wrap_socket(raw, server_hostname=host) as tls:
                     cipher = tls.cipher()
-                    seen = {"alpn": tls.selected_alpn_protocol(), "version": tls.version(),
-                            "cipher": cipher_name(cipher[0]) if cipher else None}
+                    chosen, version = tls.selected_alpn_protocol(), tls.version()
+                    python_cipher = cipher_name(cipher[0]) if cipher else None
         except ssl.SSLCertVerificationError as e:
             raise VerifyFailed(f"{stack_label}: the TLS port's certificate does not verify against the run's CA: "
                                f"{e.verify_message}") from None
@@ -88,9 +88,9 @@ def read_back(host: str, port: int, cafile: Path, stack_label: str) -> dict[str,
         except OSError as e:
             raise VerifyFailed(f"{stack_label}: no TLS handshake on {host}:{port} offering "
                                f"{', '.join(alpn)}: {e}") from None
-        cipher, seen["group"] = _openssl_read_back(host, port, cafile, alpn)
-        seen["cipher"] = cipher_name(cipher) if cipher else seen["cipher"]
-        found[protocol] = seen
+        suite, group = _openssl_read_back(host, port, cafile, alpn)
+        found[protocol] = {"alpn": chosen, "version": version,
+                           "cipher": cipher_name(suite) if suite else python_cipher, "group": group}
     return found
 
 
