@@ -241,14 +241,7 @@ pub(super) async fn attempt(
             conn.close();
         }
         let first_byte = first_byte.unwrap_or(end);
-        let sample = Sample {
-            status: done.status,
-            latency_us: us(end - slot.intended.unwrap_or(slot.start)),
-            uncorrected_us: us(end - slot.start),
-            connect_us,
-            waiting_us: us(first_byte.saturating_duration_since(written)),
-            processing_us: us(end - connected_at),
-        };
+        let sample = Sample::timed(done.status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
         return (Outcome::Completed(sample), end);
     }
 }

@@ -552,14 +552,7 @@ async fn attempt(
         }
         let end = Instant::now();
         shared.take_bytes(t);
-        let sample = Sample {
-            status,
-            latency_us: us(end - slot.intended.unwrap_or(slot.start)),
-            uncorrected_us: us(end - slot.start),
-            connect_us,
-            waiting_us: us(first_byte.saturating_duration_since(written)),
-            processing_us: us(end - connected_at),
-        };
+        let sample = Sample::timed(status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
         return (Outcome::Completed(sample), end);
     }
 }

@@ -143,6 +143,23 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// A completed exchange's timings, the same for HTTP/1.1 and HTTP/2: latency from
+    /// the intended send time (open loop) or the actual one, waiting from the request
+    /// written to the first byte, processing from the connection ready to the last byte.
+    #[allow(clippy::too_many_arguments)]
+    pub fn timed(status: u16, intended: Option<Instant>, start: Instant, end: Instant, connect_us: u64,
+                 written: Instant, first_byte: Instant, connected_at: Instant) -> Sample {
+        let us = |d: std::time::Duration| d.as_micros() as u64;
+        Sample {
+            status,
+            latency_us: us(end - intended.unwrap_or(start)),
+            uncorrected_us: us(end - start),
+            connect_us,
+            waiting_us: us(first_byte.saturating_duration_since(written)),
+            processing_us: us(end - connected_at),
+        }
+    }
+
     #[inline]
     pub fn is_2xx(&self) -> bool {
         (200..300).contains(&self.status)
