@@ -113,6 +113,11 @@ pub struct Args {
     #[arg(long, value_name = "BYTES_PER_S", value_parser = clap::value_parser!(u64).range(1..))]
     pub read_rate: Option<u64>,
 
+    /// Copy every body byte into the engine, as wrk does, instead of letting the kernel
+    /// discard the bodies of clear-text responses (for comparisons of the engine itself)
+    #[arg(long)]
+    pub read_bodies: bool,
+
     /// SO_RCVBUF of each TCP socket, set before connect (Linux doubles it)
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub rcvbuf: Option<u32>,

@@ -6,11 +6,12 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio_rustls::client::TlsStream;
 
@@ -73,6 +74,43 @@ pub async fn connect_tcp(addr: SocketAddr, opts: ConnectOptions) -> io::Result<T
         stream.set_nodelay(true)?;
     }
     Ok(stream)
+}
+
+impl Stream {
+    /// Whether bytes can be thrown away in the kernel on this stream: clear-text TCP.
+    /// TLS must decrypt every record; a unix stream socket does not discard.
+    #[inline]
+    pub fn can_discard(&self) -> bool {
+        matches!(self, Stream::Tcp(_))
+    }
+
+    /// Reads and throws away up to `max` bytes without copying them to user space
+    /// (TCP `recv(MSG_TRUNC)`, tcp(7)): a body nobody looks at costs the kernel's
+    /// bookkeeping, not a copy. Ok(0) is the end of the stream, as for a read.
+    /// Only for a stream that `can_discard()`.
+    pub fn poll_discard(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<io::Result<usize>> {
+        let Stream::Tcp(s) = self else {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::Unsupported, "only TCP discards")));
+        };
+        loop {
+            std::task::ready!(s.poll_read_ready(cx))?;
+            let fd = s.as_raw_fd();
+            // try_io clears the readiness tokio cached when the call would block, so
+            // the next poll_read_ready waits for the socket again.
+            match s.try_io(Interest::READABLE, || discard(fd, max)) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+}
+
+/// One `recv(fd, NULL, max, MSG_TRUNC)`: on TCP the kernel drops up to `max` queued
+/// bytes and says how many (no buffer: nothing is copied).
+fn discard(fd: RawFd, max: usize) -> io::Result<usize> {
+    // SAFETY: with MSG_TRUNC a TCP socket copies nothing to the (null) buffer.
+    let n = unsafe { libc::recv(fd, std::ptr::null_mut(), max, libc::MSG_TRUNC | libc::MSG_DONTWAIT) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
 impl AsyncRead for Stream {

@@ -55,6 +55,25 @@ fn large_and_until_close_bodies() {
 }
 
 #[test]
+fn bodies_discarded_in_the_kernel_count_as_bodies_read() {
+    // Large Content-Length and chunked bodies go by unseen (recv MSG_TRUNC) unless
+    // --read-bodies: the same responses, the same body bytes, the same connections.
+    let server = TestServer::start();
+    for path in ["/cl/300000", "/chunked/300000/70000", "/chunked/20000/7"] {
+        let discarded = engine_json(&["-n", "30", "-c", "2", &server.url(path)]);
+        let read = engine_json(&["-n", "30", "-c", "2", "--read-bodies", &server.url(path)]);
+        for doc in [&discarded, &read] {
+            assert_eq!(u(doc, "/requests/completed"), 30, "{path}");
+            assert_eq!(u(doc, "/requests/failed"), 0, "{path}");
+            assert_eq!(u(doc, "/connections_opened"), 2, "{path}: kept alive");
+        }
+        let body = if path.starts_with("/cl") { 300_000 } else if path.ends_with("/7") { 20_000 } else { 300_000 };
+        assert_eq!(u(&discarded, "/bytes/body_received"), 30 * body, "{path}");
+        assert_eq!(u(&read, "/bytes/body_received"), 30 * body, "{path}");
+    }
+}
+
+#[test]
 fn no_keepalive_opens_one_connection_per_request() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "300", "-c", "4", "--no-keepalive", &server.url("/cl/12")]);

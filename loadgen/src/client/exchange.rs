@@ -172,19 +172,29 @@ pub(super) async fn attempt(
         t.sent += request.len() as u64;
         let written = Instant::now();
         let mut first_byte: Option<Instant> = None;
+        // Bodies nobody looks at go by unseen where the stream can discard (clear-text
+        // TCP): reads take heads, chunk sizes and small bodies (up to DISCARDING_READ
+        // bytes copied), the kernel drops the rest of a body without copying it.
+        let discard = cfg.discard_bodies && stream.can_discard();
+        let scratch_bytes = if discard { DISCARDING_READ } else { SCRATCH_BYTES };
         let max_read = match &mut conn.slow {
             Some(slow) => {
                 slow.begin(written);
-                slow.slice_bytes(SCRATCH_BYTES)
+                slow.slice_bytes(scratch_bytes)
             }
-            None => SCRATCH_BYTES,
+            None => scratch_bytes,
         };
 
         let (done, end) = loop {
             if let Some(slow) = &mut conn.slow {
                 slow.wait().await;
             }
-            match read_some(&ctx.scratch, stream, &mut conn.reader, max_read).await {
+            let step = match conn.reader.skippable() {
+                0 => read_some(&ctx.scratch, stream, &mut conn.reader, max_read).await,
+                skippable if discard => discard_some(stream, &mut conn.reader, skippable, conn.slow.is_some(), max_read).await,
+                _ => read_some(&ctx.scratch, stream, &mut conn.reader, max_read).await,
+            };
+            match step {
                 Ok(Read::Data(n, progress)) => {
                     let now = Instant::now();
                     t.received += n as u64;
@@ -250,6 +260,23 @@ enum Read {
     Data(usize, Progress),
     Eof,
     Bad(ParseError),
+}
+
+/// The most a read copies while bodies are discarded: a head and a small body in
+/// one read; of a larger body, at most this much is copied before the kernel drops
+/// the rest (bench/RESULTS.md, "Bodies discarded in the kernel").
+const DISCARDING_READ: usize = 16 * 1024;
+
+/// Throws away up to `skippable` body bytes in the kernel (at most `max` for a slow
+/// reader, whose pace is in bytes either way) and tells the reader they went by.
+async fn discard_some(stream: &mut Stream, reader: &mut Reader, skippable: u64, slow: bool, max: usize) -> io::Result<Read> {
+    let cap = if slow { max } else { i32::MAX as usize };
+    let want = skippable.min(cap as u64) as usize;
+    let n = poll_fn(|cx| stream.poll_discard(cx, want)).await?;
+    if n == 0 {
+        return Ok(Read::Eof);
+    }
+    Ok(Read::Data(n, reader.skipped(n as u64)))
 }
 
 /// Reads once (at most `max` bytes) into the shared scratch buffer and feeds the

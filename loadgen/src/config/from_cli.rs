@@ -169,6 +169,7 @@ impl Config {
             keepalive_requests: args.keepalive_requests,
             read_bytes_per_s: args.read_rate,
             connect,
+            discard_bodies: !args.read_bodies,
             tls,
             h2_requests,
             streams,

@@ -68,6 +68,9 @@ pub struct Config {
     /// --read-rate: each connection reads at most this many bytes per second.
     pub read_bytes_per_s: Option<u64>,
     pub connect: ConnectOptions,
+    /// Bodies are discarded in the kernel where they can be (clear-text TCP) unless
+    /// --read-bodies: nothing in a measured run looks at them (client/exchange.rs).
+    pub discard_bodies: bool,
     /// https: trust, handshake mode, ALPN (None for http:// and FastCGI).
     pub tls: Option<TlsSetup>,
     /// --http2: one request per entry of `urls`, as HTTP/2 parts (empty without).

@@ -65,6 +65,24 @@ impl Reader {
         }
     }
 
+    /// Body bytes that may be discarded unseen (HTTP only: a FastCGI body comes in
+    /// records whose heads must be read, over a unix socket that cannot discard).
+    #[inline]
+    pub fn skippable(&self) -> u64 {
+        match self {
+            Reader::Http(r) => r.skippable(),
+            Reader::FastCgi(_) => 0,
+        }
+    }
+
+    /// `n` bytes of what `skippable()` allowed were discarded.
+    pub fn skipped(&mut self, n: u64) -> Progress {
+        match self {
+            Reader::Http(r) => r.skipped(n),
+            Reader::FastCgi(_) => Progress::More,
+        }
+    }
+
     pub fn started(&self) -> bool {
         match self {
             Reader::Http(r) => r.started(),

@@ -75,6 +75,7 @@ pub struct ConfigDoc {
     pub rate: Option<f64>,
     pub keepalive_requests: Option<u32>,
     pub read_rate: Option<u64>,
+    pub read_bodies: bool,
     pub rcvbuf: Option<u32>,
     pub count_headers: Vec<String>,
     pub fastcgi: Option<FastCgiDoc>,

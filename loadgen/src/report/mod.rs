@@ -206,6 +206,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             rate: cfg.rate,
             keepalive_requests: cfg.keepalive_requests,
             read_rate: cfg.read_bytes_per_s,
+            read_bodies: !cfg.discard_bodies,
             rcvbuf: cfg.connect.rcvbuf,
             count_headers: cfg.count_headers.clone(),
             fastcgi: cfg.fastcgi.as_ref().map(|(address, script)| FastCgiDoc {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::{Finding, Said, ensure, same_at_once};
 use crate::case::Case;
 use crate::protocol::http::response::ResponseReader;
-use crate::protocol::reading::{MAX_HEAD_BYTES, MAX_HEADERS, RETAINED_BYTES};
+use crate::protocol::reading::{MAX_HEAD_BYTES, MAX_HEADERS, ParseError, Progress, RETAINED_BYTES};
 
 /// A head being received: at most MAX_HEAD_BYTES + 1 bytes, in a Vec that may have
 /// doubled; the captured header values of one head at most as much again.
@@ -30,7 +30,8 @@ pub fn check(case: &Case) -> Result<(), Finding> {
     let mut response_start = 0;
     let mut fed = 0u64;
     for (start, end) in case.reads() {
-        let result = r.feed(&bytes[start..end]);
+        let read = &bytes[start..end];
+        let result = if case.flag(2) { feed_discarding(&mut r, read) } else { r.feed(read) };
         fed += (end - start) as u64;
         ensure(r.buffered_capacity() <= HEAD_BOUND, "unbounded", || {
             format!("the reader holds {} bytes for a head (bound {HEAD_BOUND})", r.buffered_capacity())
@@ -72,6 +73,27 @@ pub fn check(case: &Case) -> Result<(), Finding> {
         })?;
     }
     Ok(())
+}
+
+/// A read as the engine takes it while it discards bodies (client/exchange.rs): the
+/// body bytes the reader allows go by unseen (`skipped`), the rest is fed. The
+/// verdicts and counts must be those of feeding every byte (checked against the
+/// same bytes in one read, and against the reference).
+fn feed_discarding(r: &mut ResponseReader, mut data: &[u8]) -> Result<Progress, ParseError> {
+    loop {
+        let k = r.skippable().min(data.len() as u64) as usize;
+        if k == 0 {
+            return r.feed(data);
+        }
+        let progress = r.skipped(k as u64);
+        data = &data[k..];
+        match progress {
+            // Bytes after a framed end: what feeding them would say.
+            Progress::Done(_) if !data.is_empty() => return Err(ParseError::TrailingBytes),
+            _ if data.is_empty() => return Ok(progress),
+            _ => {}
+        }
+    }
 }
 
 /// One parsed head of the reference: its length, status and framing headers.

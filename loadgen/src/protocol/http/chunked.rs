@@ -145,6 +145,23 @@ impl ChunkDecoder {
         Ok((i, self.state == State::Done))
     }
 
+    /// Chunk data that may go by unseen (discarded in the kernel, client/exchange.rs):
+    /// the rest of the current chunk. Its CRLF and the next size line must be read.
+    pub fn skippable(&self) -> u64 {
+        if self.state == State::Data { self.remaining } else { 0 }
+    }
+
+    /// `n` bytes of chunk data (at most `skippable()`) went by unseen: counted in `body`.
+    pub fn skipped(&mut self, n: u64, body: &mut u64) {
+        debug_assert!(n <= self.skippable(), "skipped {n} of {}", self.skippable());
+        let n = n.min(self.skippable());
+        *body += n;
+        self.remaining -= n;
+        if self.state == State::Data && self.remaining == 0 {
+            self.state = State::DataCr;
+        }
+    }
+
     fn start_size_line(&mut self) {
         self.state = State::Size;
         self.remaining = 0;

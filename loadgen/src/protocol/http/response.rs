@@ -118,6 +118,41 @@ impl ResponseReader {
         self.started
     }
 
+    /// Body bytes that may go by unseen, discarded in the kernel (client/exchange.rs):
+    /// the rest of a Content-Length body, or of the current chunk. Never a head, a
+    /// chunk-size line or a body framed by the close (its end is the connection's).
+    pub fn skippable(&self) -> u64 {
+        match &self.state {
+            State::Length(remaining) => *remaining,
+            State::Chunked(decoder) => decoder.skippable(),
+            _ => 0,
+        }
+    }
+
+    /// `n` body bytes (at most `skippable()`) went by unseen: counted as read.
+    pub fn skipped(&mut self, n: u64) -> Progress {
+        match &mut self.state {
+            State::Length(remaining) => {
+                let n = n.min(*remaining);
+                *remaining -= n;
+                self.body_bytes += n;
+                if *remaining > 0 {
+                    return Progress::More;
+                }
+                self.state = State::Done;
+                Progress::Done(Completed { status: self.status, close: self.close })
+            }
+            State::Chunked(decoder) => {
+                decoder.skipped(n, &mut self.body_bytes);
+                Progress::More
+            }
+            _ => {
+                debug_assert!(n == 0, "nothing was skippable");
+                Progress::More
+            }
+        }
+    }
+
     /// Bytes of memory the reader holds for a head (what the bounds limit).
     #[cfg(any(test, fuzzing))]
     pub fn buffered_capacity(&self) -> usize {
@@ -635,6 +670,38 @@ mod tests {
             assert_eq!(outcome, Some(Err(ParseError::TooLarge(Bound::Head))), "step {step}");
             assert!(r.buffered_capacity() <= RETAINED_BYTES, "released after the error");
         }
+    }
+
+    #[test]
+    fn bodies_may_go_by_unseen_but_heads_and_chunk_sizes_may_not() {
+        // Content-Length: what the head leaves of the body is skippable, and
+        // skipping it ends the response as reading it would.
+        let mut r = ResponseReader::new();
+        r.start(false);
+        assert_eq!(r.skippable(), 0, "in the head");
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), Ok(Progress::More));
+        assert_eq!(r.skippable(), 7);
+        assert_eq!(r.skipped(4), Progress::More);
+        assert_eq!(r.skippable(), 3);
+        assert_eq!(r.skipped(3), Progress::Done(Completed { status: 200, close: false }));
+        assert_eq!((r.body_bytes(), r.skippable()), (10, 0));
+        // Chunked: only the data of the current chunk; its CRLF, the next size
+        // line and the end are read.
+        r.start(false);
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"), Ok(Progress::More));
+        assert_eq!(r.skippable(), 3);
+        assert_eq!(r.skipped(3), Progress::More);
+        assert_eq!(r.skippable(), 0, "the chunk's CRLF is next");
+        assert_eq!(r.feed(b"\r\n4\r\n"), Ok(Progress::More));
+        assert_eq!(r.skippable(), 4);
+        assert_eq!(r.skipped(4), Progress::More);
+        assert_eq!(r.feed(b"\r\n0\r\n\r\n"), done(200, false));
+        assert_eq!(r.body_bytes(), 9);
+        // A body framed by the close is read: its end is the connection's.
+        r.reset();
+        r.start(false);
+        assert_eq!(r.feed(b"HTTP/1.1 200 OK\r\n\r\nabc"), Ok(Progress::More));
+        assert_eq!(r.skippable(), 0);
     }
 
     #[test]
