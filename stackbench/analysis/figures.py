@@ -5,7 +5,7 @@ load, and how). None when not computable (STYLE.md), never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from stackbench.analysis import metrics, outcomes, questions
+from stackbench.analysis import bottleneck as bottleneck_mod, metrics, outcomes, questions
 from stackbench.engine.result import Caveat
 from stackbench.model.cell import StoredCell
 from stackbench.states import CellStatus
@@ -63,6 +63,9 @@ class CellFigures:
     memory_limit_bytes: int | None = None
     # Invalid, served or failed the load, and how; what verdicts take of this repetition.
     outcome: outcomes.Outcome | None = None
+    # Which side limited the load — the engine, the server, both, neither — with each
+    # side's busy share and CPU per request (bottleneck.py); None: the engine never ran.
+    bottleneck: bottleneck_mod.Bottleneck | None = None
     # Protocols (issue 24): the protocol as asked, or "h2 → http/1.1" when a stack asked
     # for HTTP/2 answered in HTTP/1.1 (questions.spoken_label); over TLS the engine's
     # handshakes (full, resumed) and its handshake time per connection (None: clear text).
@@ -103,6 +106,8 @@ def of(cell: StoredCell) -> CellFigures:
         unserved = Unserved(e.clients.without_response, cell.concurrency if measured is None else measured)
     pages = e.pages if e is not None else None
     events = cost.memory_events
+    outcome = outcomes.of(cell)
+    cpu, engine_cpu = metrics.cpu_us_per_request(cell), metrics.engine_cpu_us_per_request(cell)
     return CellFigures(
         run_id=cell.run_id, seq=cell.seq, repetition=cell.repetition, stack_label=cell.stack_label,
         question=questions.of(cell), status=cell.status, error=cell.error, measured=e is not None,
@@ -110,8 +115,7 @@ def of(cell: StoredCell) -> CellFigures:
         latency_p50_us=e and e.latency.p50_us, latency_p99_us=e and e.latency.p99_us,
         requests_failed=e and e.requests.failed, non_2xx=e and e.requests.non_2xx, unserved=unserved,
         memory_peak_bytes=metrics.memory_peak_bytes(cell), cgroup_peak_bytes=cost.peak_mem_bytes,
-        cpu_us_per_request=metrics.cpu_us_per_request(cell),
-        engine_cpu_us_per_request=metrics.engine_cpu_us_per_request(cell),
+        cpu_us_per_request=cpu, engine_cpu_us_per_request=engine_cpu,
         syscalls_per_request=metrics.syscalls_per_request(cell),
         procs_max=cost.procs_max, threads_max=cost.threads_max, caveats=cell.caveats,
         pages_per_s=pages and pages.per_s, page_load_p50_us=pages and pages.load_p50_us,
@@ -121,7 +125,8 @@ def of(cell: StoredCell) -> CellFigures:
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
         oom_kills=None if events is None else events.total_kills,
         memory_limit_bytes=events and events.limit_bytes,
-        outcome=outcomes.of(cell),
+        outcome=outcome,
+        bottleneck=bottleneck_mod.of(e, outcome.server_busy, cpu, engine_cpu),
         protocol=questions.spoken_label(cell),
         **_tls(cell),
     )

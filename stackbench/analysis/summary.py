@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from stackbench.analysis import outcomes, stats, verdicts
+from stackbench.analysis import bottleneck, outcomes, stats, verdicts
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 
@@ -46,6 +46,9 @@ class CellSummary:
     # What was negotiated (ALPN, TLS version, cipher, group) by most connections of the
     # first run that says; None in clear text.
     negotiated: tuple[str | None, str | None, str | None, str | None] | None = None
+    # Which side limited the load, over every measured run (invalid ones too: an engine
+    # at its limit is what makes a run invalid); None when no run was measured.
+    bottleneck: bottleneck.BottleneckSummary | None = None
 
     @property
     def fails(self) -> bool:
@@ -82,7 +85,8 @@ def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
             protocol=next((f.protocol for f in every[(q, label)] if "→" in f.protocol), q.protocol),
             handshake={"p50": _summary(f.handshake_p50_us for f in fs), "p99": _summary(f.handshake_p99_us for f in fs)}
             if q.tls else None,
-            negotiated=next((f.negotiated for f in every[(q, label)] if f.negotiated), None)))
+            negotiated=next((f.negotiated for f in every[(q, label)] if f.negotiated), None),
+            bottleneck=bottleneck.summarize(f.bottleneck for f in every[(q, label)])))
     return out
 
 

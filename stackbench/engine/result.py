@@ -235,6 +235,10 @@ class EngineResult:
     # An engine thread was busy >= 90 % of the time: the result may measure the client.
     # None: not reported.
     engine_saturated: bool | None = None
+    # The busiest engine thread's CPU over the measured phase as a share of one core
+    # (0..1; several clients: the busiest of all) — how close the generator came to its
+    # limit. None: not reported (an engine that could not sample its threads).
+    engine_busy: float | None = None
     per_url: tuple[UrlResult, ...] = ()  # a URL mix or a page's URLs; () for one URL
     timeline: tuple[Second, ...] = ()
     # A load spread over clients (engine/merge.py): each one's share, and how far apart
@@ -270,6 +274,7 @@ class EngineResult:
             raw=doc,
             pages=_pages(doc),
             engine_saturated=None if cpu.get("saturated") is None else bool(cpu["saturated"]),
+            engine_busy=_real(cpu.get("max_thread_busy")),
             per_url=tuple(UrlResult(u.get("path"), u.get("weight"), Requests.from_doc(u.get("requests") or {}),
                                     Latency.from_doc(u.get("latency_us")))
                           for u in doc.get("per_url") or ()),

@@ -30,6 +30,8 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
                "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes",
                "outcome", "failures", "engine_bound", "server_busy_share",
+               # which side was the bottleneck (issue 25): the engine's busiest thread, its CPU per request
+               "engine_busy_share", "engine_cpu_us_per_request", "bottleneck",
                # protocols (issue 24): asked, spoken, negotiated; the client's TLS handshakes
                "protocol", "handshake", "streams", "spoken", "protocol_label", "alpn", "tls_version", "tls_cipher",
                "tls_group", "handshakes_full", "handshakes_resumed", "handshake_p50_us", "handshake_p99_us",
@@ -65,6 +67,8 @@ def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
             "oom_kills": f.oom_kills, "memory_limit_bytes": f.memory_limit_bytes,
             "outcome": a.outcome.kind, "failures": [x.code for x in a.outcome.failures if a.outcome.failed],
             "engine_bound": a.outcome.engine_bound, "server_busy_share": a.outcome.server_busy,
+            "engine_busy_share": e and e.engine_busy, "engine_cpu_us_per_request": f.engine_cpu_us_per_request,
+            "bottleneck": f.bottleneck and f.bottleneck.side,
             "protocol": c.protocol, "handshake": c.handshake, "streams": c.streams, "spoken": e and e.protocol,
             "protocol_label": f.protocol, **dict(zip(("alpn", "tls_version", "tls_cipher", "tls_group"),
                                                      f.negotiated or (None,) * 4)),
@@ -124,6 +128,10 @@ def document(a: RunAnalysis) -> dict[str, Any]:
                         "result: counted with what it delivered; a side most of whose valid runs failed loses, "
                         "untested); engine-bound runs (the engine at its limit, the server's cores busy >= 90 %) "
                         "count as lower bounds of throughput (stackbench/analysis/outcomes.py, verdicts.py)",
+            "bottleneck": "per cell, the side at its limit over the measured window: the server when its cores were "
+                          "busy >= 90 %, the engine when its busiest thread was, both, or neither (latency-bound, or "
+                          "a server that waited); null when a side's share is unknown "
+                          "(stackbench/analysis/bottleneck.py)",
         },
     }
 

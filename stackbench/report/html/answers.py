@@ -14,7 +14,7 @@ from stackbench.analysis.capacity_results import on_probes
 from stackbench.analysis.run import Capacity
 from stackbench.analysis.run_warnings import Warnings
 from stackbench.analysis.verdicts import Verdict, Verdicts
-from stackbench.report.html import tables
+from stackbench.report.html import bottleneck, tables
 from stackbench.report.html.figure import Context
 from stackbench.report.html.reproduce import toml_value
 from stackbench.report.text import capacity as capacity_text
@@ -44,7 +44,7 @@ def render(ctx: Context) -> str:
                                           "stack's processes"))
     body = "".join(parts) or "<p>No cell of this run was measured.</p>"
     return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
-            f"{_warnings(ctx)}</section>")
+            f"{_warnings(ctx)}{bottleneck.render(ctx)}</section>")
 
 
 def _protocols(ctx: Context) -> str:

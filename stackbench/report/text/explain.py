@@ -22,6 +22,9 @@ ROWS: list[Row] = [
     ("connections without a response", lambda f: f.unserved and f.unserved.without_response, "{:,.0f}"),
     ("stack CPU µs/request", lambda f: f.cpu_us_per_request, "{:,.1f}"),
     ("engine CPU µs/request", lambda f: f.engine_cpu_us_per_request, "{:,.1f}"),
+    # how close each side came to its limit (analysis/bottleneck.py; ≥ 90 % = at it)
+    ("engine busy % (its busiest thread)", lambda f: _pct(f.bottleneck and f.bottleneck.engine_busy), "{:.0f}"),
+    ("server busy % (of its cores)", lambda f: _pct(f.bottleneck and f.bottleneck.server_busy), "{:.0f}"),
     ("memory peak MiB (anon + shmem)", lambda f: _mib(f.memory_peak_bytes), "{:,.1f}"),
     ("memory peak MiB (cgroup, with cache)", lambda f: _mib(f.cgroup_peak_bytes), "{:,.1f}"),
     ("processes (max)", lambda f: f.procs_max, "{:,.0f}"),
@@ -87,6 +90,10 @@ def _delta(a: float | None, b: float | None) -> str:
 
 def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000
+
+
+def _pct(share: float | None) -> float | None:
+    return None if share is None else 100 * share
 
 
 def _mib(b: float | None) -> float | None:

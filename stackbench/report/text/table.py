@@ -14,6 +14,7 @@ from stackbench.analysis.questions import Question
 from stackbench.analysis.run_warnings import CaveatGroup, Warnings
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
+from stackbench.report.text import bottleneck as bottleneck_text
 from stackbench.planning.machine import MachineProfile
 from stackbench.report.text.caveats import engine_bound_note, sentence
 from stackbench.report.text.clients import server_line
@@ -44,7 +45,8 @@ PHP_COLUMNS = ("opcache",)
 SERVICE_COLUMNS = ("db MiB", "db µs/req")
 # A machine profile's memory limit: processes the OOM killer took (stackbench/planning/machine.py).
 MACHINE_COLUMNS = ("OOM kills",)
-NUMERIC |= set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS) | set(HANDSHAKE_COLUMNS)
+NUMERIC |= (set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS) | set(HANDSHAKE_COLUMNS)
+            | set(bottleneck_text.BUSY_COLUMNS))
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 # A way of failing, or a reason a run is invalid, in a word (tables, summaries).
 SHORT = {"unserved": "unserved", "target_down": "down", "no_requests": "nothing", "requests_failed": "errors",
@@ -66,6 +68,8 @@ def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]
     if any(f.question.tls for f in fs):  # a run that asked only clear HTTP/1.1 needs no protocol column
         at = base.index("keep-alive")
         base = base[:at] + PROTOCOL_COLUMNS + base[at:] + (HANDSHAKE_COLUMNS if wide else ())
+    if bottleneck_text.shown([f.bottleneck for f in fs]):  # which side was the limit, next to the costs
+        base += (bottleneck_text.BUSY_COLUMNS if wide else ()) + bottleneck_text.LIMIT_COLUMNS
     return (base + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
             + (SERVICE_COLUMNS if any(f.service_memory_peak_bytes is not None for f in fs) else ())
             + (MACHINE_COLUMNS if any(f.oom_kills is not None for f in fs) else ())
@@ -122,7 +126,8 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "db MiB": _num(f.service_memory_peak_bytes, 1 / MiB, 1),
             "db µs/req": _num(f.service_cpu_us_per_request, 1, 0),
             "OOM kills": _int(f.oom_kills),
-            "hs p50 ms": format_us(f.handshake_p50_us), "hs p99 ms": format_us(f.handshake_p99_us)}
+            "hs p50 ms": format_us(f.handshake_p50_us), "hs p99 ms": format_us(f.handshake_p99_us),
+            "limit": bottleneck_text.word(f.bottleneck), **bottleneck_text.busy_values(f.bottleneck)}
 
 
 def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False) -> None:
@@ -176,6 +181,10 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
     if page_mode:
         notes.append(f"{PAGE_MARK.strip()} = page views per second (page mode: the page and all its assets); "
                      "p50/p99 are then page load times")
+    if bottleneck_text.LIMIT_COLUMNS[0] in cols:
+        notes.append(bottleneck_text.LIMIT_NOTE + ("; " + bottleneck_text.WIDE_NOTE
+                                                   if bottleneck_text.BUSY_COLUMNS[0] in cols
+                                                   else " (" + bottleneck_text.NARROW_NOTE + ")"))
     if PROTOCOL_COLUMNS[0] in cols:
         notes.append("protocol = what the visitors were asked to speak: http/1.1 (clear text), https (HTTP/1.1 over "
                      "TLS), h2 (HTTP/2 over TLS); \"h2 → http/1.1\" = the stack negotiated HTTP/1.1 when asked for "

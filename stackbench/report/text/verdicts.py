@@ -23,7 +23,7 @@ from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
 from stackbench.analysis.outcomes import FailureSummary
 from stackbench.analysis.verdicts import Side, Verdict, Verdicts
-from stackbench.report.text import table
+from stackbench.report.text import bottleneck as bottleneck_text, table
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
@@ -390,8 +390,11 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
     with_oom = any(r.oom_kills is not None for r in rows)
     with_outcome = any(r.failed or r.engine_bound or r.valid < r.runs for r in rows)
+    with_limit = bottleneck_text.shown([r.bottleneck for r in rows])
     verdict_of = marks(vs)
     head = ((SUMMARY_HEAD if wide else tuple(h for h in SUMMARY_HEAD if h not in ("CV", "p50 ms")))
+            + (bottleneck_text.BUSY_COLUMNS if with_limit and wide else ())
+            + (bottleneck_text.LIMIT_COLUMNS if with_limit else ())
             + (("vs base",) if verdict_of else ()) + (("outcome",) if with_outcome else ())
             + (table.PHP_COLUMNS if with_php else ()) + (table.SERVICE_COLUMNS if with_db else ())
             + (table.MACHINE_COLUMNS if with_oom else ()))
@@ -409,6 +412,10 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
                _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
         if not wide:
             row = row[:7] + row[9:]
+        if with_limit:
+            busy = bottleneck_text.busy_values(r.bottleneck)
+            row += ((tuple(busy[c] for c in bottleneck_text.BUSY_COLUMNS) if wide else ())
+                    + (bottleneck_text.summary_word(r.bottleneck),))
         if verdict_of:
             row += (verdict_of.get((r.question, r.stack_label), "-"),)
         if with_outcome:
@@ -422,7 +429,8 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
             row += ("-" if r.oom_kills is None else str(r.oom_kills),)
         body.append(row)
     widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(head)]
-    text_cols = {0, 2, 3} | ({head.index("outcome")} if with_outcome else set())
+    text_cols = ({0, 2, 3} | ({head.index("outcome")} if with_outcome else set())
+                 | ({head.index("limit")} if with_limit else set()))
 
     def line(values) -> str:
         return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
@@ -445,8 +453,9 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     if with_outcome:
         out.write(style.dim(table.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
                                        "(≥: a lower bound)")) + "\n")
-    for note in table.footnotes(head, any(r.page_mode for r in rows)):
-        out.write(style.dim(note) + "\n")
+    for note in table.footnotes(head, any(r.page_mode for r in rows)) + (
+            [bottleneck_text.SUMMARY_NOTE] if with_limit else []):
+        out.write(style.dim(table.wrap(note)) + "\n")
     if stop:
         out.write(style.dim(stop_sentence(stop)) + "\n")
 
