@@ -88,7 +88,16 @@ impl Stream {
     /// (TCP `recv(MSG_TRUNC)`, tcp(7)): a body nobody looks at costs the kernel's
     /// bookkeeping, not a copy. Ok(0) is the end of the stream, as for a read.
     /// Only for a stream that `can_discard()`.
-    pub fn poll_discard(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<io::Result<usize>> {
+    ///
+    /// When nothing is queued yet, the socket's receive low-water mark is raised to
+    /// `max` first (SO_RCVLOWAT; the kernel caps it and grows the buffer to hold it),
+    /// so the engine wakes once when the rest of the body is in rather than for every
+    /// piece the server writes — each wake of an idle engine was a context switch
+    /// here and an interrupt sent from the server's core, charged to the server
+    /// (bench/RESULTS.md, "Bodies discarded in the kernel"). The end of the stream
+    /// and errors still wake it. `raised` says the mark is up: the caller lowers it
+    /// (`lower_rcvlowat`) before the connection reads anything else.
+    pub fn poll_discard(&mut self, cx: &mut Context<'_>, max: usize, raised: &mut bool) -> Poll<io::Result<usize>> {
         let Stream::Tcp(s) = self else {
             return Poll::Ready(Err(io::Error::new(io::ErrorKind::Unsupported, "only TCP discards")));
         };
@@ -98,11 +107,39 @@ impl Stream {
             // try_io clears the readiness tokio cached when the call would block, so
             // the next poll_read_ready waits for the socket again.
             match s.try_io(Interest::READABLE, || discard(fd, max)) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !*raised && max > 1 {
+                        set_rcvlowat(fd, max)?;
+                        *raised = true;
+                    }
+                }
                 result => return Poll::Ready(result),
             }
         }
     }
+
+    /// Puts the receive low-water mark that `poll_discard` raised back to one byte.
+    pub fn lower_rcvlowat(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => set_rcvlowat(s.as_raw_fd(), 1),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
+    let value = bytes.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: a plain integer option on a socket we own.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
 /// One `recv(fd, NULL, max, MSG_TRUNC)`: on TCP the kernel drops up to `max` queued

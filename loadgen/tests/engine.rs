@@ -74,6 +74,26 @@ fn bodies_discarded_in_the_kernel_count_as_bodies_read() {
 }
 
 #[test]
+fn a_discarded_body_in_pieces_ends_with_its_last_piece_and_holds_nothing_back() {
+    // A 300 KB body written in 4 pieces 5 ms apart, then a 12-byte response on the
+    // same connection: the engine waits for the whole rest of the big body at once
+    // (its receive low-water mark raised), then lowers the mark, so the small
+    // response is read as soon as it comes — never held back to the timeout.
+    let server = TestServer::start();
+    let base = server.url("/");
+    let doc = engine_json(&["-n", "40", "-c", "1", "--timeout", "2s", "--url", "/pieces/300000/4/5", "--url", "/cl/12", &base]);
+    assert_eq!(u(&doc, "/requests/completed"), 40);
+    assert_eq!(u(&doc, "/requests/failed"), 0);
+    assert_eq!(u(&doc, "/connections_opened"), 1);
+    let per_url = doc["per_url"].as_array().expect("per-URL rows");
+    let small = per_url.iter().find(|r| r["path"] == "/cl/12").expect("the 12-byte URL");
+    let big = per_url.iter().find(|r| r["path"] == "/pieces/300000/4/5").expect("the 300 KB URL");
+    assert_eq!(u(big, "/requests/completed") * 300_000 + u(small, "/requests/completed") * 12, u(&doc, "/bytes/body_received"));
+    assert!(u(big, "/latency_us/min") >= 20_000, "the big body takes its 4 pieces' 20 ms");
+    assert!(u(small, "/latency_us/max") < 200_000, "a small response after a big one is not held back: {}", small["latency_us"]);
+}
+
+#[test]
 fn no_keepalive_opens_one_connection_per_request() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "300", "-c", "4", "--no-keepalive", &server.url("/cl/12")]);

@@ -267,6 +267,17 @@ fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started
                 let r = format!("HTTP/1.1 200 OK\r\nX-Value: v{n}\r\nContent-Length: 0\r\n\r\n");
                 stream.write_all(r.as_bytes()).is_ok()
             }
+            "pieces" => {
+                // The body in `k` writes `ms` apart: the engine's wait for the rest of
+                // a discarded body (SO_RCVLOWAT) must end when the last piece comes.
+                let (n, k, ms) = (num(&parts, 1, 300_000), num(&parts, 2, 4).max(1), num(&parts, 3, 5) as u64);
+                let mut ok = stream.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").as_bytes()).is_ok();
+                for i in 0..k {
+                    thread::sleep(Duration::from_millis(ms));
+                    ok = ok && stream.write_all(&body(n / k + if i == k - 1 { n % k } else { 0 })).is_ok();
+                }
+                ok
+            }
             "status" => {
                 let code = num(&parts, 1, 200);
                 let r = format!("HTTP/1.1 {code} Whatever\r\nContent-Length: 0\r\n\r\n");
