@@ -90,7 +90,7 @@ impl Stream {
     /// Only for a stream that `can_discard()`.
     ///
     /// When nothing is queued yet, the socket's receive low-water mark is raised to
-    /// `max` first (SO_RCVLOWAT; the kernel caps it and grows the buffer to hold it),
+    /// `max` first (SO_RCVLOWAT, at most a third of the receive buffer as it is),
     /// so the engine wakes once when the rest of the body is in rather than for every
     /// piece the server writes — each wake of an idle engine was a context switch
     /// here and an interrupt sent from the server's core, charged to the server
@@ -109,7 +109,11 @@ impl Stream {
             match s.try_io(Interest::READABLE, || discard(fd, max)) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !*raised && max > 1 {
-                        set_rcvlowat(fd, max)?;
+                        // At most a third of the receive buffer as it is now: a mark the
+                        // buffer cannot hold makes the kernel grow the buffer and clamp
+                        // the window to the mark (tcp_set_rcvlowat), which the server
+                        // would see as a smaller window on a long link.
+                        set_rcvlowat(fd, max.min(rcvbuf(fd)? / 3).max(1))?;
                         *raised = true;
                     }
                 }
@@ -125,6 +129,15 @@ impl Stream {
             _ => Ok(()),
         }
     }
+}
+
+/// The socket's receive buffer as the kernel has it now (SO_RCVBUF: autotuning grows it).
+fn rcvbuf(fd: RawFd) -> io::Result<usize> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: an integer option read into a local of the right size.
+    let rc = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, (&mut value as *mut libc::c_int).cast(), &mut len) };
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(value.max(0) as usize) }
 }
 
 fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
