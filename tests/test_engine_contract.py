@@ -37,11 +37,13 @@ def schema() -> dict:
     return json.loads(engine.SCHEMA_PATH.read_text())
 
 
+@pytest.mark.parametrize("io", ["epoll", "uring"])
 @pytest.mark.parametrize("keepalive", [True, False])
-def test_document_validates_and_counts_match_the_server(nginx, keepalive):
+def test_document_validates_and_counts_match_the_server(nginx, keepalive, io):
+    """On both I/O paths (issue 25): the requests the engine counts are the ones nginx counted."""
     before = served(nginx)
     doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{nginx.port}/hello.php", connections=8,
-                                     duration_s=None, requests=2000, keepalive=keepalive)).raw
+                                     duration_s=None, requests=2000, keepalive=keepalive, io=io)).raw
     after = served(nginx) - 1  # the first status request is counted too
     jsonschema.validate(doc, schema())
     assert doc["requests"]["completed"] == 2000 and doc["requests"]["failed"] == 0
@@ -52,6 +54,25 @@ def test_document_validates_and_counts_match_the_server(nginx, keepalive):
         assert doc["connections_opened"] == 8
     else:
         assert doc["connections_opened"] == 2000
+
+
+@pytest.mark.parametrize("io", ["epoll", "uring"])
+def test_static_bodies_discarded_unread_still_count_as_nginx_counts(nginx, io):
+    """The 150 KB JPEG and the 100 KB page are static files nginx sends with a
+    Content-Length: the engine discards their bodies in the kernel (issue 25) and must
+    still count every request nginx counted and every body byte."""
+    from stackbench.workloads import WORKLOADS
+
+    for name in ("static-jpeg-150k", "static-100k"):
+        url = WORKLOADS[name].urls[0]
+        before = served(nginx)
+        doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{nginx.port}{url.path}", connections=8,
+                                         duration_s=None, requests=1000, io=io)).raw
+        after = served(nginx) - 1
+        assert doc["requests"]["completed"] == 1000 and doc["requests"]["failed"] == 0, name
+        assert after - before == 1000, f"{name}: the engine and nginx disagree on how many requests were made"
+        assert doc["bytes"]["body_received"] == 1000 * url.check.expected_length(), name
+        assert doc["config"]["read_bodies"] is False
 
 
 def test_php_100k_bodies_are_read_whole(nginx):

@@ -163,6 +163,27 @@ pub struct Args {
     /// request, resuming a session ticket) or full (new connection and full handshake per request)
     #[arg(long, value_name = "MODE", value_parser = parse_handshake)]
     pub handshake: Option<Handshake>,
+
+    /// I/O path: epoll (readiness, a send and a receive per request) or uring (io_uring:
+    /// one system call submits many connections' operations); uring falls back to epoll,
+    /// with a warning, where io_uring is unavailable
+    #[arg(long, value_name = "epoll|uring", value_parser = parse_io)]
+    pub io: Option<Io>,
+}
+
+/// `--io` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Io {
+    Epoll,
+    Uring,
+}
+
+pub fn parse_io(text: &str) -> Result<Io, String> {
+    match text {
+        "epoll" => Ok(Io::Epoll),
+        "uring" => Ok(Io::Uring),
+        _ => Err(format!("--io '{text}': use epoll or uring")),
+    }
 }
 
 /// `--handshake` values.

@@ -20,6 +20,7 @@ mod schedule;
 mod stats;
 mod target;
 mod tls;
+mod uring;
 mod urls;
 
 use clap::Parser;

@@ -2,11 +2,13 @@
 //! socket (FastCGI to PHP-FPM), and TLS over TCP. One stream type over all three,
 //! so the exchange code is the same; the `match` per read/write costs a
 //! predictable branch (an enum, not a `Box<dyn>`: clear text pays no indirection).
+//! On the io_uring path (`--io uring`) a connected socket is handed from tokio to
+//! the thread's ring (`Stream::Uring`), TLS included (its inner stream is a `Stream`).
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -14,6 +16,8 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio_rustls::client::TlsStream;
+
+use crate::uring::{Ring, UringStream};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Endpoint {
@@ -45,8 +49,24 @@ pub struct ConnectOptions {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TCP or a unix socket on the thread's io_uring (uring/stream.rs).
+    Uring(UringStream),
     /// Boxed: a rustls connection is ~1 KB of state the other variants need not carry.
-    Tls(Box<TlsStream<TcpStream>>),
+    /// Over `Tcp` or `Uring`.
+    Tls(Box<TlsStream<Stream>>),
+}
+
+impl Stream {
+    /// On the io_uring path (this thread has a ring): the connected socket leaves
+    /// tokio's epoll for the ring. Unchanged on the epoll path.
+    pub fn onto_ring(self) -> io::Result<Stream> {
+        let Some(ring) = Ring::current() else { return Ok(self) };
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Uring(UringStream::new(OwnedFd::from(s.into_std()?), true, ring)),
+            Stream::Unix(s) => Stream::Uring(UringStream::new(OwnedFd::from(s.into_std()?), false, ring)),
+            other => other,
+        })
+    }
 }
 
 pub async fn connect(endpoint: &Endpoint, opts: ConnectOptions) -> io::Result<Stream> {
@@ -77,11 +97,16 @@ pub async fn connect_tcp(addr: SocketAddr, opts: ConnectOptions) -> io::Result<T
 }
 
 impl Stream {
-    /// Whether bytes can be thrown away in the kernel on this stream: clear-text TCP.
-    /// TLS must decrypt every record; a unix stream socket does not discard.
+    /// Whether bytes can be thrown away in the kernel on this stream: clear-text TCP,
+    /// on either I/O path. TLS must decrypt every record; a unix stream socket does
+    /// not discard.
     #[inline]
     pub fn can_discard(&self) -> bool {
-        matches!(self, Stream::Tcp(_))
+        match self {
+            Stream::Tcp(_) => true,
+            Stream::Uring(s) => s.is_tcp(),
+            _ => false,
+        }
     }
 
     /// Reads and throws away up to `max` bytes without copying them to user space
@@ -97,9 +122,13 @@ impl Stream {
     /// (bench/RESULTS.md, "Bodies discarded in the kernel"). The end of the stream
     /// and errors still wake it. `raised` says the mark is up: the caller lowers it
     /// (`lower_rcvlowat`) before the connection reads anything else.
+    /// On the io_uring path the ring's receive with MSG_TRUNC does the same (no mark:
+    /// it completes with what has arrived, as a read).
     pub fn poll_discard(&mut self, cx: &mut Context<'_>, max: usize, raised: &mut bool) -> Poll<io::Result<usize>> {
-        let Stream::Tcp(s) = self else {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::Unsupported, "only TCP discards")));
+        let s = match self {
+            Stream::Tcp(s) => s,
+            Stream::Uring(s) if s.is_tcp() => return s.poll_discard(cx, max),
+            _ => return Poll::Ready(Err(io::Error::new(io::ErrorKind::Unsupported, "only TCP discards"))),
         };
         loop {
             std::task::ready!(s.poll_read_ready(cx))?;
@@ -169,6 +198,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Uring(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
@@ -180,6 +210,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Uring(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
@@ -188,6 +219,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
             Stream::Unix(s) => Pin::new(s).poll_flush(cx),
+            Stream::Uring(s) => Pin::new(s).poll_flush(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
@@ -196,6 +228,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Uring(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }

@@ -13,6 +13,8 @@ use crate::schedule::Plan;
 use crate::stats::ThreadStats;
 use crate::stats::live::LiveCounters;
 use crate::client::worker;
+use crate::uring::{self, IoMode};
+use crate::urls::Shape;
 
 pub struct Measured {
     /// All threads merged.
@@ -32,6 +34,10 @@ pub struct Measured {
     /// Open loop: measured slots that fell due in the measured phase, from the
     /// schedule (exact); None in closed loop.
     pub due: Option<u64>,
+    /// The I/O path the connections ran on.
+    pub io: IoMode,
+    /// --io uring on a machine where io_uring cannot be set up: why the run used epoll.
+    pub io_fallback: Option<String>,
 }
 
 pub fn run(cfg: &Config) -> Result<Measured, Error> {
@@ -39,7 +45,18 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
     let plan = Arc::new(Plan::new(cfg, t0));
-    let shared_cfg = Arc::new(cfg.clone());
+    // io_uring asked for but unavailable (kernel.io_uring_disabled, ENOSYS, EPERM
+    // from a seccomp filter...): the run goes on, on epoll, and says so.
+    let mut shared_cfg = cfg.clone();
+    let io_fallback = match cfg.io {
+        IoMode::Uring => uring::refusal(connections_per_thread(cfg)).or_else(|| uring::probe().err()),
+        IoMode::Epoll => None,
+    };
+    if io_fallback.is_some() {
+        shared_cfg.io = IoMode::Epoll;
+    }
+    let io = shared_cfg.io;
+    let shared_cfg = Arc::new(shared_cfg);
 
     let live: Vec<Arc<LiveCounters>> =
         if cfg.progress { (0..cfg.threads).map(|_| Arc::default()).collect() } else { Vec::new() };
@@ -106,5 +123,17 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
         cpu,
         busy,
         due: plan.measured_due(),
+        io,
+        io_fallback,
     })
+}
+
+/// The most connections one engine thread opens: the run's (a page visitor's several
+/// each) spread over the threads.
+fn connections_per_thread(cfg: &Config) -> u32 {
+    let per_visitor = match cfg.shape {
+        Shape::Page { conns } => conns,
+        _ => 1,
+    };
+    cfg.connections.saturating_mul(per_visitor).div_ceil(cfg.threads.max(1))
 }

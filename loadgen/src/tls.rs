@@ -30,7 +30,7 @@ use rustls::{
     AlertDescription, CertificateError, CipherSuite, ClientConfig, DigitallySignedStruct, HandshakeKind, NamedGroup,
     ProtocolVersion, RootCertStore, SignatureScheme,
 };
-use tokio::net::TcpStream;
+use crate::net::Stream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
@@ -264,14 +264,14 @@ pub struct Handshake {
 }
 
 /// A TLS connection and what its handshake was.
-pub type Connected = (TlsStream<TcpStream>, Handshake);
+pub type Connected = (TlsStream<Stream>, Handshake);
 
 /// Runs the TLS handshake on a connected socket; `tcp_started` is when the TCP
 /// connect began and `tcp_done` when it completed.
 pub async fn handshake(
     connector: &TlsConnector,
     name: &ServerName<'static>,
-    tcp: TcpStream,
+    tcp: Stream,
     tcp_started: Instant,
     tcp_done: Instant,
 ) -> Result<Connected, (ErrorClass, Option<Detail>)> {

@@ -74,6 +74,8 @@ class LoadSpec:
     handshake: str | None = None
     http2: bool = False
     streams: int = 1
+    # The engine's I/O path, "epoll" or "uring" (issue 25); None: the engine's default.
+    io: str | None = None
 
     def argv(self, binary: str) -> list[str]:
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
@@ -118,6 +120,8 @@ class LoadSpec:
             argv += ["--start-at", str(self.start_at_us)]
         if self.histogram:
             argv.append("--histogram")
+        if self.io is not None:
+            argv += ["--io", self.io]
         if self.watch_stdin:
             argv.append("--watch-stdin")
         for path, weight in self.mix:

@@ -39,13 +39,15 @@ fn connect_failure(e: &io::Error) -> Refused {
 /// alone even in an --http2 run (the HTTP/1.1 connection of an h2 fallback).
 pub async fn open(ctx: &ThreadContext, http11_only: bool) -> Result<Opened, Refused> {
     let cfg = &*ctx.cfg;
+    // --io uring: connected by tokio, then handed to the thread's ring (no-op on epoll).
     let Some(tls) = &ctx.tls else {
-        let stream = net::connect(&cfg.endpoint, cfg.connect).await.map_err(|e| connect_failure(&e))?;
-        return Ok(Opened { stream, handshake: None });
+        let stream = net::connect(&cfg.endpoint, cfg.connect).await.and_then(Stream::onto_ring);
+        return Ok(Opened { stream: stream.map_err(|e| connect_failure(&e))?, handshake: None });
     };
     let Endpoint::Tcp(addr) = cfg.endpoint else { unreachable!("https targets are TCP (config/from_cli.rs)") };
     let started = Instant::now();
-    let tcp = net::connect_tcp(addr, cfg.connect).await.map_err(|e| connect_failure(&e))?;
+    let tcp = net::connect_tcp(addr, cfg.connect).await.and_then(|s| Stream::Tcp(s).onto_ring());
+    let tcp = tcp.map_err(|e| connect_failure(&e))?;
     let connected = Instant::now();
     let connector = if http11_only { &tls.http11 } else { &tls.connector };
     // Boxed: a handshake in progress holds a whole rustls connection; inline, it

@@ -17,6 +17,7 @@ use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
 use crate::stats::ThreadStats;
 use crate::stats::live::LiveCounters;
+use crate::uring::{IoMode, Ring};
 use crate::urls::Shape;
 
 /// What a thread hands back when it is done.
@@ -49,7 +50,14 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCoun
     let connections = ctx.scheduler.max_connections(ctx.cfg.connections);
 
     let local = LocalSet::new();
+    let ring = ctx.cfg.io == IoMode::Uring;
     let (start, end) = local.block_on(&runtime, async {
+        // --io uring: this thread's ring (inside the runtime: its fd registers with
+        // it) and its driver task; the probe (run.rs) said it can be set up.
+        if ring {
+            let ring = Ring::start(connections, ctx.cfg.read_bytes_per_s.is_some()).map_err(|e| format!("engine thread {thread}: io_uring: {e}"))?;
+            tokio::task::spawn_local(ring.drive());
+        }
         // Samples this thread's CPU time when measuring starts (it runs on this thread).
         let sampler = tokio::task::spawn_local(async move {
             tokio::time::sleep_until(measure_start.into()).await;
@@ -70,13 +78,19 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCoun
         }
         let end = (Instant::now(), cpu::this_thread());
         let start = if sampler.is_finished() { sampler.await.ok() } else { None };
-        (start, end)
-    });
+        Ok::<_, String>((start, end))
+    })?;
     let busy = start.map(|(t, c): (Instant, CpuTimes)| {
         let wall_us = (end.0 - t).as_micros().max(1) as f64;
         (end.1.since(c).total_us() as f64 / wall_us).min(1.0)
     });
     drop(local);
+    // Every connection is gone: the ring cancels what is left and closes (inside
+    // the runtime, whose I/O driver its fd is registered with).
+    {
+        let _inside = runtime.enter();
+        Ring::stop();
+    }
     let ctx = Rc::try_unwrap(ctx).map_err(|_| "engine thread still has live connections".to_string())?;
     let mut stats = ctx.stats.into_inner();
     stats.sends = ctx.scheduler.sends();

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Config, DEFAULT_DURATION, Stage};
+use super::{Config, DEFAULT_DURATION, DEFAULT_IO, Stage};
 use crate::cli::{self, Args};
 use crate::error::Error;
 use crate::net::{ConnectOptions, Endpoint};
@@ -15,6 +15,7 @@ use crate::protocol::h2::request::{self as h2_request, H2Request};
 use crate::protocol::http::request::{self, Header};
 use crate::target::{self, Url};
 use crate::tls::{HandshakeMode, TlsSetup};
+use crate::uring::IoMode;
 use crate::urls::{self, MixEntry, Shape, UrlSpec, UrlEntry};
 
 impl Config {
@@ -173,6 +174,11 @@ impl Config {
             tls,
             h2_requests,
             streams,
+            io: match args.io {
+                None => DEFAULT_IO,
+                Some(cli::Io::Epoll) => IoMode::Epoll,
+                Some(cli::Io::Uring) => IoMode::Uring,
+            },
         })
     }
 }

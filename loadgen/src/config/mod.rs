@@ -26,9 +26,13 @@ use crate::protocol::Protocol;
 use crate::protocol::h2::request::H2Request;
 use crate::tls::TlsSetup;
 use crate::urls::{Shape, UrlEntry};
+use crate::uring::IoMode;
 
 /// Used when neither `-d` nor `-n` (nor `--stages`) is given, like wrk.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// The I/O path without `--io` (loadgen/README.md "I/O path": the faster one here).
+pub const DEFAULT_IO: IoMode = IoMode::Epoll;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -77,6 +81,9 @@ pub struct Config {
     pub h2_requests: Vec<H2Request>,
     /// --http2: concurrent streams per connection (1 without --http2).
     pub streams: u32,
+    /// --io: the I/O path asked for (run.rs falls back to epoll where io_uring
+    /// cannot be set up; the threads get the one that runs).
+    pub io: IoMode,
 }
 
 /// One step of `--stages`: `connections` for `duration`.

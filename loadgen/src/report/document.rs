@@ -30,6 +30,9 @@ pub struct Document {
     /// What was spoken: "http/1.1", "h2", "mixed" (both: an --http2 run some of
     /// whose connections the server gave HTTP/1.1), or "fastcgi".
     pub protocol: &'static str,
+    /// The I/O path the connections ran on: "epoll" or "uring" (config.io is the
+    /// one asked for; they differ after a fallback, which a warning explains).
+    pub io: &'static str,
     /// https: handshakes and what they negotiated; null for http and FastCGI.
     pub tls: Option<TlsDoc>,
     /// Failed requests of the classes that carry a detail (TLS alert, certificate
@@ -82,6 +85,8 @@ pub struct ConfigDoc {
     pub page_conns: Option<u32>,
     /// https only (null for http).
     pub tls: Option<TlsConfigDoc>,
+    /// --io as asked (or its default): "epoll" or "uring".
+    pub io: &'static str,
 }
 
 #[derive(Serialize, Debug)]

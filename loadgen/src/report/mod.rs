@@ -18,6 +18,7 @@ use crate::stats::tls::{ErrorDetails, TlsStats};
 use crate::stats::{Detail, ErrorClass, PhaseStats};
 use crate::tls;
 use crate::urls::Shape;
+use warnings::Warning;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -188,7 +189,10 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
         })
         .collect();
     let pages = m.stats.pages.as_ref();
-    let warnings = warnings::collect(cfg, &result, &m.busy, clients);
+    let mut warnings = warnings::collect(cfg, &result, &m.busy, clients);
+    if let Some(reason) = &m.io_fallback {
+        warnings.insert(0, Warning::IoFallback { asked: cfg.io.name(), used: m.io.name(), reason: reason.clone() });
+    }
     let warning_sentences = warnings.iter().map(ToString::to_string).collect();
     Document {
         schema_version: SCHEMA_VERSION,
@@ -223,11 +227,13 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
                 http2: t.http2,
                 streams: cfg.streams,
             }),
+            io: cfg.io.name(),
         },
         started_unix_us: m.started_unix_us,
         start: cfg.start_at_unix_us.map(|asked| StartDoc { asked_unix_us: asked, began_unix_us: m.began_unix_us }),
         result,
         protocol: protocol_name(cfg, m.stats.spoken),
+        io: m.io.name(),
         tls: cfg.tls.as_ref().map(|_| tls_doc(&m.stats.tls)),
         error_details: details_doc(&m.stats.details),
         connections_measured: clients.measured,

@@ -63,6 +63,9 @@ pub enum Warning {
     RateNotReached { sent_per_s: f64, rate: f64, connections: u32, due: u64, not_sent: u64 },
     /// A measured phase under 1 s (runs ended by `-n` are exempt).
     ShortRun { duration_us: u64 },
+    /// `--io uring` asked for, but io_uring could not be set up here: the run used
+    /// `used` (epoll); `reason` is the sentence saying why (errno, sysctl).
+    IoFallback { asked: &'static str, used: &'static str, reason: String },
 }
 
 impl fmt::Display for Warning {
@@ -131,6 +134,7 @@ impl fmt::Display for Warning {
                  add connections to keep the loop open"
             ),
             Warning::ShortRun { .. } => f.write_str("the measured phase lasted less than 1 s: results are noisy"),
+            Warning::IoFallback { reason, .. } => write!(f, "--io uring was asked for, but {reason}"),
         }
     }
 }
@@ -373,6 +377,15 @@ mod tests {
         let (cfg, mut r, busy, clients) = setup();
         r.duration_us = 400_000;
         check(only(&cfg, &r, &busy, &clients), json!({"code": "short_run", "params": {"duration_us": 400_000}}));
+
+        // Not from collect(): the run itself knows (report/mod.rs puts it first).
+        let reason = "io_uring is not available here (Operation not permitted (os error 1)): the run used epoll";
+        let fallback = Warning::IoFallback { asked: "uring", used: "epoll", reason: reason.into() };
+        assert_eq!(fallback.to_string(), format!("--io uring was asked for, but {reason}"));
+        check(
+            serde_json::to_value(&fallback).unwrap(),
+            json!({"code": "io_fallback", "params": {"asked": "uring", "used": "epoll", "reason": reason}}),
+        );
 
         // Every code the schema lists is produced above, and nothing else.
         let schema: Value = serde_json::from_str(include_str!("../../schema/result-v1.schema.json")).unwrap();

@@ -312,10 +312,28 @@ impl EngineRun {
     }
 }
 
+/// `STACKBENCH_TEST_IO=uring cargo test` runs every engine test on the io_uring
+/// path (`--io` first, unless the test gives its own): both I/O paths pass the
+/// same suite (loadgen/README.md "I/O path").
+fn io_from_env(args: &[&str]) -> Vec<String> {
+    match std::env::var("STACKBENCH_TEST_IO") {
+        Ok(io) if !args.contains(&"--io") && !args.contains(&"--clock") => vec!["--io".into(), io],
+        _ => Vec::new(),
+    }
+}
+
 /// Runs the engine with a hard wall-clock limit so a bug can never hang the suite.
 pub fn engine(args: &[&str]) -> EngineRun {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
-    command.args(args);
+    command.args(io_from_env(args)).args(args);
+    run_bounded(command, args)
+}
+
+/// Runs the engine with extra environment variables (the io_uring set-up's
+/// failure hook, uring/setup.rs).
+pub fn engine_with_env(env: &[(&str, &str)], args: &[&str]) -> EngineRun {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
+    command.envs(env.iter().copied()).args(args);
     run_bounded(command, args)
 }
 
@@ -327,6 +345,7 @@ pub fn engine_under_ulimit(ulimit: &str, args: &[&str]) -> EngineRun {
         .arg("-c")
         .arg(format!("ulimit {ulimit} && exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_stackbench-load"))
+        .args(io_from_env(args))
         .args(args);
     run_bounded(command, args)
 }
@@ -414,7 +433,7 @@ pub fn assert_valid(doc: &serde_json::Value) {
 }
 
 /// Each warning code, with words its sentence in `warnings` must contain.
-pub const WARNING_SENTENCES: [(&str, &str); 13] = [
+pub const WARNING_SENTENCES: [(&str, &str); 14] = [
     ("no_response_all", "none of the"),
     ("clients_unserved", "connections got no response during the measured phase"),
     ("in_flight_old", "still unanswered at the end"),
@@ -428,6 +447,7 @@ pub const WARNING_SENTENCES: [(&str, &str); 13] = [
     ("rate_timer_resolution", "timer resolution"),
     ("rate_not_reached", "requests/s asked for were sent"),
     ("short_run", "less than 1 s"),
+    ("io_fallback", "--io uring was asked for, but "),
 ];
 
 /// `warning_codes[i]` is the code of the sentence `warnings[i]`.

@@ -71,6 +71,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                  + " — the stack answered more slowly than the connections allow (their latency "
                                  "counts from when they were due); `connections` gives the engine more",
     "short_run": lambda p: "the measured phase lasted less than 1 s: results are noisy",
+    "io_fallback": lambda p: f"--io uring was asked for, but {p.get('reason')}",
     # -- from the lab
     "cache_hits": lambda p: f"{p.get('header')}: {100 * (p.get('share') or 0):.0f}% of responses were cache hits — "
                             "this measures the cache, not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 "
