@@ -187,7 +187,9 @@ pub struct Slot {
 
 /// A reusable sleep for one connection (one timer entry, reset, never re-created).
 pub struct Pacer {
-    sleep: Pin<Box<Sleep>>,
+    /// Made on first use: a closed-loop connection never waits on it, and 10,000 of
+    /// them would each hold a timer they never arm.
+    sleep: Option<Pin<Box<Sleep>>>,
 }
 
 impl Default for Pacer {
@@ -198,12 +200,13 @@ impl Default for Pacer {
 
 impl Pacer {
     pub fn new() -> Self {
-        Pacer { sleep: Box::pin(tokio::time::sleep(Duration::ZERO)) }
+        Pacer { sleep: None }
     }
 
     pub async fn until(&mut self, t: Instant) {
-        self.sleep.as_mut().reset(t.into());
-        self.sleep.as_mut().await;
+        let sleep = self.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(t.into())));
+        sleep.as_mut().reset(t.into());
+        sleep.as_mut().await;
     }
 }
 

@@ -134,7 +134,9 @@ pub(super) async fn attempt(
         let connected_at = if reused {
             slot.start
         } else {
-            match connect::open(ctx, conn.http11_only).await {
+            // Boxed: a connect in progress (and its address resolution) would otherwise sit
+            // in every connection's task for its whole life: 464 bytes each (lane.rs's size test).
+            match Box::pin(connect::open(ctx, conn.http11_only)).await {
                 Ok(opened) => {
                     conn.stream = Some(opened.stream);
                     conn.reader.reset();
