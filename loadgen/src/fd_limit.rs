@@ -60,15 +60,7 @@ pub fn ensure(cfg: &Config) -> Result<(), Error> {
 /// Descriptors the run needs at most at once: one socket per connection, the event
 /// loops, what is already open, and a little spare.
 fn needed(cfg: &Config, open_now: u64) -> u64 {
-    sockets(cfg) + PER_THREAD * u64::from(cfg.threads) + open_now + SPARE
-}
-
-/// Connections open at most at once: page mode opens up to --page-conns per visitor.
-fn sockets(cfg: &Config) -> u64 {
-    match cfg.shape {
-        Shape::Page { conns } => u64::from(cfg.connections) * u64::from(conns),
-        _ => u64::from(cfg.connections),
-    }
+    cfg.sockets() + PER_THREAD * u64::from(cfg.threads) + open_now + SPARE
 }
 
 /// Descriptors open now (stdio and whatever the parent passed on).
@@ -138,7 +130,7 @@ mod tests {
         let cfg = from_words(&["-c", "30000", "-t", "2", "http://127.0.0.1:1/"]).unwrap();
         assert_eq!(needed(&cfg, 3), 30_000 + 6 + 3 + SPARE);
         let page = from_words(&["-c", "100", "--page", "/", "--assets", "/a", "http://127.0.0.1:1"]).unwrap();
-        assert_eq!(sockets(&page), 600);
+        assert_eq!(page.sockets(), 600);
         assert_eq!(
             too_low(&cfg, 30_017, 20_000),
             "-c 30000 needs about 30,017 file descriptors; this process may open at most 20000 (ulimit -n): lower \

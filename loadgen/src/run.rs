@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::clock;
-use crate::config::Config;
+use crate::config::{Config, share};
 use crate::cpu::{self, CpuTimes};
 use crate::error::Error;
 use crate::progress;
@@ -14,7 +14,6 @@ use crate::stats::ThreadStats;
 use crate::stats::live::LiveCounters;
 use crate::client::worker;
 use crate::uring::{self, IoMode};
-use crate::urls::Shape;
 
 pub struct Measured {
     /// All threads merged.
@@ -49,7 +48,11 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
     // from a seccomp filter...): the run goes on, on epoll, and says so.
     let mut shared_cfg = cfg.clone();
     let io_fallback = match cfg.io {
-        IoMode::Uring => uring::refusal(connections_per_thread(cfg)).or_else(|| uring::probe().err()),
+        IoMode::Uring => {
+            // Thread 0 gets the most connections (config::share).
+            let per_thread = share(u32::try_from(cfg.sockets()).unwrap_or(u32::MAX), cfg.threads, 0);
+            uring::refusal(per_thread).or_else(|| uring::probe().err())
+        }
         IoMode::Epoll => None,
     };
     if io_fallback.is_some() {
@@ -126,14 +129,4 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
         io,
         io_fallback,
     })
-}
-
-/// The most connections one engine thread opens: the run's (a page visitor's several
-/// each) spread over the threads.
-fn connections_per_thread(cfg: &Config) -> u32 {
-    let per_visitor = match cfg.shape {
-        Shape::Page { conns } => conns,
-        _ => 1,
-    };
-    cfg.connections.saturating_mul(per_visitor).div_ceil(cfg.threads.max(1))
 }

@@ -108,6 +108,14 @@ impl Config {
     pub fn is_head(&self) -> bool {
         self.method.eq_ignore_ascii_case("HEAD")
     }
+
+    /// Connections open at most at once: page mode opens up to --page-conns per visitor.
+    pub fn sockets(&self) -> u64 {
+        match self.shape {
+            Shape::Page { conns } => u64::from(self.connections) * u64::from(conns),
+            _ => u64::from(self.connections),
+        }
+    }
 }
 
 /// Splits `total` connections over `threads` as evenly as possible (thread k gets
