@@ -43,6 +43,13 @@ def _allow_remote(p: argparse.ArgumentParser) -> None:
                         "(the plan must then use duration, not requests)")
 
 
+def _cpu_idle(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cpu-idle", choices=measure.IDLE_POLICIES,
+                   help="idle cores during the run, in place of the plan's cpu_idle: as the system has them "
+                        "(default) or polled, never halted (on a VM, waking a halted core costs the waker a "
+                        "hypervisor exit; polling has costs of its own: bench/RESULTS.md, 'Idle cores')")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.")
     p.add_argument("--version", action="version", version=f"stackbench {__version__}")
@@ -56,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(run)
+    _cpu_idle(run)
     _output_flags(run)
     run.add_argument("--resume", type=int, metavar="RUN",
                      help="finish an interrupted run: cells already stored are not run again")
@@ -75,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(sc_run)
+    _cpu_idle(sc_run)
     _output_flags(sc_run)
 
     show = sub.add_parser("show", help="print a stored run: table or summary, caveats, verdicts")

@@ -5,6 +5,7 @@ and what survives a Ctrl-C or a server that dies."""
 from __future__ import annotations
 
 import tomllib
+from contextlib import contextmanager
 
 import pytest
 
@@ -13,6 +14,7 @@ from stackbench.planning import plan as plan_mod
 from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited
+from stackbench.upkeep.idle import IdleState
 from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
 
@@ -133,10 +135,18 @@ def lab():
             d["warning_codes"] = [{"code": "engine_saturated", "params": {"thread": 0, "busy": 0.97}}]
         return EngineResult.from_doc(d)
 
+    @contextmanager
+    def hold_idle(asked):
+        log.append(("idle held", asked))
+        try:
+            yield IdleState(asked, True, "polled (fake)")
+        finally:
+            log.append(("idle released", asked))
+
     fake = runner.Lab(load=fake_load, engine_binary=lambda: "/bin/true", instance=make_instance,
                       monitor=FakeRunMonitor, environment=lambda pins: {"fake": True}, lock=FreeLock,
                       require=lambda stack: None, versions=lambda stack: {"fake": "1"}, pin_self=lambda cpus: None,
-                      sweep=lambda: leftovers.Swept([], [], []))
+                      sweep=lambda: leftovers.Swept([], [], []), hold_idle=hold_idle)
     return log, state, fake
 
 
@@ -153,13 +163,18 @@ def test_order_of_a_plan(lab):
     a, b = "nginx-fpm", "apache-prefork-modphp"
     assert log == [
         ("preflight", a), ("preflight", b),  # every config checked before anything runs
+        ("idle held", "as-is"),  # idle cores as asked from before the first start to after the last stop
         ("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", a),
         ("up", b), ("verify", b), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", b),
+        ("idle released", "as-is"),
     ]
     cells = store.cells(outcome.run_id)
     assert [(c.stack_label, c.concurrency, c.status) for c in cells] == [
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
     assert store.run(outcome.run_id).status == "complete"
+    # What the idle cores did is part of the run's environment (show, the report, compare).
+    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "as-is", "polled": True,
+                                                                  "why": "polled (fake)"}
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -168,9 +183,10 @@ def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
     store = Store()
     with pytest.raises(KeyboardInterrupt):
         run(store, fake)
-    assert log[-1] == ("down", "apache-prefork-modphp")
+    assert log[-2] == ("down", "apache-prefork-modphp")
     run_row = store.runs()[-1]
     assert run_row["status"] == "interrupted" and run_row["cells"] == 2
+    assert log[-1] == ("idle released", "as-is")  # the hold goes with the run, Ctrl-C or not
 
 
 def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
@@ -185,14 +201,14 @@ def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
         ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]
     assert cells[0].engine is not None and "during the load" in cells[0].error  # what the engine saw is kept
     assert cells[1].engine is None and cells[1].error == "fake exited"
-    assert ("down", "nginx-fpm") in log and log[-1] == ("down", "apache-prefork-modphp")
+    assert ("down", "nginx-fpm") in log and log[-2] == ("down", "apache-prefork-modphp")
 
 
 def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):
     log, _, fake = lab
     run(Store(), fake, PLAN.replace('restart = "stack"', 'restart = "cell"'))
     a = "nginx-fpm"
-    assert log[2:9] == [("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("down", a), ("up", a), ("verify", a)]
+    assert log[3:10] == [("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("down", a), ("up", a), ("verify", a)]
     assert sum(1 for e in log if e[0] == "up") == 4
 
 

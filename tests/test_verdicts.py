@@ -159,6 +159,15 @@ def test_compare_two_runs_matches_stacks_and_questions():
     assert "only in run 4, not compared: lighttpd" in result.notes
 
 
+def test_compare_says_when_one_run_polled_its_idle_cores_and_the_other_did_not():
+    a = cells_for({"nginx-fpm": noisy(1000, 5)}, run_id=3)
+    b = cells_for({"nginx-fpm": noisy(1000, 5, seed=3)}, run_id=4)
+    same = compare.compare(a, b, "run 3", "run 4", idle=(True, True))
+    assert not [n for n in same.notes if "idle cores" in n]
+    (note,) = [n for n in compare.compare(a, b, "run 3", "run 4", idle=(False, True)).notes if "idle cores" in n]
+    assert note.startswith("note: run 4's idle cores were polled during its run, run 3's were not")
+
+
 def test_compare_two_sets_of_cells_of_different_stacks():
     a = [c for c in cells_for({"nginx-fpm": noisy(1000, 5)}, run_id=3)]
     b = [c for c in cells_for({"apache": noisy(1000, 5, seed=8)}, run_id=3, start_seq=50)]

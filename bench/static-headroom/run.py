@@ -8,7 +8,7 @@ rusage over the same window), their ratio, and each side's busy share of its cor
 so the bar (engine ≤ 0.6× the server in every cell) and which side limited each cell
 can be read off one table. `--db STORE --run N` reads a run already made instead.
 
-Usage: bench/static-headroom/run.py [--quick] [--db STORE --run N] [--bar 0.6]
+Usage: bench/static-headroom/run.py [--quick] [--cpu-idle as-is|poll] [--db STORE --run N] [--bar 0.6]
 """
 
 import argparse
@@ -65,6 +65,7 @@ def table(doc, bar):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="the scenario's quick form")
+    p.add_argument("--cpu-idle", choices=("as-is", "poll"), help="the lab's --cpu-idle (default: the plan's, as-is)")
     p.add_argument("--db", help="read this store instead of running (with --run)")
     p.add_argument("--run", help="the run id in --db")
     p.add_argument("--bar", type=float, default=0.6)
@@ -73,7 +74,8 @@ def main():
         db, run = a.db, a.run or ""
     else:
         db = os.path.join(tempfile.mkdtemp(prefix="static-headroom-"), "results.sqlite")
-        stackbench("scenario", "run", "static", *(["--quick"] if a.quick else []), "--quiet", "--db", db)
+        stackbench("scenario", "run", "static", *(["--quick"] if a.quick else []),
+                   *(["--cpu-idle", a.cpu_idle] if a.cpu_idle else []), "--quiet", "--db", db)
         run = ""
         print(f"store: {db}")
     doc = json.loads(stackbench("export", *([run] if run else []), "--format", "json", "--db", db))

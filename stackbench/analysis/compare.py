@@ -17,8 +17,16 @@ class CompareResult:
     notes: tuple[str, ...]
 
 
-def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE) -> CompareResult:
+def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
+            idle: tuple[bool, bool] = (False, False)) -> CompareResult:
+    """`idle`: whether each side's run held its idle cores polled (the run's environment)."""
     notes: list[str] = []
+    if idle[0] != idle[1]:
+        polled, halted = (name_a, name_b) if idle[0] else (name_b, name_a)
+        notes.append(f"note: {polled}'s idle cores were polled during its run, {halted}'s were not (cpu_idle): on a "
+                     "virtual machine the stacks' throughput and CPU per request move with it, each its own way "
+                     "(waking a halted core costs a hypervisor exit, a polling one slows its busy neighbour); "
+                     "compare runs made the same way")
     labels_a = {c.stack_label for c in a}
     labels_b = {c.stack_label for c in b}
     shared = labels_a & labels_b

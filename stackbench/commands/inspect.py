@@ -83,12 +83,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = (_side(args.a), _side(args.b))
     if names[0] == names[1]:
         names = (f"A ({names[0]})", f"B ({names[1]})")
-    result = compare_mod.compare(a, b, *names, band=args.equivalence)
+    idle = tuple(_idle_polled(store, side) for side in (a, b))
+    result = compare_mod.compare(a, b, *names, band=args.equivalence, idle=idle)
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
                          hint="compare runs of the same plan, or name cells: RUN:SEQ,SEQ,…")
     verdicts_text.render_compare(result, sys.stdout)
     return 0
+
+
+def _idle_polled(store: Store, cells: list) -> bool:
+    """Whether the run of these cells held its idle cores polled (upkeep/idle.py)."""
+    env = store.run(cells[0].run_id).environment if cells else {}
+    return bool((env or {}).get("cpu_idle", {}).get("polled"))
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from stackbench import scenarios
 from stackbench.planning import machine, plan as plan_mod, target
-from stackbench.upkeep import lock, pinning
+from stackbench.upkeep import idle, lock, pinning
 from stackbench.analysis import power, verdicts
 from stackbench.analysis.run import analyze
 from stackbench.errors import ServerError, StorageError, UsageError
@@ -23,6 +24,9 @@ from stackbench.runner import Options, Outcome, done_seqs, dry_check, resume, ru
 from stackbench.states import RunStatus
 from stackbench.store import Store
 from stackbench.planning import hosts as hosts_spec
+
+
+IDLE_POLICIES = idle.POLICIES  # --cpu-idle's choices (the CLI names them through commands)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -38,6 +42,7 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
 
 
 def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    plan = _idle_flag(plan, args)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     if args.dry_run:
         return _dry_run(plan, args)
@@ -63,7 +68,7 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is being measured now ({busy})",
                          hint="wait for it to finish; if it stops early, resume it then")
     store.ensure_writable()
-    plan = plan_mod.parse(run.plan, run.plan_source)
+    plan = _idle_flag(plan_mod.parse(run.plan, run.plan_source), args)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
@@ -75,6 +80,14 @@ def _resume(args: argparse.Namespace) -> int:
     finally:
         _report(store, outcome, progress, args, run_id=args.resume)
     return ServerError.exit_code if outcome.errors else 0
+
+
+def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
+    """--cpu-idle in place of the plan's cpu_idle, written into the stored plan too (so a
+    resumed run keeps it)."""
+    if not args.cpu_idle:
+        return plan
+    return replace(plan, cpu_idle=args.cpu_idle, raw=plan.raw | {"cpu_idle": args.cpu_idle})
 
 
 def _mode(args: argparse.Namespace) -> str:

@@ -20,6 +20,7 @@ from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
 from stackbench.units import parse_duration_s, parse_share
+from stackbench.upkeep import idle
 from stackbench.workloads import app as app_workload
 from stackbench.analysis.capacity import MAX_PROBES
 from stackbench.planning.loads import LoadModel
@@ -35,7 +36,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams"}
+            "protocol", "tls", "streams", "cpu_idle"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -104,6 +105,9 @@ class Plan:
     # What the visitors speak (planning/protocols.py): clear HTTP/1.1 by default; TLS
     # cells take a handshake mode in place of keep-alive.
     protocols: protocols_mod.Protocols = field(default_factory=protocols_mod.Protocols)
+    # Idle cores during the run (upkeep/idle.py): "as-is", or "poll" (held out of halt,
+    # which on a VM moves the stacks' figures, each its own way).
+    cpu_idle: str = idle.AS_IS
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -250,6 +254,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         raise fail(f"syscalls takes true or false, not {count_syscalls!r}")
     if count_syscalls and not 0.3 <= syscall_profile <= 60:
         raise fail("syscall_profile must be between 300ms (three perf intervals) and 60s")
+    cpu_idle = data.get("cpu_idle", idle.AS_IS)
+    if cpu_idle not in idle.POLICIES:
+        raise fail(f"cpu_idle takes {', '.join(repr(p) for p in idle.POLICIES)}, not {cpu_idle!r}")
     requests = data.get("requests")
     if requests is not None and (not isinstance(requests, int) or isinstance(requests, bool) or requests < 1):
         raise fail(f"requests must be a whole number >= 1, not {requests!r}")
@@ -371,7 +378,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
-        machine=machine, protocols=asked_protocols,
+        machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle,
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
 from stackbench.states import RunStatus
+from stackbench.upkeep.idle import IdleState
 from stackbench.upkeep.pinning import Pinning
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class Session:
     lab: Lab  # placed: with a server on another host, its stack and monitor are the agent's there
     pins: Pinning
     clients: ClientSession | None
+    idle: IdleState | None = None  # what this machine's idle cores did (upkeep/idle.py)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from stackbench.planning.plan import StackVariant
 from stackbench.planning.protocols import TlsPlan
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance, TlsOptions
-from stackbench.upkeep import environment, leftovers, pinning as pinning_mod
+from stackbench.upkeep import environment, idle, leftovers, pinning as pinning_mod
 from stackbench.upkeep.lock import RunLock
 from stackbench.workloads.base import Workload
 
@@ -56,3 +56,5 @@ class Lab:
     versions: Callable = installed.versions
     pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
     sweep: Callable[[], leftovers.Swept] = leftovers.sweep
+    # Idle cores as the plan's cpu_idle asks, for the session: a context manager.
+    hold_idle: Callable = idle.held

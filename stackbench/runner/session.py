@@ -53,14 +53,16 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
             here.engine_binary()  # fail now, not after the first stack started
             # The lab itself (sampler, perf, Python) stays off the server's cores.
             here.pin_self(pins.engine_cpus)
-            try:
-                if not plan.hosts.single_local:
-                    clients = ClientSession.open(plan.hosts, here.engine_binary)
-                    events.clients_ready(clients.facts())
-                yield Session(plan, store, events, options, here, pins, clients)
-            finally:
-                if clients is not None:
-                    clients.close()
+            # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
+            with lab.hold_idle(plan.cpu_idle) as idle_state:
+                try:
+                    if not plan.hosts.single_local:
+                        clients = ClientSession.open(plan.hosts, here.engine_binary)
+                        events.clients_ready(clients.facts())
+                    yield Session(plan, store, events, options, here, pins, clients, idle_state)
+                finally:
+                    if clients is not None:
+                        clients.close()
     finally:
         lock.release()
 
@@ -70,6 +72,8 @@ def begin(session: Session) -> int:
     machine profile it emulated, if any)."""
     plan, pins = session.plan, session.pins
     env = session.lab.environment(pins)
+    if session.idle is not None:
+        env["cpu_idle"] = session.idle.on_this_machine_only(plan.hosts.remote_server).as_dict()
     if plan.machine is not None:
         env["machine_profile"] = plan.machine.as_dict() | {"server_cpus": pins.server_cpus}
     return session.store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), env)

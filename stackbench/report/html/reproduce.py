@@ -25,6 +25,7 @@ BUILT_IN = "<default plan>"
 ENVIRONMENT = (  # (key, name in the table)
     ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
     ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
+    ("cpu_idle", "idle cores"),
     ("pinning", "pinning"), ("server_host", "the stack's host"), ("db_host", "the database's host"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
     ("python", "Python"),
 )
@@ -88,6 +89,8 @@ def _env_value(key: str, v: Any) -> str:
         return clients_text.server_line(v)
     if key == "db_host":
         return clients_text.server_line(v, "the database")
+    if key == "cpu_idle":
+        return v["why"]
     if key == "machine_profile":
         return machine_words(v) + " — cgroup limits on the stack and its services, OOM kills recorded per cell"
     return str(v)

@@ -223,6 +223,8 @@ def header(run: StoredRun, out: TextIO) -> None:
             out.write(style.dim(f"network {line}") + "\n")
     if env.get("machine_profile"):
         out.write(style.bold(f"machine profile: {machine_words(env['machine_profile'])}") + "\n")
+    if env.get("cpu_idle"):  # runs since the lab holds idle cores polled on a VM (upkeep/idle.py)
+        out.write(style.dim(f"idle cores: {env['cpu_idle']['why']}") + "\n")
     noise = env.get("cpu_noise_cv")
     if noise is not None and noise > NOISY_CV:
         out.write(style.warn(

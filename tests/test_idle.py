@@ -1,0 +1,83 @@
+"""Idle cores during a run (upkeep/idle.py): as the system has them by default (and said
+so), polled when asked, the request held exactly as long as the run, a clear error when
+"poll" is asked and cannot be had."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+
+import pytest
+
+from stackbench.errors import PlanError, UsageError
+from stackbench.planning import plan as plan_mod
+from stackbench.upkeep import idle
+
+PLAN = """
+duration = "1s"
+[[stacks]]
+id = "nginx-fpm"
+"""
+
+
+def test_the_plan_takes_cpu_idle_and_refuses_anything_else():
+    assert plan_mod.parse(tomllib.loads(PLAN), "p.toml").cpu_idle == "as-is"
+    assert plan_mod.parse(tomllib.loads('cpu_idle = "poll"\n' + PLAN), "p.toml").cpu_idle == "poll"
+    with pytest.raises(PlanError) as e:
+        plan_mod.parse(tomllib.loads('cpu_idle = "spin"\n' + PLAN), "p.toml")
+    assert "cpu_idle takes 'as-is', 'poll', not 'spin'" in str(e.value)
+
+
+def test_as_is_touches_nothing_and_says_how_the_system_waits(tmp_path):
+    qos = tmp_path / "qos"  # would be opened if the hold were taken
+    with idle.held("as-is", qos_file=str(qos)) as state:
+        assert not state.polled and state.why.startswith("as the system has them")
+    assert not qos.exists()
+    assert idle.system_words("haltpoll", "0") == "as the system has them (cpuidle haltpoll, halting at once)"
+    assert idle.system_words("haltpoll", "200000") == \
+        "as the system has them (cpuidle haltpoll, polling up to 200 µs before halting)"
+    assert idle.system_words("intel_idle", None) == "as the system has them (cpuidle intel_idle)"
+    assert idle.system_words("none", None) == "as the system has them"
+    with pytest.raises(ValueError):
+        with idle.held("spin"):
+            pass
+
+
+def test_poll_that_cannot_be_had_is_an_error(tmp_path):
+    with pytest.raises(UsageError) as e:
+        with idle.held("poll", qos_file=str(tmp_path / "no-such-device")):
+            pass
+    assert "cpu_idle = \"poll\" needs" in e.value.message and "No such file" in e.value.message
+
+
+@pytest.mark.skipif(not os.access(idle.QOS_FILE, os.W_OK), reason="needs root and /dev/cpu_dma_latency (CI has both)")
+def test_the_request_holds_every_core_at_polling_while_held_and_goes_with_it():
+    before = idle.current_latency_us()
+    assert before is not None and before > 0
+    with idle.held("poll") as state:
+        assert state.polled
+        assert idle.current_latency_us() == 0  # the kernel's combined request: only polling idle meets it
+    assert idle.current_latency_us() == before
+
+
+def test_on_another_host_the_hold_is_this_machines_alone():
+    state = idle.IdleState("poll", True, "polled")
+    assert state.on_this_machine_only(False) is state
+    assert "the stack's host as it is" in state.on_this_machine_only(True).why
+
+
+def test_show_and_the_report_say_what_the_idle_cores_did():
+    import io
+
+    from cells import stored_run
+    from stackbench.report.html.reproduce import environment_rows
+    from stackbench.report.text import table
+
+    held = {"asked": "poll", "polled": True, "why": "polled, not halted, during the run (cpu_idle = \"poll\": …)"}
+    out = io.StringIO()
+    table.header(stored_run(environment={"pinning": {"server_cpus": [0], "engine_cpus": [1]}, "cpu_idle": held}), out)
+    assert "idle cores: polled, not halted, during the run" in out.getvalue()
+    assert ("idle cores", held["why"]) in environment_rows({"cpu_idle": held})
+    older = io.StringIO()  # a run stored before the lab held idle cores says nothing of them
+    table.header(stored_run(environment={"pinning": {"server_cpus": [0], "engine_cpus": [1]}}), older)
+    assert "idle cores" not in older.getvalue()
