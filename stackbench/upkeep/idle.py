@@ -8,7 +8,7 @@ an idle load engine on every 150 KB response (bench/RESULTS.md, "Idle cores"). H
 every core's idle state at polling — a PM QoS request of 0 µs written to
 /dev/cpu_dma_latency, as tuned's latency-performance profile and cyclictest do — takes
 that cost away, but it is not free either: in the static scenario it made Apache event
-and Caddy 14–30 % faster and h2o, lighttpd and nginx up to 15 % slower (a polling core
+and Caddy 15–31 % faster and h2o, lighttpd and nginx up to 15 % slower (a polling core
 beside a busy one). Which stack wins depends on it, so the lab leaves the machine as it
 is unless the plan asks ("poll"), and records in every run what the idle cores did.
 
