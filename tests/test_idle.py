@@ -81,3 +81,51 @@ def test_show_and_the_report_say_what_the_idle_cores_did():
     older = io.StringIO()  # a run stored before the lab held idle cores says nothing of them
     table.header(stored_run(environment={"pinning": {"server_cpus": [0], "engine_cpus": [1]}}), older)
     assert "idle cores" not in older.getvalue()
+
+
+@pytest.mark.servers
+@pytest.mark.skipif(not os.access(idle.QOS_FILE, os.W_OK), reason="needs root and /dev/cpu_dma_latency (CI has both)")
+def test_a_real_run_asked_to_poll_holds_it_while_it_measures_records_it_and_drops_it_on_ctrl_c(workdir):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from conftest import require_stack
+
+    require_stack("nginx-fpm")
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text('name = "idle"\nduration = "1s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
+                    'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
+    before = idle.current_latency_us()
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
+                             str(workdir), "--cpu-idle", "poll", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, cells, deadline = set(), 0, time.monotonic() + 60
+    while cells < 1 and time.monotonic() < deadline and proc.poll() is None:
+        seen.add(idle.current_latency_us())
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(db) as conn:
+                cells = conn.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+        except sqlite3.Error:
+            pass
+    assert proc.poll() is None, proc.communicate()
+    assert 0 in seen, f"the run never held the cores at polling: {seen}"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert idle.current_latency_us() == before, "the request outlived the run"
+    show = subprocess.run([sys.executable, "-m", "stackbench", "show", "--db", str(db)], capture_output=True, text=True)
+    assert "idle cores: polled, not halted, during the run" in show.stdout, show.stdout + show.stderr
+
+
+def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_otherwise(capsys):
+    from conftest import require_stack
+    from stackbench import cli
+
+    require_stack("nginx-fpm")
+    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run", "--cpu-idle", "poll"]) == 0
+    assert "idle cores: held polling, never halted, for the whole run" in capsys.readouterr().out
+    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run"]) == 0
+    assert "idle cores" not in capsys.readouterr().out

@@ -107,6 +107,11 @@ def machine_line(profile: MachineProfile, pins: Pinning) -> str:
             f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
 
 
+def idle_line() -> str:
+    return ("idle cores: held polling, never halted, for the whole run (cpu_idle = \"poll\"; on a VM it moves the "
+            "stacks' figures, each its own way: README, 'Idle cores')")
+
+
 def power_line(pp: power.PlanPower, plan: Plan, repetition_s: float, store: str) -> str:
     """Whether the plan's repetitions can give verdicts: a DETECT difference found 4 times
     in 5 among the plan's comparisons at this machine's noise, or the repetitions that
