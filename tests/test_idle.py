@@ -4,7 +4,9 @@ so), polled when asked, the request held exactly as long as the run, a clear err
 
 from __future__ import annotations
 
+import errno
 import os
+import struct
 import tomllib
 
 import pytest
@@ -43,17 +45,53 @@ def test_as_is_touches_nothing_and_says_how_the_system_waits(tmp_path):
             pass
 
 
-def test_poll_that_cannot_be_had_is_an_error(tmp_path):
+def test_poll_that_cannot_be_had_is_an_error_that_says_what_to_do(tmp_path, monkeypatch):
+    missing = str(tmp_path / "no-such-device")
     with pytest.raises(UsageError) as e:
-        with idle.held("poll", qos_file=str(tmp_path / "no-such-device")):
+        with idle.held("poll", qos_file=missing):
             pass
     assert "cpu_idle = \"poll\" needs" in e.value.message and "No such file" in e.value.message
+    assert "has no" in e.value.hint and "--cpu-idle as-is" in e.value.hint
+    with pytest.raises(UsageError) as e:  # the preflight and the dry run ask the same, first
+        idle.require("poll", qos_file=missing)
+    assert "has no" in e.value.hint
+    idle.require("as-is", qos_file=missing)  # nothing asked, nothing needed
+
+    def refused(*args):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(idle.os, "open", refused)  # a user without root
+    with pytest.raises(UsageError) as e:
+        with idle.held("poll", qos_file=missing):
+            pass
+    assert "Permission denied" in e.value.message and "takes root" in e.value.hint
 
 
+def test_as_is_says_polled_when_another_process_holds_the_cores_there(tmp_path, monkeypatch):
+    states = tmp_path / "cpuidle"
+    for i, (name, latency) in enumerate([("POLL", 0), ("haltpoll idle", 1)]):
+        (states / f"state{i}").mkdir(parents=True)
+        (states / f"state{i}" / "name").write_text(name + "\n")
+        (states / f"state{i}" / "latency").write_text(f"{latency}\n")
+    monkeypatch.setattr(idle, "CPUIDLE_STATES", states)
+    qos = tmp_path / "qos"
+    qos.write_bytes(struct.pack("i", 0))  # someone's cyclictest
+    with idle.held("as-is", qos_file=str(qos)) as state:
+        assert state.polled and "another process holds a PM QoS request of 0 µs" in state.why
+    qos.write_bytes(struct.pack("i", 2_000_000_000))  # nobody's
+    with idle.held("as-is", qos_file=str(qos)) as state:
+        assert not state.polled and state.why.startswith("as the system has them")
+
+
+@pytest.mark.servers  # it changes the whole machine's idle cores for a moment: never beside a measurement
 @pytest.mark.skipif(not os.access(idle.QOS_FILE, os.W_OK), reason="needs root and /dev/cpu_dma_latency (CI has both)")
 def test_the_request_holds_every_core_at_polling_while_held_and_goes_with_it():
+    from stackbench.upkeep import lock
+
+    if lock.holder():
+        pytest.skip(f"a lab is measuring on this machine ({lock.holder()})")
     before = idle.current_latency_us()
-    assert before is not None and before > 0
+    assert before is not None
     with idle.held("poll") as state:
         assert state.polled
         assert idle.current_latency_us() == 0  # the kernel's combined request: only polling idle meets it
@@ -63,7 +101,21 @@ def test_the_request_holds_every_core_at_polling_while_held_and_goes_with_it():
 def test_on_another_host_the_hold_is_this_machines_alone():
     state = idle.IdleState("poll", True, "polled")
     assert state.on_this_machine_only(False) is state
-    assert "the stack's host as it is" in state.on_this_machine_only(True).why
+    assert "on this machine only, the plan's other hosts as they are" in state.on_this_machine_only(True).why
+
+
+def test_compare_reads_an_older_run_without_the_key_as_not_polled():
+    from types import SimpleNamespace
+
+    from stackbench.commands.inspect import _idle_polled
+
+    def store(env):
+        return SimpleNamespace(run=lambda run_id: SimpleNamespace(environment=env))
+
+    cells = [SimpleNamespace(run_id=1)]
+    assert _idle_polled(store({}), cells) is False
+    assert _idle_polled(store(None), cells) is False
+    assert _idle_polled(store({"cpu_idle": {"asked": "poll", "polled": True, "why": "…"}}), cells) is True
 
 
 def test_show_and_the_report_say_what_the_idle_cores_did():

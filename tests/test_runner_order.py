@@ -13,7 +13,7 @@ from stackbench import runner, workloads
 from stackbench.planning import plan as plan_mod
 from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
-from stackbench.errors import ServerExited
+from stackbench.errors import ServerExited, UsageError
 from stackbench.upkeep.idle import IdleState
 from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
@@ -137,9 +137,11 @@ def lab():
 
     @contextmanager
     def hold_idle(asked):
+        if state.get("idle_refused"):
+            raise UsageError("cpu_idle = \"poll\" needs /dev/cpu_dma_latency: Permission denied")
         log.append(("idle held", asked))
         try:
-            yield IdleState(asked, True, "polled (fake)")
+            yield IdleState(asked, asked == "poll", f"{asked} (fake)")
         finally:
             log.append(("idle released", asked))
 
@@ -173,8 +175,8 @@ def test_order_of_a_plan(lab):
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
     assert store.run(outcome.run_id).status == "complete"
     # What the idle cores did is part of the run's environment (show, the report, compare).
-    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "as-is", "polled": True,
-                                                                  "why": "polled (fake)"}
+    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "as-is", "polled": False,
+                                                                  "why": "as-is (fake)"}
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -202,6 +204,34 @@ def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
     assert cells[0].engine is not None and "during the load" in cells[0].error  # what the engine saw is kept
     assert cells[1].engine is None and cells[1].error == "fake exited"
     assert ("down", "nginx-fpm") in log and log[-2] == ("down", "apache-prefork-modphp")
+
+
+def test_a_plan_that_polls_holds_it_for_the_run_and_one_that_cannot_starts_nothing(lab):
+    log, state, fake = lab
+    store = Store()
+    outcome = run(store, fake, 'cpu_idle = "poll"\n' + PLAN)
+    assert log[2] == ("idle held", "poll") and log[-1] == ("idle released", "poll")
+    assert store.run(outcome.run_id).environment["cpu_idle"]["polled"] is True
+    log.clear()
+    state["idle_refused"] = True
+    with pytest.raises(UsageError):
+        run(store, fake, 'cpu_idle = "poll"\n' + PLAN)
+    assert [e for e in log if e[0] != "preflight"] == [], "nothing started"
+    assert len(store.runs()) == 1, "no empty run stored"
+
+
+def test_resuming_a_run_another_way_is_refused(lab, tmp_path, capsys):
+    from stackbench import cli
+
+    _, state, fake = lab
+    db = tmp_path / "r.sqlite"
+    state["interrupt_at"] = 3
+    with pytest.raises(KeyboardInterrupt):
+        run(Store(db), fake)
+    run_id = Store(db).runs()[-1]["id"]
+    assert cli.main(["run", "--resume", str(run_id), "--db", str(db), "--cpu-idle", "poll"]) == 2
+    err = capsys.readouterr().err
+    assert f"run {run_id} was measured with cpu_idle = \"as-is\"; resume it the same way" in err
 
 
 def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):

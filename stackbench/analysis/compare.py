@@ -25,8 +25,8 @@ def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, 
         polled, halted = (name_a, name_b) if idle[0] else (name_b, name_a)
         notes.append(f"note: {polled}'s idle cores were polled during its run, {halted}'s were not (cpu_idle): on a "
                      "virtual machine the stacks' throughput and CPU per request move with it, each its own way "
-                     "(waking a halted core costs a hypervisor exit, a polling one slows its busy neighbour); "
-                     "compare runs made the same way")
+                     "(waking a halted core costs both the waker and the woken task several µs; polling spares "
+                     "that and spins the idle cores); compare runs made the same way")
     labels_a = {c.stack_label for c in a}
     labels_b = {c.stack_label for c in b}
     shared = labels_a & labels_b

@@ -68,7 +68,11 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is being measured now ({busy})",
                          hint="wait for it to finish; if it stops early, resume it then")
     store.ensure_writable()
-    plan = _idle_flag(plan_mod.parse(run.plan, run.plan_source), args)
+    plan = plan_mod.parse(run.plan, run.plan_source)
+    if args.cpu_idle and args.cpu_idle != plan.cpu_idle:
+        # Its cells so far were measured one way: the rest must be too (one environment a run).
+        raise UsageError(f"run {args.resume} was measured with cpu_idle = \"{plan.cpu_idle}\"; resume it the same way",
+                         hint=f"leave --cpu-idle out (or give --cpu-idle {plan.cpu_idle})")
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
@@ -83,8 +87,8 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
-    """--cpu-idle in place of the plan's cpu_idle, written into the stored plan too (so a
-    resumed run keeps it)."""
+    """--cpu-idle in place of the plan's cpu_idle, written into the stored plan too (a
+    resumed run keeps it, and may not change it)."""
     if not args.cpu_idle:
         return plan
     return replace(plan, cpu_idle=args.cpu_idle, raw=plan.raw | {"cpu_idle": args.cpu_idle})

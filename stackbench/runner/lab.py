@@ -6,6 +6,7 @@ parts that live there (hosts/server.py, hosts/remote_db.py).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -57,4 +58,4 @@ class Lab:
     pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
     sweep: Callable[[], leftovers.Swept] = leftovers.sweep
     # Idle cores as the plan's cpu_idle asks, for the session: a context manager.
-    hold_idle: Callable = idle.held
+    hold_idle: Callable[[str], AbstractContextManager[idle.IdleState]] = idle.held

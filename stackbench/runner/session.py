@@ -24,7 +24,7 @@ from stackbench.runner.context import Options, Session
 from stackbench.runner.lab import Lab
 from stackbench.stacks import registry
 from stackbench.store import Store
-from stackbench.upkeep import pinning as pinning_mod, ports
+from stackbench.upkeep import idle, pinning as pinning_mod, ports
 
 
 @contextmanager
@@ -73,7 +73,8 @@ def begin(session: Session) -> int:
     plan, pins = session.plan, session.pins
     env = session.lab.environment(pins)
     if session.idle is not None:
-        env["cpu_idle"] = session.idle.on_this_machine_only(plan.hosts.remote_server).as_dict()
+        elsewhere = plan.hosts.remote_server or bool(plan.hosts.remote)
+        env["cpu_idle"] = session.idle.on_this_machine_only(elsewhere).as_dict()
     if plan.machine is not None:
         env["machine_profile"] = plan.machine.as_dict() | {"server_cpus": pins.server_cpus}
     return session.store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), env)
@@ -100,6 +101,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
     if plan.namespaced:
         network_check.require(plan)
+    idle.require(plan.cpu_idle)  # "poll" that cannot be had fails now, not after the configs
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
         if variant.port is not None and not plan.hosts.remote_server:  # there, the agent checks it

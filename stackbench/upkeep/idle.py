@@ -1,16 +1,17 @@
 """Idle cores during a run: as the system has them, or polled (the plan's `cpu_idle`).
 
-On a VM whose idle vCPUs halt at once (cpuidle-haltpoll with guest_halt_poll_ns = 0,
-as on this lab's machines), waking an idle core is an interrupt that exits to the
-hypervisor on the waker's core and costs the woken task several µs: a task woken from a
-halt was charged 8.1 µs a wake against 2.9 with idle polling, and nginx paid for waking
-an idle load engine on every 150 KB response (bench/RESULTS.md, "Idle cores"). Holding
-every core's idle state at polling — a PM QoS request of 0 µs written to
-/dev/cpu_dma_latency, as tuned's latency-performance profile and cyclictest do — takes
-that cost away, but it is not free either: in the static scenario it made Apache event
-and Caddy 15–31 % faster and h2o, lighttpd and nginx up to 15 % slower (a polling core
-beside a busy one). Which stack wins depends on it, so the lab leaves the machine as it
-is unless the plan asks ("poll"), and records in every run what the idle cores did.
+On a VM whose idle vCPUs halt at once (cpuidle-haltpoll with guest_halt_poll_ns = 0, as
+on the 2-core VMs this lab was built on), waking an idle core costs the waker 6–7 µs
+inside the call that wakes it and the woken task 8.0–8.6 µs a wake, against 1–1.5 and
+3.0–3.8 with idle polling; nginx served resumed TLS handshakes 10 % slower to our
+sleeping engine than to h2load, which never sleeps (bench/RESULTS.md, "Idle cores").
+Holding every core's idle state at polling — a PM QoS request of 0 µs written to
+/dev/cpu_dma_latency, as cyclictest does — takes that cost away, but every idle core
+then spins for the whole run, and in the static scenario it made Apache event and Caddy
+about 30 % faster on 12 bytes and the single-threaded fronts no faster (2–15 % slower in
+every pair). It changes how far apart the stacks are, so the lab leaves the machine as it
+is unless the plan asks ("poll"), and records in every run what the idle cores did —
+including a hold another program had taken (cyclictest, bench/hold-idle).
 
 The request lives as long as the file stays open: the kernel drops it when the run ends
 or when the lab dies, so nothing is left behind.
@@ -18,6 +19,7 @@ or when the lab dies, so nothing is left behind.
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from contextlib import contextmanager
@@ -31,6 +33,7 @@ AS_IS, POLL = "as-is", "poll"
 POLICIES = (AS_IS, POLL)
 QOS_FILE = "/dev/cpu_dma_latency"
 CPUIDLE = Path("/sys/devices/system/cpu/cpuidle")
+CPUIDLE_STATES = Path("/sys/devices/system/cpu/cpu0/cpuidle")
 HALT_POLL_NS = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
 
 
@@ -45,11 +48,11 @@ class IdleState:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def on_this_machine_only(self, server_elsewhere: bool) -> IdleState:
-        """With the stack on another host, the hold is the engine's machine's alone."""
-        if not server_elsewhere:
+    def on_this_machine_only(self, hosts_elsewhere: bool) -> IdleState:
+        """With the stack or clients on other hosts, this is the lab's machine's alone."""
+        if not hosts_elsewhere:
             return self
-        return replace(self, why=self.why + "; on the load engine's machine only, the stack's host as it is")
+        return replace(self, why=self.why + "; on this machine only, the plan's other hosts as they are")
 
 
 def system_words(driver: str | None = None, halt_poll_ns: str | None = None) -> str:
@@ -72,27 +75,63 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def require(asked: str, qos_file: str = QOS_FILE) -> None:
+    """Before anything starts (the preflight, the dry run): "poll" can be had here."""
+    if asked == POLL and not os.access(qos_file, os.W_OK):
+        raise _cannot(qos_file, errno.ENOENT if not os.path.exists(qos_file) else errno.EACCES)
+
+
 @contextmanager
-def held(asked: str = AS_IS, qos_file: str = QOS_FILE, inherit: bool = False) -> Iterator[IdleState]:
+def held(asked: str = AS_IS, qos_file: str = QOS_FILE) -> Iterator[IdleState]:
     """Idle cores polled for the duration of the block when `asked` is "poll"; an error
-    when that cannot be had (the user asked for it). `inherit`: the request's descriptor
-    survives an exec (bench/hold-idle)."""
+    when that cannot be had (the user asked for it). "as-is" takes nothing and says what
+    the cores do — polled all the same when another process holds them there. The
+    descriptor is not inherited: a child that outlives the block must not hold it."""
     if asked not in POLICIES:
         raise ValueError(asked)
     if asked == AS_IS:
-        yield IdleState(asked, False, system_words())
+        yield IdleState(asked, *_as_they_are(qos_file))
         return
     try:
         fd = os.open(qos_file, os.O_WRONLY)
     except OSError as e:
-        raise UsageError(f"cpu_idle = \"poll\" needs {qos_file}: {e.strerror}",
-                         hint="run as root, or leave cpu_idle out (\"as-is\")") from None
+        raise _cannot(qos_file, e.errno) from None
     try:
-        os.set_inheritable(fd, inherit)
-        os.write(fd, struct.pack("i", 0))  # 0 µs of wake-up latency allowed: only polling idle meets it
+        try:
+            os.write(fd, struct.pack("i", 0))  # 0 µs of wake-up latency allowed: only polling idle meets it
+        except OSError as e:
+            raise _cannot(qos_file, e.errno) from None
         yield IdleState(asked, True, "polled, not halted, during the run (cpu_idle = \"poll\": PM QoS 0 µs)")
     finally:
         os.close(fd)  # the kernel drops the request with the file
+
+
+def _cannot(qos_file: str, err: int | None) -> UsageError:
+    hint = {errno.ENOENT: f"this machine (or container) has no {qos_file}; use --cpu-idle as-is",
+            errno.EACCES: "it takes root; run as root, or use --cpu-idle as-is",
+            errno.EPERM: "it takes root; run as root, or use --cpu-idle as-is"}.get(err or 0, "use --cpu-idle as-is")
+    return UsageError(f"cpu_idle = \"poll\" needs {qos_file}: {os.strerror(err) if err else 'unusable'}", hint=hint)
+
+
+def _as_they_are(qos_file: str) -> tuple[bool, str]:
+    """(polled, words) with nothing asked: polled when the requests others hold allow
+    no idle state but polling (every other state's wake-up takes longer)."""
+    latency = current_latency_us(qos_file)
+    deepest_allowed = _non_polling_latencies()
+    if latency is not None and deepest_allowed and latency < min(deepest_allowed):
+        return True, (f"polled, not halted, during the run: another process holds a PM QoS request of {latency} µs "
+                      "(cyclictest, bench/hold-idle, …)")
+    return False, system_words()
+
+
+def _non_polling_latencies() -> list[int]:
+    """Wake-up latencies (µs) of core 0's idle states other than polling."""
+    found = []
+    for state in sorted(CPUIDLE_STATES.glob("state*")):
+        name, latency = _read(state / "name"), _read(state / "latency")
+        if name != "POLL" and latency is not None and latency.isdigit():
+            found.append(int(latency))
+    return found
 
 
 def current_latency_us(qos_file: str = QOS_FILE) -> int | None:
