@@ -27,7 +27,7 @@ def test_the_plan_takes_cpu_idle_and_refuses_anything_else():
     assert plan_mod.parse(tomllib.loads('cpu_idle = "poll"\n' + PLAN), "p.toml").cpu_idle == "poll"
     with pytest.raises(PlanError) as e:
         plan_mod.parse(tomllib.loads('cpu_idle = "spin"\n' + PLAN), "p.toml")
-    assert "cpu_idle takes 'as-is', 'poll', not 'spin'" in str(e.value)
+    assert "cpu_idle takes 'as-is', 'poll', 'poll-engine', not 'spin'" in str(e.value)
 
 
 def test_as_is_touches_nothing_and_says_how_the_system_waits(tmp_path):
@@ -108,15 +108,17 @@ def test_on_another_host_the_hold_is_this_machines_alone():
 def test_compare_reads_an_older_run_without_the_key_as_not_polled():
     from types import SimpleNamespace
 
-    from stackbench.commands.inspect import _idle_polled
+    from stackbench.commands.inspect import _idle_regime
 
     def store(env):
         return SimpleNamespace(run=lambda run_id: SimpleNamespace(environment=env))
 
     cells = [SimpleNamespace(run_id=1)]
-    assert _idle_polled(store({}), cells) is False
-    assert _idle_polled(store(None), cells) is False
-    assert _idle_polled(store({"cpu_idle": {"asked": "poll", "polled": True, "why": "…"}}), cells) is True
+    assert _idle_regime(store({}), cells) == "as-is"
+    assert _idle_regime(store(None), cells) == "as-is"
+    assert _idle_regime(store({"cpu_idle": {"asked": "poll", "polled": True, "why": "…"}}), cells) == "poll"
+    engine = {"asked": "poll-engine", "polled": False, "engine_polled": True, "why": "…"}
+    assert _idle_regime(store({"cpu_idle": engine}), cells) == "poll-engine"
 
 
 def test_show_and_the_report_say_what_the_idle_cores_did():
@@ -179,6 +181,78 @@ def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_otherwise(capsys)
 
     require_stack("nginx-fpm")
     assert cli.main(["scenario", "run", "static", "--quick", "--dry-run", "--cpu-idle", "poll"]) == 0
-    assert "idle cores: held polling, never halted, for the whole run" in capsys.readouterr().out
+    assert "idle cores: every core held polling, never halted, for the whole run" in capsys.readouterr().out
+    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run", "--cpu-idle", "poll-engine"]) == 0
+    assert "idle cores: the load engine's cores held polling" in capsys.readouterr().out
     assert cli.main(["scenario", "run", "static", "--quick", "--dry-run"]) == 0
     assert "idle cores" not in capsys.readouterr().out
+
+
+def fake_cores(tmp_path, values):
+    """A sysfs of cores' wake-up latency requests: a path template, as core_qos takes it."""
+    for cpu, value in values.items():
+        (tmp_path / f"cpu{cpu}").mkdir()
+        (tmp_path / f"cpu{cpu}" / "request").write_text(value + "\n")
+    return str(tmp_path / "cpu{}" / "request")
+
+
+def test_poll_engine_holds_the_engines_cores_alone_and_puts_them_back(tmp_path, monkeypatch):
+    from stackbench.upkeep import core_qos
+
+    template = fake_cores(tmp_path, {0: "0", 1: "0"})
+    ledger = tmp_path / "ledger"
+    monkeypatch.setattr(core_qos, "CORE_REQUEST", template)
+    monkeypatch.setattr(core_qos, "LEDGER", ledger)
+    with core_qos.polling([1], template) as _:
+        assert (tmp_path / "cpu1" / "request").read_text() == "n/a"
+        assert (tmp_path / "cpu0" / "request").read_text().strip() == "0", "the server's core as it was"
+        assert ledger.exists(), "what to put back is written before anything is changed"
+    assert (tmp_path / "cpu1" / "request").read_text() == "0" and not ledger.exists()
+    with idle.held("poll-engine", [1], qos_file=str(tmp_path / "no-qos")) as state:
+        assert state.engine_polled and not state.polled
+        assert state.why.startswith("the load engine's cores [1] polled, never halted, during the run")
+    assert (tmp_path / "cpu1" / "request").read_text() == "0"
+
+
+def test_a_dead_labs_held_cores_are_put_back_by_the_sweep(tmp_path, monkeypatch):
+    import json
+
+    from stackbench.upkeep import core_qos, leftovers
+
+    template = fake_cores(tmp_path, {1: "n/a"})
+    ledger = tmp_path / "ledger"
+    dead = {"pid": 2 ** 22 - 1, "start": 1, "template": template, "before": {"1": "0"}}
+    ledger.write_text(json.dumps(dead))
+    monkeypatch.setattr(core_qos, "LEDGER", ledger)
+    (found,) = [left for left in leftovers.find() if left.kind == "idle-core request"]
+    assert "cores 1 held polling" in found.what and "gone" in found.why
+    leftovers.sweep()
+    assert (tmp_path / "cpu1" / "request").read_text() == "0" and not ledger.exists()
+    mine = leftovers.me()  # a live lab's ledger is left alone
+    ledger.write_text(json.dumps(dead | {"pid": mine.pid, "start": mine.start}))
+    assert [left for left in leftovers.find() if left.kind == "idle-core request"] == []
+
+
+def test_poll_engine_that_cannot_be_had_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    from stackbench.upkeep import core_qos
+
+    monkeypatch.setattr(core_qos, "CORE_REQUEST", str(tmp_path / "cpu{}" / "missing"))
+    with pytest.raises(UsageError) as e:
+        idle.require("poll-engine")
+    assert "cpu_idle = \"poll-engine\" needs" in e.value.message and "has no" in e.value.hint
+
+
+@pytest.mark.servers  # it changes a core's idle states for a moment: never beside a measurement
+@pytest.mark.skipif(not os.access("/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us", os.W_OK),
+                    reason="needs root, two cores and per-core PM QoS (CI has them)")
+def test_the_real_engine_core_request_is_held_and_put_back():
+    from stackbench.upkeep import core_qos, lock
+
+    if lock.holder():
+        pytest.skip(f"a lab is measuring on this machine ({lock.holder()})")
+    engine, server = core_qos.CORE_REQUEST.format(1), core_qos.CORE_REQUEST.format(0)
+    before = {p: open(p).read().strip() for p in (engine, server)}
+    with idle.held("poll-engine", [1]) as state:
+        assert state.engine_polled and open(engine).read().strip() == "n/a"
+        assert open(server).read().strip() == before[server], "the server's core as the system has it"
+    assert {p: open(p).read().strip() for p in (engine, server)} == before and not core_qos.LEDGER.exists()

@@ -136,7 +136,7 @@ def lab():
         return EngineResult.from_doc(d)
 
     @contextmanager
-    def hold_idle(asked):
+    def hold_idle(asked, engine_cpus=None):
         if state.get("idle_refused"):
             raise UsageError("cpu_idle = \"poll\" needs /dev/cpu_dma_latency: Permission denied")
         log.append(("idle held", asked))
@@ -176,7 +176,7 @@ def test_order_of_a_plan(lab):
     assert store.run(outcome.run_id).status == "complete"
     # What the idle cores did is part of the run's environment (show, the report, compare).
     assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "as-is", "polled": False,
-                                                                  "why": "as-is (fake)"}
+                                                                  "why": "as-is (fake)", "engine_polled": False}
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):

@@ -162,10 +162,11 @@ def test_compare_two_runs_matches_stacks_and_questions():
 def test_compare_says_when_one_run_polled_its_idle_cores_and_the_other_did_not():
     a = cells_for({"nginx-fpm": noisy(1000, 5)}, run_id=3)
     b = cells_for({"nginx-fpm": noisy(1000, 5, seed=3)}, run_id=4)
-    same = compare.compare(a, b, "run 3", "run 4", idle=(True, True))
+    same = compare.compare(a, b, "run 3", "run 4", idle=("poll", "poll"))
     assert not [n for n in same.notes if "idle cores" in n]
-    (note,) = [n for n in compare.compare(a, b, "run 3", "run 4", idle=(False, True)).notes if "idle cores" in n]
-    assert note.startswith("note: run 4's idle cores were polled during its run, run 3's were not")
+    (note,) = [n for n in compare.compare(a, b, "run 3", "run 4", idle=("as-is", "poll-engine")).notes
+               if "idle cores" in n]
+    assert note.startswith("note: the runs' idle cores differ (cpu_idle as-is in run 3, poll-engine in run 4)")
 
 
 def test_compare_two_sets_of_cells_of_different_stacks():

@@ -18,14 +18,13 @@ class CompareResult:
 
 
 def compare(a: list[StoredCell], b: list[StoredCell], name_a: str, name_b: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
-            idle: tuple[bool, bool] = (False, False)) -> CompareResult:
-    """`idle`: whether each side's run held its idle cores polled (the run's environment)."""
+            idle: tuple[str, str] = ("as-is", "as-is")) -> CompareResult:
+    """`idle`: what each side's run did with its idle cores, in cpu_idle's words."""
     notes: list[str] = []
     if idle[0] != idle[1]:
-        polled, halted = (name_a, name_b) if idle[0] else (name_b, name_a)
-        notes.append(f"note: {polled}'s idle cores were polled during its run, {halted}'s were not (cpu_idle): on a "
-                     "virtual machine the stacks' throughput and CPU per request move with it, each its own way "
-                     "(waking a halted core costs both the waker and the woken task several µs; polling spares "
+        notes.append(f"note: the runs' idle cores differ (cpu_idle {idle[0]} in {name_a}, {idle[1]} in {name_b}): "
+                     "on a virtual machine the stacks' throughput and CPU per request move with it, each its own "
+                     "way (waking a halted core costs both the waker and the woken task several µs; polling spares "
                      "that and spins the idle cores); compare runs made the same way")
     labels_a = {c.stack_label for c in a}
     labels_b = {c.stack_label for c in b}

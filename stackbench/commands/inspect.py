@@ -83,7 +83,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = (_side(args.a), _side(args.b))
     if names[0] == names[1]:
         names = (f"A ({names[0]})", f"B ({names[1]})")
-    idle = tuple(_idle_polled(store, side) for side in (a, b))
+    idle = tuple(_idle_regime(store, side) for side in (a, b))
     result = compare_mod.compare(a, b, *names, band=args.equivalence, idle=idle)
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
@@ -92,10 +92,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _idle_polled(store: Store, cells: list) -> bool:
-    """Whether the run of these cells held its idle cores polled (upkeep/idle.py)."""
+def _idle_regime(store: Store, cells: list) -> str:
+    """What the idle cores of these cells' run did, in cpu_idle's words (upkeep/idle.py);
+    "as-is" for a run stored before the lab recorded it."""
     env = store.run(cells[0].run_id).environment if cells else {}
-    return bool((env or {}).get("cpu_idle", {}).get("polled"))
+    held = (env or {}).get("cpu_idle") or {}
+    return "poll" if held.get("polled") else "poll-engine" if held.get("engine_polled") else "as-is"
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -140,8 +140,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
         print(line)
     if plan.machine is not None:
         print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
-    if plan.cpu_idle == idle.POLL:  # the default (as-is) goes without saying
-        print(dry_run.idle_line())
+    if plan.cpu_idle != idle.AS_IS:  # the default goes without saying
+        print(dry_run.idle_line(plan.cpu_idle))
     for c in cells:
         print(dry_run.cell_line(c, plan))
     # Each profile off loopback is measured once per run (runner/network.py): its time.

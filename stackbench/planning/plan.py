@@ -105,8 +105,8 @@ class Plan:
     # What the visitors speak (planning/protocols.py): clear HTTP/1.1 by default; TLS
     # cells take a handshake mode in place of keep-alive.
     protocols: protocols_mod.Protocols = field(default_factory=protocols_mod.Protocols)
-    # Idle cores during the run (upkeep/idle.py): "as-is", or "poll" (held out of halt,
-    # which on a VM moves the stacks' figures, each its own way).
+    # Idle cores during the run (upkeep/idle.py): "as-is", "poll" (all held out of halt)
+    # or "poll-engine" (the load engine's alone); on a VM each moves the stacks' figures.
     cpu_idle: str = idle.AS_IS
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)

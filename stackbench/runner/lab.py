@@ -58,4 +58,4 @@ class Lab:
     pin_self: Callable[[list[int]], None] = pinning_mod.pin_self
     sweep: Callable[[], leftovers.Swept] = leftovers.sweep
     # Idle cores as the plan's cpu_idle asks, for the session: a context manager.
-    hold_idle: Callable[[str], AbstractContextManager[idle.IdleState]] = idle.held
+    hold_idle: Callable[[str, list[int]], AbstractContextManager[idle.IdleState]] = idle.held

@@ -54,7 +54,7 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
             # The lab itself (sampler, perf, Python) stays off the server's cores.
             here.pin_self(pins.engine_cpus)
             # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
-            with lab.hold_idle(plan.cpu_idle) as idle_state:
+            with lab.hold_idle(plan.cpu_idle, pins.engine_cpus) as idle_state:
                 try:
                     if not plan.hosts.single_local:
                         clients = ClientSession.open(plan.hosts, here.engine_binary)

@@ -22,15 +22,16 @@ from __future__ import annotations
 import errno
 import os
 import struct
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
 from stackbench.errors import UsageError
+from stackbench.upkeep import core_qos
 
-AS_IS, POLL = "as-is", "poll"
-POLICIES = (AS_IS, POLL)
+AS_IS, POLL, POLL_ENGINE = "as-is", "poll", "poll-engine"
+POLICIES = (AS_IS, POLL, POLL_ENGINE)
 QOS_FILE = "/dev/cpu_dma_latency"
 CPUIDLE = Path("/sys/devices/system/cpu/cpuidle")
 CPUIDLE_STATES = Path("/sys/devices/system/cpu/cpu0/cpuidle")
@@ -42,8 +43,9 @@ class IdleState:
     """What a run's idle CPUs did, as the environment records it."""
 
     asked: str  # the plan's cpu_idle
-    polled: bool  # the lab held every CPU's idle state at polling for the whole run
+    polled: bool  # every core's idle state was held at polling for the whole run
     why: str  # in words, for the report
+    engine_polled: bool = False  # the load engine's cores alone were (cpu_idle = "poll-engine")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -80,21 +82,37 @@ def _read(path: Path) -> str | None:
 
 
 def require(asked: str, qos_file: str = QOS_FILE) -> None:
-    """Before anything starts (the preflight, the dry run): "poll" can be had here."""
+    """Before anything starts (the preflight, the dry run): what `asked` needs is here."""
     if asked == POLL and not os.access(qos_file, os.W_OK):
         raise _cannot(qos_file, errno.ENOENT if not os.path.exists(qos_file) else errno.EACCES)
+    if asked == POLL_ENGINE and (e := core_qos.writable()) is not None:
+        raise _cannot(core_qos.CORE_REQUEST.format(0), e.errno, asked)
 
 
 @contextmanager
-def held(asked: str = AS_IS, qos_file: str = QOS_FILE) -> Iterator[IdleState]:
-    """Idle cores polled for the duration of the block when `asked` is "poll"; an error
-    when that cannot be had (the user asked for it). "as-is" takes nothing and says what
-    the cores do — polled all the same when another process holds them there. The
-    descriptor is not inherited: a child that outlives the block must not hold it."""
+def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str = QOS_FILE) -> Iterator[IdleState]:
+    """Idle cores polled for the duration of the block: all of them for "poll" (a global
+    request whose descriptor is not inherited: a child that outlives the block must not
+    hold it), the load engine's `engine_cpus` alone for "poll-engine" (core_qos.py); an
+    error when that cannot be had (the user asked for it). "as-is" takes nothing and says
+    what the cores do — polled all the same when another process holds them there."""
     if asked not in POLICIES:
         raise ValueError(asked)
     if asked == AS_IS:
         yield IdleState(asked, *_as_they_are(qos_file))
+        return
+    if asked == POLL_ENGINE:
+        cpus = list(engine_cpus or [])
+        with ExitStack() as hold:
+            try:
+                hold.enter_context(core_qos.polling(cpus))
+            except OSError as e:  # only the hold's own: the run's errors pass through the yield
+                raise _cannot(core_qos.CORE_REQUEST.format(cpus[0] if cpus else 0), e.errno, asked) from None
+            polled, others = _as_they_are(qos_file)
+            yield IdleState(asked, polled, f"the load engine's cores {cpus} polled, never halted, during the run "
+                                           "(cpu_idle = \"poll-engine\": waking the idle engine costs the server no "
+                                           f"more than a remote client would); the others {others}",
+                            engine_polled=True)
         return
     try:
         fd = os.open(qos_file, os.O_WRONLY)
@@ -110,11 +128,12 @@ def held(asked: str = AS_IS, qos_file: str = QOS_FILE) -> Iterator[IdleState]:
         os.close(fd)  # the kernel drops the request with the file
 
 
-def _cannot(qos_file: str, err: int | None) -> UsageError:
+def _cannot(qos_file: str, err: int | None, asked: str = POLL) -> UsageError:
     hint = {errno.ENOENT: f"this machine (or container) has no {qos_file}; use --cpu-idle as-is",
             errno.EACCES: "it takes root; run as root, or use --cpu-idle as-is",
             errno.EPERM: "it takes root; run as root, or use --cpu-idle as-is"}.get(err or 0, "use --cpu-idle as-is")
-    return UsageError(f"cpu_idle = \"poll\" needs {qos_file}: {os.strerror(err) if err else 'unusable'}", hint=hint)
+    return UsageError(f"cpu_idle = \"{asked}\" needs {qos_file}: {os.strerror(err) if err else 'unusable'}",
+                      hint=hint)
 
 
 def _as_they_are(qos_file: str) -> tuple[bool, str]:

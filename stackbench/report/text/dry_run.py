@@ -107,9 +107,10 @@ def machine_line(profile: MachineProfile, pins: Pinning) -> str:
             f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
 
 
-def idle_line() -> str:
-    return ("idle cores: held polling, never halted, for the whole run (cpu_idle = \"poll\"; on a VM it moves the "
-            "stacks' figures, each its own way: README, 'Idle cores')")
+def idle_line(asked: str) -> str:
+    cores = "the load engine's cores" if asked == "poll-engine" else "every core"
+    return (f"idle cores: {cores} held polling, never halted, for the whole run (cpu_idle = \"{asked}\"; on a VM it "
+            "moves the stacks' figures, each its own way: README, 'Idle cores')")
 
 
 def power_line(pp: power.PlanPower, plan: Plan, repetition_s: float, store: str) -> str:
