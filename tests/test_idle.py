@@ -188,49 +188,110 @@ def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_otherwise(capsys)
     assert "idle cores" not in capsys.readouterr().out
 
 
-def fake_cores(tmp_path, values):
-    """A sysfs of cores' wake-up latency requests: a path template, as core_qos takes it."""
-    for cpu, value in values.items():
-        (tmp_path / f"cpu{cpu}").mkdir()
-        (tmp_path / f"cpu{cpu}" / "request").write_text(value + "\n")
-    return str(tmp_path / "cpu{}" / "request")
-
-
-def test_poll_engine_holds_the_engines_cores_alone_and_puts_them_back(tmp_path, monkeypatch):
+@pytest.fixture
+def cores(tmp_path, monkeypatch):
+    """A fake sysfs of two cores' wake-up latency requests and a private ledger directory."""
     from stackbench.upkeep import core_qos
 
-    template = fake_cores(tmp_path, {0: "0", 1: "0"})
-    ledger = tmp_path / "ledger"
-    monkeypatch.setattr(core_qos, "CORE_REQUEST", template)
-    monkeypatch.setattr(core_qos, "LEDGER", ledger)
-    with core_qos.polling([1], template) as _:
-        assert (tmp_path / "cpu1" / "request").read_text() == "n/a"
-        assert (tmp_path / "cpu0" / "request").read_text().strip() == "0", "the server's core as it was"
-        assert ledger.exists(), "what to put back is written before anything is changed"
-    assert (tmp_path / "cpu1" / "request").read_text() == "0" and not ledger.exists()
-    with idle.held("poll-engine", [1], qos_file=str(tmp_path / "no-qos")) as state:
-        assert state.engine_polled and not state.polled
-        assert state.why.startswith("the load engine's cores [1] polled, never halted, during the run")
-    assert (tmp_path / "cpu1" / "request").read_text() == "0"
+    for cpu in (0, 1):
+        (tmp_path / f"cpu{cpu}").mkdir()
+        (tmp_path / f"cpu{cpu}" / "request").write_text("0\n")
+    monkeypatch.setattr(core_qos, "CORE_REQUEST", str(tmp_path / "cpu{}" / "request"))
+    monkeypatch.setattr(core_qos, "LEDGER", tmp_path / "run" / "idle-cores.json")
+    return tmp_path
 
 
-def test_a_dead_labs_held_cores_are_put_back_by_the_sweep(tmp_path, monkeypatch):
+def request(tmp_path, cpu):
+    return (tmp_path / f"cpu{cpu}" / "request").read_text().strip()
+
+
+def test_poll_engine_holds_the_engines_cores_alone_and_puts_them_back(cores):
     import json
 
     from stackbench.upkeep import core_qos, leftovers
 
-    template = fake_cores(tmp_path, {1: "n/a"})
-    ledger = tmp_path / "ledger"
-    dead = {"pid": 2 ** 22 - 1, "start": 1, "template": template, "before": {"1": "0"}}
-    ledger.write_text(json.dumps(dead))
-    monkeypatch.setattr(core_qos, "LEDGER", ledger)
-    (found,) = [left for left in leftovers.find() if left.kind == "idle-core request"]
-    assert "cores 1 held polling" in found.what and "gone" in found.why
-    leftovers.sweep()
-    assert (tmp_path / "cpu1" / "request").read_text() == "0" and not ledger.exists()
+    with idle.held("poll-engine", [1], qos_file=str(cores / "no-qos")) as state:
+        assert request(cores, 1) == "n/a" and request(cores, 0) == "0", "the server's core as it was"
+        assert state.engine_polled and not state.polled
+        assert state.why.startswith("the load engine's cores [1] polled, never halted, during the run")
+        ledger = json.loads(core_qos.LEDGER.read_text())  # written before anything changed
+        assert ledger["before"] == {"1": "0"} and ledger["pid"] == leftovers.me().pid
+        assert core_qos.LEDGER.stat().st_mode & 0o777 == 0o600 and core_qos.LEDGER.parent.stat().st_mode & 0o777 == 0o700
+    assert request(cores, 1) == "0" and not core_qos.LEDGER.exists()
+
+
+def test_poll_engine_lets_the_runs_own_error_through_and_still_puts_back(cores):
+    with pytest.raises(KeyboardInterrupt):
+        with idle.held("poll-engine", [1], qos_file=str(cores / "no-qos")):
+            raise KeyboardInterrupt
+    with pytest.raises(OSError, match="the run's"):
+        with idle.held("poll-engine", [1], qos_file=str(cores / "no-qos")):
+            raise OSError("the run's")  # not turned into the hold's error
+    assert request(cores, 1) == "0"
+
+
+def test_poll_engine_never_overwrites_a_ledger_nor_holds_shared_or_no_cores(cores):
+    from stackbench.upkeep import core_qos
+
+    core_qos.LEDGER.parent.mkdir(mode=0o700)
+    core_qos.LEDGER.write_text('{"pid": 1, "start": 1, "before": {"1": "0"}}')
+    with pytest.raises(UsageError) as e:
+        with idle.held("poll-engine", [1]):
+            pass
+    assert "still recorded" in e.value.message and "stackbench clean" in e.value.hint
+    assert request(cores, 1) == "0", "nothing changed"
+    core_qos.LEDGER.unlink()
+    with pytest.raises(UsageError, match="cores of its own"):
+        with idle.held("poll-engine", []):  # the session passes none when engine and server share cores
+            pass
+    with pytest.raises(UsageError, match="other hosts"):
+        idle.require("poll-engine", engine_here=False)
+
+
+def test_a_core_that_cannot_be_put_back_keeps_the_ledger_and_says_so(cores, monkeypatch):
+    from stackbench.upkeep import core_qos
+
+    real = core_qos._write
+
+    def failing(cpu, value):
+        if value != "n/a":
+            raise PermissionError(13, "Permission denied")
+        real(cpu, value)
+
+    monkeypatch.setattr(core_qos, "_write", failing)
+    with pytest.raises(core_qos.NotPutBack) as e:
+        with core_qos.polling([0, 1], (1, 1)):
+            pass
+    assert "cores [0, 1] are still held polling" in e.value.message and "stackbench clean" in e.value.hint
+    assert core_qos.LEDGER.exists(), "the values stay for the sweep"
+
+
+def test_a_dead_labs_held_cores_are_put_back_by_the_sweep_and_nothing_else(cores):
+    import json
+
+    from stackbench.upkeep import core_qos, leftovers
+
+    assert leftovers.stale_idle_cores in leftovers.FINDERS  # in the table, not registered on import
+    core_qos.LEDGER.parent.mkdir(mode=0o700)
+    (cores / "cpu0" / "request").write_text("n/a")
+    (cores / "cpu1" / "request").write_text("25")  # set otherwise since: the admin's now
+    core_qos.LEDGER.write_text(json.dumps({"pid": 2 ** 22 - 1, "start": 1, "before": {"0": "0", "1": "0"}}))
+    (found,) = leftovers.stale_idle_cores()
+    assert found.what == "cores 0, 1 held polling" and "gone" in found.why
+    found.remove()
+    assert request(cores, 0) == "0" and request(cores, 1) == "25" and not core_qos.LEDGER.exists()
     mine = leftovers.me()  # a live lab's ledger is left alone
-    ledger.write_text(json.dumps(dead | {"pid": mine.pid, "start": mine.start}))
-    assert [left for left in leftovers.find() if left.kind == "idle-core request"] == []
+    core_qos.LEDGER.write_text(json.dumps({"pid": mine.pid, "start": mine.start, "before": {"0": "0"}}))
+    assert list(leftovers.stale_idle_cores()) == []
+    for bad in ('{"pid": 1, "start": 1, "before": {"0": "/etc/x"}}', '{"pid": 1, "start": 1, "before": {"0": 0}}',
+                '{"pid": 1, "start": 1, "template": "/etc/cron.d/x{}", "before": {"x": "0"}}', "not json"):
+        core_qos.LEDGER.write_text(bad)
+        (left,) = leftovers.stale_idle_cores()
+        assert left.remove is None and "not the lab's" in left.why, bad  # reported, never acted on
+    core_qos.LEDGER.unlink()
+    core_qos.LEDGER.symlink_to(cores / "cpu0" / "request")  # a planted link is not a ledger
+    (left,) = leftovers.stale_idle_cores()
+    assert left.remove is None
 
 
 def test_poll_engine_that_cannot_be_had_is_refused_before_anything_starts(monkeypatch, tmp_path):
@@ -248,11 +309,17 @@ def test_poll_engine_that_cannot_be_had_is_refused_before_anything_starts(monkey
 def test_the_real_engine_core_request_is_held_and_put_back():
     from stackbench.upkeep import core_qos, lock
 
-    if lock.holder():
-        pytest.skip(f"a lab is measuring on this machine ({lock.holder()})")
+    held = lock.RunLock()
+    try:
+        held.acquire()  # no lab may start measuring while a core is changed
+    except UsageError as e:
+        pytest.skip(e.message)
     engine, server = core_qos.CORE_REQUEST.format(1), core_qos.CORE_REQUEST.format(0)
     before = {p: open(p).read().strip() for p in (engine, server)}
-    with idle.held("poll-engine", [1]) as state:
-        assert state.engine_polled and open(engine).read().strip() == "n/a"
-        assert open(server).read().strip() == before[server], "the server's core as the system has it"
+    try:
+        with idle.held("poll-engine", [1]) as state:
+            assert state.engine_polled and open(engine).read().strip() == "n/a"
+            assert open(server).read().strip() == before[server], "the server's core as the system has it"
+    finally:
+        held.release()
     assert {p: open(p).read().strip() for p in (engine, server)} == before and not core_qos.LEDGER.exists()

@@ -54,7 +54,8 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
             # The lab itself (sampler, perf, Python) stays off the server's cores.
             here.pin_self(pins.engine_cpus)
             # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
-            with lab.hold_idle(plan.cpu_idle, pins.engine_cpus) as idle_state:
+            # poll-engine: the engine's cores only when they are not the server's too.
+            with lab.hold_idle(plan.cpu_idle, [] if pins.shared else pins.engine_cpus) as idle_state:
                 try:
                     if not plan.hosts.single_local:
                         clients = ClientSession.open(plan.hosts, here.engine_binary)
@@ -101,7 +102,7 @@ def preflight(plan: Plan, options: Options, lab: Lab | None = None) -> None:
     check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)
     if plan.namespaced:
         network_check.require(plan)
-    idle.require(plan.cpu_idle)  # "poll" that cannot be had fails now, not after the configs
+    idle.require(plan.cpu_idle, engine_here=not plan.hosts.remote)  # fails now, not after the configs
     for variant in plan.stacks:
         lab.require(registry.get(variant.id))
         if variant.port is not None and not plan.hosts.remote_server:  # there, the agent checks it

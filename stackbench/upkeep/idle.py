@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from stackbench.errors import UsageError
-from stackbench.upkeep import core_qos
+from stackbench.upkeep import core_qos, leftovers
 
 AS_IS, POLL, POLL_ENGINE = "as-is", "poll", "poll-engine"
 POLICIES = (AS_IS, POLL, POLL_ENGINE)
@@ -81,12 +81,17 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def require(asked: str, qos_file: str = QOS_FILE) -> None:
-    """Before anything starts (the preflight, the dry run): what `asked` needs is here."""
+def require(asked: str, engine_here: bool = True, qos_file: str = QOS_FILE) -> None:
+    """Before anything starts (the preflight, the dry run): what `asked` needs is here.
+    `engine_here`: the load runs from this machine (no clients on other hosts)."""
     if asked == POLL and not os.access(qos_file, os.W_OK):
         raise _cannot(qos_file, errno.ENOENT if not os.path.exists(qos_file) else errno.EACCES)
-    if asked == POLL_ENGINE and (e := core_qos.writable()) is not None:
-        raise _cannot(core_qos.CORE_REQUEST.format(0), e.errno, asked)
+    if asked == POLL_ENGINE:
+        if not engine_here:
+            raise UsageError("cpu_idle = \"poll-engine\" holds this machine's engine cores: the plan's load comes "
+                             "from other hosts", hint="leave cpu_idle out, or use \"poll\"")
+        if (e := core_qos.writable(0)) is not None:
+            raise _cannot(e.filename or core_qos.CORE_REQUEST.format(0), e.errno, asked)
 
 
 @contextmanager
@@ -103,11 +108,15 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
         return
     if asked == POLL_ENGINE:
         cpus = list(engine_cpus or [])
+        if not cpus:
+            raise UsageError("cpu_idle = \"poll-engine\" needs the load engine on cores of its own; here it shares "
+                             "the server's", hint="use \"poll\" (every core), or leave cpu_idle out")
         with ExitStack() as hold:
             try:
-                hold.enter_context(core_qos.polling(cpus))
+                me = leftovers.me()
+                hold.enter_context(core_qos.polling(cpus, (me.pid, me.start)))
             except OSError as e:  # only the hold's own: the run's errors pass through the yield
-                raise _cannot(core_qos.CORE_REQUEST.format(cpus[0] if cpus else 0), e.errno, asked) from None
+                raise _cannot(e.filename or core_qos.CORE_REQUEST.format(cpus[0]), e.errno, asked) from None
             polled, others = _as_they_are(qos_file)
             yield IdleState(asked, polled, f"the load engine's cores {cpus} polled, never halted, during the run "
                                            "(cpu_idle = \"poll-engine\": waking the idle engine costs the server no "

@@ -348,4 +348,30 @@ def stale_namespaces() -> Iterable[Leftover]:
                        lambda name=name: netns.Namespace(name).delete())
 
 
-FINDERS: list[Finder] = [stale_cgroups, stale_directories, stale_namespaces]
+def stale_idle_cores() -> Iterable[Leftover]:
+    """Cores a lab that is gone held polling (cpu_idle = "poll-engine", core_qos.py): their
+    requests put back from its ledger. A ledger that is not the lab's is reported, never
+    acted on: it names what root writes."""
+    from stackbench.upkeep import core_qos  # sysfs is read only when sweeping
+    try:
+        found = core_qos.read_ledger()
+    except OSError as e:  # kept: its values may be all there is
+        yield Leftover("idle-core ledger", str(core_qos.LEDGER), f"unreadable ({e.strerror})", None)
+        return
+    except ValueError as e:
+        yield Leftover("idle-core ledger", str(core_qos.LEDGER), f"not the lab's ({e}): left alone", None)
+        return
+    if found is None or Owner(found[0], found[1]).alive():
+        return
+    pid, _, before = found
+
+    def remove() -> None:
+        failed = core_qos.put_back_held(before)
+        if failed:
+            raise OSError(errno.EIO, f"cores {failed} could not be put back")
+
+    yield Leftover("idle-core request", f"cores {', '.join(str(c) for c in before)} held polling",
+                   f"left by pid {pid}, gone; put back to {sorted(set(before.values()))}", remove)
+
+
+FINDERS: list[Finder] = [stale_cgroups, stale_directories, stale_namespaces, stale_idle_cores]
