@@ -323,3 +323,36 @@ def test_the_real_engine_core_request_is_held_and_put_back():
     finally:
         held.release()
     assert {p: open(p).read().strip() for p in (engine, server)} == before and not core_qos.LEDGER.exists()
+
+
+@pytest.mark.servers
+@pytest.mark.skipif(not os.access("/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us", os.W_OK),
+                    reason="needs root, two cores and per-core PM QoS (CI has them)")
+def test_a_killed_poll_engine_run_leaves_its_core_held_until_the_next_sweep_puts_it_back(workdir):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import require_stack
+    from stackbench.upkeep import core_qos
+
+    require_stack("nginx-fpm")
+    core = core_qos.CORE_REQUEST.format(1)
+    before = open(core).read().strip()
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text('name = "idle"\nduration = "2s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
+                    'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
+                             str(workdir), "--cpu-idle", "poll-engine", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while open(core).read().strip() != "n/a" and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and open(core).read().strip() == "n/a", proc.communicate()
+    proc.send_signal(signal.SIGKILL)  # an ending the lab cannot see
+    proc.communicate(timeout=30)
+    assert open(core).read().strip() == "n/a" and core_qos.LEDGER.exists(), "a setting outlives its lab"
+    cleaned = subprocess.run([sys.executable, "-m", "stackbench", "clean"], capture_output=True, text=True)
+    assert "removed idle-core request cores 1 held polling" in cleaned.stdout + cleaned.stderr, cleaned
+    assert open(core).read().strip() == before and not core_qos.LEDGER.exists()
