@@ -343,9 +343,13 @@ def test_a_killed_poll_engine_run_leaves_its_core_held_until_the_next_sweep_puts
     plan, db = workdir / "plan.toml", workdir / "r.sqlite"
     plan.write_text('name = "idle"\nduration = "2s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
                     'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
+    # Every core, whatever an earlier in-process run pinned this test process to: with one
+    # core the lab would share it between server and engine, and poll-engine refuses that.
+    every = set(range(os.cpu_count() or 1))
     proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
                              str(workdir), "--cpu-idle", "poll-engine", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: os.sched_setaffinity(0, every))
     deadline = time.monotonic() + 60
     while open(core).read().strip() != "n/a" and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
