@@ -241,10 +241,27 @@ def test_a_lab_killed_while_provisioning_wordpress_leaves_no_mariadbd_and_a_swep
     while _mariadbd_under(cache) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _mariadbd_under(cache) == []
+    while _processes_under(cache) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_under(cache) == [], "a provisioning child outlived its lab (the installer, say)"
     found = [left for left in leftovers.stale_directories() if left.what.startswith(str(cache))]
     assert [left.kind for left in found] == ["WordPress provisioning directory (a MariaDB datadir)"]
     found[0].remove()
     assert [p.name for p in cache.iterdir() if p.is_dir()] == []
+
+
+def _processes_under(path: Path) -> list[str]:
+    """Live processes whose command line names `path` (a zombie is gone already)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(path) in cmd and state != "Z":
+            found.append(f"{proc.name}: {cmd[:120]}")
+    return found
 
 
 def _mariadbd_under(path: Path) -> list[int]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from stackbench.upkeep import leftovers
 from stackbench.errors import ServerError
-from stackbench.upkeep.supervise import tail_file
+from stackbench.upkeep.supervise import die_with_parent, tail_file
 from stackbench.workloads import mariadb, php_probe
 from stackbench.workloads.wordpress import content
 
@@ -215,7 +215,9 @@ def _install_database(site: Site) -> None:
 
 
 def _run(argv: list[str], what: str, env: dict | None = None) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    # die_with_parent: a lab killed with -9 takes the installer along (it was found
+    # orphaned, sleeping, after tests/test_leftovers.py killed a provisioning lab).
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, preexec_fn=die_with_parent)
     if proc.returncode != 0:
         raise ServerError(f"{what} failed while provisioning WordPress (exit status {proc.returncode})",
                           detail=(proc.stderr or proc.stdout).strip()[-2000:])
