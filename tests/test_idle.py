@@ -138,6 +138,24 @@ def test_show_and_the_report_say_what_the_idle_cores_did():
     assert "idle cores" not in older.getvalue()
 
 
+def start_run(workdir, cpu_idle):
+    """A real `stackbench run` of nginx + FPM's 12-byte file at four levels (a few seconds),
+    idle cores as asked; returns the process and its store. On every core, whatever an
+    earlier in-process run pinned this test process to: on one, server and engine would
+    share it (and poll-engine refuses that)."""
+    import subprocess
+    import sys
+
+    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
+    plan.write_text('name = "idle"\nduration = "2s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
+                    'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
+    every = set(range(os.cpu_count() or 1))
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
+                             str(workdir), "--cpu-idle", cpu_idle, "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=lambda: os.sched_setaffinity(0, every))
+    return proc, db
+
+
 @pytest.mark.servers
 @pytest.mark.skipif(not os.access(idle.QOS_FILE, os.W_OK), reason="needs root and /dev/cpu_dma_latency (CI has both)")
 def test_a_real_run_asked_to_poll_holds_it_while_it_measures_records_it_and_drops_it_on_ctrl_c(workdir):
@@ -150,12 +168,8 @@ def test_a_real_run_asked_to_poll_holds_it_while_it_measures_records_it_and_drop
     from conftest import require_stack
 
     require_stack("nginx-fpm")
-    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
-    plan.write_text('name = "idle"\nduration = "1s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
-                    'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
     before = idle.current_latency_us()
-    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
-                             str(workdir), "--cpu-idle", "poll", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc, db = start_run(workdir, "poll")
     seen, cells, deadline = set(), 0, time.monotonic() + 60
     while cells < 1 and time.monotonic() < deadline and proc.poll() is None:
         seen.add(idle.current_latency_us())
@@ -340,16 +354,7 @@ def test_a_killed_poll_engine_run_leaves_its_core_held_until_the_next_sweep_puts
     require_stack("nginx-fpm")
     core = core_qos.CORE_REQUEST.format(1)
     before = open(core).read().strip()
-    plan, db = workdir / "plan.toml", workdir / "r.sqlite"
-    plan.write_text('name = "idle"\nduration = "2s"\nwarmup = "0s"\nconcurrency = [1, 4, 8, 16]\n'
-                    'workloads = ["static-12b"]\n[[stacks]]\nid = "nginx-fpm"\n')
-    # Every core, whatever an earlier in-process run pinned this test process to: with one
-    # core the lab would share it between server and engine, and poll-engine refuses that.
-    every = set(range(os.cpu_count() or 1))
-    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db), "--workdir",
-                             str(workdir), "--cpu-idle", "poll-engine", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: os.sched_setaffinity(0, every))
+    proc, _ = start_run(workdir, "poll-engine")
     deadline = time.monotonic() + 60
     while open(core).read().strip() != "n/a" and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

@@ -140,6 +140,7 @@ def lab():
         if state.get("idle_refused"):
             raise UsageError("cpu_idle = \"poll\" needs /dev/cpu_dma_latency: Permission denied")
         log.append(("idle held", asked))
+        state["idle_cpus"] = engine_cpus
         try:
             yield IdleState(asked, asked == "poll", f"{asked} (fake)")
         finally:
@@ -211,6 +212,7 @@ def test_a_plan_that_polls_holds_it_for_the_run_and_one_that_cannot_starts_nothi
     store = Store()
     outcome = run(store, fake, 'cpu_idle = "poll"\n' + PLAN)
     assert log[2] == ("idle held", "poll") and log[-1] == ("idle released", "poll")
+    assert state["idle_cpus"] == [1], "the engine's cores (Pinning([0], [1])), never the server's"
     assert store.run(outcome.run_id).environment["cpu_idle"]["polled"] is True
     log.clear()
     state["idle_refused"] = True
