@@ -175,22 +175,27 @@ for round in $(seq "$ROUNDS"); do
 done
 
 echo
-echo "medians over $ROUNDS rounds (engine / h2load):"
+echo "medians over $ROUNDS rounds (engine / h2load; the ratios are each round's own, engine and h2load back to back, then their median):"
 python3 - "$RESULTS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 cases = list(dict.fromkeys(r[0] for r in rows))
 print("%-16s %12s %12s %7s %14s %14s %7s %10s %10s" % ("case", "engine req/s", "h2load req/s", "ratio", "engine us/req", "h2load us/req", "ratio", "engine MB", "h2load MB"))
 for c in cases:
-    def med(client, what):
+    def series(client, what):
         vals = []
         for r in rows:
             if r[0] == c and r[1] == client:
                 done, secs, cpu = int(r[2]), float(r[3]), float(r[4])
                 vals.append({"rate": done / secs, "cpu": cpu / done * 1e6, "rss": int(r[5]) / 1024}[what])
-        return statistics.median(vals)
+        return vals
+    def med(client, what):
+        return statistics.median(series(client, what))
+    def paired(what):
+        # Round by round, not median against median: the machine drifts between rounds.
+        return statistics.median(e / h for e, h in zip(series("engine", what), series("h2load", what)))
     er, hr = med("engine", "rate"), med("h2load", "rate")
     ec, hc = med("engine", "cpu"), med("h2load", "cpu")
     em, hm = med("engine", "rss"), med("h2load", "rss")
-    print("%-16s %12.0f %12.0f %7.3f %14.2f %14.2f %7.3f %10.1f %10.1f" % (c, er, hr, er / hr, ec, hc, ec / hc, em, hm))
+    print("%-16s %12.0f %12.0f %7.3f %14.2f %14.2f %7.3f %10.1f %10.1f" % (c, er, hr, paired("rate"), ec, hc, paired("cpu"), em, hm))
 PY

@@ -48,7 +48,10 @@ def table(doc, bar):
     for (front, workload, clients), cells in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         server = median(c["cpu_us_per_request"] for c in cells)
         engine = median(c["engine_cpu_us_per_request"] for c in cells)
-        ratio = engine / server if engine and server else None
+        # Each repetition's own ratio (engine and server measured over one window),
+        # then their median: not the ratio of medians taken apart (bench/engine-vs-wrk).
+        ratio = median([c["engine_cpu_us_per_request"] / c["cpu_us_per_request"] for c in cells
+                        if c["engine_cpu_us_per_request"] and c["cpu_us_per_request"]])
         limits = sorted({c.get("bottleneck") or "-" for c in cells})
         worst.append((ratio or 0, front, workload, clients))
         print(f"| {front} | {workload} | {clients} | {fmt(median(c['requests_per_s'] for c in cells), ',.0f')} "

@@ -13,6 +13,7 @@ use rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 
 use crate::config::Config;
+use crate::protocol::http::head_memo::HeadMemo;
 use crate::schedule::{Plan, Scheduler};
 use crate::stats::live::LiveCounters;
 use crate::stats::{self, ThreadStats};
@@ -37,6 +38,9 @@ pub struct ThreadContext {
     pub head_request: bool,
     /// --count-header names (empty: nothing captured), shared by every reader.
     pub watch: Rc<[String]>,
+    /// The last response head any connection of the thread parsed (HTTP/1.1):
+    /// the same head again is recalled, not parsed (protocol/http/head_memo.rs).
+    pub head_memo: Rc<HeadMemo>,
     /// Read buffer for all connections of the thread, borrowed only inside a
     /// synchronous poll (client/exchange.rs).
     pub scratch: RefCell<Box<[u8]>>,
@@ -73,6 +77,7 @@ impl ThreadContext {
             scheduler: Scheduler::new(plan, thread),
             head_request: cfg.is_head(),
             watch: Rc::from(cfg.count_headers.clone()),
+            head_memo: Rc::default(),
             scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
             tls: cfg.tls.as_ref().map(|t| ThreadTls {
                 connector: t.connector(t.http2),

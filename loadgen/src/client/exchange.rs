@@ -42,7 +42,7 @@ impl Conn {
     pub fn new(ctx: &ThreadContext) -> Conn {
         Conn {
             stream: None,
-            reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone()),
+            reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo),
             uses: 0,
             slow: ctx.cfg.read_bytes_per_s.map(|bytes_per_s| SlowReader::new(ReadRate { bytes_per_s })),
             http11_only: false,

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use super::capture::Captures;
 use super::fastcgi::response::FcgiReader;
+use super::http::head_memo::HeadMemo;
 use super::http::response::ResponseReader;
 use super::reading::{Completed, EofError, ParseError, Progress};
 
@@ -20,9 +21,10 @@ pub enum Reader {
 }
 
 impl Reader {
-    pub fn new(protocol: Protocol, keepalive: bool, watch: Rc<[String]>) -> Reader {
+    /// `memo`: the thread's last parsed HTTP head (http/head_memo.rs).
+    pub fn new(protocol: Protocol, keepalive: bool, watch: Rc<[String]>, memo: &Rc<HeadMemo>) -> Reader {
         match protocol {
-            Protocol::Http => Reader::Http(ResponseReader::with_captures(watch)),
+            Protocol::Http => Reader::Http(ResponseReader::with_captures(watch, memo.clone())),
             Protocol::FastCgi => Reader::FastCgi(FcgiReader::new(keepalive, watch)),
         }
     }

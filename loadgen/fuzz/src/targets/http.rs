@@ -18,7 +18,7 @@ const IDLE_BOUND: usize = 2 * RETAINED_BYTES;
 fn reader(case: &Case) -> ResponseReader {
     // Capturing headers (--count-header) exercises the capture buffers too.
     let watch: Vec<String> = if case.flag(1) { vec!["X-Cache".into(), "content-length".into()] } else { Vec::new() };
-    let mut r = ResponseReader::with_captures(Rc::from(watch));
+    let mut r = ResponseReader::with_captures(Rc::from(watch), Rc::default());
     r.start(case.flag(0));
     r
 }

@@ -2,6 +2,9 @@
 //! random bytes and mutated responses, split at random points, must never panic;
 //! valid responses must read the same however they are split.
 
+use std::rc::Rc;
+
+use super::head_memo::HeadMemo;
 use super::response::ResponseReader;
 use crate::protocol::reading::Progress;
 
@@ -29,7 +32,10 @@ enum End {
 
 /// Feeds `input` in random pieces, then EOF, the way a connection would.
 fn run(input: &[u8], head: bool, rng: &mut Rng) -> End {
-    let mut r = ResponseReader::new();
+    run_on(ResponseReader::new(), input, head, rng)
+}
+
+fn run_on(mut r: ResponseReader, input: &[u8], head: bool, rng: &mut Rng) -> End {
     r.start(head);
     let mut at = 0;
     while at < input.len() {
@@ -122,4 +128,34 @@ fn mutated_responses_never_panic() {
         }
         let _ = run(&input, head, &mut rng);
     }
+}
+
+/// The thread's head memo (head_memo.rs) remembers the last head parsed; a head
+/// that begins as the remembered one but differs — by a byte, cut short, with more
+/// after it — must read as a reader without a memo reads it.
+#[test]
+fn a_remembered_head_never_changes_a_reading() {
+    let mut rng = Rng(0x5eed_0004);
+    let seeds = valid_responses();
+    let memo = Rc::new(HeadMemo::default());
+    let shared = || ResponseReader::with_captures(Rc::from(Vec::new()), memo.clone());
+    for case in 0..30_000 {
+        let (seed, seed_head, _) = &seeds[rng.below(seeds.len())];
+        // Remember the seed's head (a reading of it whole), then read a variant.
+        let _ = run_on(shared(), seed, *seed_head, &mut Rng(case + 1));
+        let mut input = seed.clone();
+        for _ in 0..rng.below(3) {
+            let at = rng.below(input.len());
+            match rng.below(3) {
+                0 => input[at] = b"\r\n:0129aZ ,"[rng.below(11)],
+                1 => input.insert(at, b"\r\n0:;Fx"[rng.below(7)]),
+                _ => input.truncate(at.max(1)),
+            }
+        }
+        let head = if case % 5 == 0 { !seed_head } else { *seed_head };
+        let split = Rng((case + 1) ^ 0x9e37);
+        let fresh = run_on(ResponseReader::new(), &input, head, &mut Rng(split.0));
+        assert_eq!(run_on(shared(), &input, head, &mut Rng(split.0)), fresh, "{}", String::from_utf8_lossy(&input));
+    }
+    assert!(memo.recalls() > 10_000, "the memo was used {} times", memo.recalls());
 }

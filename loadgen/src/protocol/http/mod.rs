@@ -2,6 +2,7 @@
 //! response reader that never allocates on the hot path.
 
 pub mod chunked;
+pub mod head_memo;
 pub mod request;
 pub mod response;
 

@@ -17,6 +17,7 @@ use std::mem::MaybeUninit;
 use std::rc::Rc;
 
 use super::chunked::ChunkDecoder;
+use super::head_memo::HeadMemo;
 use crate::protocol::capture::Captures;
 use crate::protocol::reading::{
     Bound, Completed, EofError, MAX_HEAD_BYTES, MAX_HEADERS, ParseError, Progress, clear_retaining,
@@ -51,6 +52,8 @@ pub struct ResponseReader {
     body_bytes: u64,
     started: bool,
     captures: Captures,
+    /// The thread's last parsed head (head_memo.rs): shared by its connections.
+    memo: Rc<HeadMemo>,
     /// Bytes the head parser has scanned, for the fuzzer's work budget (fuzz/).
     #[cfg(fuzzing)]
     pub scanned: u64,
@@ -64,11 +67,12 @@ impl Default for ResponseReader {
 
 impl ResponseReader {
     pub fn new() -> Self {
-        Self::with_captures(Rc::from(Vec::new()))
+        Self::with_captures(Rc::from(Vec::new()), Rc::default())
     }
 
-    /// A reader that captures the values of the `watch`ed headers (`--count-header`).
-    pub fn with_captures(watch: Rc<[String]>) -> Self {
+    /// A reader that captures the values of the `watch`ed headers (`--count-header`)
+    /// and shares `memo` with the thread's other connections.
+    pub fn with_captures(watch: Rc<[String]>, memo: Rc<HeadMemo>) -> Self {
         ResponseReader {
             pending: Vec::new(),
             state: State::Done,
@@ -78,6 +82,7 @@ impl ResponseReader {
             body_bytes: 0,
             started: false,
             captures: Captures::new(watch),
+            memo,
             #[cfg(fuzzing)]
             scanned: 0,
         }
@@ -292,7 +297,7 @@ impl ResponseReader {
                     // verdict (malformed, or too large) is the same however the
                     // bytes were split.
                     let window = &rest[..rest.len().min(MAX_HEAD_BYTES + 1)];
-                    let parsed = parse_head(window, self.head_request, &mut self.captures);
+                    let parsed = self.parse_or_recall(window);
                     #[cfg(fuzzing)]
                     {
                         self.scanned += match &parsed {
@@ -355,6 +360,27 @@ impl ResponseReader {
     }
 }
 
+impl ResponseReader {
+    /// The head at the start of `window`: recalled when it is the thread's last
+    /// parsed head byte for byte, else parsed (and remembered when complete).
+    /// Watched headers are captured while parsing, so with `--count-header` every
+    /// head is parsed.
+    #[inline]
+    fn parse_or_recall(&mut self, window: &[u8]) -> Result<Option<(Head, usize)>, ParseError> {
+        if self.captures.active() {
+            return parse_head(window, self.head_request, &mut self.captures);
+        }
+        if let Some(hit) = self.memo.recall(window, self.head_request) {
+            return Ok(Some(hit));
+        }
+        let parsed = parse_head(window, self.head_request, &mut self.captures);
+        if let Ok(Some((head, n))) = &parsed {
+            self.memo.remember(&window[..*n], *head, self.head_request);
+        }
+        parsed
+    }
+}
+
 /// Length of the empty lines (CRLF or bare LF) at the start of `bytes`: what
 /// httparse skips before a status line. A CR not (yet) followed by LF stays.
 fn empty_lines(bytes: &[u8]) -> usize {
@@ -374,9 +400,11 @@ fn ends_a_line_pair(bytes: &[u8]) -> bool {
     bytes.windows(2).enumerate().any(|(i, w)| w[0] == b'\n' && (w[1] == b'\n' || (w[1] == b'\r' && bytes.get(i + 2) == Some(&b'\n'))))
 }
 
-struct Head {
+/// What a head decides for its response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Head {
     status: u16,
-    interim: bool,
+    pub interim: bool,
     close: bool,
     framing: Framing,
 }
@@ -585,7 +613,7 @@ mod tests {
 
     #[test]
     fn captures_watched_headers_of_the_final_response() {
-        let mut r = ResponseReader::with_captures(Rc::from(vec!["X-Cache".to_string()]));
+        let mut r = ResponseReader::with_captures(Rc::from(vec!["X-Cache".to_string()]), Rc::default());
         r.start(false);
         let input = b"HTTP/1.1 100 Continue\r\nX-Cache: early\r\n\r\nHTTP/1.1 200 OK\r\nx-cache:  HIT \r\nContent-Length: 0\r\n\r\n";
         // Split inside the head: the first, incomplete parse must not capture.
