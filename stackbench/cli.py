@@ -45,10 +45,10 @@ def _allow_remote(p: argparse.ArgumentParser) -> None:
 
 def _cpu_idle(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-idle", choices=measure.IDLE_POLICIES,
-                   help="idle cores during the run, in place of the plan's cpu_idle: as the system has them "
-                        "(default), all polled, never halted, or the load engine's alone (needs root; on a VM, "
-                        "waking a halted core costs both sides µs; polling spins the idle cores: README, "
-                        "'Idle cores')")
+                   help="idle cores during the run, in place of the plan's cpu_idle: the load engine's held "
+                        "polling where this machine allows it (auto, the default), as the system has them, all "
+                        "polled, never halted, or the engine's alone or refuse to run (needs root; on a VM, waking "
+                        "a halted core costs both sides µs; polling spins the idle cores: README, 'Idle cores')")
 
 
 def build_parser() -> argparse.ArgumentParser:

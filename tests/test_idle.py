@@ -23,11 +23,11 @@ id = "nginx-fpm"
 
 
 def test_the_plan_takes_cpu_idle_and_refuses_anything_else():
-    assert plan_mod.parse(tomllib.loads(PLAN), "p.toml").cpu_idle == "as-is"
+    assert plan_mod.parse(tomllib.loads(PLAN), "p.toml").cpu_idle == "auto"
     assert plan_mod.parse(tomllib.loads('cpu_idle = "poll"\n' + PLAN), "p.toml").cpu_idle == "poll"
     with pytest.raises(PlanError) as e:
         plan_mod.parse(tomllib.loads('cpu_idle = "spin"\n' + PLAN), "p.toml")
-    assert "cpu_idle takes 'as-is', 'poll', 'poll-engine', not 'spin'" in str(e.value)
+    assert "cpu_idle takes 'auto', 'as-is', 'poll', 'poll-engine', not 'spin'" in str(e.value)
 
 
 def test_as_is_touches_nothing_and_says_how_the_system_waits(tmp_path):
@@ -189,7 +189,7 @@ def test_a_real_run_asked_to_poll_holds_it_while_it_measures_records_it_and_drop
     assert "idle cores: polled, not halted, during the run" in show.stdout, show.stdout + show.stderr
 
 
-def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_otherwise(capsys):
+def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_as_is(capsys):
     from conftest import require_stack
     from stackbench import cli
 
@@ -198,7 +198,10 @@ def test_the_dry_run_says_when_the_run_will_poll_and_is_silent_otherwise(capsys)
     assert "idle cores: every core held polling, never halted, for the whole run" in capsys.readouterr().out
     assert cli.main(["scenario", "run", "static", "--quick", "--dry-run", "--cpu-idle", "poll-engine"]) == 0
     assert "idle cores: the load engine's cores held polling" in capsys.readouterr().out
-    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run"]) == 0
+    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run"]) == 0  # the default: auto
+    assert "idle cores: the load engine's cores held polling, never halted, for the whole run where this machine " \
+           "allows it" in capsys.readouterr().out
+    assert cli.main(["scenario", "run", "static", "--quick", "--dry-run", "--cpu-idle", "as-is"]) == 0
     assert "idle cores" not in capsys.readouterr().out
 
 
@@ -260,6 +263,38 @@ def test_poll_engine_never_overwrites_a_ledger_nor_holds_shared_or_no_cores(core
             pass
     with pytest.raises(UsageError, match="other hosts"):
         idle.require("poll-engine", engine_here=False)
+
+
+def test_auto_holds_the_engines_cores_where_it_can_and_otherwise_runs_as_is_and_says_why(cores, monkeypatch):
+    from stackbench.upkeep import core_qos
+
+    with idle.held("auto", [1], qos_file=str(cores / "no-qos")) as state:
+        assert request(cores, 1) == "n/a" and request(cores, 0) == "0", "the server's core as it was"
+        assert state.asked == "auto" and state.engine_polled and not state.polled
+        assert state.why.startswith("the load engine's cores [1] polled, never halted, during the run "
+                                    "(cpu_idle = \"auto\"")
+    assert request(cores, 1) == "0" and not core_qos.LEDGER.exists()
+    with pytest.raises(OSError, match="the run's"):  # the run's own error is not taken for the hold's
+        with idle.held("auto", [1], qos_file=str(cores / "no-qos")):
+            raise OSError("the run's")
+    assert request(cores, 1) == "0"
+
+    def as_is_because(engine_cpus):
+        with idle.held("auto", engine_cpus, qos_file=str(cores / "no-qos")) as state:
+            assert request(cores, 1) == "0" and not state.engine_polled and state.asked == "auto"
+            assert "; the load engine's cores were not held polling (cpu_idle = \"auto\"): " in state.why
+            return state.why
+
+    assert "that needs the load engine on cores of its own" in as_is_because([])  # shared cores, or load elsewhere
+    core_qos.LEDGER.parent.mkdir(mode=0o700, exist_ok=True)  # made by the first hold
+    core_qos.LEDGER.write_text('{"pid": 1, "start": 1, "before": {"1": "0"}}')
+    assert "a previous hold of idle cores is still recorded" in as_is_because([1])
+    assert core_qos.LEDGER.exists(), "someone else's ledger left alone"
+    core_qos.LEDGER.unlink()
+    monkeypatch.setattr(core_qos, "CORE_REQUEST", str(cores / "cpu{}" / "missing"))  # no such sysfs file, or no root
+    assert "that needs " in as_is_because([1]) and "No such file" in as_is_because([1])
+    assert not core_qos.LEDGER.exists(), "nothing held, nothing recorded"
+    idle.require("auto", engine_here=False)  # never refuses: it runs as-is instead
 
 
 def test_a_core_that_cannot_be_put_back_keeps_the_ledger_and_says_so(cores, monkeypatch):

@@ -166,18 +166,18 @@ def test_order_of_a_plan(lab):
     a, b = "nginx-fpm", "apache-prefork-modphp"
     assert log == [
         ("preflight", a), ("preflight", b),  # every config checked before anything runs
-        ("idle held", "as-is"),  # idle cores as asked from before the first start to after the last stop
+        ("idle held", "auto"),  # idle cores as asked from before the first start to after the last stop
         ("up", a), ("verify", a), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", a),
         ("up", b), ("verify", b), ("warmup", 1), ("measure", 1), ("warmup", 8), ("measure", 8), ("down", b),
-        ("idle released", "as-is"),
+        ("idle released", "auto"),
     ]
     cells = store.cells(outcome.run_id)
     assert [(c.stack_label, c.concurrency, c.status) for c in cells] == [
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
     assert store.run(outcome.run_id).status == "complete"
     # What the idle cores did is part of the run's environment (show, the report, compare).
-    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "as-is", "polled": False,
-                                                                  "why": "as-is (fake)", "engine_polled": False}
+    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "auto", "polled": False,
+                                                                  "why": "auto (fake)", "engine_polled": False}
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -189,7 +189,7 @@ def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
     assert log[-2] == ("down", "apache-prefork-modphp")
     run_row = store.runs()[-1]
     assert run_row["status"] == "interrupted" and run_row["cells"] == 2
-    assert log[-1] == ("idle released", "as-is")  # the hold goes with the run, Ctrl-C or not
+    assert log[-1] == ("idle released", "auto")  # the hold goes with the run, Ctrl-C or not
 
 
 def test_a_server_dying_fails_its_remaining_cells_and_the_plan_goes_on(lab):
@@ -233,7 +233,20 @@ def test_resuming_a_run_another_way_is_refused(lab, tmp_path, capsys):
     run_id = Store(db).runs()[-1]["id"]
     assert cli.main(["run", "--resume", str(run_id), "--db", str(db), "--cpu-idle", "poll"]) == 2
     err = capsys.readouterr().err
-    assert f"run {run_id} was measured with cpu_idle = \"as-is\"; resume it the same way" in err
+    assert f"run {run_id} was measured with cpu_idle = \"auto\"; resume it the same way" in err
+
+
+def test_a_run_stored_before_auto_was_the_default_resumes_as_it_was_measured():
+    from stackbench.commands.measure import _idle_as_measured
+
+    silent = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
+    assert silent.cpu_idle == "auto"  # today's default
+    as_is = {"cpu_idle": {"asked": "as-is", "polled": False, "why": "…"}}
+    assert _idle_as_measured(silent, as_is).cpu_idle == "as-is"  # recorded by the run (session 12 on)
+    assert _idle_as_measured(silent, {"fake": True}).cpu_idle == "as-is"  # before the lab recorded it
+    assert _idle_as_measured(silent, {"cpu_idle": {"asked": "auto"}}).cpu_idle == "auto"
+    written = plan_mod.parse(tomllib.loads('cpu_idle = "poll"\n' + PLAN), "order.toml")
+    assert _idle_as_measured(written, as_is).cpu_idle == "poll"  # what the plan says stands
 
 
 def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):

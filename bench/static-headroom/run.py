@@ -8,7 +8,7 @@ rusage over the same window), their ratio, and each side's busy share of its cor
 so the bar (engine ≤ 0.6× the server in every cell) and which side limited each cell
 can be read off one table. `--db STORE --run N` reads a run already made instead.
 
-Usage: bench/static-headroom/run.py [--quick] [--cpu-idle as-is|poll|poll-engine] [--db STORE --run N] [--bar 0.6]
+Usage: bench/static-headroom/run.py [--quick] [--cpu-idle auto|as-is|poll|poll-engine] [--db STORE --run N] [--bar 0.6]
 """
 
 import argparse
@@ -69,7 +69,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="the scenario's quick form")
     # No choices here: the lab's --cpu-idle checks its own (one list, upkeep/idle.py).
-    p.add_argument("--cpu-idle", help="the lab's --cpu-idle: as-is, poll or poll-engine (default: the plan's, as-is)")
+    p.add_argument("--cpu-idle", help="the lab's --cpu-idle: auto, as-is, poll or poll-engine (default: the plan's, auto)")
     p.add_argument("--db", help="read this store instead of running (with --run)")
     p.add_argument("--run", help="the run id in --db")
     p.add_argument("--bar", type=float, default=0.6)

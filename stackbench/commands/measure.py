@@ -68,7 +68,7 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is being measured now ({busy})",
                          hint="wait for it to finish; if it stops early, resume it then")
     store.ensure_writable()
-    plan = plan_mod.parse(run.plan, run.plan_source)
+    plan = _idle_as_measured(plan_mod.parse(run.plan, run.plan_source), run.environment)
     if args.cpu_idle and args.cpu_idle != plan.cpu_idle:
         # Its cells so far were measured one way: the rest must be too (one environment a run).
         raise UsageError(f"run {args.resume} was measured with cpu_idle = \"{plan.cpu_idle}\"; resume it the same way",
@@ -84,6 +84,15 @@ def _resume(args: argparse.Namespace) -> int:
     finally:
         _report(store, outcome, progress, args, run_id=args.resume)
     return ServerError.exit_code if outcome.errors else 0
+
+
+def _idle_as_measured(plan: plan_mod.Plan, env: dict | None) -> plan_mod.Plan:
+    """A resumed run keeps the idle cores' regime it was measured with. A stored plan
+    silent on cpu_idle took the default of its day: what its environment says it asked,
+    or "as-is" for a run stored before the lab recorded it (the default then)."""
+    if "cpu_idle" in plan.raw:
+        return plan
+    return replace(plan, cpu_idle=((env or {}).get("cpu_idle") or {}).get("asked", idle.AS_IS))
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
@@ -140,7 +149,7 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
         print(line)
     if plan.machine is not None:
         print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
-    if plan.cpu_idle != idle.AS_IS:  # the default goes without saying
+    if plan.cpu_idle != idle.AS_IS:
         print(dry_run.idle_line(plan.cpu_idle))
     for c in cells:
         print(dry_run.cell_line(c, plan))

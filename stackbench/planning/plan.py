@@ -107,7 +107,7 @@ class Plan:
     protocols: protocols_mod.Protocols = field(default_factory=protocols_mod.Protocols)
     # Idle cores during the run (upkeep/idle.py): "as-is", "poll" (all held out of halt)
     # or "poll-engine" (the load engine's alone); on a VM each moves the stacks' figures.
-    cpu_idle: str = idle.AS_IS
+    cpu_idle: str = idle.DEFAULT
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -254,7 +254,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         raise fail(f"syscalls takes true or false, not {count_syscalls!r}")
     if count_syscalls and not 0.3 <= syscall_profile <= 60:
         raise fail("syscall_profile must be between 300ms (three perf intervals) and 60s")
-    cpu_idle = data.get("cpu_idle", idle.AS_IS)
+    cpu_idle = data.get("cpu_idle", idle.DEFAULT)
     if cpu_idle not in idle.POLICIES:
         raise fail(f"cpu_idle takes {', '.join(repr(p) for p in idle.POLICIES)}, not {cpu_idle!r}")
     requests = data.get("requests")

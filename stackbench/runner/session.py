@@ -54,8 +54,9 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
             # The lab itself (sampler, perf, Python) stays off the server's cores.
             here.pin_self(pins.engine_cpus)
             # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
-            # poll-engine: the engine's cores only when they are not the server's too.
-            with lab.hold_idle(plan.cpu_idle, [] if pins.shared else pins.engine_cpus) as idle_state:
+            # The engine's cores only when they are not the server's too, and the load is made here.
+            engine_cores = [] if pins.shared or plan.hosts.remote else pins.engine_cpus
+            with lab.hold_idle(plan.cpu_idle, engine_cores) as idle_state:
                 try:
                     if not plan.hosts.single_local:
                         clients = ClientSession.open(plan.hosts, here.engine_binary)

@@ -9,9 +9,17 @@ Holding every core's idle state at polling — a PM QoS request of 0 µs written
 /dev/cpu_dma_latency, as cyclictest does — takes that cost away, but every idle core
 then spins for the whole run, and in the static scenario it made Apache event and Caddy
 about 30 % faster on 12 bytes and the single-threaded fronts no faster (2–15 % slower in
-every pair). It changes how far apart the stacks are, so the lab leaves the machine as it
-is unless the plan asks ("poll"), and records in every run what the idle cores did —
+every pair). It changes how far apart the stacks are, so the lab never holds the stack's
+cores unless the plan asks ("poll"), and records in every run what the idle cores did —
 including a hold another program had taken (cyclictest, bench/hold-idle).
+
+The load engine's cores are the lab's own, not the stack's: by default ("auto") they are
+held polling for the run when this machine allows it (core_qos.py), so a server is charged
+nothing for waking its client — a client on another machine would cost it nothing of the
+kind, and on this VM the halted engine's wake-ups had cost Apache event 10–13 µs of a
+52 µs request. Where they cannot be held (no root, no such sysfs file, the engine on the
+server's cores, the load coming from other hosts) the run goes on as the system has them
+and says why; "poll-engine" asks the same and refuses to run without it.
 
 The request lives as long as the file stays open: the kernel drops it when the run ends
 or when the lab dies, so nothing is left behind.
@@ -30,8 +38,9 @@ from typing import Iterator
 from stackbench.errors import UsageError
 from stackbench.upkeep import core_qos, leftovers
 
-AS_IS, POLL, POLL_ENGINE = "as-is", "poll", "poll-engine"
-POLICIES = (AS_IS, POLL, POLL_ENGINE)
+AUTO, AS_IS, POLL, POLL_ENGINE = "auto", "as-is", "poll", "poll-engine"
+POLICIES = (AUTO, AS_IS, POLL, POLL_ENGINE)
+DEFAULT = AUTO
 QOS_FILE = "/dev/cpu_dma_latency"
 CPUIDLE = Path("/sys/devices/system/cpu/cpuidle")
 CPUIDLE_STATES = Path("/sys/devices/system/cpu/cpu0/cpuidle")
@@ -99,27 +108,31 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
     """Idle cores polled for the duration of the block: all of them for "poll" (a global
     request whose descriptor is not inherited: a child that outlives the block must not
     hold it), the load engine's `engine_cpus` alone for "poll-engine" (core_qos.py); an
-    error when that cannot be had (the user asked for it). "as-is" takes nothing and says
-    what the cores do — polled all the same when another process holds them there."""
+    error when that cannot be had (the user asked for it). "auto" holds the engine's cores
+    when it can, and otherwise takes nothing and says why. "as-is" takes nothing and says
+    what the cores do — polled all the same when another process holds them there.
+    `engine_cpus`: empty when the engine shares the server's cores or the load comes
+    from other hosts."""
     if asked not in POLICIES:
         raise ValueError(asked)
     if asked == AS_IS:
         yield IdleState(asked, *_as_they_are(qos_file))
         return
-    if asked == POLL_ENGINE:
+    if asked in (POLL_ENGINE, AUTO):
         cpus = list(engine_cpus or [])
-        if not cpus:
-            raise UsageError("cpu_idle = \"poll-engine\" needs the load engine on cores of its own; here it shares "
-                             "the server's", hint="use \"poll\" (every core), or leave cpu_idle out")
         with ExitStack() as hold:
-            try:
-                me = leftovers.me()
-                hold.enter_context(core_qos.polling(cpus, (me.pid, me.start)))
-            except OSError as e:  # only the hold's own: the run's errors pass through the yield
-                raise _cannot(e.filename or core_qos.CORE_REQUEST.format(cpus[0]), e.errno, asked) from None
+            # Only the hold's own errors are caught here: the run's pass through the yield.
+            why_not = _hold_engine_cores(hold, cpus)
+            if why_not is not None and asked == POLL_ENGINE:
+                raise why_not
             polled, others = _as_they_are(qos_file)
+            if why_not is not None:  # auto: the run goes on as the system has the cores, and says why
+                reason = why_not.message.replace('cpu_idle = "poll-engine" ', "that ", 1)
+                yield IdleState(asked, polled, f"{others}; the load engine's cores were not held polling "
+                                               f"(cpu_idle = \"auto\"): {reason}")
+                return
             yield IdleState(asked, polled, f"the load engine's cores {cpus} polled, never halted, during the run "
-                                           "(cpu_idle = \"poll-engine\": waking the idle engine costs the server no "
+                                           f"(cpu_idle = \"{asked}\": waking the idle engine costs the server no "
                                            f"more than a remote client would); the others {others}",
                             engine_polled=True)
         return
@@ -135,6 +148,22 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
         yield IdleState(asked, True, "polled, not halted, during the run (cpu_idle = \"poll\": PM QoS 0 µs)")
     finally:
         os.close(fd)  # the kernel drops the request with the file
+
+
+def _hold_engine_cores(hold: ExitStack, cpus: list[int]) -> UsageError | None:
+    """Holds `cpus` polling until `hold` closes (core_qos.py); None when held, else why not."""
+    if not cpus:
+        return UsageError("cpu_idle = \"poll-engine\" needs the load engine on cores of its own; here it shares the "
+                          "server's (or the load comes from other hosts)",
+                          hint="use \"poll\" (every core), or leave cpu_idle out")
+    try:
+        me = leftovers.me()
+        hold.enter_context(core_qos.polling(cpus, (me.pid, me.start)))
+    except OSError as e:
+        return _cannot(e.filename or core_qos.CORE_REQUEST.format(cpus[0]), e.errno, POLL_ENGINE)
+    except UsageError as e:  # a previous hold's ledger still there
+        return e
+    return None
 
 
 def _cannot(qos_file: str, err: int | None, asked: str = POLL) -> UsageError:

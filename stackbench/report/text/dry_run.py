@@ -108,6 +108,10 @@ def machine_line(profile: MachineProfile, pins: Pinning) -> str:
 
 
 def idle_line(asked: str) -> str:
+    if asked == "auto":
+        return ("idle cores: the load engine's cores held polling, never halted, for the whole run where this machine "
+                "allows it (root, cores of its own), so a server pays nothing to wake its client; the stack's as the "
+                "system has them (cpu_idle = \"auto\", the default: README, 'Idle cores')")
     cores = "the load engine's cores" if asked == "poll-engine" else "every core"
     return (f"idle cores: {cores} held polling, never halted, for the whole run (cpu_idle = \"{asked}\"; on a VM it "
             "moves the stacks' figures, each its own way: README, 'Idle cores')")
