@@ -37,6 +37,8 @@ def test_as_is_touches_nothing_and_says_how_the_system_waits(tmp_path):
     assert not qos.exists()
     assert idle.system_words("haltpoll", "0").startswith("as the system has them (cpuidle haltpoll, halting at once: "
                                                          "a server pays some µs each time it wakes the idle load engine")
+    assert idle.system_words("haltpoll", "0", engine_held=True) == \
+        "as the system has them (cpuidle haltpoll, halting at once)"  # the server's: its client costs it nothing
     assert idle.system_words("haltpoll", "200000") == \
         "as the system has them (cpuidle haltpoll, polling up to 200 µs before halting)"
     assert idle.system_words("intel_idle", None) == "as the system has them (cpuidle intel_idle)"

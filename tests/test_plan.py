@@ -86,6 +86,19 @@ def test_descending_and_shuffled_orders():
     assert sorted(c.concurrency for c in shuffled[:6:2]) == [1, 16, 64]
 
 
+def test_a_levels_modes_alternate_their_order_across_repetitions_and_the_levels_keep_theirs():
+    """With restart = "stack" a later cell meets a server its earlier ones warmed: each
+    mode (here HTTPS and HTTP/2) runs first in every other repetition, so a protocol
+    comparison is not the order's; the levels climb in every repetition (small-vps)."""
+    cells = plan_mod.expand(parse('repetitions = 3\nrestart = "stack"\nconcurrency = [16, 64]\n'
+                                  'protocol = ["https", "h2"]\nworkloads = ["static-12b"]\n'
+                                  '[[stacks]]\nid = "nginx-fpm"\n'))
+    by_rep = [[(c.concurrency, c.protocol) for c in cells if c.repetition == r] for r in range(3)]
+    assert by_rep[0] == by_rep[2] == [(16, "https"), (16, "h2"), (64, "https"), (64, "h2")]
+    assert by_rep[1] == [(16, "h2"), (16, "https"), (64, "h2"), (64, "https")]
+    assert [c.seq for c in cells] == list(range(12))
+
+
 def test_repetitions_interleave_stacks():
     cells = plan_mod.expand(parse('repetitions = 2\nworkloads = ["static-12b"]\nconcurrency = [1]\nkeepalive = [true]\n'
                                   '[[stacks]]\nid = "nginx-fpm"\n[[stacks]]\nid = "apache-prefork-modphp"\n'))

@@ -182,3 +182,14 @@ def test_nginx_fpm_plan_with_explicit_workers_is_refused_when_loaded():
     with pytest.raises(UsageError, match="pm_max_children"):
         STACKS["nginx-fpm"].resolve_knobs({"fastcgi_keep_conn": True, "nginx_workers": 4, "upstream_keepalive": 2,
                                            "pm_max_children": 8})
+
+
+def test_a_stacks_ports_are_distinct_even_when_the_kernel_hands_one_out_twice(monkeypatch):
+    """A port is free when asked and bound only when the servers start: the kernel may
+    give the same one again (Apache once got its HTTPS port on its clear one)."""
+    from stackbench.upkeep import ports
+
+    handed = iter([8080, 9000, 8081, 8443])  # the clear port, then two already the stack's, then a new one
+    monkeypatch.setattr(ports, "free_port", lambda host="127.0.0.1": next(handed))
+    ctx = context("nginx-fpm")
+    assert ctx.aux_port("tls") == 8443 and ctx.aux_port("tls") == 8443  # asked again: the same

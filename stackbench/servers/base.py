@@ -101,11 +101,20 @@ class Context:
     tls: TlsSite | None = None
 
     def aux_port(self, name: str) -> int:
-        """A second free port for an internal hop (FPM over TCP, a back-end Apache)."""
+        """A second free port for an internal hop (FPM over TCP, a back-end Apache, HTTPS),
+        none of the stack's others: each is free when asked, but none is bound until the
+        servers start, so the kernel may hand the same one out twice (seen once: Apache's
+        HTTPS port on its clear one, "Cannot define multiple Listeners")."""
         if name not in self.aux_ports:
             from stackbench.upkeep.ports import free_port
 
-            self.aux_ports[name] = free_port(self.host)
+            taken = {self.port, *self.aux_ports.values()}
+            port = free_port(self.host)
+            for _ in range(100):
+                if port not in taken:
+                    break
+                port = free_port(self.host)
+            self.aux_ports[name] = port
         return self.aux_ports[name]
 
     def render_values(self) -> dict[str, Any]:

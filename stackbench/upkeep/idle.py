@@ -66,14 +66,17 @@ class IdleState:
         return replace(self, why=self.why + "; on this machine only, the plan's other hosts as they are")
 
 
-def system_words(driver: str | None = None, halt_poll_ns: str | None = None) -> str:
+def system_words(driver: str | None = None, halt_poll_ns: str | None = None, engine_held: bool = False) -> str:
     """How this machine's idle cores wait, in words: its cpuidle driver and, on a guest
-    with haltpoll, how long an idle vCPU polls before it halts."""
+    with haltpoll, how long an idle vCPU polls before it halts. `engine_held`: these are
+    the server's cores, the engine's held polling (waking the engine then costs nothing)."""
     driver = driver if driver is not None else _read(CPUIDLE / "current_driver")
     halt_poll_ns = halt_poll_ns if halt_poll_ns is not None else _read(HALT_POLL_NS)
     if not driver or driver == "none":
         return "as the system has them"
     words = f"as the system has them (cpuidle {driver}"
+    if driver == "haltpoll" and halt_poll_ns == "0" and engine_held:
+        return words + ", halting at once)"
     if driver == "haltpoll" and halt_poll_ns == "0":
         # What that does to the figures, where they are read (show's header, the report).
         return words + ", halting at once: a server pays some µs each time it wakes the idle load engine, which a " \
@@ -125,7 +128,7 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
             why_not = _hold_engine_cores(hold, cpus)
             if why_not is not None and asked == POLL_ENGINE:
                 raise why_not
-            polled, others = _as_they_are(qos_file)
+            polled, others = _as_they_are(qos_file, engine_held=why_not is None)
             if why_not is not None:  # auto: the run goes on as the system has the cores, and says why
                 reason = why_not.message.replace('cpu_idle = "poll-engine" ', "that ", 1)
                 yield IdleState(asked, polled, f"{others}; the load engine's cores were not held polling "
@@ -174,7 +177,7 @@ def _cannot(qos_file: str, err: int | None, asked: str = POLL) -> UsageError:
                       hint=hint)
 
 
-def _as_they_are(qos_file: str) -> tuple[bool, str]:
+def _as_they_are(qos_file: str, engine_held: bool = False) -> tuple[bool, str]:
     """(polled, words) with nothing asked: polled when the requests others hold allow
     no idle state but polling (every other state's wake-up takes longer)."""
     latency = current_latency_us(qos_file)
@@ -182,7 +185,7 @@ def _as_they_are(qos_file: str) -> tuple[bool, str]:
     if latency is not None and deepest_allowed and latency < min(deepest_allowed):
         return True, (f"polled, not halted, during the run: another process holds a PM QoS request of {latency} µs "
                       "(cyclictest, bench/hold-idle, …)")
-    return False, system_words()
+    return False, system_words(engine_held=engine_held)
 
 
 def _non_polling_latencies() -> list[int]:
