@@ -299,6 +299,65 @@ def test_auto_holds_the_engines_cores_where_it_can_and_otherwise_runs_as_is_and_
     idle.require("auto", engine_here=False)  # never refuses: it runs as-is instead
 
 
+def test_engine_cores_another_process_holds_are_recorded_as_held(cores):
+    """bench/hold-idle, or a hand's `echo n/a`: the run says so, whatever it asked."""
+    (cores / "cpu1" / "request").write_text("n/a\n")
+    for asked in ("as-is", "auto"):  # auto: our own hold is refused (ledger), or finds them held already
+        if asked == "auto":
+            from stackbench.upkeep import core_qos
+
+            core_qos.LEDGER.parent.mkdir(mode=0o700, exist_ok=True)
+            core_qos.LEDGER.write_text('{"pid": 1, "start": 1, "before": {"1": "0"}}')
+        with idle.held(asked, [1], qos_file=str(cores / "no-qos")) as state:
+            assert state.engine_polled and "held so by another process" in state.why, state.why
+    assert request(cores, 1) == "n/a", "not ours to put back"
+
+
+def test_an_interrupted_or_failed_hold_puts_back_what_it_wrote_or_says_it_could_not(cores, monkeypatch):
+    from stackbench.upkeep import core_qos
+
+    (cores / "cpu0" / "request").write_text("0\n")
+    writes = []
+
+    def interrupted(cpu, value):  # Ctrl-C after the first core's write
+        writes.append((cpu, value))
+        if len(writes) == 2:
+            raise KeyboardInterrupt
+        (cores / f"cpu{cpu}" / "request").write_text(value + "\n")
+
+    monkeypatch.setattr(core_qos, "_write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with core_qos.polling([0, 1], (1, 1)):
+            pass
+    assert request(cores, 0) == "0" and not core_qos.LEDGER.exists(), "put back, ledger gone"
+
+    def broken(cpu, value):  # the second core refuses, and so does putting the first back
+        if cpu == 1 or value != "n/a":
+            raise OSError(5, "Input/output error")
+        (cores / f"cpu{cpu}" / "request").write_text(value + "\n")
+
+    monkeypatch.setattr(core_qos, "_write", broken)
+    with pytest.raises(core_qos.NotPutBack, match="could not all be held polling nor put back"):
+        with idle.held("auto", [0, 1], qos_file=str(cores / "no-qos")):  # not a reason to go on as-is
+            pass
+    assert core_qos.LEDGER.exists(), "kept for `stackbench clean`"
+
+
+def test_auto_says_no_root_before_anything_about_the_ledger(cores, monkeypatch):
+    from stackbench.upkeep import core_qos
+
+    monkeypatch.setattr(core_qos, "writable", lambda cpu: PermissionError(13, "Permission denied", "/sys/x"))
+    with idle.held("auto", [1], qos_file=str(cores / "no-qos")) as state:
+        assert not state.engine_polled and "that needs /sys/x: Permission denied" in state.why
+
+
+def test_the_dry_run_of_auto_says_when_the_engine_is_not_here_to_hold():
+    from stackbench.report.text import dry_run
+
+    assert dry_run.idle_line("auto", engine_here=False).startswith("idle cores: as the system has them")
+    assert "held polling, never halted" in dry_run.idle_line("auto")
+
+
 def test_a_core_that_cannot_be_put_back_keeps_the_ledger_and_says_so(cores, monkeypatch):
     from stackbench.upkeep import core_qos
 

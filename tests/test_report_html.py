@@ -216,6 +216,8 @@ def test_report_of_a_real_store(version, tmp_path):
     text = report(db, run_id)
     check_document(text, [c.stack_label for c in cells])
     assert "Reproduce it" in text and html.escape(run.plan_name) in text
+    # Measured before "auto" was the default, its plan silent on it: rerun as it was.
+    assert re.search(r"<pre><code>stackbench [^<]*--cpu-idle as-is</code></pre>", text)
     for c in cells:
         for program, version_ in c.versions.items():
             assert html.escape(version_) in text
@@ -349,3 +351,13 @@ def test_the_report_opens_in_headless_chromium(lab, tmp_path):
     # no script error and nothing the page itself asked to load
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert not console, console
+
+
+def test_the_rerun_command_keeps_the_idle_cores_the_run_was_measured_with():
+    from stackbench.report.html.reproduce import _idle_flag, rerun_command
+
+    assert _idle_flag({}, {"cpu_idle": {"asked": "auto"}}) == ""  # today's default says it
+    assert _idle_flag({}, {}) == " --cpu-idle as-is"  # before the lab recorded it: as-is, the default then
+    assert _idle_flag({"cpu_idle": "poll"}, {"cpu_idle": {"asked": "poll"}}) == ""  # the plan says it
+    assert rerun_command("scenario static --quick", " --cpu-idle as-is")[0] == \
+        "stackbench scenario run static --quick --cpu-idle as-is"

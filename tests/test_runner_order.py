@@ -236,6 +236,28 @@ def test_resuming_a_run_another_way_is_refused(lab, tmp_path, capsys):
     assert f"run {run_id} was measured with cpu_idle = \"auto\"; resume it the same way" in err
 
 
+def test_a_resumed_run_is_measured_and_numbered_as_its_first_part_was():
+    from stackbench.commands.measure import _as_stored
+
+    plan = plan_mod.parse(tomllib.loads('repetitions = 2\n' + PLAN.replace("keepalive = [true]",
+                                                                          "keepalive = [true, false]")), "order.toml")
+    held = {"cpu_idle": {"asked": "auto", "engine_polled": True}, "mode_order": "alternate"}
+    assert _as_stored(plan, held).cpu_idle == "poll-engine"  # refused then if it cannot be had: no silent switch
+    assert _as_stored(plan, held | {"cpu_idle": {"asked": "auto", "engine_polled": False}}).cpu_idle == "as-is"
+    assert _as_stored(plan, held).mode_order == "alternate"
+    older = _as_stored(plan, {"cpu_idle": {"asked": "as-is"}})  # stored before the modes alternated
+    assert older.mode_order == "as-written"
+    modes = [[c.keepalive for c in plan_mod.expand(p) if c.repetition == 1][:2] for p in (plan, older)]
+    assert modes == [[False, True], [True, False]], "each seq is the cell it was when the run began"
+
+
+def test_a_new_run_records_how_its_cells_were_ordered(lab):
+    _, _, fake = lab
+    store = Store()
+    outcome = run(store, fake)
+    assert store.run(outcome.run_id).environment["mode_order"] == "alternate"
+
+
 def test_a_run_stored_before_auto_was_the_default_resumes_as_it_was_measured():
     from stackbench.commands.measure import _idle_as_measured
 

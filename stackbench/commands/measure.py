@@ -73,6 +73,7 @@ def _resume(args: argparse.Namespace) -> int:
         # Its cells so far were measured one way: the rest must be too (one environment a run).
         raise UsageError(f"run {args.resume} was measured with cpu_idle = \"{plan.cpu_idle}\"; resume it the same way",
                          hint=f"leave --cpu-idle out (or give --cpu-idle {plan.cpu_idle})")
+    plan = _as_stored(plan, run.environment)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
@@ -93,6 +94,18 @@ def _idle_as_measured(plan: plan_mod.Plan, env: dict | None) -> plan_mod.Plan:
     if "cpu_idle" in plan.raw:
         return plan
     return replace(plan, cpu_idle=((env or {}).get("cpu_idle") or {}).get("asked", idle.AS_IS))
+
+
+def _as_stored(plan: plan_mod.Plan, env: dict | None) -> plan_mod.Plan:
+    """The rest of a run measured as its first part was. "auto" becomes what it did then:
+    the engine's cores held ("poll-engine": refused now if they cannot be) or not
+    ("as-is") — a resume must not switch silently. A run stored before the modes
+    alternated is expanded in the plan's order, so each seq is the cell it was."""
+    env = env or {}
+    held = env.get("cpu_idle") or {}
+    if plan.cpu_idle == idle.AUTO and held:
+        plan = replace(plan, cpu_idle=idle.POLL_ENGINE if held.get("engine_polled") else idle.AS_IS)
+    return replace(plan, mode_order=env.get("mode_order", "as-written"))
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
@@ -150,7 +163,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     if plan.machine is not None:
         print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
     if plan.cpu_idle != idle.AS_IS:
-        print(dry_run.idle_line(plan.cpu_idle))
+        pins = machine.pinning(plan.machine, pinning.choose())
+        print(dry_run.idle_line(plan.cpu_idle, engine_here=not plan.hosts.remote and not pins.shared))
     for c in cells:
         print(dry_run.cell_line(c, plan))
     # Each profile off loopback is measured once per run (runner/network.py): its time.

@@ -105,9 +105,14 @@ class Plan:
     # What the visitors speak (planning/protocols.py): clear HTTP/1.1 by default; TLS
     # cells take a handshake mode in place of keep-alive.
     protocols: protocols_mod.Protocols = field(default_factory=protocols_mod.Protocols)
-    # Idle cores during the run (upkeep/idle.py): "as-is", "poll" (all held out of halt)
-    # or "poll-engine" (the load engine's alone); on a VM each moves the stacks' figures.
+    # Idle cores during the run (upkeep/idle.py): "auto" (the default: the load engine's
+    # held out of halt where the machine allows it), "as-is", "poll" (all held out of
+    # halt) or "poll-engine" (the engine's, or refuse); on a VM each moves the figures.
     cpu_idle: str = idle.DEFAULT
+    # A level's modes alternate their order across repetitions (expand); "as-written":
+    # the plan's order in every repetition — how runs stored before that were numbered,
+    # so a resumed one finds its cells under the seqs they had. Not a plan key.
+    mode_order: str = "alternate"
     source: str = "<built-in>"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -460,7 +465,7 @@ def expand(plan: Plan) -> list[Cell]:
         # came out 17-20 % faster always running second); alternating, that favours
         # neither side of a protocol comparison. The levels keep their order (small-vps
         # climbs from 16 to 64 clients on one machine).
-        rep_modes = modes if rep % 2 == 0 else modes[::-1]
+        rep_modes = modes[::-1] if rep % 2 and plan.mode_order == "alternate" else modes
         for variant, net, bg in ((v, n.name, b) for v in plan.stacks for n in plan.networks for b in plan.background):
             for wl in plan.workloads:
                 if model.kind == "capacity":

@@ -74,6 +74,7 @@ def begin(session: Session) -> int:
     machine profile it emulated, if any)."""
     plan, pins = session.plan, session.pins
     env = session.lab.environment(pins)
+    env["mode_order"] = plan.mode_order  # how its cells were numbered (a resume expands it so again)
     if session.idle is not None:
         elsewhere = plan.hosts.remote_server or bool(plan.hosts.remote)
         env["cpu_idle"] = session.idle.on_this_machine_only(elsewhere).as_dict()

@@ -20,7 +20,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from stackbench.errors import UsageError
+from stackbench.errors import ServerError, UsageError
 from stackbench.servers.tls_policy import TlsSite
 from stackbench.upkeep.ports import LOOPBACK
 from stackbench.upkeep.supervise import Probe
@@ -114,6 +114,8 @@ class Context:
                 if port not in taken:
                     break
                 port = free_port(self.host)
+            else:
+                raise ServerError(f"no free port for {name} beside the stack's own {sorted(taken)}")
             self.aux_ports[name] = port
         return self.aux_ports[name]
 

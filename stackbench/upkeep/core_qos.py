@@ -1,4 +1,4 @@
-"""Some cores held polling for a run (`cpu_idle = "poll-engine"`: the load engine's), and
+"""Some cores held polling for a run (`cpu_idle = "auto"` or "poll-engine": the load engine's), and
 put back after it — by the next lab's sweep if this one dies.
 
 A core's own wake-up latency request, /sys/devices/system/cpu/cpuN/power/
@@ -51,14 +51,17 @@ def polling(cpus: list[int], owner: tuple[int, int]) -> Iterator[None]:
     """`cpus` allowed no idle state but polling for the block; their requests as they were
     after it. `owner`: the lab's (pid, start time), for the sweep to tell whether it is
     gone. OSError when a request cannot be read or written (what was written is put back
-    first); UsageError when a ledger is already there."""
+    first); UsageError when a ledger is already there; NotPutBack when a write failed and
+    what was written could not be put back either."""
     before = {cpu: _read(cpu) for cpu in cpus}
     _write_ledger(before, owner)
     try:
         for cpu in cpus:
             _write(cpu, ONLY_POLLING)
-    except OSError:
-        _put_back(before)
+    except BaseException:  # Ctrl-C between the ledger and the last write too
+        if _put_back(before):
+            raise NotPutBack(f"cores {cpus} could not all be held polling nor put back",
+                             hint="`stackbench clean` puts them back (the values are kept in " + str(LEDGER) + ")")
         raise
     try:
         yield
@@ -139,3 +142,11 @@ def put_back_held(before: dict[int, str]) -> list[int]:
         except OSError:
             still[cpu] = value  # tried below, and reported if it fails
     return _put_back(still)
+
+
+def held_polling(cpus: list[int]) -> bool:
+    """Whether every one of `cpus` is held polling now (its request "n/a"), whoever holds it."""
+    try:
+        return bool(cpus) and all(_read(cpu) == ONLY_POLLING for cpu in cpus)
+    except OSError:
+        return False

@@ -118,11 +118,11 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
     from other hosts."""
     if asked not in POLICIES:
         raise ValueError(asked)
+    cpus = list(engine_cpus or [])
     if asked == AS_IS:
-        yield IdleState(asked, *_as_they_are(qos_file))
+        yield _not_held_here(asked, cpus, qos_file)
         return
     if asked in (POLL_ENGINE, AUTO):
-        cpus = list(engine_cpus or [])
         with ExitStack() as hold:
             # Only the hold's own errors are caught here: the run's pass through the yield.
             why_not = _hold_engine_cores(hold, cpus)
@@ -131,8 +131,8 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
             polled, others = _as_they_are(qos_file, engine_held=why_not is None)
             if why_not is not None:  # auto: the run goes on as the system has the cores, and says why
                 reason = why_not.message.replace('cpu_idle = "poll-engine" ', "that ", 1)
-                yield IdleState(asked, polled, f"{others}; the load engine's cores were not held polling "
-                                               f"(cpu_idle = \"auto\"): {reason}")
+                yield _not_held_here(asked, cpus, qos_file, f"; the load engine's cores were not held polling "
+                                                            f"(cpu_idle = \"auto\"): {reason}")
                 return
             yield IdleState(asked, polled, f"the load engine's cores {cpus} polled, never halted, during the run "
                                            f"(cpu_idle = \"{asked}\": waking the idle engine costs the server no "
@@ -153,12 +153,27 @@ def held(asked: str = AS_IS, engine_cpus: list[int] | None = None, qos_file: str
         os.close(fd)  # the kernel drops the request with the file
 
 
+def _not_held_here(asked: str, cpus: list[int], qos_file: str, why_not: str = "") -> IdleState:
+    """What the idle cores do when this lab holds none: as the system has them, or held
+    polling by another process — all of them (a PM QoS request), or the engine's own
+    (their requests at "n/a": bench/hold-idle, say)."""
+    if core_qos.held_polling(cpus):
+        polled, others = _as_they_are(qos_file, engine_held=True)
+        return IdleState(asked, polled, f"the load engine's cores {cpus} polled, never halted, during the run: held "
+                                        f"so by another process (bench/hold-idle, …); the others {others}",
+                         engine_polled=True)
+    polled, words = _as_they_are(qos_file)
+    return IdleState(asked, polled, words + why_not)
+
+
 def _hold_engine_cores(hold: ExitStack, cpus: list[int]) -> UsageError | None:
     """Holds `cpus` polling until `hold` closes (core_qos.py); None when held, else why not."""
     if not cpus:
         return UsageError("cpu_idle = \"poll-engine\" needs the load engine on cores of its own; here it shares the "
                           "server's (or the load comes from other hosts)",
                           hint="use \"poll\" (every core), or leave cpu_idle out")
+    if (e := core_qos.writable(cpus[0])) is not None:  # no root, no such file: said before anything else
+        return _cannot(e.filename or core_qos.CORE_REQUEST.format(cpus[0]), e.errno, POLL_ENGINE)
     try:
         me = leftovers.me()
         hold.enter_context(core_qos.polling(cpus, (me.pid, me.start)))

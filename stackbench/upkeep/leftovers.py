@@ -349,7 +349,7 @@ def stale_namespaces() -> Iterable[Leftover]:
 
 
 def stale_idle_cores() -> Iterable[Leftover]:
-    """Cores a lab that is gone held polling (cpu_idle = "poll-engine", core_qos.py): their
+    """Cores a lab that is gone held polling (cpu_idle "auto" or "poll-engine", core_qos.py): their
     requests put back from its ledger. A ledger that is not the lab's is reported, never
     acted on: it names what root writes."""
     from stackbench.upkeep import core_qos  # sysfs is read only when sweeping

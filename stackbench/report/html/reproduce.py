@@ -25,7 +25,7 @@ BUILT_IN = "<default plan>"
 ENVIRONMENT = (  # (key, name in the table)
     ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
     ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
-    ("cpu_idle", "idle cores"),
+    ("cpu_idle", "idle cores"), ("mode_order", "order of a level's protocols and connection modes"),
     ("pinning", "pinning"), ("server_host", "the stack's host"), ("db_host", "the database's host"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
     ("python", "Python"),
 )
@@ -33,7 +33,7 @@ ENVIRONMENT = (  # (key, name in the table)
 
 def render(ctx: Context) -> str:
     run = ctx.run
-    command, why = rerun_command(run.plan_source)
+    command, why = rerun_command(run.plan_source, _idle_flag(run.plan or {}, run.environment or {}))
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
@@ -51,13 +51,22 @@ def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
             + client_rows(ctx.analysis.clients))
 
 
-def rerun_command(source: str) -> tuple[str, str]:
+def _idle_flag(plan: dict[str, Any], env: dict[str, Any]) -> str:
+    """` --cpu-idle X` when the plan is silent on it and the run was measured otherwise
+    than today's default does (a run from before "auto": as-is)."""
+    if "cpu_idle" in plan:
+        return ""
+    asked = (env.get("cpu_idle") or {}).get("asked", "as-is")
+    return "" if asked == "auto" else f" --cpu-idle {asked}"
+
+
+def rerun_command(source: str, flags: str = "") -> tuple[str, str]:
     """The command that runs the same plan again, and a sentence on where the plan is."""
     if source == BUILT_IN:
-        return "stackbench run", "The built-in default plan (the plan below is the one this run used)."
+        return "stackbench run" + flags, "The built-in default plan (the plan below is the one this run used)."
     if source.startswith("scenario "):
-        return f"stackbench {source.replace('scenario ', 'scenario run ', 1)}", "A named scenario."
-    return f"stackbench run {shlex.quote(source)}", "The plan file this run was made from, if it is still there."
+        return f"stackbench {source.replace('scenario ', 'scenario run ', 1)}{flags}", "A named scenario."
+    return f"stackbench run {shlex.quote(source)}{flags}", "The plan file this run was made from, if it is still there."
 
 
 def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> list[tuple[str, str]]:
@@ -77,6 +86,8 @@ def client_rows(found: Clients | None) -> list[tuple[str, str]]:
 
 
 def _env_value(key: str, v: Any) -> str:
+    if key == "mode_order":
+        return "the plan's on even repetitions, reversed on odd ones" if v == "alternate" else "the plan's"
     if key == "memory_bytes":
         return f"{v / 1024 / MiB:.1f} GiB"
     if key == "cpu_noise_cv":

@@ -107,7 +107,11 @@ def machine_line(profile: MachineProfile, pins: Pinning) -> str:
             f"{pins.engine_cpus} — OOM kills and memory-limit hits are recorded per cell")
 
 
-def idle_line(asked: str) -> str:
+def idle_line(asked: str, engine_here: bool = True) -> str:
+    """`engine_here`: the load engine runs here, on cores of its own (what "auto" holds)."""
+    if asked == "auto" and not engine_here:
+        return ("idle cores: as the system has them (cpu_idle = \"auto\", the default: the load engine's cores are "
+                "held polling only when it runs here on cores of its own; README, 'Idle cores')")
     if asked == "auto":
         return ("idle cores: the load engine's cores held polling, never halted, for the whole run where this machine "
                 "allows it (root, cores of its own), so a server pays nothing to wake its client; the stack's as the "
