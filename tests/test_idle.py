@@ -110,10 +110,11 @@ def test_on_another_host_the_hold_is_this_machines_alone():
 def test_compare_reads_an_older_run_without_the_key_as_not_polled():
     from types import SimpleNamespace
 
+    from cells import stored_run
     from stackbench.commands.inspect import _idle_regime
 
     def store(env):
-        return SimpleNamespace(run=lambda run_id: SimpleNamespace(environment=env))
+        return SimpleNamespace(run=lambda run_id: stored_run(environment=env))
 
     cells = [SimpleNamespace(run_id=1)]
     assert _idle_regime(store({}), cells) == "as-is"

@@ -354,10 +354,11 @@ def test_the_report_opens_in_headless_chromium(lab, tmp_path):
 
 
 def test_the_rerun_command_keeps_the_idle_cores_the_run_was_measured_with():
+    from cells import stored_run
     from stackbench.report.html.reproduce import _idle_flag, rerun_command
 
-    assert _idle_flag({}, {"cpu_idle": {"asked": "auto"}}) == ""  # today's default says it
-    assert _idle_flag({}, {}) == " --cpu-idle as-is"  # before the lab recorded it: as-is, the default then
-    assert _idle_flag({"cpu_idle": "poll"}, {"cpu_idle": {"asked": "poll"}}) == ""  # the plan says it
+    assert _idle_flag(stored_run(environment={"cpu_idle": {"asked": "auto"}})) == ""  # today's default says it
+    assert _idle_flag(stored_run()) == " --cpu-idle as-is"  # before the lab recorded it: as-is, the default then
+    assert _idle_flag(stored_run(plan={"cpu_idle": "poll"}, environment={"cpu_idle": {"asked": "poll"}})) == ""
     assert rerun_command("scenario static --quick", " --cpu-idle as-is")[0] == \
         "stackbench scenario run static --quick --cpu-idle as-is"

@@ -237,7 +237,11 @@ def test_resuming_a_run_another_way_is_refused(lab, tmp_path, capsys):
 
 
 def test_a_resumed_run_is_measured_and_numbered_as_its_first_part_was():
-    from stackbench.commands.measure import _as_stored
+    from cells import stored_run
+    from stackbench.commands.measure import _as_measured
+
+    def _as_stored(plan, env):
+        return _as_measured(plan, stored_run(environment=env))
 
     plan = plan_mod.parse(tomllib.loads('repetitions = 2\n' + PLAN.replace("keepalive = [true]",
                                                                           "keepalive = [true, false]")), "order.toml")
@@ -259,16 +263,15 @@ def test_a_new_run_records_how_its_cells_were_ordered(lab):
 
 
 def test_a_run_stored_before_auto_was_the_default_resumes_as_it_was_measured():
-    from stackbench.commands.measure import _idle_as_measured
+    from cells import stored_run
 
     silent = plan_mod.parse(tomllib.loads(PLAN), "order.toml")
     assert silent.cpu_idle == "auto"  # today's default
     as_is = {"cpu_idle": {"asked": "as-is", "polled": False, "why": "…"}}
-    assert _idle_as_measured(silent, as_is).cpu_idle == "as-is"  # recorded by the run (session 12 on)
-    assert _idle_as_measured(silent, {"fake": True}).cpu_idle == "as-is"  # before the lab recorded it
-    assert _idle_as_measured(silent, {"cpu_idle": {"asked": "auto"}}).cpu_idle == "auto"
-    written = plan_mod.parse(tomllib.loads('cpu_idle = "poll"\n' + PLAN), "order.toml")
-    assert _idle_as_measured(written, as_is).cpu_idle == "poll"  # what the plan says stands
+    assert stored_run(environment=as_is).idle_asked == "as-is"  # recorded by the run (session 12 on)
+    assert stored_run(environment={"fake": True}).idle_asked == "as-is"  # before the lab recorded it
+    assert stored_run(environment={"cpu_idle": {"asked": "auto"}}).idle_asked == "auto"
+    assert stored_run(plan={"cpu_idle": "poll"}, environment=as_is).idle_asked == "poll"  # what the plan says stands
 
 
 def test_restart_per_cell_starts_a_fresh_stack_for_every_cell(lab):

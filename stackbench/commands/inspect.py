@@ -95,9 +95,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _idle_regime(store: Store, cells: list) -> str:
     """What the idle cores of these cells' run did, in cpu_idle's words (upkeep/idle.py);
     "as-is" for a run stored before the lab recorded it."""
-    env = store.run(cells[0].run_id).environment if cells else {}
-    held = (env or {}).get("cpu_idle") or {}
-    return "poll" if held.get("polled") else "poll-engine" if held.get("engine_polled") else "as-is"
+    return store.run(cells[0].run_id).idle_regime if cells else "as-is"
 
 
 def cmd_export(args: argparse.Namespace) -> int:

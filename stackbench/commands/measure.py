@@ -22,6 +22,7 @@ from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, resume, run_plan
 from stackbench.states import RunStatus
+from stackbench.model.run import StoredRun
 from stackbench.store import Store
 from stackbench.planning import hosts as hosts_spec
 
@@ -68,12 +69,12 @@ def _resume(args: argparse.Namespace) -> int:
         raise UsageError(f"run {args.resume} is being measured now ({busy})",
                          hint="wait for it to finish; if it stops early, resume it then")
     store.ensure_writable()
-    plan = _idle_as_measured(plan_mod.parse(run.plan, run.plan_source), run.environment)
-    if args.cpu_idle and args.cpu_idle != plan.cpu_idle:
+    asked = run.idle_asked
+    if args.cpu_idle and args.cpu_idle != asked:
         # Its cells so far were measured one way: the rest must be too (one environment a run).
-        raise UsageError(f"run {args.resume} was measured with cpu_idle = \"{plan.cpu_idle}\"; resume it the same way",
-                         hint=f"leave --cpu-idle out (or give --cpu-idle {plan.cpu_idle})")
-    plan = _as_stored(plan, run.environment)
+        raise UsageError(f"run {args.resume} was measured with cpu_idle = \"{asked}\"; resume it the same way",
+                         hint=f"leave --cpu-idle out (or give --cpu-idle {asked})")
+    plan = _as_measured(plan_mod.parse(run.plan, run.plan_source), run)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     # A failed cell (its server failed) is measured again, an unfinished capacity search
     # starts over; what was measured is kept.
@@ -87,25 +88,16 @@ def _resume(args: argparse.Namespace) -> int:
     return ServerError.exit_code if outcome.errors else 0
 
 
-def _idle_as_measured(plan: plan_mod.Plan, env: dict | None) -> plan_mod.Plan:
-    """A resumed run keeps the idle cores' regime it was measured with. A stored plan
-    silent on cpu_idle took the default of its day: what its environment says it asked,
-    or "as-is" for a run stored before the lab recorded it (the default then)."""
-    if "cpu_idle" in plan.raw:
-        return plan
-    return replace(plan, cpu_idle=((env or {}).get("cpu_idle") or {}).get("asked", idle.AS_IS))
-
-
-def _as_stored(plan: plan_mod.Plan, env: dict | None) -> plan_mod.Plan:
-    """The rest of a run measured as its first part was. "auto" becomes what it did then:
-    the engine's cores held ("poll-engine": refused now if they cannot be) or not
-    ("as-is") — a resume must not switch silently. A run stored before the modes
-    alternated is expanded in the plan's order, so each seq is the cell it was."""
-    env = env or {}
-    held = env.get("cpu_idle") or {}
-    if plan.cpu_idle == idle.AUTO and held:
-        plan = replace(plan, cpu_idle=idle.POLL_ENGINE if held.get("engine_polled") else idle.AS_IS)
-    return replace(plan, mode_order=env.get("mode_order", "as-written"))
+def _as_measured(plan: plan_mod.Plan, run: StoredRun) -> plan_mod.Plan:
+    """The rest of a run measured as its first part was. Its idle cores as it asked them
+    (StoredRun.idle_asked), and "auto" as what it did then: the engine's cores held
+    ("poll-engine": refused now if they cannot be) or not ("as-is") — a resume must not
+    switch silently. A run stored before the modes alternated is expanded in the plan's
+    order, so each seq is the cell it was."""
+    asked = run.idle_asked
+    if asked == idle.AUTO:
+        asked = idle.POLL_ENGINE if run.idle_regime == idle.POLL_ENGINE else idle.AS_IS
+    return replace(plan, cpu_idle=asked, mode_order=(run.environment or {}).get("mode_order", "as-written"))
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:

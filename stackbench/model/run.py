@@ -23,6 +23,26 @@ class StoredRun:
     stop: dict[str, Any] | None  # repetitions run and why they stopped (None: before v5)
     network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
 
+    # Idle cores (upkeep/idle.py), read in one place: what the run asked, and what its
+    # cores did. Words, not imports: the model sits below the lab.
+    @property
+    def idle_asked(self) -> str:
+        """The plan's cpu_idle as written, else what the run recorded it asked (the default
+        of its day), else "as-is" — the default before the lab recorded it."""
+        if "cpu_idle" in (self.plan or {}):
+            return self.plan["cpu_idle"]
+        return self._idle_record.get("asked", "as-is")
+
+    @property
+    def idle_regime(self) -> str:
+        """What its idle cores did: "poll" (all held), "poll-engine" (the engine's), "as-is"."""
+        held = self._idle_record
+        return "poll" if held.get("polled") else "poll-engine" if held.get("engine_polled") else "as-is"
+
+    @property
+    def _idle_record(self) -> dict[str, Any]:
+        return (self.environment or {}).get("cpu_idle") or {}
+
 
 @dataclass(frozen=True)
 class StoredSearch:

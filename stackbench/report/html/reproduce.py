@@ -13,6 +13,7 @@ from typing import Any
 
 from stackbench.analysis.clients import Clients
 from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.text import clients as clients_text
 from stackbench.report.network import lines as network_lines
@@ -33,7 +34,7 @@ ENVIRONMENT = (  # (key, name in the table)
 
 def render(ctx: Context) -> str:
     run = ctx.run
-    command, why = rerun_command(run.plan_source, _idle_flag(run.plan or {}, run.environment or {}))
+    command, why = rerun_command(run.plan_source, _idle_flag(run))
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
             "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
@@ -51,13 +52,12 @@ def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
             + client_rows(ctx.analysis.clients))
 
 
-def _idle_flag(plan: dict[str, Any], env: dict[str, Any]) -> str:
+def _idle_flag(run: StoredRun) -> str:
     """` --cpu-idle X` when the plan is silent on it and the run was measured otherwise
     than today's default does (a run from before "auto": as-is)."""
-    if "cpu_idle" in plan:
+    if "cpu_idle" in (run.plan or {}) or run.idle_asked == "auto":
         return ""
-    asked = (env.get("cpu_idle") or {}).get("asked", "as-is")
-    return "" if asked == "auto" else f" --cpu-idle {asked}"
+    return f" --cpu-idle {run.idle_asked}"
 
 
 def rerun_command(source: str, flags: str = "") -> tuple[str, str]:
