@@ -172,9 +172,9 @@ def _hold_engine_cores(hold: ExitStack, cpus: list[int]) -> UsageError | None:
         return UsageError("cpu_idle = \"poll-engine\" needs the load engine on cores of its own; here it shares the "
                           "server's (or the load comes from other hosts)",
                           hint="use \"poll\" (every core), or leave cpu_idle out")
-    if (e := core_qos.writable(cpus[0])) is not None:  # no root, no such file: said before anything else
-        return _cannot(e.filename or core_qos.CORE_REQUEST.format(cpus[0]), e.errno, POLL_ENGINE)
     try:
+        if (e := core_qos.writable(cpus[0])) is not None:  # no root, no such file: said before any ledger
+            raise e
         me = leftovers.me()
         hold.enter_context(core_qos.polling(cpus, (me.pid, me.start)))
     except OSError as e:
