@@ -163,7 +163,7 @@ impl Stream {
 }
 
 /// The socket's receive buffer as the kernel has it now (SO_RCVBUF: autotuning grows it).
-fn rcvbuf(fd: RawFd) -> io::Result<usize> {
+pub(crate) fn rcvbuf(fd: RawFd) -> io::Result<usize> {
     let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: an integer option read into a local of the right size.
@@ -171,7 +171,7 @@ fn rcvbuf(fd: RawFd) -> io::Result<usize> {
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(value.max(0) as usize) }
 }
 
-fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
+pub(crate) fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
     let value = bytes.min(i32::MAX as usize) as libc::c_int;
     // SAFETY: a plain integer option on a socket we own.
     let rc = unsafe {
@@ -188,7 +188,7 @@ fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
 
 /// One `recv(fd, NULL, max, MSG_TRUNC)`: on TCP the kernel drops up to `max` queued
 /// bytes and says how many (no buffer: nothing is copied).
-fn discard(fd: RawFd, max: usize) -> io::Result<usize> {
+pub(crate) fn discard(fd: RawFd, max: usize) -> io::Result<usize> {
     // SAFETY: with MSG_TRUNC a TCP socket copies nothing to the (null) buffer.
     let n = unsafe { libc::recv(fd, std::ptr::null_mut(), max, libc::MSG_TRUNC | libc::MSG_DONTWAIT) };
     if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }

@@ -12,7 +12,7 @@ use crate::progress;
 use crate::schedule::Plan;
 use crate::stats::ThreadStats;
 use crate::stats::live::LiveCounters;
-use crate::client::worker;
+use crate::client::worker::{self, EventLoop};
 use crate::uring::{self, IoMode};
 
 pub struct Measured {
@@ -37,6 +37,8 @@ pub struct Measured {
     pub io: IoMode,
     /// --io uring on a machine where io_uring cannot be set up: why the run used epoll.
     pub io_fallback: Option<String>,
+    /// How the connections were driven (client/worker.rs).
+    pub event_loop: EventLoop,
 }
 
 pub fn run(cfg: &Config) -> Result<Measured, Error> {
@@ -59,13 +61,14 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
         shared_cfg.io = IoMode::Epoll;
     }
     let io = shared_cfg.io;
+    let event_loop = EventLoop::for_run(&shared_cfg, &plan);
     let shared_cfg = Arc::new(shared_cfg);
 
     let live: Vec<Arc<LiveCounters>> =
         if cfg.progress { (0..cfg.threads).map(|_| Arc::default()).collect() } else { Vec::new() };
     let mut handles = Vec::with_capacity(cfg.threads as usize);
     for k in 0..cfg.threads {
-        let handle = worker::spawn(shared_cfg.clone(), plan.clone(), k, live.get(k as usize).cloned())
+        let handle = worker::spawn(shared_cfg.clone(), plan.clone(), k, event_loop, live.get(k as usize).cloned())
             .map_err(|e| Error::Fatal(format!("cannot start engine thread {k}: {e}")))?;
         handles.push(handle);
     }
@@ -128,5 +131,6 @@ pub fn run(cfg: &Config) -> Result<Measured, Error> {
         due: plan.measured_due(),
         io,
         io_fallback,
+        event_loop,
     })
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, schema, schema_errors, u};
+use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, engine_with_env, schema, schema_errors, u};
 use serde_json::json;
 
 #[test]
@@ -91,6 +91,32 @@ fn a_discarded_body_in_pieces_ends_with_its_last_piece_and_holds_nothing_back() 
     assert_eq!(u(big, "/requests/completed") * 300_000 + u(small, "/requests/completed") * 12, u(&doc, "/bytes/body_received"));
     assert!(u(big, "/latency_us/min") >= 20_000, "the big body takes its 4 pieces' 20 ms");
     assert!(u(small, "/latency_us/max") < 200_000, "a small response after a big one is not held back: {}", small["latency_us"]);
+}
+
+#[test]
+fn closed_loop_http_runs_on_the_direct_loop_and_every_other_load_on_tasks() {
+    // The direct loop (client/direct.rs) carries closed-loop HTTP/1.1 on clear TCP;
+    // the document says which loop drove the run, and the same load forced onto the
+    // task loop counts the same requests the server counted.
+    let server = TestServer::start();
+    let url = server.url("/cl/12");
+    let loop_of = |doc: &serde_json::Value| doc["event_loop"].as_str().unwrap_or_default().to_string();
+    let direct = engine_json(&["-n", "500", "-c", "4", &url]);
+    assert_eq!(loop_of(&direct), "direct");
+    assert_eq!(u(&direct, "/requests/completed"), 500);
+    for other in [&["--rate", "400", "-n", "50"][..], &["--stages", "200ms:1,200ms:2"][..], &["-n", "50", "--read-rate", "1000000"][..]] {
+        let mut args = other.to_vec();
+        args.extend(["-c", "2", url.as_str()]);
+        let doc = engine_json(&args);
+        assert_eq!(loop_of(&doc), "tasks", "{other:?}");
+    }
+    let before = server.requests();
+    let forced = engine_with_env(&[("STACKBENCH_LOAD_LOOP", "tasks")], &["--json", "-n", "500", "-c", "4", &url]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    let forced = forced.json();
+    assert_eq!(loop_of(&forced), "tasks");
+    assert_eq!(u(&forced, "/requests/completed"), 500);
+    assert_eq!(server.requests() - before, 500);
 }
 
 #[test]

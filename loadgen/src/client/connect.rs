@@ -31,7 +31,7 @@ pub fn closed_by_peer(e: &io::Error) -> bool {
 /// ECONNRESET while connecting: the handshake completed and the server reset the
 /// connection before the connect was seen to succeed. It was accepted, so it is a
 /// reset, not a connect failure (refused, unreachable...).
-fn connect_failure(e: &io::Error) -> Refused {
+pub(super) fn connect_failure(e: &io::Error) -> Refused {
     (if closed_by_peer(e) { ErrorClass::Reset } else { ErrorClass::Connect }, None)
 }
 

@@ -102,9 +102,19 @@ fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
+/// The error class of a connection that ended before its response did; None: retry
+/// (a kept-alive connection the server closed while idle, `retry_ok`).
+pub(super) fn eof_class(e: EofError, retry_ok: bool) -> Option<ErrorClass> {
+    match e {
+        EofError::BeforeResponse if retry_ok => None,
+        EofError::BeforeResponse | EofError::InHead => Some(ErrorClass::Read),
+        EofError::InBody => Some(ErrorClass::LengthMismatch),
+    }
+}
+
 /// The error class of a response the reader refused. Exhaustive on purpose: a new
 /// kind of refusal must be given its class here.
-fn failure(e: ParseError) -> ErrorClass {
+pub(super) fn failure(e: ParseError) -> ErrorClass {
     match e {
         ParseError::Head | ParseError::BadContentLength | ParseError::Chunk | ParseError::Upgrade => ErrorClass::Parse,
         ParseError::TooLarge(_) => ErrorClass::TooLarge,
@@ -214,13 +224,8 @@ pub(super) async fn attempt(
                 Ok(Read::Eof) => match conn.reader.eof() {
                     Ok(c) => break (c, Instant::now()),
                     Err(e) => {
-                        let class = match e {
-                            EofError::BeforeResponse if retry_ok => None,
-                            EofError::BeforeResponse | EofError::InHead => Some(ErrorClass::Read),
-                            EofError::InBody => Some(ErrorClass::LengthMismatch),
-                        };
                         conn.close();
-                        match class {
+                        match eof_class(e, retry_ok) {
                             Some(c) => return (Outcome::Failed(c), Instant::now()),
                             None => {
                                 may_retry = false;
@@ -270,14 +275,14 @@ enum Read {
 /// The first read of a response while bodies are discarded: a head and a small body
 /// in one read; of a larger body, at most this much is copied before the kernel
 /// drops the rest (bench/RESULTS.md, "Bodies discarded in the kernel").
-const HEAD_READ: usize = 16 * 1024;
+pub(super) const HEAD_READ: usize = 16 * 1024;
 
 /// Body bytes left that are worth a discard call of their own. Below it they are
 /// read with what follows: a chunked body from PHP comes in chunks of a few KB, and
 /// discarding each one's data between reads of its size line tripled the system
 /// calls per response (9.1 against 2.9 for nginx + FPM's 100 KB page) to save
 /// copies of a few KB.
-const DISCARD_AT_LEAST: u64 = 16 * 1024;
+pub(super) const DISCARD_AT_LEAST: u64 = 16 * 1024;
 
 /// Throws away up to `skippable` body bytes in the kernel (at most `max` for a slow
 /// reader, whose pace is in bytes either way) and tells the reader they went by.

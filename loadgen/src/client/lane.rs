@@ -14,7 +14,7 @@ use super::exchange::{self, Conn, Ended};
 use super::h2::{self, H2Conn, StreamSlot};
 use crate::protocol::capture::Captures;
 use crate::schedule::Slot;
-use crate::stats::Outcome;
+use crate::stats::{Outcome, Transfer};
 
 /// What a lane sends its requests on: a connection of its own (HTTP/1.1,
 /// FastCGI) or a stream slot on a shared HTTP/2 connection. A type parameter
@@ -56,10 +56,59 @@ impl Transport for StreamSlot {
 pub struct Lane<T> {
     transport: T,
     watchdog: Watchdog,
-    /// A request of this lane ended in, or was in flight at the end of, the measured phase.
+    tally: Tally,
+}
+
+/// What the statistics keep of one client connection across its requests, and how
+/// each request is recorded: a lane's, and a direct-loop client's (direct.rs).
+#[derive(Default)]
+pub struct Tally {
+    /// A request of this client ended in, or was in flight at the end of, the measured phase.
     took_part: bool,
     /// Complete responses that arrived during the measured phase.
     responses: u64,
+}
+
+impl Tally {
+    /// A request that ended at `end` (not after the run's end) with `outcome`.
+    /// `captures`: the response's --count-header values, if its reader has them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, outcome: &Outcome, transfer: &Transfer,
+                  end: Instant, captures: Option<&Captures>) {
+        if let Some(live) = &ctx.live {
+            live.record(slot.measured, outcome);
+        }
+        let completed = matches!(outcome, Outcome::Completed(_));
+        if end >= ctx.measure_start {
+            self.took_part = true;
+            self.responses += u64::from(completed);
+        }
+        if slot.measured {
+            let mut stats = ctx.stats.borrow_mut();
+            stats.record(slot.stage, url, outcome, transfer, end);
+            if completed
+                && !ctx.watch.is_empty()
+                && let Some(captures) = captures
+            {
+                stats.headers.record(captures);
+            }
+        }
+    }
+
+    /// A request still unanswered when the run ended (or answered after it): counted
+    /// in `in_flight_at_end`. The client must stop.
+    pub fn in_flight(&mut self, ctx: &ThreadContext, slot: &Slot) {
+        // Only a run with an end can cut a request off.
+        let run_end = ctx.run_end.unwrap_or_else(Instant::now);
+        let origin = slot.intended.unwrap_or(slot.start);
+        ctx.stats.borrow_mut().clients.in_flight(run_end.saturating_duration_since(origin).as_micros() as u64);
+        self.took_part = true;
+    }
+
+    /// Adds this client to the client statistics; call once, when it stops.
+    pub fn finish(&self, ctx: &ThreadContext) {
+        ctx.stats.borrow_mut().clients.connection(self.took_part, self.responses);
+    }
 }
 
 /// How one request on a lane ended.
@@ -74,7 +123,7 @@ pub enum Fate {
 
 impl Lane<Conn> {
     pub fn new(ctx: &ThreadContext) -> Lane<Conn> {
-        Lane { transport: Conn::new(ctx), watchdog: Watchdog::new(), took_part: false, responses: 0 }
+        Lane { transport: Conn::new(ctx), watchdog: Watchdog::new(), tally: Tally::default() }
     }
 }
 
@@ -82,7 +131,7 @@ impl Lane<StreamSlot> {
     /// A stream slot on the HTTP/2 connection `shared`.
     pub fn on(ctx: &ThreadContext, shared: Rc<H2Conn>) -> Lane<StreamSlot> {
         let transport = StreamSlot::new(ctx, shared);
-        Lane { transport, watchdog: Watchdog::new(), took_part: false, responses: 0 }
+        Lane { transport, watchdog: Watchdog::new(), tally: Tally::default() }
     }
 }
 
@@ -99,38 +148,18 @@ impl<T: Transport> Lane<T> {
             // measured window is exact (the watchdog only has 1 ms resolution).
             Ended::Done { outcome, transfer, end } if ctx.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
             _ => {
-                // Only a run with an end can cut a request off.
-                let run_end = ctx.run_end.unwrap_or_else(Instant::now);
-                let origin = slot.intended.unwrap_or(slot.start);
-                ctx.stats.borrow_mut().clients.in_flight(run_end.saturating_duration_since(origin).as_micros() as u64);
-                self.took_part = true;
+                self.tally.in_flight(ctx, slot);
                 return Fate::InFlight;
             }
         };
-        if let Some(live) = &ctx.live {
-            live.record(slot.measured, &outcome);
-        }
+        self.tally.record(ctx, slot, url, &outcome, &transfer, end, self.transport.captures());
         let completed = matches!(outcome, Outcome::Completed(_));
-        if end >= ctx.measure_start {
-            self.took_part = true;
-            self.responses += u64::from(completed);
-        }
-        if slot.measured {
-            let mut stats = ctx.stats.borrow_mut();
-            stats.record(slot.stage, url, &outcome, &transfer, end);
-            if completed
-                && !ctx.watch.is_empty()
-                && let Some(captures) = self.transport.captures()
-            {
-                stats.headers.record(captures);
-            }
-        }
         if completed { Fate::Completed(end) } else { Fate::Failed(end) }
     }
 
     /// Adds this lane to the client statistics; call once, when it stops.
     pub fn finish(&self, ctx: &ThreadContext) {
-        ctx.stats.borrow_mut().clients.connection(self.took_part, self.responses);
+        self.tally.finish(ctx);
     }
 }
 

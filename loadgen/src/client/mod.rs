@@ -4,7 +4,8 @@
 //! share, never back:
 //!
 //! ```text
-//! worker      an engine thread: runtime, CPU sampling, spawns the connections
+//! worker      an engine thread: CPU sampling; the direct loop or the task loop
+//!   direct    the direct loop: closed-loop HTTP/1.1 on clear TCP, no task per connection
 //!   conn      one connection's loop (closed / open loop)
 //!   page      one visitor's loop (page mode)
 //!     lane    a client connection as the statistics see it (--http2: a stream slot)
@@ -18,6 +19,7 @@
 
 mod conn;
 mod connect;
+mod direct;
 mod context;
 mod deadline;
 mod exchange;

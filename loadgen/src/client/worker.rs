@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::task::LocalSet;
 
 use super::context::ThreadContext;
-use super::{conn, page};
+use super::{conn, direct, page};
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
@@ -19,6 +19,29 @@ use crate::stats::ThreadStats;
 use crate::stats::live::LiveCounters;
 use crate::uring::{IoMode, Ring};
 use crate::urls::Shape;
+
+/// How a run's connections are driven, decided once for the run (`for_run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventLoop {
+    /// client/direct.rs: one epoll loop a thread, each connection a state machine.
+    Direct,
+    /// A tokio task a connection (conn.rs, page.rs): every kind of run.
+    Tasks,
+}
+
+impl EventLoop {
+    /// The direct loop where it carries the run (direct::eligible), else the tasks.
+    pub fn for_run(cfg: &Config, plan: &Plan) -> EventLoop {
+        if direct::eligible(cfg, plan) { EventLoop::Direct } else { EventLoop::Tasks }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventLoop::Direct => "direct",
+            EventLoop::Tasks => "tasks",
+        }
+    }
+}
 
 /// What a thread hands back when it is done.
 pub struct ThreadReport {
@@ -32,14 +55,21 @@ pub fn spawn(
     cfg: Arc<Config>,
     plan: Arc<Plan>,
     thread: u32,
+    event_loop: EventLoop,
     live: Option<Arc<LiveCounters>>,
 ) -> std::io::Result<JoinHandle<Result<ThreadReport, String>>> {
     std::thread::Builder::new()
         .name(format!("engine-{thread}"))
-        .spawn(move || run(cfg, plan, thread, live))
+        .spawn(move || run(cfg, plan, thread, event_loop, live))
 }
 
-fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCounters>>) -> Result<ThreadReport, String> {
+fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, event_loop: EventLoop, live: Option<Arc<LiveCounters>>) -> Result<ThreadReport, String> {
+    if event_loop == EventLoop::Direct {
+        let ctx = ThreadContext::new(cfg, plan, thread, live);
+        let connections = ctx.scheduler.max_connections(ctx.cfg.connections);
+        let (start, end) = direct::run(&ctx, connections).map_err(|e| format!("engine thread {thread}: {e}"))?;
+        return Ok(report(ctx, start, end));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -80,10 +110,6 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCoun
         let start = if sampler.is_finished() { sampler.await.ok() } else { None };
         Ok::<_, String>((start, end))
     })?;
-    let busy = start.map(|(t, c): (Instant, CpuTimes)| {
-        let wall_us = (end.0 - t).as_micros().max(1) as f64;
-        (end.1.since(c).total_us() as f64 / wall_us).min(1.0)
-    });
     drop(local);
     // Every connection is gone: the ring cancels what is left and closes (inside
     // the runtime, whose I/O driver its fd is registered with).
@@ -92,7 +118,17 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, live: Option<Arc<LiveCoun
         Ring::stop();
     }
     let ctx = Rc::try_unwrap(ctx).map_err(|_| "engine thread still has live connections".to_string())?;
+    Ok(report(ctx, start, end))
+}
+
+/// The thread's statistics, and how busy it was from the start of counting to its end.
+fn report(ctx: ThreadContext, start: Option<(Instant, CpuTimes)>, end: (Instant, CpuTimes)) -> ThreadReport {
+    let busy = start.map(|(t, c)| {
+        let wall_us = (end.0 - t).as_micros().max(1) as f64;
+        (end.1.since(c).total_us() as f64 / wall_us).min(1.0)
+    });
+    let sends = ctx.scheduler.sends();
     let mut stats = ctx.stats.into_inner();
-    stats.sends = ctx.scheduler.sends();
-    Ok(ThreadReport { stats, busy })
+    stats.sends = sends;
+    ThreadReport { stats, busy }
 }

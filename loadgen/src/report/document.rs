@@ -33,6 +33,9 @@ pub struct Document {
     /// The I/O path the connections ran on: "epoll" or "uring" (config.io is the
     /// one asked for; they differ after a fallback, which a warning explains).
     pub io: &'static str,
+    /// How the connections were driven: "direct" (one epoll loop a thread, closed-loop
+    /// HTTP/1.1 on clear TCP) or "tasks" (a task a connection: every other run).
+    pub event_loop: &'static str,
     /// https: handshakes and what they negotiated; null for http and FastCGI.
     pub tls: Option<TlsDoc>,
     /// Failed requests of the classes that carry a detail (TLS alert, certificate

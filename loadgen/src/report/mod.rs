@@ -234,6 +234,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
         result,
         protocol: protocol_name(cfg, m.stats.spoken),
         io: m.io.name(),
+        event_loop: m.event_loop.name(),
         tls: cfg.tls.as_ref().map(|_| tls_doc(&m.stats.tls)),
         error_details: details_doc(&m.stats.details),
         connections_measured: clients.measured,

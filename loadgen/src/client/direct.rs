@@ -1,0 +1,589 @@
+//! The direct loop: closed-loop HTTP/1.1 over clear-text TCP on an epoll loop of the
+//! thread's own, each connection a small state machine, no tokio task per connection.
+//!
+//! Why: on a server faster than a core's worth of client (h2o, lighttpd, nginx on a
+//! 12-byte file) the engine's CPU a request is the limit of what the lab can measure,
+//! and the task loop spent ~0.6 µs a request in tokio's machinery — the I/O driver's
+//! readiness and wake, the LocalSet's queue, polling each connection's future chain,
+//! the time driver's park — on top of the system calls every client makes. This loop
+//! makes the same calls (one send, one recv and a share of epoll_wait a request; large
+//! bodies discarded in the kernel under a raised low-water mark) and little else: 7 %
+//! less CPU a request than the task loop, within 3 % of a bare C client
+//! (bench/RESULTS.md, "The direct loop").
+//!
+//! What a request does, and how each failure is classed, is the task loop's
+//! (exchange.rs): the response reader, the failure classes, the one retry of a
+//! kept-alive connection the server had closed, the per-request deadline, the
+//! statistics and the schedule are the same code or the same rules. Runs it cannot
+//! carry (`eligible`) run on the task loop; STACKBENCH_LOAD_LOOP=tasks sends every
+//! run there (the A/B, and the engine's tests on the other loop).
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use super::connect::{closed_by_peer, connect_failure};
+use super::context::{SCRATCH_BYTES, ThreadContext};
+use super::exchange::{DISCARD_AT_LEAST, HEAD_READ, eof_class, failure};
+use super::lane::Tally;
+use crate::config::Config;
+use crate::uring::IoMode;
+use crate::cpu::{self, CpuTimes};
+use crate::net::{self, Endpoint};
+use crate::protocol::reader::Protocol;
+use crate::protocol::reading::Progress;
+use crate::protocol::Reader;
+use crate::schedule::{Next, Pacer, Plan, Slot};
+use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::urls::Shape;
+
+/// Forces a loop for every run: `tasks` (the task loop) or `direct` (where eligible).
+pub const LOOP_ENV: &str = "STACKBENCH_LOAD_LOOP";
+
+/// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over clear
+/// TCP on epoll, one URL or a mix, all connections from start to end (no stages), no
+/// slow readers. Everything else (https, HTTP/2, FastCGI, unix sockets, open loop,
+/// stages, page mode, --read-rate, io_uring) runs on the task loop.
+pub fn eligible(cfg: &Config, plan: &Plan) -> bool {
+    std::env::var(LOOP_ENV).as_deref() != Ok("tasks")
+        && cfg.io == IoMode::Epoll
+        && matches!(cfg.endpoint, Endpoint::Tcp(_))
+        && cfg.protocol == Protocol::Http
+        && cfg.tls.is_none()
+        && !cfg.http2()
+        && plan.rate.is_none()
+        && plan.stages.is_empty()
+        && matches!(cfg.shape, Shape::Single | Shape::Mix)
+        && cfg.read_bytes_per_s.is_none()
+}
+
+/// Events taken from the kernel at a time.
+const EVENTS: usize = 256;
+
+enum Phase {
+    /// Between requests (or stopped: `stopped`).
+    Idle,
+    /// A non-blocking connect in progress.
+    Connecting,
+    /// The request's bytes from `written` on are still to go.
+    Writing { written: usize },
+    /// The request is out; the response is being read.
+    Reading,
+}
+
+/// One client connection: the lane of the task loop (lane.rs), and its exchange.
+struct Client {
+    sock: Option<TcpStream>,
+    phase: Phase,
+    reader: Reader,
+    pacer: Pacer,
+    slot: Option<Slot>,
+    url: usize,
+    t: Transfer,
+    /// The current attempt started on a connection already open (a kept-alive one).
+    reused: bool,
+    /// The one retry of a kept-alive connection closed by the server is still unused.
+    may_retry: bool,
+    connect_from: Instant,
+    connected_at: Instant,
+    connect_us: u64,
+    written_at: Instant,
+    first_byte: Option<Instant>,
+    /// The low-water mark is raised for a discard (lowered before any other read).
+    raised: bool,
+    /// Requests completed on this TCP connection (--keepalive-requests).
+    uses: u32,
+    /// The request fails with Timeout here (or is cut off: the run's end).
+    deadline: Instant,
+    cut_by_run_end: bool,
+    stopped: bool,
+    tally: Tally,
+}
+
+/// How an attempt ended, for `Client::end`.
+enum End {
+    Completed(u16, bool),
+    Failed(ErrorClass),
+    /// Try again on a fresh connection (the kept-alive one was closed under us).
+    Retry,
+}
+
+/// The thread's clock and CPU time when counting started (if it did) and at its end.
+pub type Samples = (Option<(Instant, CpuTimes)>, (Instant, CpuTimes));
+
+pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
+    let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("eligible() takes TCP only") };
+    // SAFETY: epoll_create1 returns a new descriptor (or -1), owned from here.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if ep < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor nobody else owns.
+    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+    let now = Instant::now();
+    let mut lp = Loop {
+        ctx,
+        addr,
+        ep: ep.as_raw_fd(),
+        clients: (0..connections).map(|_| Client::new(ctx, now)).collect(),
+        todo: (0..connections as usize).rev().collect(),
+        running: connections as usize,
+        next_check: now,
+    };
+    let mut start = None;
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+    let mut batch = Vec::new();
+    loop {
+        // Clients whose last request ended start their next one; one that fails at
+        // once (a refused connect) goes back on the list for the next turn, so the
+        // loop still waits on the clock and the others.
+        std::mem::swap(&mut batch, &mut lp.todo);
+        for i in batch.drain(..) {
+            lp.begin(i);
+        }
+        let now = Instant::now();
+        if start.is_none() && now >= ctx.measure_start {
+            start = Some((now, cpu::this_thread()));
+        }
+        if now >= lp.next_check {
+            lp.expire(now);
+            lp.next_check = lp.next_deadline(now);
+        }
+        if lp.running == 0 {
+            break;
+        }
+        let wake = lp.next_check.min(if start.is_none() { ctx.measure_start } else { lp.next_check });
+        let ms = if lp.todo.is_empty() {
+            wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+        } else {
+            0
+        };
+        // SAFETY: `events` has room for EVENTS entries.
+        let n = unsafe { libc::epoll_wait(lp.ep, events.as_mut_ptr(), EVENTS as i32, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for ev in &events[..n as usize] {
+            let flags = ev.events;
+            lp.ready(ev.u64 as usize, flags);
+        }
+    }
+    drop(lp);
+    Ok((start, (Instant::now(), cpu::this_thread())))
+}
+
+struct Loop<'a> {
+    ctx: &'a ThreadContext,
+    addr: SocketAddr,
+    ep: RawFd,
+    clients: Vec<Client>,
+    /// Clients to start their next request (after the events of this turn).
+    todo: Vec<usize>,
+    /// Clients not stopped.
+    running: usize,
+    /// No request's deadline is before this: the earliest when it was computed, and
+    /// every request begun since has a later one (its start + the timeout, or the
+    /// run's end). Requests are checked against their deadlines only then, so a turn
+    /// of the loop costs nothing per connection.
+    next_check: Instant,
+}
+
+impl Client {
+    fn new(ctx: &ThreadContext, now: Instant) -> Client {
+        Client {
+            sock: None,
+            phase: Phase::Idle,
+            reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo),
+            pacer: Pacer::new(),
+            slot: None,
+            url: 0,
+            t: Transfer::default(),
+            reused: false,
+            may_retry: true,
+            connect_from: now,
+            connected_at: now,
+            connect_us: 0,
+            written_at: now,
+            first_byte: None,
+            raised: false,
+            uses: 0,
+            deadline: now,
+            cut_by_run_end: false,
+            stopped: false,
+            tally: Tally::default(),
+        }
+    }
+}
+
+impl Loop<'_> {
+    /// The next request of client `i`, or its end when the schedule says stop.
+    fn begin(&mut self, i: usize) {
+        let ctx = self.ctx;
+        let c = &mut self.clients[i];
+        let slot = match next(ctx, i as u32, &mut c.pacer) {
+            Some(slot) => slot,
+            None => return self.stop(i),
+        };
+        let request_deadline = slot.start + ctx.cfg.timeout;
+        (c.deadline, c.cut_by_run_end) = match ctx.run_end {
+            Some(end) if end <= request_deadline => (end, true),
+            _ => (request_deadline, false),
+        };
+        c.url = ctx.picker.pick();
+        c.t = Transfer::default();
+        c.may_retry = true;
+        c.connect_from = slot.start;
+        c.slot = Some(slot);
+        self.attempt(i);
+    }
+
+    /// Starts (or starts again, after a retry) the current request: connect if needed, write.
+    fn attempt(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        c.reused = c.sock.is_some();
+        if c.reused {
+            c.connect_us = 0;
+            c.connected_at = c.slot.as_ref().map_or(c.connect_from, |s| s.start);
+            return self.write(i);
+        }
+        match connect(self.addr, &self.ctx.cfg.connect) {
+            Ok(sock) => {
+                let mut ev = libc::epoll_event {
+                    events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+                    u64: i as u64,
+                };
+                // SAFETY: a live socket of ours, an epoll descriptor of ours.
+                if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_ADD, sock.as_raw_fd(), &mut ev) } < 0 {
+                    let e = io::Error::last_os_error();
+                    return self.end(i, End::Failed(connect_failure(&e).0));
+                }
+                c.reader.reset();
+                c.uses = 0;
+                c.raised = false;
+                c.t.connections_opened += 1;
+                c.sock = Some(sock);
+                c.phase = Phase::Connecting;
+            }
+            Err(e) => self.end(i, End::Failed(connect_failure(&e).0)),
+        }
+    }
+
+    fn write(&mut self, i: usize) {
+        let ctx = self.ctx;
+        let c = &mut self.clients[i];
+        let request = &ctx.cfg.request_bytes[c.url];
+        let mut done = match c.phase {
+            Phase::Writing { written } => written,
+            _ => {
+                c.reader.start(ctx.head_request);
+                0
+            }
+        };
+        let sock = c.sock.as_mut().expect("a connection to write on");
+        while done < request.len() {
+            match sock.write(&request[done..]) {
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.phase = Phase::Writing { written: done };
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let end = if c.reused && c.may_retry && closed_by_peer(&e) {
+                        End::Retry
+                    } else {
+                        End::Failed(if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write })
+                    };
+                    return self.end(i, end);
+                }
+            }
+        }
+        c.t.sent += request.len() as u64;
+        c.written_at = Instant::now();
+        c.first_byte = None;
+        // The response comes with an event (edge-triggered: bytes that arrive from
+        // now on make one), not with a read tried now that would find nothing.
+        c.phase = Phase::Reading;
+    }
+
+    /// An epoll event for client `i`.
+    fn ready(&mut self, i: usize, flags: u32) {
+        let c = &mut self.clients[i];
+        match c.phase {
+            Phase::Connecting => {
+                let Some(sock) = c.sock.as_ref() else { return };
+                let failed = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+                match sock.take_error() {
+                    Ok(Some(e)) => return self.end(i, End::Failed(connect_failure(&e).0)),
+                    Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
+                    Ok(None) if failed => return self.end(i, End::Failed(ErrorClass::Connect)),
+                    Ok(None) if flags & libc::EPOLLOUT as u32 == 0 => return, // not yet
+                    Ok(None) => {}
+                }
+                let now = Instant::now();
+                c.connected_at = now;
+                c.connect_us = now.saturating_duration_since(c.connect_from).as_micros() as u64;
+                self.write(i);
+            }
+            Phase::Writing { .. } if flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0 => self.write(i),
+            // Not on a bare EPOLLOUT: a read would find nothing.
+            Phase::Reading if flags & !(libc::EPOLLOUT as u32) != 0 => {
+                // The peer's end (or an error) came with this edge: read on to it, past
+                // a short read, or no later edge would say it again.
+                let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+                self.read(i, ended)
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads what is there, as exchange.rs does: the first read at most HEAD_READ bytes
+    /// when bodies are discarded, large rests of a body dropped in the kernel.
+    fn read(&mut self, i: usize, ended: bool) {
+        let ctx = self.ctx;
+        let discard = ctx.cfg.discard_bodies;
+        loop {
+            let c = &mut self.clients[i];
+            if !matches!(c.phase, Phase::Reading) {
+                return;
+            }
+            let Some(sock) = c.sock.as_mut() else { return };
+            let skippable = c.reader.skippable();
+            if discard && skippable >= DISCARD_AT_LEAST {
+                let fd = sock.as_raw_fd();
+                let discarded = net::discard(fd, skippable.min(i32::MAX as u64) as usize);
+                if c.raised && !matches!(&discarded, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                    // Lowered before anything else is read: the next response's head
+                    // would be held back under it (net.rs, poll_discard).
+                    c.raised = false;
+                    if let Err(e) = net::set_rcvlowat(fd, 1) {
+                        return self.read_error(i, &e);
+                    }
+                }
+                match discarded {
+                    Ok(0) => return self.eof(i),
+                    Ok(n) => {
+                        let now = Instant::now();
+                        c.t.received += n as u64;
+                        c.first_byte.get_or_insert(now);
+                        let progress = c.reader.skipped(n as u64);
+                        if self.progressed(i, progress, now) {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if !c.raised {
+                            // Wake once when the rest is in (net.rs, poll_discard).
+                            let raised = net::rcvbuf(fd).and_then(|b| net::set_rcvlowat(fd, skippable.min(b as u64 / 3).max(1) as usize));
+                            c.raised = raised.is_ok();
+                        }
+                        return;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return self.read_error(i, &e),
+                }
+                continue;
+            }
+            let max = if discard && c.first_byte.is_none() { HEAD_READ } else { SCRATCH_BYTES };
+            let mut scratch = ctx.scratch.borrow_mut();
+            match sock.read(&mut scratch[..max]) {
+                Ok(0) => {
+                    drop(scratch);
+                    return self.eof(i);
+                }
+                Ok(n) => {
+                    // One clock read a read: the first byte's time, and the end's when it ends the response.
+                    let now = Instant::now();
+                    c.t.received += n as u64;
+                    c.first_byte.get_or_insert(now);
+                    let fed = c.reader.feed(&scratch[..n]);
+                    drop(scratch);
+                    match fed {
+                        Ok(progress) => {
+                            if self.progressed(i, progress, now) {
+                                return; // the next request is not written yet: nothing to read
+                            }
+                        }
+                        Err(e) => return self.end(i, End::Failed(failure(e))),
+                    }
+                    // A short read drained the socket: the next bytes bring an event.
+                    if n < max && !ended {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    drop(scratch);
+                    return self.read_error(i, &e);
+                }
+            }
+        }
+    }
+
+    /// True when the response is complete (and client `i` has moved on).
+    fn progressed(&mut self, i: usize, progress: Progress, now: Instant) -> bool {
+        match progress {
+            Progress::More => false,
+            Progress::Done(done) => {
+                self.end_at(i, End::Completed(done.status, done.close), now);
+                true
+            }
+        }
+    }
+
+    fn eof(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        let retry_ok = c.reused && c.may_retry;
+        let end = match c.reader.eof() {
+            Ok(done) => End::Completed(done.status, true),
+            Err(e) => match eof_class(e, retry_ok) {
+                Some(class) => End::Failed(class),
+                None => End::Retry,
+            },
+        };
+        self.end(i, end);
+    }
+
+    fn read_error(&mut self, i: usize, e: &io::Error) {
+        let c = &self.clients[i];
+        let end = if closed_by_peer(e) {
+            if c.reused && c.may_retry && !c.reader.started() { End::Retry } else { End::Failed(ErrorClass::Reset) }
+        } else {
+            End::Failed(ErrorClass::Read)
+        };
+        self.end(i, end);
+    }
+
+    fn end(&mut self, i: usize, end: End) {
+        self.end_at(i, end, Instant::now());
+    }
+
+    /// The attempt of client `i` ended at `now`: retried, or recorded (lane.rs) and the
+    /// next one queued.
+    fn end_at(&mut self, i: usize, end: End, now: Instant) {
+        let ctx = self.ctx;
+        let c = &mut self.clients[i];
+        let outcome = match end {
+            End::Retry => {
+                self.close(i);
+                let c = &mut self.clients[i];
+                c.may_retry = false;
+                c.connect_from = now;
+                return self.attempt(i);
+            }
+            End::Failed(class) => {
+                self.close(i);
+                Outcome::Failed(class)
+            }
+            End::Completed(status, close) => {
+                c.t.body += c.reader.body_bytes();
+                c.uses += 1;
+                let budget_used = ctx.cfg.keepalive_requests.is_some_and(|n| c.uses >= n);
+                if close || !ctx.cfg.keepalive || budget_used {
+                    self.close(i);
+                }
+                let c = &self.clients[i];
+                let slot = c.slot.as_ref().expect("a request in flight");
+                Outcome::Completed(Sample::timed(status, slot.intended, slot.start, now, c.connect_us, c.written_at,
+                                                 c.first_byte.unwrap_or(now), c.connected_at))
+            }
+        };
+        let c = &mut self.clients[i];
+        c.phase = Phase::Idle;
+        let slot = c.slot.take().expect("a request in flight");
+        if ctx.run_end.is_some_and(|e| now > e) {
+            // Answered after the end of the run: not counted, the window stays exact.
+            return self.in_flight(i, &slot);
+        }
+        c.tally.record(ctx, &slot, c.url, &outcome, &c.t, now, Some(c.reader.captures()));
+        self.todo.push(i);
+    }
+
+    /// Requests past their deadline: failed (Timeout), or cut off by the run's end.
+    fn expire(&mut self, now: Instant) {
+        for i in 0..self.clients.len() {
+            let c = &self.clients[i];
+            if c.stopped || c.slot.is_none() || now < c.deadline {
+                continue;
+            }
+            if c.cut_by_run_end {
+                self.close(i);
+                let slot = self.clients[i].slot.take().expect("checked");
+                self.clients[i].phase = Phase::Idle;
+                self.in_flight(i, &slot);
+            } else {
+                self.end(i, End::Failed(ErrorClass::Timeout));
+            }
+        }
+    }
+
+    fn next_deadline(&self, now: Instant) -> Instant {
+        // With none in flight: the earliest a request begun from now on can have.
+        let soonest_new = now + self.ctx.cfg.timeout;
+        let far = self.ctx.run_end.map_or(soonest_new, |end| end.min(soonest_new));
+        self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline).min().unwrap_or(far)
+    }
+
+    /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
+    /// the client stops (lane.rs, Fate::InFlight).
+    fn in_flight(&mut self, i: usize, slot: &Slot) {
+        self.clients[i].tally.in_flight(self.ctx, slot);
+        self.stop(i);
+    }
+
+    fn stop(&mut self, i: usize) {
+        self.close(i);
+        let c = &mut self.clients[i];
+        if !c.stopped {
+            c.stopped = true;
+            self.running -= 1;
+            c.tally.finish(self.ctx);
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        // Closing the socket takes it out of the epoll set.
+        c.sock = None;
+        c.raised = false;
+        c.reader.reset();
+    }
+}
+
+/// The schedule's next request for connection `i`. The closed loop without stages
+/// never waits (schedule.rs: Next::Go at once, or Stop), so one poll answers.
+fn next(ctx: &ThreadContext, i: u32, pacer: &mut Pacer) -> Option<Slot> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let next = std::pin::pin!(ctx.scheduler.next(i, pacer));
+    match std::future::Future::poll(next, &mut cx) {
+        Poll::Ready(Next::Go(slot)) => Some(slot),
+        Poll::Ready(_) => None,
+        Poll::Pending => unreachable!("a closed loop without stages never waits for its next request"),
+    }
+}
+
+/// A non-blocking TCP connect (in progress or done), with the run's socket options.
+fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Result<TcpStream> {
+    let domain = if addr.is_ipv4() { socket2::Domain::IPV4 } else { socket2::Domain::IPV6 };
+    let socket = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), None)?;
+    if let Some(bytes) = opts.rcvbuf {
+        // Before connect(): the window scale is fixed in the SYN (net.rs, connect_tcp).
+        socket.set_recv_buffer_size(bytes as usize)?;
+    }
+    if opts.nodelay {
+        socket.set_tcp_nodelay(true)?;
+    }
+    match socket.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(socket.into())
+}
