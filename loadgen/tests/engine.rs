@@ -101,14 +101,21 @@ fn closed_loop_http_runs_on_the_direct_loop_and_every_other_load_on_tasks() {
     let server = TestServer::start();
     let url = server.url("/cl/12");
     let loop_of = |doc: &serde_json::Value| doc["event_loop"].as_str().unwrap_or_default().to_string();
-    let direct = engine_json(&["-n", "500", "-c", "4", &url]);
+    // The default, whatever the suite's own STACKBENCH_LOAD_LOOP.
+    let default = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = engine_with_env(&[("STACKBENCH_LOAD_LOOP", "direct")], &all);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    };
+    let direct = default(&["-n", "500", "-c", "4", &url]);
     assert_eq!(loop_of(&direct), "direct");
     assert_eq!(u(&direct, "/requests/completed"), 500);
     for other in [&["--rate", "400", "-n", "50"][..], &["--stages", "200ms:1,200ms:2"][..], &["-n", "50", "--read-rate", "1000000"][..]] {
         let mut args = other.to_vec();
         args.extend(["-c", "2", url.as_str()]);
-        let doc = engine_json(&args);
-        assert_eq!(loop_of(&doc), "tasks", "{other:?}");
+        assert_eq!(loop_of(&default(&args)), "tasks", "{other:?}");
     }
     let before = server.requests();
     let forced = engine_with_env(&[("STACKBENCH_LOAD_LOOP", "tasks")], &["--json", "-n", "500", "-c", "4", &url]);
@@ -117,6 +124,18 @@ fn closed_loop_http_runs_on_the_direct_loop_and_every_other_load_on_tasks() {
     assert_eq!(loop_of(&forced), "tasks");
     assert_eq!(u(&forced, "/requests/completed"), 500);
     assert_eq!(server.requests() - before, 500);
+}
+
+#[test]
+fn a_server_end_right_behind_a_response_is_seen_before_the_next_request_waits() {
+    // The server half-closes after each keep-alive response and keeps reading: the
+    // next request on that connection would wait for nothing. The end is read first
+    // and the request goes on a new connection (the one retry), never a timeout.
+    let server = TestServer::start();
+    let doc = engine_json(&["-n", "60", "-c", "3", "--timeout", "3s", &server.url("/halfclose/12")]);
+    assert_eq!(u(&doc, "/requests/completed"), 60);
+    assert_eq!(u(&doc, "/requests/failed"), 0, "{}", doc["errors"]);
+    assert!(u(&doc, "/duration_us") < 3_000_000, "no request waited for its timeout");
 }
 
 #[test]
@@ -216,6 +235,7 @@ fn connection_refused_is_a_connect_error() {
     assert_valid(&doc);
     assert_eq!(u(&doc, "/errors/connect"), 10);
     assert_eq!(u(&doc, "/requests/failed"), 10);
+    assert_eq!(u(&doc, "/connections_opened"), 0, "a refused connect opened nothing");
     // The warning says the target is down, and gives no "add threads" advice.
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("no connection to the target succeeded"), "{warnings}");

@@ -39,7 +39,8 @@ use crate::schedule::{Next, Pacer, Plan, Slot};
 use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
 use crate::urls::Shape;
 
-/// Forces a loop for every run: `tasks` (the task loop) or `direct` (where eligible).
+/// `tasks`: every run on the task loop; anything else (`direct`): the default, the
+/// direct loop where it carries the run.
 pub const LOOP_ENV: &str = "STACKBENCH_LOAD_LOOP";
 
 /// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over clear
@@ -93,6 +94,11 @@ struct Client {
     first_byte: Option<Instant>,
     /// The low-water mark is raised for a discard (lowered before any other read).
     raised: bool,
+    /// An edge said the socket was readable (Some(true): with the peer's end or an
+    /// error) and nothing read it yet: it came while connecting or writing, or behind
+    /// the bytes that ended the last response. Read as soon as the request is out —
+    /// edge-triggered, that edge will not come again.
+    unread: Option<bool>,
     /// Requests completed on this TCP connection (--keepalive-requests).
     uses: u32,
     /// The request fails with Timeout here (or is cut off: the run's end).
@@ -137,8 +143,9 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let mut batch = Vec::new();
     loop {
         // Clients whose last request ended start their next one; one that fails at
-        // once (a refused connect) goes back on the list for the next turn, so the
-        // loop still waits on the clock and the others.
+        // once (a refused connect) goes back on the list for the next turn: the loop
+        // then polls epoll without waiting, so the others' events and the clock are
+        // still seen (such a client fails as fast as it is refused, as on the task loop).
         std::mem::swap(&mut batch, &mut lp.todo);
         for i in batch.drain(..) {
             lp.begin(i);
@@ -212,6 +219,7 @@ impl Client {
             written_at: now,
             first_byte: None,
             raised: false,
+            unread: None,
             uses: 0,
             deadline: now,
             cut_by_run_end: false,
@@ -266,7 +274,6 @@ impl Loop<'_> {
                 c.reader.reset();
                 c.uses = 0;
                 c.raised = false;
-                c.t.connections_opened += 1;
                 c.sock = Some(sock);
                 c.phase = Phase::Connecting;
             }
@@ -308,35 +315,47 @@ impl Loop<'_> {
         c.written_at = Instant::now();
         c.first_byte = None;
         // The response comes with an event (edge-triggered: bytes that arrive from
-        // now on make one), not with a read tried now that would find nothing.
+        // now on make one), not with a read tried now that would find nothing —
+        // unless an edge already came and was not read.
         c.phase = Phase::Reading;
+        if let Some(ended) = c.unread.take() {
+            self.read(i, ended);
+        }
     }
 
     /// An epoll event for client `i`.
     fn ready(&mut self, i: usize, flags: u32) {
         let c = &mut self.clients[i];
+        if c.sock.is_none() {
+            return;
+        }
+        // Not on a bare EPOLLOUT: a read would find nothing. With the peer's end (or an
+        // error) on this edge, reads go on past a short read to reach it: no later edge
+        // would say it again.
+        let readable = flags & !(libc::EPOLLOUT as u32) != 0;
+        let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+        let writable = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+        if readable && !matches!(c.phase, Phase::Reading) {
+            c.unread = Some(ended || c.unread == Some(true));
+        }
         match c.phase {
-            Phase::Connecting => {
+            Phase::Connecting if writable => {
+                // As tokio decides a connect: the socket's pending error, else connected
+                // (a later write or read then fails with its own class).
                 let Some(sock) = c.sock.as_ref() else { return };
-                let failed = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
                 match sock.take_error() {
-                    Ok(Some(e)) => return self.end(i, End::Failed(connect_failure(&e).0)),
-                    Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
-                    Ok(None) if failed => return self.end(i, End::Failed(ErrorClass::Connect)),
-                    Ok(None) if flags & libc::EPOLLOUT as u32 == 0 => return, // not yet
+                    Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
                     Ok(None) => {}
                 }
                 let now = Instant::now();
                 c.connected_at = now;
                 c.connect_us = now.saturating_duration_since(c.connect_from).as_micros() as u64;
+                c.t.connections_opened += 1;
                 self.write(i);
             }
-            Phase::Writing { .. } if flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0 => self.write(i),
-            // Not on a bare EPOLLOUT: a read would find nothing.
-            Phase::Reading if flags & !(libc::EPOLLOUT as u32) != 0 => {
-                // The peer's end (or an error) came with this edge: read on to it, past
-                // a short read, or no later edge would say it again.
-                let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+            Phase::Writing { .. } if writable => self.write(i),
+            Phase::Reading if readable => {
+                let ended = ended || c.unread.take() == Some(true);
                 self.read(i, ended)
             }
             _ => {}
@@ -374,6 +393,9 @@ impl Loop<'_> {
                         c.first_byte.get_or_insert(now);
                         let progress = c.reader.skipped(n as u64);
                         if self.progressed(i, progress, now) {
+                            if ended {
+                                self.remember_unread(i, ended);
+                            }
                             return;
                         }
                     }
@@ -381,7 +403,10 @@ impl Loop<'_> {
                         if !c.raised {
                             // Wake once when the rest is in (net.rs, poll_discard).
                             let raised = net::rcvbuf(fd).and_then(|b| net::set_rcvlowat(fd, skippable.min(b as u64 / 3).max(1) as usize));
-                            c.raised = raised.is_ok();
+                            if let Err(e) = raised {
+                                return self.read_error(i, &e);
+                            }
+                            c.raised = true;
                         }
                         return;
                     }
@@ -407,7 +432,12 @@ impl Loop<'_> {
                     match fed {
                         Ok(progress) => {
                             if self.progressed(i, progress, now) {
-                                return; // the next request is not written yet: nothing to read
+                                // Past this response: the peer's end, or more bytes behind a
+                                // full read, are read once the next request is out.
+                                if ended || n == max {
+                                    self.remember_unread(i, ended);
+                                }
+                                return;
                             }
                         }
                         Err(e) => return self.end(i, End::Failed(failure(e))),
@@ -548,10 +578,20 @@ impl Loop<'_> {
         }
     }
 
+    /// An edge of client `i` not read to its end: read after its next request is written
+    /// (if that request is on the same connection: `close` forgets it).
+    fn remember_unread(&mut self, i: usize, ended: bool) {
+        let c = &mut self.clients[i];
+        if c.sock.is_some() {
+            c.unread = Some(ended || c.unread == Some(true));
+        }
+    }
+
     fn close(&mut self, i: usize) {
         let c = &mut self.clients[i];
         // Closing the socket takes it out of the epoll set.
         c.sock = None;
+        c.unread = None;
         c.raised = false;
         c.reader.reset();
     }

@@ -218,6 +218,26 @@ fn serve(mut stream: TcpStream, requests: &AtomicU64, stop: &AtomicBool, started
                 let _ = stream.write_all(&r);
                 false
             }
+            "halfclose" => {
+                // A keep-alive response, then the server's end (FIN) right behind it while
+                // it goes on reading (a lingering close): the client must see the end
+                // before its next request waits for an answer that never comes.
+                let n = num(&parts, 1, 12);
+                let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+                r.extend(body(n));
+                let _ = stream.write_all(&r);
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                let mut sink = [0u8; 4096];
+                while !stop.load(Ordering::Relaxed) {
+                    match stream.read(&mut sink) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                        Err(_) => break,
+                    }
+                }
+                false
+            }
             "stall" => hostile::silent(&mut stream, stop),
             "badstatus" => {
                 let _ = stream.write_all(b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n");
