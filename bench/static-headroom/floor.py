@@ -17,9 +17,7 @@ Usage: bench/static-headroom/floor.py [--quick] [--bar 0.6] [--db PATH]
 
 import argparse
 import json
-import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import floorclient  # noqa: E402
+from run import median, stackbench  # noqa: E402  (this folder's run.py: one reading of a store)
 from stackbench import engine, runner, scenarios  # noqa: E402
 from stackbench.runner import lab as lab_mod  # noqa: E402
 from stackbench.store import Store  # noqa: E402
@@ -78,11 +77,6 @@ class FloorLab:
             "server_us": 1e6 * server / max(ok, 1)})
 
 
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 def table(rows, cells, bar):
     print("| front | workload | floor req/s | floor µs/req | server µs/req (floor) | floor ratio "
           "| engine µs/req | server µs/req (engine) | engine ratio | engine/floor CPU |")
@@ -128,9 +122,7 @@ def main():
     outcome = runner.run_plan(plan, Store(db), options=runner.Options(workdir=workdir),
                               lab=runner.Lab(load=lab.load, instance=lab.instance))
     print(f"store: {db}, run {outcome.run_id} ({outcome.status.value})")
-    doc = json.loads(subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "stackbench", "export",
-                                     str(outcome.run_id), "--format", "json", "--db", str(db)],
-                                    cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    doc = json.loads(stackbench("export", str(outcome.run_id), "--format", "json", "--db", str(db)))
     table(lab.rows, doc["cells"], a.bar)
 
 

@@ -140,11 +140,7 @@ impl Stream {
             match s.try_io(Interest::READABLE, || discard(fd, max)) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !*raised && max > 1 {
-                        // At most a third of the receive buffer as it is now: a mark the
-                        // buffer cannot hold makes the kernel grow the buffer and clamp
-                        // the window to the mark (tcp_set_rcvlowat), which the server
-                        // would see as a smaller window on a long link.
-                        set_rcvlowat(fd, max.min(rcvbuf(fd)? / 3).max(1))?;
+                        raise_rcvlowat(fd, max)?;
                         *raised = true;
                     }
                 }
@@ -162,8 +158,17 @@ impl Stream {
     }
 }
 
+/// Raises the receive low-water mark towards `bytes` still to come, so the socket
+/// wakes its reader once they are in (the end of the stream and errors still wake it).
+/// At most a third of the receive buffer as it is now: a mark the buffer cannot hold
+/// makes the kernel grow the buffer and clamp the window to the mark
+/// (tcp_set_rcvlowat), which the server would see as a smaller window on a long link.
+pub(crate) fn raise_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
+    set_rcvlowat(fd, bytes.min(rcvbuf(fd)? / 3).max(1))
+}
+
 /// The socket's receive buffer as the kernel has it now (SO_RCVBUF: autotuning grows it).
-pub(crate) fn rcvbuf(fd: RawFd) -> io::Result<usize> {
+fn rcvbuf(fd: RawFd) -> io::Result<usize> {
     let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: an integer option read into a local of the right size.

@@ -252,7 +252,10 @@ impl Scheduler {
         }
     }
 
-    pub async fn next(&self, conn: u32, pacer: &mut Pacer) -> Next {
+    /// The next request of connection `conn` in a closed loop (no --rate), at once:
+    /// a closed loop never waits for its next request (client/direct.rs calls it as
+    /// it is; `next` for every other loop).
+    pub fn next_closed(&self, conn: u32) -> Next {
         let plan = &*self.plan;
         let now = Instant::now();
         if plan.run_end.is_some_and(|end| now >= end) {
@@ -262,12 +265,25 @@ impl Scheduler {
         if !self.active(conn, stage) {
             return self.idle(stage);
         }
+        let measured = now >= plan.measure_start;
+        if measured && plan.budget.as_ref().is_some_and(|b| !b.claim()) {
+            return Next::Stop;
+        }
+        Next::Go(Slot { start: now, intended: None, measured, stage })
+    }
+
+    pub async fn next(&self, conn: u32, pacer: &mut Pacer) -> Next {
+        let plan = &*self.plan;
         if plan.rate.is_none() {
-            let measured = now >= plan.measure_start;
-            if measured && plan.budget.as_ref().is_some_and(|b| !b.claim()) {
-                return Next::Stop;
-            }
-            return Next::Go(Slot { start: now, intended: None, measured, stage });
+            return self.next_closed(conn);
+        }
+        let now = Instant::now();
+        if plan.run_end.is_some_and(|end| now >= end) {
+            return Next::Stop;
+        }
+        let stage = plan.stage_at(now);
+        if !self.active(conn, stage) {
+            return self.idle(stage);
         }
 
         let j = self.next_slot.get();

@@ -21,7 +21,6 @@
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use super::connect::{closed_by_peer, connect_failure};
@@ -35,7 +34,7 @@ use crate::net::{self, Endpoint};
 use crate::protocol::reader::Protocol;
 use crate::protocol::reading::Progress;
 use crate::protocol::Reader;
-use crate::schedule::{Next, Pacer, Plan, Slot};
+use crate::schedule::{Next, Plan, Slot};
 use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
 use crate::urls::Shape;
 
@@ -79,7 +78,6 @@ struct Client {
     sock: Option<TcpStream>,
     phase: Phase,
     reader: Reader,
-    pacer: Pacer,
     slot: Option<Slot>,
     url: usize,
     t: Transfer,
@@ -161,7 +159,8 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         if lp.running == 0 {
             break;
         }
-        let wake = lp.next_check.min(if start.is_none() { ctx.measure_start } else { lp.next_check });
+        // Also at the start of counting, to sample the thread's CPU there.
+        let wake = if start.is_none() { lp.next_check.min(ctx.measure_start) } else { lp.next_check };
         let ms = if lp.todo.is_empty() {
             wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         } else {
@@ -207,7 +206,6 @@ impl Client {
             sock: None,
             phase: Phase::Idle,
             reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo),
-            pacer: Pacer::new(),
             slot: None,
             url: 0,
             t: Transfer::default(),
@@ -234,10 +232,8 @@ impl Loop<'_> {
     fn begin(&mut self, i: usize) {
         let ctx = self.ctx;
         let c = &mut self.clients[i];
-        let slot = match next(ctx, i as u32, &mut c.pacer) {
-            Some(slot) => slot,
-            None => return self.stop(i),
-        };
+        // A closed loop without stages: a request at once, or the end (eligible()).
+        let Next::Go(slot) = ctx.scheduler.next_closed(i as u32) else { return self.stop(i) };
         let request_deadline = slot.start + ctx.cfg.timeout;
         (c.deadline, c.cut_by_run_end) = match ctx.run_end {
             Some(end) if end <= request_deadline => (end, true),
@@ -342,8 +338,7 @@ impl Loop<'_> {
             Phase::Connecting if writable => {
                 // As tokio decides a connect: the socket's pending error, else connected
                 // (a later write or read then fails with its own class).
-                let Some(sock) = c.sock.as_ref() else { return };
-                match sock.take_error() {
+                match c.sock.as_ref().expect("checked above").take_error() {
                     Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
                     Ok(None) => {}
                 }
@@ -402,8 +397,7 @@ impl Loop<'_> {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         if !c.raised {
                             // Wake once when the rest is in (net.rs, poll_discard).
-                            let raised = net::rcvbuf(fd).and_then(|b| net::set_rcvlowat(fd, skippable.min(b as u64 / 3).max(1) as usize));
-                            if let Err(e) = raised {
+                            if let Err(e) = net::raise_rcvlowat(fd, skippable.min(i32::MAX as u64) as usize) {
                                 return self.read_error(i, &e);
                             }
                             c.raised = true;
@@ -594,18 +588,6 @@ impl Loop<'_> {
         c.unread = None;
         c.raised = false;
         c.reader.reset();
-    }
-}
-
-/// The schedule's next request for connection `i`. The closed loop without stages
-/// never waits (schedule.rs: Next::Go at once, or Stop), so one poll answers.
-fn next(ctx: &ThreadContext, i: u32, pacer: &mut Pacer) -> Option<Slot> {
-    let mut cx = Context::from_waker(Waker::noop());
-    let next = std::pin::pin!(ctx.scheduler.next(i, pacer));
-    match std::future::Future::poll(next, &mut cx) {
-        Poll::Ready(Next::Go(slot)) => Some(slot),
-        Poll::Ready(_) => None,
-        Poll::Pending => unreachable!("a closed loop without stages never waits for its next request"),
     }
 }
 
