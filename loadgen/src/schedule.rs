@@ -252,19 +252,29 @@ impl Scheduler {
         }
     }
 
+    /// Now and its stage, if connection `conn` is to make a request now; else what
+    /// it does instead (stop at the run's end, idle outside its stage).
+    fn now_in_stage(&self, conn: u32) -> Result<(Instant, usize), Next> {
+        let now = Instant::now();
+        if self.plan.run_end.is_some_and(|end| now >= end) {
+            return Err(Next::Stop);
+        }
+        let stage = self.plan.stage_at(now);
+        if !self.active(conn, stage) {
+            return Err(self.idle(stage));
+        }
+        Ok((now, stage))
+    }
+
     /// The next request of connection `conn` in a closed loop (no --rate), at once:
     /// a closed loop never waits for its next request (client/direct.rs calls it as
     /// it is; `next` for every other loop).
     pub fn next_closed(&self, conn: u32) -> Next {
         let plan = &*self.plan;
-        let now = Instant::now();
-        if plan.run_end.is_some_and(|end| now >= end) {
-            return Next::Stop;
-        }
-        let stage = plan.stage_at(now);
-        if !self.active(conn, stage) {
-            return self.idle(stage);
-        }
+        let (now, stage) = match self.now_in_stage(conn) {
+            Ok(at) => at,
+            Err(next) => return next,
+        };
         let measured = now >= plan.measure_start;
         if measured && plan.budget.as_ref().is_some_and(|b| !b.claim()) {
             return Next::Stop;
@@ -277,14 +287,11 @@ impl Scheduler {
         if plan.rate.is_none() {
             return self.next_closed(conn);
         }
-        let now = Instant::now();
-        if plan.run_end.is_some_and(|end| now >= end) {
-            return Next::Stop;
-        }
-        let stage = plan.stage_at(now);
-        if !self.active(conn, stage) {
-            return self.idle(stage);
-        }
+        // The slot's stage is its due time's, below.
+        let (now, _) = match self.now_in_stage(conn) {
+            Ok(at) => at,
+            Err(next) => return next,
+        };
 
         let j = self.next_slot.get();
         self.next_slot.set(j + 1);
