@@ -9,6 +9,8 @@
 #                    only the server can make its handshakes full)
 #   https-resumed    HTTPS/1.1, a new connection per request resuming a ticket
 #                    (h2load with "Connection: close" resumes; engine --handshake resumed)
+#   https-big        HTTPS/1.1, 64 connections kept alive, a 150 KB file (records
+#                    to decrypt: the bulk of TLS, not its handshakes)
 #   h2-m10           HTTP/2, 16 connections x 10 streams
 #   https-10k        HTTPS/1.1, 10,000 connections kept alive: the clients' memory
 #                    (peak RSS, GNU time's %M) with that many TLS connections open
@@ -20,7 +22,10 @@
 #
 # Usage: bench/h2load/run.sh [ROUNDS (default 3)] [SECONDS per run (default 5)]
 # Env: ENGINE=path to stackbench-load (default loadgen/target/release/stackbench-load),
-#      CASES="https-keepalive https-full https-resumed h2-m10" (a subset to run).
+#      CASES="https-keepalive https-full https-resumed h2-m10" (a subset to run),
+#      TASKS=1 adds a third client, the same engine on its task loop
+#      (STACKBENCH_LOAD_LOOP=tasks): the default runs https/1.1 on the direct loop
+#      (client/direct.rs), so this is the A/B of the two loops, paired by round.
 # Needs nginx, h2load, openssl, taskset, GNU time. Traffic: loopback only.
 set -euo pipefail
 
@@ -58,6 +63,7 @@ chmod 755 "$DIR"   # nginx's worker (nobody) reads www/ and the certificate
 ) >/dev/null
 mkdir -p "$DIR/www"
 printf 'hello world\n' > "$DIR/www/index.html"
+head -c 153600 /dev/urandom > "$DIR/www/big.bin"
 
 PORTS=$(python3 -c '
 import socket
@@ -113,11 +119,17 @@ URL_F="https://127.0.0.1:$PORT_F/"
 PIN=(--pin-cert "$DIR/leaf.pem")
 
 command_of() {  # client case -> the command line
+    if [ "$1" = tasks ]; then
+        echo "env STACKBENCH_LOAD_LOOP=tasks $(command_of engine "$2")"
+        return
+    fi
     case "$1/$2" in
         engine/https-keepalive) echo "$ENGINE --json -c 64 -d ${SECS}s ${PIN[*]} $URL_T" ;;
         h2load/https-keepalive) echo "h2load --h1 -c 64 -D $SECS $URL_T" ;;
         # h2load 1.52 hangs at the end of a -D run whose clients reconnect, so the
         # connection-per-request cases run a fixed count (-n) in both clients.
+        engine/https-big)       echo "$ENGINE --json -c 64 -d ${SECS}s ${PIN[*]} ${URL_T}big.bin" ;;
+        h2load/https-big)       echo "h2load --h1 -c 64 -D $SECS ${URL_T}big.bin" ;;
         engine/https-full)      echo "$ENGINE --json -c 64 -n $((SECS * 2000)) --handshake full ${PIN[*]} $URL_F" ;;
         h2load/https-full)      echo "h2load --h1 -c 64 -n $((SECS * 2000)) -H Connection:close $URL_F" ;;
         engine/https-resumed)   echo "$ENGINE --json -c 64 -n $((SECS * 4000)) --handshake resumed ${PIN[*]} $URL_T" ;;
@@ -143,7 +155,7 @@ import json, re, sys
 client, out, tf = sys.argv[1:4]
 user, system, rss_kb = map(float, open(tf).read().split()[-3:])
 text = open(out).read()
-if client == "engine":
+if client in ("engine", "tasks"):
     d = json.loads(text)
     done, secs = d["requests"]["completed"], d["duration_us"] / 1e6
     failed = d["requests"]["failed"]
@@ -163,7 +175,11 @@ RESULTS="$DIR/results"
 for round in $(seq "$ROUNDS"); do
     for case_ in $CASES; do
         # Alternate who goes first, round by round.
-        if [ $((round % 2)) -eq 1 ]; then order="engine h2load"; else order="h2load engine"; fi
+        if [ -n "${TASKS:-}" ]; then
+            case $((round % 3)) in
+                1) order="engine tasks h2load" ;; 2) order="tasks h2load engine" ;; *) order="h2load engine tasks" ;;
+            esac
+        elif [ $((round % 2)) -eq 1 ]; then order="engine h2load"; else order="h2load engine"; fi
         for client in $order; do
             read -r done secs cpu failed rss < <(run_one "$client" "$case_")
             python3 -c "import sys; d,s,c=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); print('%-16s %-7s %10.0f %12.2f %8s %12.1f' % (sys.argv[4], sys.argv[5], d/s, c/d*1e6 if d else float('nan'), sys.argv[6], int(sys.argv[7])/1024))" \
@@ -191,11 +207,15 @@ for c in cases:
         return vals
     def med(client, what):
         return statistics.median(series(client, what))
-    def paired(what):
+    def paired(what, a="engine", b="h2load"):
         # Round by round, not median against median: the machine drifts between rounds.
-        return statistics.median(e / h for e, h in zip(series("engine", what), series("h2load", what)))
+        return statistics.median(e / h for e, h in zip(series(a, what), series(b, what)))
     er, hr = med("engine", "rate"), med("h2load", "rate")
     ec, hc = med("engine", "cpu"), med("h2load", "cpu")
     em, hm = med("engine", "rss"), med("h2load", "rss")
     print("%-16s %12.0f %12.0f %7.3f %14.2f %14.2f %7.3f %10.1f %10.1f" % (c, er, hr, paired("rate"), ec, hc, paired("cpu"), em, hm))
+    if series("tasks", "rate"):
+        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f" % (
+            "", med("tasks", "rate"), med("tasks", "cpu"), paired("rate", "tasks"), paired("cpu", "tasks"),
+            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks")))
 PY

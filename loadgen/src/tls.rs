@@ -19,7 +19,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
@@ -27,8 +27,8 @@ use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
-    AlertDescription, CertificateError, CipherSuite, ClientConfig, DigitallySignedStruct, HandshakeKind, NamedGroup,
-    ProtocolVersion, RootCertStore, SignatureScheme,
+    AlertDescription, CertificateError, CipherSuite, ClientConfig, ClientConnection, DigitallySignedStruct,
+    HandshakeKind, NamedGroup, ProtocolVersion, RootCertStore, SignatureScheme,
 };
 use crate::net::Stream;
 use tokio_rustls::TlsConnector;
@@ -277,7 +277,13 @@ pub async fn handshake(
 ) -> Result<Connected, (ErrorClass, Option<Detail>)> {
     let stream = connector.connect(name.clone(), tcp).await.map_err(|e| classify(&e))?;
     let done = Instant::now();
-    let (_, conn) = stream.get_ref();
+    let handshake = handshake_of(stream.get_ref().1, tcp_done - tcp_started, done - tcp_done);
+    Ok((stream, handshake))
+}
+
+/// What a completed handshake of `conn` was: `tcp` the TCP connect's time, `tls` the
+/// handshake's (ClientHello sent → complete). Both event loops record it.
+pub fn handshake_of(conn: &ClientConnection, tcp: Duration, tls: Duration) -> Handshake {
     let alpn = match conn.alpn_protocol() {
         None => Alpn::None,
         Some(b"h2") => Alpn::H2,
@@ -290,13 +296,12 @@ pub async fn handshake(
         cipher: conn.negotiated_cipher_suite().map(|s| s.suite()),
         group: conn.negotiated_key_exchange_group().map(|g| g.name()),
     };
-    let handshake = Handshake {
-        connect_us: (tcp_done - tcp_started).as_micros() as u64,
-        handshake_us: (done - tcp_done).as_micros() as u64,
+    Handshake {
+        connect_us: tcp.as_micros() as u64,
+        handshake_us: tls.as_micros() as u64,
         resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
         negotiated,
-    };
-    Ok((stream, handshake))
+    }
 }
 
 /// The error class (and detail) of a failed handshake. rustls reports through
@@ -304,20 +309,7 @@ pub async fn handshake(
 pub fn classify(e: &std::io::Error) -> (ErrorClass, Option<Detail>) {
     use std::io::ErrorKind;
     if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-        return match tls {
-            rustls::Error::InvalidCertificate(c) => (ErrorClass::TlsUntrusted, Some(Detail::Text(certificate(c)))),
-            rustls::Error::AlertReceived(a) => (ErrorClass::TlsHandshake, Some(Detail::Alert(u8::from(*a)))),
-            rustls::Error::NoApplicationProtocol => {
-                (ErrorClass::TlsHandshake, Some(Detail::Text("no_application_protocol")))
-            }
-            rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
-                // What a server answering clear text on the TLS port looks like.
-                (ErrorClass::TlsHandshake, Some(Detail::Text("invalid_message")))
-            }
-            rustls::Error::PeerIncompatible(_) => (ErrorClass::TlsHandshake, Some(Detail::Text("peer_incompatible"))),
-            rustls::Error::PeerMisbehaved(_) => (ErrorClass::TlsHandshake, Some(Detail::Text("peer_misbehaved"))),
-            _ => (ErrorClass::TlsHandshake, Some(Detail::Text("other"))),
-        };
+        return classify_tls(tls);
     }
     match e.kind() {
         ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted => (ErrorClass::Reset, None),
@@ -325,6 +317,24 @@ pub fn classify(e: &std::io::Error) -> (ErrorClass, Option<Detail>) {
         // refused us without an alert).
         ErrorKind::UnexpectedEof => (ErrorClass::TlsHandshake, Some(Detail::Text("closed"))),
         _ => (ErrorClass::TlsHandshake, Some(Detail::Text("io"))),
+    }
+}
+
+/// The error class (and detail) of a handshake rustls itself refused.
+pub fn classify_tls(tls: &rustls::Error) -> (ErrorClass, Option<Detail>) {
+    match tls {
+        rustls::Error::InvalidCertificate(c) => (ErrorClass::TlsUntrusted, Some(Detail::Text(certificate(c)))),
+        rustls::Error::AlertReceived(a) => (ErrorClass::TlsHandshake, Some(Detail::Alert(u8::from(*a)))),
+        rustls::Error::NoApplicationProtocol => {
+            (ErrorClass::TlsHandshake, Some(Detail::Text("no_application_protocol")))
+        }
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            // What a server answering clear text on the TLS port looks like.
+            (ErrorClass::TlsHandshake, Some(Detail::Text("invalid_message")))
+        }
+        rustls::Error::PeerIncompatible(_) => (ErrorClass::TlsHandshake, Some(Detail::Text("peer_incompatible"))),
+        rustls::Error::PeerMisbehaved(_) => (ErrorClass::TlsHandshake, Some(Detail::Text("peer_misbehaved"))),
+        _ => (ErrorClass::TlsHandshake, Some(Detail::Text("other"))),
     }
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::tls::{self, Options, TlsServer};
-use common::{assert_valid, engine, engine_json, u};
+use common::{assert_valid, engine, engine_json, engine_with_env, u};
 
 fn ca() -> &'static str {
     &tls::certs().ca
@@ -381,4 +381,39 @@ fn http2_url_mix_warmup_and_status_codes() {
     let timeline = doc["timeline"].as_array().unwrap();
     assert_eq!(timeline.len(), 1);
     assert_eq!(u(&timeline[0], "/requests"), completed);
+}
+
+#[test]
+fn https_runs_on_the_direct_loop_with_the_task_loops_counts() {
+    // client/direct.rs carries https/1.1 (rustls's records, direct_tls.rs); HTTP/2
+    // stays on the task loop. Same load on either loop: the same requests, bytes and
+    // handshakes, by the engine's count and the server's.
+    let server = TlsServer::start(Options::default());
+    let on = |lp: &str, args: &[&str]| {
+        let mut all = vec!["--json", "--cacert", ca()];
+        all.extend_from_slice(args);
+        let run = engine_with_env(&[("STACKBENCH_LOAD_LOOP", lp)], &all);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    };
+    let big = server.url("/bytes/300000");
+    for lp in ["direct", "tasks"] {
+        let before = (server.get(|c| &c.requests), server.get(|c| &c.full), server.get(|c| &c.resumed));
+        let kept = on(lp, &["-n", "300", "-c", "3", &server.url("/")]);
+        assert_eq!(kept["event_loop"], lp);
+        assert_eq!(u(&kept, "/requests/completed"), 300);
+        assert_eq!(u(&kept, "/bytes/body_received"), 300 * 12);
+        assert_eq!(u(&kept, "/tls/handshakes/full"), 3);
+        let large = on(lp, &["-n", "20", "-c", "2", &big]);
+        assert_eq!(u(&large, "/bytes/body_received"), 20 * 300_000, "{lp}");
+        let resumed = on(lp, &["-n", "100", "-c", "1", "--handshake", "resumed", &server.url("/")]);
+        assert_eq!(resumed["event_loop"], lp);
+        assert_eq!(u(&resumed, "/requests/completed"), 100);
+        assert_eq!((u(&resumed, "/tls/handshakes/full"), u(&resumed, "/tls/handshakes/resumed")), (1, 99), "{lp}");
+        assert_eq!(u(&resumed, "/connections_opened"), 100);
+        let after = (server.get(|c| &c.requests), server.get(|c| &c.full), server.get(|c| &c.resumed));
+        assert_eq!((after.0 - before.0, after.1 - before.1, after.2 - before.2), (420, 3 + 2 + 1, 99), "{lp}");
+    }
+    let h2 = on("direct", &["-n", "50", "-c", "1", "--http2", &server.url("/")]);
+    assert_eq!(h2["event_loop"], "tasks");
 }

@@ -1,5 +1,5 @@
-//! The direct loop: closed-loop HTTP/1.1 over clear-text TCP on an epoll loop of the
-//! thread's own, each connection a small state machine, no tokio task per connection.
+//! The direct loop: closed-loop HTTP/1.1 over TCP, clear or TLS, on an epoll loop of
+//! the thread's own, each connection a small state machine, no tokio task per connection.
 //!
 //! Why: on a server faster than a core's worth of client (h2o, lighttpd, nginx on a
 //! 12-byte file) the engine's CPU a request is the limit of what the lab can measure,
@@ -9,7 +9,8 @@
 //! makes the same calls (one send, one recv and a share of epoll_wait a request; large
 //! bodies discarded in the kernel under a raised low-water mark) and little else: 7 %
 //! less CPU a request than the task loop, within 3 % of a bare C client
-//! (bench/RESULTS.md, "The direct loop").
+//! (bench/RESULTS.md, "The direct loop"). https runs here too: rustls's records read
+//! and written by this loop (direct_tls.rs), the handshake a phase of the connection.
 //!
 //! What a request does, and how each failure is classed, is the task loop's
 //! (exchange.rs): the response reader, the failure classes, the one retry of a
@@ -23,8 +24,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use super::connect::{closed_by_peer, connect_failure};
+use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
+use super::direct_tls::Session;
 use super::exchange::{DISCARD_AT_LEAST, HEAD_READ, eof_class, failure};
 use super::lane::Tally;
 use crate::config::Config;
@@ -32,26 +34,26 @@ use crate::uring::IoMode;
 use crate::cpu::{self, CpuTimes};
 use crate::net::{self, Endpoint};
 use crate::protocol::reader::Protocol;
-use crate::protocol::reading::Progress;
+use crate::protocol::reading::{ParseError, Progress};
 use crate::protocol::Reader;
 use crate::schedule::{Next, Plan, Slot};
 use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::tls;
 use crate::urls::Shape;
 
 /// `tasks`: every run on the task loop; anything else (`direct`): the default, the
 /// direct loop where it carries the run.
 pub const LOOP_ENV: &str = "STACKBENCH_LOAD_LOOP";
 
-/// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over clear
-/// TCP on epoll, one URL or a mix, all connections from start to end (no stages), no
-/// slow readers. Everything else (https, HTTP/2, FastCGI, unix sockets, open loop,
-/// stages, page mode, --read-rate, io_uring) runs on the task loop.
+/// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over TCP
+/// (clear or TLS) on epoll, one URL or a mix, all connections from start to end (no
+/// stages), no slow readers. Everything else (HTTP/2, FastCGI, unix sockets, open
+/// loop, stages, page mode, --read-rate, io_uring) runs on the task loop.
 pub fn eligible(cfg: &Config, plan: &Plan) -> bool {
     std::env::var(LOOP_ENV).as_deref() != Ok("tasks")
         && cfg.io == IoMode::Epoll
         && matches!(cfg.endpoint, Endpoint::Tcp(_))
         && cfg.protocol == Protocol::Http
-        && cfg.tls.is_none()
         && !cfg.http2()
         && plan.rate.is_none()
         && plan.stages.is_empty()
@@ -67,6 +69,8 @@ enum Phase {
     Idle,
     /// A non-blocking connect in progress.
     Connecting,
+    /// https: the TLS handshake in progress (the TCP connect is done).
+    Handshaking,
     /// The request's bytes from `written` on are still to go.
     Writing { written: usize },
     /// The request is out; the response is being read.
@@ -76,6 +80,8 @@ enum Phase {
 /// One client connection: the lane of the task loop (lane.rs), and its exchange.
 struct Client {
     sock: Option<TcpStream>,
+    /// https: the connection's TLS session (boxed: clear-text clients carry 8 bytes).
+    tls: Option<Box<Session>>,
     phase: Phase,
     reader: Reader,
     slot: Option<Slot>,
@@ -86,6 +92,8 @@ struct Client {
     /// The one retry of a kept-alive connection closed by the server is still unused.
     may_retry: bool,
     connect_from: Instant,
+    /// https: the TCP connect's end, the handshake's start.
+    tcp_done: Instant,
     connected_at: Instant,
     connect_us: u64,
     written_at: Instant,
@@ -204,6 +212,7 @@ impl Client {
     fn new(ctx: &ThreadContext, now: Instant) -> Client {
         Client {
             sock: None,
+            tls: None,
             phase: Phase::Idle,
             reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo),
             slot: None,
@@ -212,6 +221,7 @@ impl Client {
             reused: false,
             may_retry: true,
             connect_from: now,
+            tcp_done: now,
             connected_at: now,
             connect_us: 0,
             written_at: now,
@@ -285,26 +295,31 @@ impl Loop<'_> {
             Phase::Writing { written } => written,
             _ => {
                 c.reader.start(ctx.head_request);
+                if let Some(tls) = &mut c.tls {
+                    // Into records at once; what is written below is rustls's to send.
+                    tls.queue(request);
+                }
                 0
             }
         };
         let sock = c.sock.as_mut().expect("a connection to write on");
-        while done < request.len() {
-            match sock.write(&request[done..]) {
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    c.phase = Phase::Writing { written: done };
-                    return;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let end = if c.reused && c.may_retry && closed_by_peer(&e) {
-                        End::Retry
-                    } else {
-                        End::Failed(if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write })
-                    };
-                    return self.end(i, end);
-                }
+        let sent = match &mut c.tls {
+            Some(tls) => tls.send(sock),
+            None => write_some(sock, request, &mut done),
+        };
+        match sent {
+            Ok(true) => {}
+            Ok(false) => {
+                c.phase = Phase::Writing { written: done };
+                return;
+            }
+            Err(e) => {
+                let end = if c.reused && c.may_retry && closed_by_peer(&e) {
+                    End::Retry
+                } else {
+                    End::Failed(if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write })
+                };
+                return self.end(i, end);
             }
         }
         c.t.sent += request.len() as u64;
@@ -331,7 +346,7 @@ impl Loop<'_> {
         let readable = flags & !(libc::EPOLLOUT as u32) != 0;
         let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
         let writable = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-        if readable && !matches!(c.phase, Phase::Reading) {
+        if readable && !matches!(c.phase, Phase::Reading | Phase::Handshaking) {
             c.unread = Some(ended || c.unread == Some(true));
         }
         match c.phase {
@@ -342,11 +357,19 @@ impl Loop<'_> {
                     Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
                     Ok(None) => {}
                 }
-                let now = Instant::now();
-                c.connected_at = now;
-                c.connect_us = now.saturating_duration_since(c.connect_from).as_micros() as u64;
-                c.t.connections_opened += 1;
-                self.write(i);
+                if self.ctx.tls.is_some() {
+                    return self.start_tls(i);
+                }
+                self.connected(i, Instant::now());
+            }
+            Phase::Handshaking => {
+                // The rest of a flight the socket had no room for, then the server's.
+                if writable {
+                    self.send_tls(i);
+                }
+                if readable && matches!(self.clients[i].phase, Phase::Handshaking) {
+                    self.read(i, ended);
+                }
             }
             Phase::Writing { .. } if writable => self.write(i),
             Phase::Reading if readable => {
@@ -360,6 +383,9 @@ impl Loop<'_> {
     /// Reads what is there, as exchange.rs does: the first read at most HEAD_READ bytes
     /// when bodies are discarded, large rests of a body dropped in the kernel.
     fn read(&mut self, i: usize, ended: bool) {
+        if self.clients[i].tls.is_some() {
+            return self.read_tls(i, ended);
+        }
         let ctx = self.ctx;
         let discard = ctx.cfg.discard_bodies;
         loop {
@@ -447,6 +473,144 @@ impl Loop<'_> {
                     drop(scratch);
                     return self.read_error(i, &e);
                 }
+            }
+        }
+    }
+
+    /// Client `i`'s connection is open (and its TLS handshake done): the request goes.
+    fn connected(&mut self, i: usize, now: Instant) {
+        let c = &mut self.clients[i];
+        c.connected_at = now;
+        c.connect_us = now.saturating_duration_since(c.connect_from).as_micros() as u64;
+        c.t.connections_opened += 1;
+        self.write(i);
+    }
+
+    /// https: the TCP connect is done; the ClientHello goes.
+    fn start_tls(&mut self, i: usize) {
+        let tls = self.ctx.tls.as_ref().expect("https");
+        let c = &mut self.clients[i];
+        match Session::new(tls.connector.config(), &tls.name) {
+            Ok(session) => c.tls = Some(Box::new(session)),
+            Err(e) => return self.refused(i, tls::classify_tls(&e)),
+        }
+        c.tcp_done = Instant::now();
+        c.phase = Phase::Handshaking;
+        self.send_tls(i);
+        // An edge that came while connecting (the server's end, say) is not seen again.
+        let c = &mut self.clients[i];
+        if matches!(c.phase, Phase::Handshaking)
+            && let Some(ended) = c.unread.take()
+        {
+            self.read(i, ended);
+        }
+    }
+
+    /// Writes what the handshake has to send.
+    fn send_tls(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+        if let Err(e) = tls.send(sock) {
+            self.refused(i, tls::classify(&e));
+        }
+    }
+
+    /// The connection of client `i` could not be opened: its request failed with `class`.
+    fn refused(&mut self, i: usize, (class, detail): Refused) {
+        self.clients[i].t.detail = detail;
+        self.end(i, End::Failed(class));
+    }
+
+    /// Reads over TLS: the socket read whole into the thread's buffer, its records
+    /// decrypted — the server's handshake flight (answered; at its end the request
+    /// leaves on the same write as the client's last flight), or the response, whose
+    /// plaintext goes to the reader. Bodies are read, not discarded: they are only in
+    /// the records.
+    fn read_tls(&mut self, i: usize, ended: bool) {
+        let ctx = self.ctx;
+        loop {
+            let c = &mut self.clients[i];
+            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            let handshaking = tls.handshaking();
+            let mut scratch = ctx.scratch.borrow_mut();
+            let n = match read_all(sock, &mut scratch) {
+                Ok(Some(n)) => n,
+                Ok(None) => return,
+                Err(e) => {
+                    drop(scratch);
+                    return if handshaking {
+                        // The server closed or reset during the handshake (tls::classify).
+                        self.refused(i, tls::classify(&e))
+                    } else if e.kind() == io::ErrorKind::UnexpectedEof {
+                        // A clean close_notify or not, the reader says what the end means.
+                        self.eof(i)
+                    } else {
+                        self.read_error(i, &e)
+                    };
+                }
+            };
+            let reader = &mut c.reader;
+            let mut fed = Ok(Progress::More);
+            // No plaintext before the handshake's end (no early data is offered).
+            let taken = tls.take(&scratch[..n], |plain| {
+                fed = match fed {
+                    Ok(Progress::More) => reader.feed(plain),
+                    // Plaintext behind a whole response (or a refused one).
+                    Ok(Progress::Done(_)) => Err(ParseError::TrailingBytes),
+                    Err(e) => Err(e),
+                };
+            });
+            drop(scratch);
+            let taken = match taken {
+                Ok(taken) => taken,
+                Err(e) if handshaking => {
+                    // The alert rustls queued for the server, if the socket takes it.
+                    let _ = tls.send(sock);
+                    return self.refused(i, tls::classify_tls(&e));
+                }
+                // A bad record: the stream is unreadable, as a failed read on the task loop.
+                Err(_) => return self.end(i, End::Failed(ErrorClass::Read)),
+            };
+            // Bytes left behind this edge (or the server's end) are read once the
+            // request is out.
+            let behind = ended || taken.closed || n == SCRATCH_BYTES;
+            if handshaking {
+                if !tls.handshaking() {
+                    let now = Instant::now();
+                    c.t.handshake = Some(tls::handshake_of(tls.connection(), c.tcp_done - c.connect_from, now - c.tcp_done));
+                    if behind {
+                        c.unread = Some(ended || taken.closed);
+                    }
+                    return self.connected(i, now);
+                }
+                if taken.closed {
+                    return self.refused(i, tls::classify(&io::ErrorKind::UnexpectedEof.into()));
+                }
+                if let Err(e) = tls.send(sock) {
+                    return self.refused(i, tls::classify(&e));
+                }
+            } else if taken.plaintext > 0 {
+                let now = Instant::now();
+                c.t.received += taken.plaintext as u64;
+                c.first_byte.get_or_insert(now);
+                match fed {
+                    Ok(progress) => {
+                        if self.progressed(i, progress, now) {
+                            if behind {
+                                self.remember_unread(i, ended || taken.closed);
+                            }
+                            return;
+                        }
+                    }
+                    Err(e) => return self.end(i, End::Failed(failure(e))),
+                }
+            }
+            if taken.closed {
+                // close_notify: nothing more will come on this connection.
+                return self.eof(i);
+            }
+            if n < SCRATCH_BYTES && !ended {
+                return;
             }
         }
     }
@@ -585,10 +749,39 @@ impl Loop<'_> {
         let c = &mut self.clients[i];
         // Closing the socket takes it out of the epoll set.
         c.sock = None;
+        c.tls = None;
         c.unread = None;
         c.raised = false;
         c.reader.reset();
     }
+}
+
+/// One read of what the socket holds, up to `buf`'s size: Some(bytes read), None
+/// (nothing there: an edge will say when), or the end of stream as UnexpectedEof.
+fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    loop {
+        return match sock.read(buf) {
+            Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+    }
+}
+
+/// Writes `request` from `done` on. Ok(true): all of it is out; Ok(false): the socket
+/// is full (the rest waits for EPOLLOUT).
+fn write_some(sock: &mut TcpStream, request: &[u8], done: &mut usize) -> io::Result<bool> {
+    while *done < request.len() {
+        match sock.write(&request[*done..]) {
+            Ok(n) => *done += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }
 
 /// A non-blocking TCP connect (in progress or done), with the run's socket options.
