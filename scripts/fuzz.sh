@@ -1,6 +1,6 @@
 #!/bin/sh
-# Fuzzes the load engine's response readers (HTTP/1.1 and FastCGI) for SECONDS
-# each (default 60), on stable Rust: loadgen/fuzz is a coverage-guided fuzzer
+# Fuzzes the load engine's response readers (HTTP/1.1, FastCGI) and its HTTP/2
+# connection for SECONDS (default 60; FastCGI and HTTP/2 half of it each), on stable Rust: loadgen/fuzz is a coverage-guided fuzzer
 # (LLVM SanitizerCoverage counters, see loadgen/fuzz/README.md) seeded from
 # loadgen/fuzz/corpus/. A finding is saved under loadgen/fuzz/crashes/TARGET/
 # and the exit status is 1. FUZZ_SEED=N repeats a run's mutations.
@@ -19,11 +19,13 @@ cargo rustc --release --quiet --bin stackbench-load-fuzz -- \
   -Cpasses=sancov-module \
   -Cllvm-args=-sanitizer-coverage-level=3 \
   -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
-# The two targets side by side, one per core: each still gets SECONDS of its own, and
-# `make test` waits SECONDS, not twice that.
+# One core each: http for SECONDS; fastcgi then h2 for half of it each on the other
+# (the smaller readers), so `make test` waits SECONDS, not three times that.
 ./target/release/stackbench-load-fuzz --target http --seconds "$seconds" ${FUZZ_SEED:+--seed "$FUZZ_SEED"} &
 http=$!
 status=0
-./target/release/stackbench-load-fuzz --target fastcgi --seconds "$seconds" ${FUZZ_SEED:+--seed "$FUZZ_SEED"} || status=1
+half=$(( (seconds + 1) / 2 ))
+./target/release/stackbench-load-fuzz --target fastcgi --seconds "$half" ${FUZZ_SEED:+--seed "$FUZZ_SEED"} || status=1
+./target/release/stackbench-load-fuzz --target h2 --seconds "$half" ${FUZZ_SEED:+--seed "$FUZZ_SEED"} || status=1
 wait $http || status=1
 exit $status

@@ -385,8 +385,8 @@ fn http2_url_mix_warmup_and_status_codes() {
 
 #[test]
 fn https_runs_on_the_direct_loop_with_the_task_loops_counts() {
-    // client/direct.rs carries https/1.1 (rustls's records, direct_tls.rs); HTTP/2
-    // stays on the task loop. Same load on either loop: the same requests, bytes and
+    // client/direct.rs carries https/1.1 (rustls's records, direct_tls.rs) and
+    // HTTP/2 (direct_h2.rs). Same load on either loop: the same requests, bytes and
     // handshakes, by the engine's count and the server's.
     let server = TlsServer::start(Options::default());
     let on = |lp: &str, args: &[&str]| {
@@ -414,6 +414,38 @@ fn https_runs_on_the_direct_loop_with_the_task_loops_counts() {
         let after = (server.get(|c| &c.requests), server.get(|c| &c.full), server.get(|c| &c.resumed));
         assert_eq!((after.0 - before.0, after.1 - before.1, after.2 - before.2), (420, 3 + 2 + 1, 99), "{lp}");
     }
-    let h2 = on("direct", &["-n", "50", "-c", "1", "--http2", &server.url("/")]);
-    assert_eq!(h2["event_loop"], "tasks");
+    // HTTP/2 (direct_h2.rs): streams on shared connections, the same counts.
+    for lp in ["direct", "tasks"] {
+        let before = server.get(|c| &c.requests);
+        let h2 = on(lp, &["-n", "600", "-c", "2", "--http2", "--streams", "6", &server.url("/")]);
+        assert_eq!(h2["event_loop"], lp);
+        assert_eq!(h2["protocol"], "h2");
+        assert_eq!(u(&h2, "/requests/completed"), 600);
+        assert_eq!(u(&h2, "/bytes/body_received"), 600 * 12);
+        assert_eq!(u(&h2, "/connections_opened"), 2, "{lp}");
+        assert_eq!(server.get(|c| &c.requests) - before, 600);
+        let big = on(lp, &["-n", "30", "-c", "1", "--http2", "--streams", "3", &big]);
+        assert_eq!(u(&big, "/bytes/body_received"), 30 * 300_000, "{lp}");
+    }
+}
+
+#[test]
+fn http2_a_goaway_does_not_hold_new_requests_behind_a_slow_stream() {
+    // nginx after keepalive_requests: GOAWAY (NO_ERROR) while a slow response is in
+    // flight. New requests go on a new connection at once (as the h2 crate reconnects),
+    // not after the slow stream ends; the slow one finishes on the old connection.
+    let server = TlsServer::start(Options { goaway_after: Some(30), ..Options::default() });
+    let (fast, slow) = (server.url("/"), server.url("/slow/700"));
+    let doc = engine_json(&[
+        "-d", "2s", "-c", "1", "--http2", "--streams", "4", "--timeout", "5s", "--cacert", ca(),
+        "--url", &format!("{fast}=30"), "--url", &format!("{slow}=1"),
+    ]);
+    assert_valid(&doc);
+    assert_eq!(u(&doc, "/requests/failed"), 0, "{doc:#}");
+    let per_url = doc["per_url"].as_array().unwrap();
+    assert!(u(&per_url[1], "/requests/completed") >= 1, "a slow one came back");
+    assert!(u(&doc, "/connections_opened") >= 3, "{doc:#}");
+    // Held behind a slow stream, a fast request would wait ~700 ms.
+    let fast_max = u(&per_url[0], "/latency_us/max");
+    assert!(fast_max < 350_000, "a fast request waited {fast_max} µs");
 }

@@ -92,7 +92,7 @@ fn parse_args(args: Vec<String>) -> Result<Options, String> {
         match flag.as_str() {
             "--target" => {
                 let name = value()?;
-                target = Some(Target::ALL.into_iter().find(|t| t.name() == name).ok_or(format!("unknown target '{name}' (http, fastcgi)"))?);
+                target = Some(Target::ALL.into_iter().find(|t| t.name() == name).ok_or(format!("unknown target '{name}' (http, fastcgi, h2)"))?);
             }
             "--seconds" => seconds = number(value()?)?,
             "--runs" => runs = Some(number(value()?)?),
@@ -104,7 +104,7 @@ fn parse_args(args: Vec<String>) -> Result<Options, String> {
             other => return Err(format!("unknown option '{other}' (see the header of src/main.rs)")),
         }
     }
-    let target = target.ok_or("--target http|fastcgi is required")?;
+    let target = target.ok_or("--target http|fastcgi|h2 is required")?;
     let seed = seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     Ok(Options {
         target,

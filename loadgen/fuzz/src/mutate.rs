@@ -15,6 +15,7 @@ pub const MAX_INPUT: usize = 256 * 1024;
 pub enum Grammar {
     Http,
     FastCgi,
+    H2,
 }
 
 /// Tokens that matter to the readers (libFuzzer's dictionaries, in short).
@@ -37,6 +38,17 @@ const FCGI_TOKENS: &[&[u8]] = &[
     &[1, 3, 0, 1, 0, 8, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0], &[1, 10, 0, 0, 0, 0, 0, 0], &[0xff, 0xff],
 ];
 
+/// HTTP/2: frame heads (SETTINGS, its ACK, HEADERS, CONTINUATION, DATA, PING,
+/// GOAWAY, RST_STREAM on streams 1 and 3), HPACK bytes (indexed, literals, a size
+/// update, a Huffman string's start).
+const H2_TOKENS: &[&[u8]] = &[
+    &[0, 0, 0, 4, 0, 0, 0, 0, 0], &[0, 0, 0, 4, 1, 0, 0, 0, 0], &[0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1],
+    &[0, 0, 1, 1, 4, 0, 0, 0, 1, 0x88], &[0, 0, 1, 1, 5, 0, 0, 0, 3, 0x8d], &[0, 0, 1, 9, 4, 0, 0, 0, 1, 0xbe],
+    &[0, 0, 2, 0, 1, 0, 0, 0, 1, b'o', b'k'], &[0, 0, 8, 6, 0, 0, 0, 0, 0], &[0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0],
+    &[0, 0, 4, 3, 0, 0, 0, 0, 3, 0, 0, 0, 8], &[0x88], &[0x40, 1, b'x', 1, b'y'], &[0x3f, 0xe1, 0x1f], &[0x20], &[0x41, 0x8c, 0xf1, 0xe3],
+    &[0xbe], &[0xff, 0xff, 0xff, 0x7f], &[0x7f, 0xff, 0xff],
+];
+
 /// A mutated copy of `base`; `other` is another corpus entry to splice with.
 pub fn mutate(base: &Case, other: &Case, grammar: Grammar, rng: &mut Rng) -> Case {
     let mut case = base.clone();
@@ -48,6 +60,7 @@ pub fn mutate(base: &Case, other: &Case, grammar: Grammar, rng: &mut Rng) -> Cas
             _ => match grammar {
                 Grammar::Http => http(&mut case.bytes, rng),
                 Grammar::FastCgi => fastcgi(&mut case.bytes, rng),
+                Grammar::H2 => h2(&mut case.bytes, rng),
             },
         }
     }
@@ -85,7 +98,11 @@ fn bytes(b: &mut Vec<u8>, rng: &mut Rng, grammar: Grammar) {
         }
         5 => b.truncate(at),
         6 | 7 => {
-            let tokens = if grammar == Grammar::Http { HTTP_TOKENS } else { FCGI_TOKENS };
+            let tokens = match grammar {
+                Grammar::Http => HTTP_TOKENS,
+                Grammar::FastCgi => FCGI_TOKENS,
+                Grammar::H2 => H2_TOKENS,
+            };
             let token = rng.pick(tokens);
             if rng.one_in(2) || at + token.len() > b.len() {
                 b.splice(at..at, token.iter().copied());
@@ -258,6 +275,49 @@ fn fastcgi(b: &mut Vec<u8>, rng: &mut Rng) {
             if b[at + 1] == 3 && at + 13 <= b.len() {
                 b[at + 12] = *rng.pick(&[0u8, 1, 2, 3, 255]);
             }
+        }
+    }
+}
+
+/// Frame heads of an HTTP/2 byte stream (offsets), as far as their lengths chain.
+fn h2_frames(b: &[u8]) -> Vec<usize> {
+    let mut at = 0;
+    let mut heads = Vec::new();
+    while at + 9 <= b.len() {
+        heads.push(at);
+        at += 9 + ((b[at] as usize) << 16 | (b[at + 1] as usize) << 8 | b[at + 2] as usize);
+    }
+    heads
+}
+
+fn h2(b: &mut Vec<u8>, rng: &mut Rng) {
+    let heads = h2_frames(b);
+    let Some(&at) = heads.get(rng.below(heads.len().max(1))) else {
+        b.extend_from_slice(*rng.pick(H2_TOKENS));
+        return;
+    };
+    match rng.below(5) {
+        // A length off by a little, or far: frames cut, merged, oversized.
+        0 => {
+            let len = (b[at] as usize) << 16 | (b[at + 1] as usize) << 8 | b[at + 2] as usize;
+            let new = match rng.below(4) {
+                0 => len + 1,
+                1 => len.saturating_sub(1),
+                2 => 16_385,
+                _ => rng.below(1 << 24),
+            };
+            b[at..at + 3].copy_from_slice(&[(new >> 16) as u8, (new >> 8) as u8, new as u8]);
+        }
+        // Another type, flags or stream.
+        1 => b[at + 3] = rng.below(11) as u8,
+        2 => b[at + 4] ^= *rng.pick(&[0x1, 0x4, 0x8, 0x20]),
+        3 => b[at + 8] = *rng.pick(&[0, 1, 2, 3, 5, 7]),
+        // A frame repeated: endless CONTINUATIONs, DATA past its end.
+        _ => {
+            let end = (at + 9 + ((b[at] as usize) << 16 | (b[at + 1] as usize) << 8 | b[at + 2] as usize)).min(b.len());
+            let frame = b[at..end].to_vec();
+            let times = rng.size(200);
+            b.splice(end..end, frame.iter().copied().cycle().take(frame.len() * times));
         }
     }
 }

@@ -46,15 +46,15 @@ use crate::urls::Shape;
 pub const LOOP_ENV: &str = "STACKBENCH_LOAD_LOOP";
 
 /// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over TCP
-/// (clear or TLS) on epoll, one URL or a mix, all connections from start to end (no
-/// stages), no slow readers. Everything else (HTTP/2, FastCGI, unix sockets, open
-/// loop, stages, page mode, --read-rate, io_uring) runs on the task loop.
+/// (clear or TLS) or HTTP/2 (direct_h2.rs) on epoll, one URL or a mix, all
+/// connections from start to end (no stages), no slow readers. Everything else
+/// (FastCGI, unix sockets, open loop, stages, page mode, --read-rate, io_uring) runs
+/// on the task loop.
 pub fn eligible(cfg: &Config, plan: &Plan) -> bool {
     std::env::var(LOOP_ENV).as_deref() != Ok("tasks")
         && cfg.io == IoMode::Epoll
         && matches!(cfg.endpoint, Endpoint::Tcp(_))
         && cfg.protocol == Protocol::Http
-        && !cfg.http2()
         && plan.rate.is_none()
         && plan.stages.is_empty()
         && matches!(cfg.shape, Shape::Single | Shape::Mix)
@@ -127,13 +127,7 @@ pub type Samples = (Option<(Instant, CpuTimes)>, (Instant, CpuTimes));
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("eligible() takes TCP only") };
-    // SAFETY: epoll_create1 returns a new descriptor (or -1), owned from here.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if ep < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor nobody else owns.
-    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+    let ep = epoll()?;
     let now = Instant::now();
     let mut lp = Loop {
         ctx,
@@ -141,41 +135,81 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         ep: ep.as_raw_fd(),
         clients: (0..connections).map(|_| Client::new(ctx, now)).collect(),
         todo: (0..connections as usize).rev().collect(),
+        batch: Vec::new(),
         running: connections as usize,
-        next_check: now,
     };
+    let samples = drive(ctx, lp.ep, &mut lp);
+    drop(lp);
+    samples
+}
+
+/// A new epoll instance.
+pub(super) fn epoll() -> io::Result<OwnedFd> {
+    // SAFETY: epoll_create1 returns a new descriptor (or -1), owned from here.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if ep < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(ep) })
+}
+
+/// What the loop asks of the connections it drives: the HTTP/1.1 clients here, the
+/// HTTP/2 connections and their streams in direct_h2.rs.
+pub(super) trait Machine {
+    /// Starts what is queued (next requests) and writes what is pending.
+    fn start_queued(&mut self);
+    /// Something is queued: it failed at once (a refused connect) or ended in this turn
+    /// (a timeout). The loop then polls epoll without waiting, so the others' events and
+    /// the clock are still seen, and such a request fails as fast as it is refused.
+    fn queued(&self) -> bool;
+    /// Requests past their deadline: failed (Timeout), or cut off by the run's end.
+    fn expire(&mut self, now: Instant);
+    /// No request in flight has a deadline before this; every request begun from `now`
+    /// on has a later one (its start + the timeout, or the run's end).
+    fn next_deadline(&self, now: Instant) -> Instant;
+    /// Clients not stopped.
+    fn running(&self) -> usize;
+    /// An epoll event for `token`.
+    fn ready(&mut self, token: usize, flags: u32);
+}
+
+/// The earliest of the `deadlines` of the requests in flight; with none, the earliest
+/// a request begun from `now` on can have.
+pub(super) fn earliest(ctx: &ThreadContext, now: Instant, deadlines: impl Iterator<Item = Instant>) -> Instant {
+    let soonest_new = now + ctx.cfg.timeout;
+    let far = ctx.run_end.map_or(soonest_new, |end| end.min(soonest_new));
+    deadlines.min().unwrap_or(far)
+}
+
+/// The loop: starts what is queued, checks deadlines when the earliest can have passed
+/// (so a turn costs nothing per connection), waits for events, hands them out.
+pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io::Result<Samples> {
     let mut start = None;
+    let mut next_check = Instant::now();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    let mut batch = Vec::new();
     loop {
-        // Clients whose last request ended start their next one; one that fails at
-        // once (a refused connect) goes back on the list for the next turn: the loop
-        // then polls epoll without waiting, so the others' events and the clock are
-        // still seen (such a client fails as fast as it is refused, as on the task loop).
-        std::mem::swap(&mut batch, &mut lp.todo);
-        for i in batch.drain(..) {
-            lp.begin(i);
-        }
+        m.start_queued();
         let now = Instant::now();
         if start.is_none() && now >= ctx.measure_start {
             start = Some((now, cpu::this_thread()));
         }
-        if now >= lp.next_check {
-            lp.expire(now);
-            lp.next_check = lp.next_deadline(now);
+        if now >= next_check {
+            m.expire(now);
+            next_check = m.next_deadline(now);
         }
-        if lp.running == 0 {
+        if m.running() == 0 {
             break;
         }
         // Also at the start of counting, to sample the thread's CPU there.
-        let wake = if start.is_none() { lp.next_check.min(ctx.measure_start) } else { lp.next_check };
-        let ms = if lp.todo.is_empty() {
-            wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-        } else {
+        let wake = if start.is_none() { next_check.min(ctx.measure_start) } else { next_check };
+        let ms = if m.queued() {
             0
+        } else {
+            wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
         // SAFETY: `events` has room for EVENTS entries.
-        let n = unsafe { libc::epoll_wait(lp.ep, events.as_mut_ptr(), EVENTS as i32, ms) };
+        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), EVENTS as i32, ms) };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -185,11 +219,43 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         }
         for ev in &events[..n as usize] {
             let flags = ev.events;
-            lp.ready(ev.u64 as usize, flags);
+            m.ready(ev.u64 as usize, flags);
         }
     }
-    drop(lp);
     Ok((start, (Instant::now(), cpu::this_thread())))
+}
+
+impl Machine for Loop<'_> {
+    fn start_queued(&mut self) {
+        // Clients whose last request ended start their next one; one that fails at
+        // once goes back on the list for the next turn.
+        std::mem::swap(&mut self.batch, &mut self.todo);
+        let mut batch = std::mem::take(&mut self.batch);
+        for i in batch.drain(..) {
+            self.begin(i);
+        }
+        self.batch = batch;
+    }
+
+    fn queued(&self) -> bool {
+        !self.todo.is_empty()
+    }
+
+    fn expire(&mut self, now: Instant) {
+        Loop::expire(self, now);
+    }
+
+    fn next_deadline(&self, now: Instant) -> Instant {
+        Loop::next_deadline(self, now)
+    }
+
+    fn running(&self) -> usize {
+        self.running
+    }
+
+    fn ready(&mut self, token: usize, flags: u32) {
+        Loop::ready(self, token, flags);
+    }
 }
 
 struct Loop<'a> {
@@ -199,13 +265,10 @@ struct Loop<'a> {
     clients: Vec<Client>,
     /// Clients to start their next request (after the events of this turn).
     todo: Vec<usize>,
+    /// `todo` as it was at the start of a turn (kept for its allocation).
+    batch: Vec<usize>,
     /// Clients not stopped.
     running: usize,
-    /// No request's deadline is before this: the earliest when it was computed, and
-    /// every request begun since has a later one (its start + the timeout, or the
-    /// run's end). Requests are checked against their deadlines only then, so a turn
-    /// of the loop costs nothing per connection.
-    next_check: Instant,
 }
 
 impl Client {
@@ -713,10 +776,7 @@ impl Loop<'_> {
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        // With none in flight: the earliest a request begun from now on can have.
-        let soonest_new = now + self.ctx.cfg.timeout;
-        let far = self.ctx.run_end.map_or(soonest_new, |end| end.min(soonest_new));
-        self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline).min().unwrap_or(far)
+        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline))
     }
 
     /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
@@ -758,7 +818,7 @@ impl Loop<'_> {
 
 /// One read of what the socket holds, up to `buf`'s size: Some(bytes read), None
 /// (nothing there: an edge will say when), or the end of stream as UnexpectedEof.
-fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+pub(super) fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
     loop {
         return match sock.read(buf) {
             Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
@@ -785,7 +845,7 @@ fn write_some(sock: &mut TcpStream, request: &[u8], done: &mut usize) -> io::Res
 }
 
 /// A non-blocking TCP connect (in progress or done), with the run's socket options.
-fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Result<TcpStream> {
+pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Result<TcpStream> {
     let domain = if addr.is_ipv4() { socket2::Domain::IPV4 } else { socket2::Domain::IPV6 };
     let socket = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), None)?;
     if let Some(bytes) = opts.rcvbuf {

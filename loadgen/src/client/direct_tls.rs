@@ -32,7 +32,12 @@ pub struct Taken {
 impl Session {
     /// A new session; its ClientHello is queued (`send` writes it).
     pub fn new(config: &Arc<ClientConfig>, name: &ServerName<'static>) -> Result<Session, rustls::Error> {
-        Ok(Session { conn: ClientConnection::new(config.clone(), name.clone())? })
+        let mut conn = ClientConnection::new(config.clone(), name.clone())?;
+        // rustls holds at most 64 KB of records to send by default and takes only part
+        // of a write past it: what a turn of the loop queues (a first flight of many
+        // HTTP/2 streams, large headers) must all go, at the socket's pace.
+        conn.set_buffer_limit(None);
+        Ok(Session { conn })
     }
 
     pub fn handshaking(&self) -> bool {
@@ -45,7 +50,7 @@ impl Session {
 
     /// Queues application bytes (the request) as records; `send` writes them.
     pub fn queue(&mut self, bytes: &[u8]) {
-        // Into rustls's own buffer, unbounded by default: never short, never fails
+        // Into rustls's own buffer, unbounded here (`new`): never short, never fails
         // before the connection is closed (and a closed one is never written to).
         let _ = self.conn.writer().write_all(bytes);
     }

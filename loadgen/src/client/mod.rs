@@ -20,6 +20,7 @@
 mod conn;
 mod connect;
 mod direct;
+mod direct_h2;
 mod direct_tls;
 mod context;
 mod deadline;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::task::LocalSet;
 
 use super::context::ThreadContext;
-use super::{conn, direct, page};
+use super::{conn, direct, direct_h2, page};
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
@@ -67,7 +67,8 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, event_loop: EventLoop, li
     if event_loop == EventLoop::Direct {
         let ctx = ThreadContext::new(cfg, plan, thread, live);
         let connections = ctx.scheduler.max_connections(ctx.cfg.connections);
-        let (start, end) = direct::run(&ctx, connections).map_err(|e| format!("engine thread {thread}: {e}"))?;
+        let ran = if ctx.cfg.http2() { direct_h2::run(&ctx, connections) } else { direct::run(&ctx, connections) };
+        let (start, end) = ran.map_err(|e| format!("engine thread {thread}: {e}"))?;
         return Ok(report(ctx, start, end));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -71,7 +71,10 @@ impl Config {
             http2_rules(&args, handshake)?;
             urls.entries
                 .iter()
-                .map(|e| h2_request::build(&args.method, &Url { path: e.path.clone(), ..urls.server.clone() }, &headers))
+                .map(|e| {
+                    let url = Url { path: e.path.clone(), ..urls.server.clone() };
+                    h2_request::build(&args.method, &url, &headers, urls.entries.len() == 1)
+                })
                 .collect::<Result<_, _>>()
                 .map_err(Error::Usage)?
         } else {

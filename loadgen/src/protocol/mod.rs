@@ -9,8 +9,6 @@
 
 pub mod capture;
 pub mod fastcgi;
-// Not in the fuzzer's build (it compiles the readers alone): HTTP/2 has no reader of ours.
-#[cfg(not(fuzzing))]
 pub mod h2;
 pub mod http;
 pub mod reader;

@@ -1,4 +1,5 @@
-//! The fuzz targets: the engine's two response readers, each driven the way the
+//! The fuzz targets: the engine's response readers (HTTP/1.1, FastCGI) and its
+//! HTTP/2 connection (h2.rs, checked its own way), each driven the way the
 //! engine drives it (reads cut anywhere, a new response after each complete one
 //! on a kept-alive connection, EOF at the end) and checked after every read.
 //!
@@ -15,6 +16,7 @@
 //! - no hang: main.rs's watchdog stops a case that runs too long.
 
 pub mod fastcgi;
+pub mod h2;
 pub mod http;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -27,15 +29,17 @@ use crate::protocol::reading::{ParseError, Progress};
 pub enum Target {
     Http,
     FastCgi,
+    H2,
 }
 
 impl Target {
-    pub const ALL: [Target; 2] = [Target::Http, Target::FastCgi];
+    pub const ALL: [Target; 3] = [Target::Http, Target::FastCgi, Target::H2];
 
     pub fn name(self) -> &'static str {
         match self {
             Target::Http => "http",
             Target::FastCgi => "fastcgi",
+            Target::H2 => "h2",
         }
     }
 
@@ -43,6 +47,7 @@ impl Target {
         match self {
             Target::Http => Grammar::Http,
             Target::FastCgi => Grammar::FastCgi,
+            Target::H2 => Grammar::H2,
         }
     }
 
@@ -51,6 +56,7 @@ impl Target {
         let checked = catch_unwind(AssertUnwindSafe(|| match self {
             Target::Http => http::check(case),
             Target::FastCgi => fastcgi::check(case),
+            Target::H2 => h2::check(case),
         }));
         checked.unwrap_or_else(|panic| {
             let message = panic

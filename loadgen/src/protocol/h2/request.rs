@@ -3,6 +3,7 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};
 
+use super::hpack;
 use crate::protocol::http::request::Header;
 use crate::target::Url;
 
@@ -11,13 +12,16 @@ pub struct H2Request {
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    /// The same request's HPACK header blocks, for the direct loop (hpack.rs).
+    pub blocks: hpack::RequestBlocks,
 }
 
 /// Headers HTTP/2 forbids (RFC 9113 §8.2.2): connection-specific ones. A `Host`
 /// given with -H becomes the :authority, as browsers and h2load send it.
 const CONNECTION_SPECIFIC: [&str; 5] = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
 
-pub fn build(method: &str, url: &Url, extra: &[Header]) -> Result<H2Request, String> {
+/// `index_path`: the run has one URL (hpack::encode_request).
+pub fn build(method: &str, url: &Url, extra: &[Header], index_path: bool) -> Result<H2Request, String> {
     let method = Method::from_bytes(method.as_bytes()).map_err(|_| format!("'{method}' is not a valid method"))?;
     let authority = extra
         .iter()
@@ -45,7 +49,13 @@ pub fn build(method: &str, url: &Url, extra: &[Header]) -> Result<H2Request, Str
     if wants_body && !headers.contains_key(http::header::CONTENT_LENGTH) {
         headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from_static("0"));
     }
-    Ok(H2Request { method, uri, headers })
+    let fields: Vec<(String, String)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let blocks = hpack::encode_request(method.as_str(), url.scheme(), &authority, path, &fields, index_path);
+    Ok(H2Request { method, uri, headers, blocks })
 }
 
 impl H2Request {
@@ -70,13 +80,13 @@ mod tests {
             Header { name: "Connection".into(), value: "close".into() },
             Header { name: "X-A".into(), value: "1".into() },
         ];
-        let r = build("POST", &url, &extra).unwrap().request();
+        let r = build("POST", &url, &extra, true).unwrap().request();
         assert_eq!(r.uri().to_string(), "https://127.0.0.1:8443/x?y");
         assert_eq!(r.method(), Method::POST);
         assert!(r.headers().get("connection").is_none());
         assert_eq!(r.headers()["x-a"], "1");
         assert_eq!(r.headers()["content-length"], "0");
         let host = [Header { name: "Host".into(), value: "example".into() }];
-        assert_eq!(build("GET", &url, &host).unwrap().request().uri().authority().unwrap().as_str(), "example");
+        assert_eq!(build("GET", &url, &host, true).unwrap().request().uri().authority().unwrap().as_str(), "example");
     }
 }

@@ -1,0 +1,954 @@
+//! HTTP/2 on the direct loop: closed-loop `--http2` runs, each connection's frames
+//! spoken by this loop (protocol/h2/client.rs, hpack.rs) over rustls's records
+//! (direct_tls.rs) — no h2 crate, no task per connection or per stream.
+//!
+//! Why: on the task loop an HTTP/2 request cost as much client CPU as h2load's
+//! (bench/RESULTS.md: 0.96–1.05×), a fifth of it in the h2 crate's machinery (its
+//! stream store, header maps, wakers) and tokio's. Here every stream slot of a
+//! connection is a closed-loop client of its own, as on the task loop (the
+//! schedule, the statistics, the failure classes are the same); what the slots
+//! queue in a turn of the loop leaves in one record and one write.
+//!
+//! The rules are the task loop's (h2.rs): the first slot that needs the connection
+//! opens it (its request pays the connect); the others wait for it, and for a
+//! stream when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. A graceful
+//! GOAWAY, or a connection closed before a request's response began, is retried
+//! once on a new connection; a GOAWAY with an error code fails what it cut off
+//! (h2_goaway), a RST_STREAM its stream (h2_rst_stream), a protocol error of the
+//! server every stream of the connection (parse). If the server's ALPN picks
+//! HTTP/1.1, the slots take turns on that connection, as the task loop's fallback
+//! of one connection does.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+use super::connect::{Refused, closed_by_peer, connect_failure};
+use super::context::{SCRATCH_BYTES, ThreadContext};
+use super::direct::{self, Machine, Samples};
+use super::direct_tls::Session;
+use super::exchange::{eof_class, failure};
+use super::lane::Tally;
+use crate::net::Endpoint;
+use crate::protocol::Reader;
+use crate::protocol::capture::Captures;
+use crate::protocol::h2::client::{ConnError, Connection, Event};
+use crate::protocol::h2::frame;
+use crate::protocol::reading::Progress;
+use crate::schedule::{Next, Slot};
+use crate::stats::{Detail, ErrorClass, Outcome, Sample, Transfer};
+use crate::tls::{self, Alpn};
+
+pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
+    let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("https targets are TCP") };
+    let ep = direct::epoll()?;
+    let now = Instant::now();
+    let per = ctx.cfg.streams.max(1) as usize;
+    let slots = connections as usize * per;
+    let mut lp = H2Loop {
+        ctx,
+        addr,
+        ep: ep.as_raw_fd(),
+        per,
+        conns: (0..connections).map(|_| Conn::new(now)).collect(),
+        slots: (0..slots).map(|k| StreamSlot::new(ctx, k / per, now)).collect(),
+        todo: (0..slots).rev().collect(),
+        to_open: Vec::new(),
+        aside: Vec::new(),
+        dirty: Vec::new(),
+        plain: Vec::new(),
+        events: Vec::new(),
+        fields: Vec::new(),
+        running: slots,
+    };
+    let samples = direct::drive(ctx, lp.ep, &mut lp);
+    drop(lp);
+    samples
+}
+
+enum State {
+    Closed,
+    Connecting,
+    Handshaking,
+    H2(Box<Connection>),
+    /// ALPN said HTTP/1.1: one request at a time, `current`'s.
+    Http1 { reader: Box<Reader>, current: Option<usize>, uses: u32 },
+}
+
+/// One connection and what its slots share.
+struct Conn {
+    sock: Option<TcpStream>,
+    tls: Option<Box<Session>>,
+    state: State,
+    /// Slots whose request waits for this connection (to open, or for a stream), in order.
+    waiting: VecDeque<usize>,
+    /// Slots with a request on it: (stream id, slot); id 0 on HTTP/1.1.
+    in_flight: Vec<(u32, usize)>,
+    /// The slot whose request opens the connection.
+    opener: Option<usize>,
+    tcp_done: Instant,
+    /// The server chose HTTP/1.1 once: later connections offer it alone (the task
+    /// loop's fallback connector), so a reconnect cannot switch protocol under the slots.
+    http1: bool,
+    /// A GOAWAY's error code, for streams its connection's end cuts off.
+    goaway: Option<u32>,
+    /// Bytes moved on the connection (after TLS) not yet counted in a request's
+    /// transfer: each request that ends takes them (h2.rs, IoCount).
+    received: u64,
+    sent: u64,
+    /// In the loop's `dirty` list: has frames to send.
+    dirty: bool,
+    /// The socket had no room: the rest goes at EPOLLOUT.
+    blocked: bool,
+}
+
+impl Conn {
+    fn new(now: Instant) -> Conn {
+        Conn {
+            sock: None,
+            tls: None,
+            state: State::Closed,
+            waiting: VecDeque::new(),
+            in_flight: Vec::new(),
+            opener: None,
+            tcp_done: now,
+            http1: false,
+            goaway: None,
+            received: 0,
+            sent: 0,
+            dirty: false,
+            blocked: false,
+        }
+    }
+}
+
+/// One stream slot: a closed-loop client whose requests go on its connection.
+struct StreamSlot {
+    /// Its connection: the schedule's index, where its requests go.
+    home: usize,
+    /// The connection its request is on: `home`, or where `home`'s old connection
+    /// drains after a GOAWAY (`set_aside`).
+    on: usize,
+    slot: Option<Slot>,
+    url: usize,
+    t: Transfer,
+    status: u16,
+    may_retry: bool,
+    connect_from: Instant,
+    connected_at: Instant,
+    connect_us: u64,
+    written_at: Instant,
+    first_byte: Option<Instant>,
+    deadline: Instant,
+    cut_by_run_end: bool,
+    stopped: bool,
+    captures: Captures,
+    tally: Tally,
+}
+
+impl StreamSlot {
+    fn new(ctx: &ThreadContext, home: usize, now: Instant) -> StreamSlot {
+        StreamSlot {
+            home,
+            on: home,
+            slot: None,
+            url: 0,
+            t: Transfer::default(),
+            status: 0,
+            may_retry: true,
+            connect_from: now,
+            connected_at: now,
+            connect_us: 0,
+            written_at: now,
+            first_byte: None,
+            deadline: now,
+            cut_by_run_end: false,
+            stopped: false,
+            captures: Captures::new(ctx.watch.clone()),
+            tally: Tally::default(),
+        }
+    }
+}
+
+/// An event of `Connection::receive`, kept until the connection is no longer borrowed.
+enum Ev {
+    Status(u32, u16),
+    /// A field's name and value: ranges of `H2Loop::fields`.
+    Field(u32, (usize, usize), (usize, usize)),
+    Data(u32, usize),
+    End(u32),
+    Reset(u32, u32),
+    GoAway(u32, u32),
+}
+
+/// An HTTP/1.1 response's --count-header values, to the slot's captures (h2.rs does
+/// the same for its fallback).
+fn offer(captures: &mut Captures, reader: &Reader, watch: &[String]) {
+    if captures.active() {
+        let seen = reader.captures();
+        for (i, name) in watch.iter().enumerate().take(seen.watched()) {
+            for value in seen.values(i) {
+                captures.offer(name, value);
+            }
+        }
+    }
+}
+
+/// Why a connection ended.
+enum Lost {
+    /// The server closed it (or reset it: `Io`).
+    Eof,
+    Io(io::Error),
+    /// A write failed.
+    Write(io::Error),
+    /// A record that does not decrypt, or an HTTP/2 protocol error of the server's.
+    Tls,
+    Protocol(ConnError),
+}
+
+struct H2Loop<'a> {
+    ctx: &'a ThreadContext,
+    addr: SocketAddr,
+    ep: i32,
+    /// Stream slots a connection (--streams): slot k is on connection k / per.
+    per: usize,
+    conns: Vec<Conn>,
+    slots: Vec<StreamSlot>,
+    /// Slots to start their next request.
+    todo: Vec<usize>,
+    /// Connections to open for the slots waiting on them.
+    to_open: Vec<usize>,
+    /// Connections going away with slots waiting: set aside, then opened anew.
+    aside: Vec<usize>,
+    /// Connections with frames to send.
+    dirty: Vec<usize>,
+    /// Plaintext of the last read.
+    plain: Vec<u8>,
+    events: Vec<Ev>,
+    fields: Vec<u8>,
+    running: usize,
+}
+
+impl Machine for H2Loop<'_> {
+    fn start_queued(&mut self) {
+        let todo = std::mem::take(&mut self.todo);
+        for &k in todo.iter().rev() {
+            self.begin(k);
+        }
+        let mut batch = todo;
+        batch.clear();
+        for ci in std::mem::take(&mut self.aside) {
+            if matches!(&self.conns[ci].state, State::H2(h2) if h2.going_away()) {
+                self.set_aside(ci);
+                if !self.to_open.contains(&ci) {
+                    self.to_open.push(ci);
+                }
+            }
+        }
+        for ci in std::mem::take(&mut self.to_open) {
+            self.open(ci);
+        }
+        for ci in std::mem::take(&mut self.dirty) {
+            self.conns[ci].dirty = false;
+            self.flush(ci);
+        }
+        if self.todo.is_empty() {
+            self.todo = batch;
+        }
+    }
+
+    fn queued(&self) -> bool {
+        !self.todo.is_empty() || !self.to_open.is_empty() || !self.aside.is_empty()
+    }
+
+    fn expire(&mut self, now: Instant) {
+        for k in 0..self.slots.len() {
+            let s = &self.slots[k];
+            if s.stopped || s.slot.is_none() || now < s.deadline {
+                continue;
+            }
+            if s.cut_by_run_end {
+                self.withdraw(k);
+                let slot = self.slots[k].slot.take().expect("checked");
+                self.in_flight(k, &slot);
+            } else {
+                self.fail(k, ErrorClass::Timeout, None);
+            }
+        }
+    }
+
+    fn next_deadline(&self, now: Instant) -> Instant {
+        direct::earliest(self.ctx, now, self.slots.iter().filter(|s| !s.stopped && s.slot.is_some()).map(|s| s.deadline))
+    }
+
+    fn running(&self) -> usize {
+        self.running
+    }
+
+    fn ready(&mut self, ci: usize, flags: u32) {
+        let c = &mut self.conns[ci];
+        if c.sock.is_none() {
+            return;
+        }
+        let readable = flags & !(libc::EPOLLOUT as u32) != 0;
+        let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+        let writable = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+        if matches!(c.state, State::Connecting) {
+            if writable {
+                self.connected(ci);
+            }
+            return;
+        }
+        if writable && c.blocked {
+            self.flush(ci);
+        }
+        if readable {
+            self.read(ci, ended);
+        }
+    }
+}
+
+impl H2Loop<'_> {
+    /// Slot `k`'s next request, or its end when the schedule says stop.
+    fn begin(&mut self, k: usize) {
+        let ctx = self.ctx;
+        let ci = self.slots[k].home;
+        let Next::Go(slot) = ctx.scheduler.next_closed(ci as u32) else { return self.stop(k) };
+        let s = &mut self.slots[k];
+        let request_deadline = slot.start + ctx.cfg.timeout;
+        (s.deadline, s.cut_by_run_end) = match ctx.run_end {
+            Some(end) if end <= request_deadline => (end, true),
+            _ => (request_deadline, false),
+        };
+        s.url = ctx.picker.pick();
+        s.t = Transfer { h2: true, ..Transfer::default() };
+        s.may_retry = true;
+        s.connect_from = slot.start;
+        s.slot = Some(slot);
+        if s.captures.active() {
+            s.captures.clear();
+        }
+        self.attempt(k);
+    }
+
+    /// Sends slot `k`'s request now if its connection has room, else queues it there.
+    fn attempt(&mut self, k: usize) {
+        let s = &mut self.slots[k];
+        s.status = 0;
+        s.first_byte = None;
+        s.connect_us = 0;
+        s.connected_at = s.slot.as_ref().map_or(s.connect_from, |sl| sl.start);
+        let ci = s.home;
+        s.on = ci;
+        let c = &mut self.conns[ci];
+        c.waiting.push_back(k);
+        match &c.state {
+            State::Closed => {
+                if !self.to_open.contains(&ci) {
+                    self.to_open.push(ci);
+                }
+            }
+            State::H2(_) | State::Http1 { .. } => self.pump(ci),
+            State::Connecting | State::Handshaking => {}
+        }
+    }
+
+    /// Opens connection `ci` for the first slot waiting on it (which pays the connect).
+    fn open(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        let Some(&k) = c.waiting.front() else { return };
+        if !matches!(c.state, State::Closed) {
+            return;
+        }
+        c.opener = Some(k);
+        match direct::connect(self.addr, &self.ctx.cfg.connect) {
+            Ok(sock) => {
+                let mut ev = libc::epoll_event {
+                    events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+                    u64: ci as u64,
+                };
+                // SAFETY: a live socket of ours, an epoll descriptor of ours.
+                if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_ADD, sock.as_raw_fd(), &mut ev) } < 0 {
+                    let e = io::Error::last_os_error();
+                    return self.refused(ci, connect_failure(&e));
+                }
+                c.sock = Some(sock);
+                c.state = State::Connecting;
+                c.goaway = None;
+                c.blocked = false;
+            }
+            Err(e) => self.refused(ci, connect_failure(&e)),
+        }
+    }
+
+    /// The TCP connect of `ci` ended: the TLS handshake starts.
+    fn connected(&mut self, ci: usize) {
+        let ctx = self.ctx;
+        let c = &mut self.conns[ci];
+        match c.sock.as_ref().expect("connecting").take_error() {
+            Ok(Some(e)) | Err(e) => return self.refused(ci, connect_failure(&e)),
+            Ok(None) => {}
+        }
+        let tls = ctx.tls.as_ref().expect("https");
+        let connector = if c.http1 { &tls.http11 } else { &tls.connector };
+        match Session::new(connector.config(), &tls.name) {
+            Ok(session) => c.tls = Some(Box::new(session)),
+            Err(e) => return self.refused(ci, tls::classify_tls(&e)),
+        }
+        c.tcp_done = Instant::now();
+        c.state = State::Handshaking;
+        self.flush(ci);
+    }
+
+    /// The connection of `ci` could not be opened: its opener's request fails; the
+    /// others wait on for the next try (the task loop's `Opening` guard).
+    fn refused(&mut self, ci: usize, (class, detail): Refused) {
+        let c = &mut self.conns[ci];
+        let opener = c.opener.take();
+        self.close(ci);
+        if let Some(k) = opener {
+            self.slots[k].t.detail = detail;
+            self.fail(k, class, None);
+        }
+        if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
+            self.to_open.push(ci);
+        }
+    }
+
+    /// The handshake of `ci` is done: HTTP/2 or, as ALPN says, HTTP/1.1.
+    fn handshaken(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        let tls = c.tls.as_ref().expect("a handshake");
+        let tcp_from = c.opener.map_or(c.tcp_done, |k| self.slots[k].connect_from);
+        let handshake = tls::handshake_of(tls.connection(), c.tcp_done.saturating_duration_since(tcp_from), now - c.tcp_done);
+        if let Some(k) = c.opener.take() {
+            let s = &mut self.slots[k];
+            s.t.connections_opened += 1;
+            s.t.handshake = Some(handshake);
+            s.connected_at = now;
+            s.connect_us = now.saturating_duration_since(s.connect_from).as_micros() as u64;
+        }
+        let c = &mut self.conns[ci];
+        c.received = 0;
+        c.sent = 0;
+        if handshake.negotiated.alpn == Alpn::H2 {
+            c.state = State::H2(Box::default());
+            self.mark(ci);
+        } else {
+            // HTTP/1.1 (or no ALPN, which means HTTP/1.1).
+            c.http1 = true;
+            let ctx = self.ctx;
+            let reader = Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo);
+            c.state = State::Http1 { reader: Box::new(reader), current: None, uses: 0 };
+        }
+        self.pump(ci);
+    }
+
+    /// Starts the requests waiting on `ci` that it has room for now.
+    fn pump(&mut self, ci: usize) {
+        let ctx = self.ctx;
+        let now = Instant::now();
+        loop {
+            let c = &mut self.conns[ci];
+            let Some(&k) = c.waiting.front() else { return };
+            let s = &mut self.slots[k];
+            match &mut c.state {
+                State::H2(h2) if h2.can_open() => {
+                    let id = h2.request(&ctx.cfg.h2_requests[s.url].blocks);
+                    c.in_flight.push((id, k));
+                }
+                // After a GOAWAY: a new connection for the waiting at once, the old one
+                // aside until its last streams are done (as the h2 crate reconnects).
+                // (At the start of the next turn: not while its bytes are being read.)
+                State::H2(h2) if h2.going_away() => {
+                    if !self.aside.contains(&ci) {
+                        self.aside.push(ci);
+                    }
+                    return;
+                }
+                State::Http1 { reader, current: current @ None, .. } => {
+                    *current = Some(k);
+                    reader.start(ctx.head_request);
+                    s.t.h2 = false;
+                    let request = &ctx.cfg.request_bytes[s.url];
+                    c.tls.as_mut().expect("https").queue(request);
+                    c.sent += request.len() as u64;
+                    c.in_flight.push((0, k));
+                }
+                _ => return,
+            }
+            c.waiting.pop_front();
+            s.written_at = now;
+            self.mark(ci);
+        }
+    }
+
+    /// Moves connection `ci` (going away, streams still in flight) to a place of its
+    /// own past the home connections, so `ci` can open anew; closes it if nothing is
+    /// in flight. Its slots in flight follow it (`on`); it closes with its last one.
+    fn set_aside(&mut self, ci: usize) {
+        if self.conns[ci].in_flight.is_empty() {
+            return self.close(ci);
+        }
+        let homes = self.slots.len() / self.per;
+        let d = match self.conns[homes..].iter().position(|c| c.sock.is_none() && !c.dirty) {
+            Some(i) => homes + i,
+            None => {
+                self.conns.push(Conn::new(Instant::now()));
+                self.conns.len() - 1
+            }
+        };
+        self.conns.swap(ci, d);
+        // What stays home: the slots waiting, and which protocol the server chose.
+        let (waiting, http1) = (std::mem::take(&mut self.conns[d].waiting), self.conns[d].http1);
+        let home = &mut self.conns[ci];
+        home.waiting = waiting;
+        home.http1 = http1;
+        let old = &mut self.conns[d];
+        if let Some(sock) = &old.sock {
+            let mut ev = libc::epoll_event {
+                events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+                u64: d as u64,
+            };
+            // SAFETY: a live socket of ours, an epoll descriptor of ours.
+            if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_MOD, sock.as_raw_fd(), &mut ev) } < 0 {
+                let e = io::Error::last_os_error();
+                for &(_, k) in &self.conns[d].in_flight {
+                    self.slots[k].on = d;
+                }
+                return self.lost(d, Lost::Io(e));
+            }
+        }
+        for &(_, k) in &self.conns[d].in_flight {
+            self.slots[k].on = d;
+        }
+        if self.conns[d].dirty {
+            self.conns[d].dirty = false;
+            self.mark(d);
+        }
+    }
+
+    /// A connection set aside closes when its last request is done.
+    fn drained(&mut self, ci: usize) {
+        if ci >= self.slots.len() / self.per && self.conns[ci].in_flight.is_empty() && self.conns[ci].sock.is_some() {
+            self.close(ci);
+        }
+    }
+
+    fn mark(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if !c.dirty {
+            c.dirty = true;
+            self.dirty.push(ci);
+        }
+    }
+
+    /// Writes what connection `ci` has to send: the frames queued this turn as one
+    /// record, then whatever rustls holds.
+    fn flush(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+        if let State::H2(h2) = &mut c.state
+            && !h2.out.is_empty()
+        {
+            c.sent += h2.out.len() as u64;
+            tls.queue(&h2.out);
+            h2.out.clear();
+        }
+        let handshaking = matches!(c.state, State::Handshaking);
+        match tls.send(sock) {
+            Ok(done) => c.blocked = !done,
+            Err(e) if handshaking => self.refused(ci, tls::classify(&e)),
+            Err(e) => self.lost(ci, Lost::Write(e)),
+        }
+    }
+
+    /// Reads what the socket of `ci` holds: records, then frames or an HTTP/1.1 response.
+    fn read(&mut self, ci: usize, ended: bool) {
+        let ctx = self.ctx;
+        loop {
+            let c = &mut self.conns[ci];
+            let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
+            let handshaking = matches!(c.state, State::Handshaking);
+            let mut scratch = ctx.scratch.borrow_mut();
+            let n = match direct::read_all(sock, &mut scratch) {
+                Ok(Some(n)) => n,
+                Ok(None) => return,
+                Err(e) => {
+                    drop(scratch);
+                    return if handshaking {
+                        self.refused(ci, tls::classify(&e))
+                    } else if e.kind() == io::ErrorKind::UnexpectedEof {
+                        self.end(ci)
+                    } else {
+                        self.lost(ci, Lost::Io(e))
+                    };
+                }
+            };
+            let plain = &mut self.plain;
+            plain.clear();
+            let taken = tls.take(&scratch[..n], |p| plain.extend_from_slice(p));
+            drop(scratch);
+            let taken = match taken {
+                Ok(taken) => taken,
+                Err(e) if handshaking => {
+                    let _ = tls.send(sock);
+                    return self.refused(ci, tls::classify_tls(&e));
+                }
+                Err(_) => return self.lost(ci, Lost::Tls),
+            };
+            if handshaking {
+                if tls.handshaking() {
+                    if taken.closed {
+                        return self.refused(ci, tls::classify(&io::ErrorKind::UnexpectedEof.into()));
+                    }
+                    self.flush(ci);
+                } else {
+                    self.handshaken(ci, Instant::now());
+                }
+            }
+            if !self.plain.is_empty() {
+                self.conns[ci].received += self.plain.len() as u64;
+                if !self.take_plain(ci) {
+                    return;
+                }
+            }
+            if taken.closed {
+                return self.end(ci);
+            }
+            if n < SCRATCH_BYTES && !ended {
+                return;
+            }
+        }
+    }
+
+    /// The plaintext just read on `ci`, to its protocol; false if the connection is gone.
+    fn take_plain(&mut self, ci: usize) -> bool {
+        let now = Instant::now();
+        let H2Loop { conns, plain, events, fields, slots, ctx, .. } = self;
+        let c = &mut conns[ci];
+        match &mut c.state {
+            State::H2(h2) => {
+                events.clear();
+                fields.clear();
+                let watching = !ctx.watch.is_empty();
+                let received = h2.receive(plain, |e| {
+                    events.push(match e {
+                        Event::Status { stream, status } => Ev::Status(stream, status),
+                        Event::Field { stream, name, value } => {
+                            if !watching {
+                                return;
+                            }
+                            let n = (fields.len(), fields.len() + name.len());
+                            fields.extend_from_slice(name);
+                            let v = (fields.len(), fields.len() + value.len());
+                            fields.extend_from_slice(value);
+                            Ev::Field(stream, n, v)
+                        }
+                        Event::Data { stream, len } => Ev::Data(stream, len),
+                        Event::End { stream } => Ev::End(stream),
+                        Event::Reset { stream, code } => Ev::Reset(stream, code),
+                        Event::GoAway { last, code } => Ev::GoAway(last, code),
+                    })
+                });
+                if !h2.out.is_empty() {
+                    self.mark(ci);
+                }
+                let events = std::mem::take(&mut self.events);
+                for e in &events {
+                    self.event(ci, e, now);
+                }
+                self.events = events;
+                match received {
+                    Ok(()) => {
+                        self.pump(ci);
+                        matches!(self.conns[ci].state, State::H2(_))
+                    }
+                    Err(e) => {
+                        self.lost(ci, Lost::Protocol(e));
+                        false
+                    }
+                }
+            }
+            State::Http1 { reader, current, uses } => {
+                let Some(k) = *current else {
+                    // Bytes nobody asked for: the connection is not usable.
+                    self.lost(ci, Lost::Protocol(ConnError { code: frame::PROTOCOL_ERROR, why: "unasked bytes" }));
+                    return false;
+                };
+                let s = &mut slots[k];
+                s.first_byte.get_or_insert(now);
+                match reader.feed(plain) {
+                    Ok(Progress::More) => true,
+                    Ok(Progress::Done(done)) => {
+                        s.t.body += reader.body_bytes();
+                        s.status = done.status;
+                        offer(&mut s.captures, reader, &ctx.watch);
+                        *uses += 1;
+                        *current = None;
+                        let budget_used = self.ctx.cfg.keepalive_requests.is_some_and(|n| *uses >= n);
+                        let close = done.close || !self.ctx.cfg.keepalive || budget_used;
+                        self.complete(k, now);
+                        if close {
+                            self.close(ci);
+                            if !self.conns[ci].waiting.is_empty() {
+                                self.to_open.push(ci);
+                            }
+                            return false;
+                        }
+                        self.pump(ci);
+                        true
+                    }
+                    Err(e) => {
+                        *current = None;
+                        self.conns[ci].in_flight.clear();
+                        self.fail(k, failure(e), None);
+                        self.lost(ci, Lost::Eof);
+                        false
+                    }
+                }
+            }
+            _ => true,
+        }
+    }
+
+    fn event(&mut self, ci: usize, e: &Ev, now: Instant) {
+        let slot_of = |lp: &Self, id: u32| lp.conns[ci].in_flight.iter().find(|&&(i, _)| i == id).map(|&(_, k)| k);
+        match *e {
+            Ev::Status(id, status) => {
+                if let Some(k) = slot_of(self, id) {
+                    let s = &mut self.slots[k];
+                    s.status = status;
+                    s.first_byte = Some(now);
+                }
+            }
+            Ev::Field(id, (n0, n1), (v0, v1)) => {
+                if let Some(k) = slot_of(self, id) {
+                    let name = String::from_utf8_lossy(&self.fields[n0..n1]);
+                    self.slots[k].captures.offer(&name, &self.fields[v0..v1]);
+                }
+            }
+            Ev::Data(id, len) => {
+                if let Some(k) = slot_of(self, id) {
+                    self.slots[k].t.body += len as u64;
+                }
+            }
+            Ev::End(id) => {
+                if let Some(k) = slot_of(self, id) {
+                    self.complete(k, now);
+                }
+            }
+            Ev::Reset(id, code) => {
+                if let Some(k) = slot_of(self, id) {
+                    self.fail(k, ErrorClass::H2RstStream, Some(Detail::H2(code)));
+                }
+            }
+            Ev::GoAway(last, code) => {
+                self.conns[ci].goaway = Some(code);
+                let cut: Vec<usize> = self.conns[ci].in_flight.iter().filter(|&&(id, _)| id > last).map(|&(_, k)| k).collect();
+                for k in cut {
+                    match code {
+                        frame::NO_ERROR if self.slots[k].may_retry => self.retry(k),
+                        // Cut off twice: as the task loop's second try ends (h2.rs, fail).
+                        frame::NO_ERROR => self.fail(k, ErrorClass::Read, None),
+                        _ => self.fail(k, ErrorClass::H2Goaway, Some(Detail::H2(code))),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Connection `ci` is gone: its requests in flight are retried (nothing of their
+    /// response came, the first time) or fail; the waiting ones get a new connection.
+    fn lost(&mut self, ci: usize, why: Lost) {
+        let c = &self.conns[ci];
+        let goaway = c.goaway.filter(|&code| code != frame::NO_ERROR);
+        // HTTP/1.1 retries only a kept-alive connection (exchange.rs); HTTP/2 any that
+        // ended before the response began (h2.rs).
+        let (http1, retry_conn) = match &c.state {
+            State::Http1 { uses, .. } => (true, *uses > 0),
+            _ => (false, true),
+        };
+        let cut = std::mem::take(&mut self.conns[ci].in_flight);
+        self.close(ci);
+        for (_, k) in cut {
+            let nothing_yet = self.slots[k].status == 0 && self.slots[k].first_byte.is_none();
+            let retry = retry_conn && nothing_yet && self.slots[k].may_retry;
+            let (class, detail) = match (&why, goaway) {
+                (_, Some(code)) => (ErrorClass::H2Goaway, Some(Detail::H2(code))),
+                (Lost::Protocol(e), None) => (ErrorClass::Parse, Some(Detail::H2(e.code))),
+                (Lost::Eof, None) if retry => {
+                    self.retry(k);
+                    continue;
+                }
+                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) && retry => {
+                    self.retry(k);
+                    continue;
+                }
+                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) => (ErrorClass::Reset, None),
+                (Lost::Write(_), None) if http1 => (ErrorClass::Write, None),
+                _ => (ErrorClass::Read, None),
+            };
+            self.fail(k, class, detail);
+        }
+        if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
+            self.to_open.push(ci);
+        }
+    }
+
+    /// The server ended connection `ci` (a TCP end, or its close_notify). On HTTP/1.1 the
+    /// end may complete the response in flight (a body until close), or fail it by the
+    /// HTTP/1.1 rules (exchange.rs); on HTTP/2 it cuts off what is in flight (`lost`).
+    fn end(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        let State::Http1 { reader, current: Some(k), uses } = &mut c.state else { return self.lost(ci, Lost::Eof) };
+        let k = *k;
+        let retry_ok = *uses > 0 && self.slots[k].may_retry;
+        let ended = reader.eof();
+        let body = reader.body_bytes();
+        c.in_flight.clear();
+        let outcome = match ended {
+            Ok(done) => {
+                let s = &mut self.slots[k];
+                s.t.body += body;
+                s.status = done.status;
+                if let State::Http1 { reader, .. } = &self.conns[ci].state {
+                    offer(&mut s.captures, reader, &self.ctx.watch);
+                }
+                Ok(())
+            }
+            Err(e) => Err(eof_class(e, retry_ok)),
+        };
+        // Closed before the request ends or is retried: no request may start on it.
+        self.close(ci);
+        match outcome {
+            Ok(()) => self.complete(k, Instant::now()),
+            Err(Some(class)) => self.fail(k, class, None),
+            Err(None) => self.retry(k),
+        }
+        if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
+            self.to_open.push(ci);
+        }
+    }
+
+    /// Slot `k`'s request again, on a new connection (once).
+    fn retry(&mut self, k: usize) {
+        self.withdraw(k);
+        let s = &mut self.slots[k];
+        s.may_retry = false;
+        s.connect_from = Instant::now();
+        self.attempt(k);
+    }
+
+    /// Takes slot `k` off its connection (its stream cancelled, its place in line given
+    /// up; an opener's connection in progress closed, a half-done HTTP/1.1 exchange too).
+    fn withdraw(&mut self, k: usize) {
+        let ci = self.slots[k].on;
+        let c = &mut self.conns[ci];
+        c.waiting.retain(|&w| w != k);
+        if let Some(i) = c.in_flight.iter().position(|&(_, w)| w == k) {
+            let (id, _) = c.in_flight.swap_remove(i);
+            match &mut c.state {
+                State::H2(h2) => {
+                    h2.cancel(id);
+                    self.mark(ci);
+                    // Its stream is free for one waiting.
+                    self.pump(ci);
+                }
+                State::Http1 { current, .. } => {
+                    *current = None;
+                    self.close(ci);
+                }
+                _ => {}
+            }
+        }
+        let c = &mut self.conns[ci];
+        if c.opener == Some(k) {
+            c.opener = None;
+            if matches!(c.state, State::Connecting | State::Handshaking) {
+                self.close(ci);
+            }
+        }
+        let c = &self.conns[ci];
+        if matches!(c.state, State::Closed) && !c.waiting.is_empty() && !self.to_open.contains(&ci) {
+            self.to_open.push(ci);
+        }
+    }
+
+    /// Slot `k`'s response is whole.
+    fn complete(&mut self, k: usize, now: Instant) {
+        let ci = self.slots[k].on;
+        let c = &mut self.conns[ci];
+        c.in_flight.retain(|&(_, w)| w != k);
+        let s = &mut self.slots[k];
+        s.t.received += std::mem::take(&mut c.received);
+        s.t.sent += std::mem::take(&mut c.sent);
+        let slot = s.slot.as_ref().expect("a request in flight");
+        let sample = Sample::timed(s.status, slot.intended, slot.start, now, s.connect_us, s.written_at,
+                                   s.first_byte.unwrap_or(now), s.connected_at);
+        self.record(k, Outcome::Completed(sample), now);
+        self.drained(ci);
+    }
+
+    /// Slot `k`'s request failed with `class`.
+    fn fail(&mut self, k: usize, class: ErrorClass, detail: Option<Detail>) {
+        self.withdraw(k);
+        let ci = self.slots[k].on;
+        let c = &mut self.conns[ci];
+        let s = &mut self.slots[k];
+        if detail.is_some() {
+            s.t.detail = detail;
+        }
+        s.t.received += std::mem::take(&mut c.received);
+        s.t.sent += std::mem::take(&mut c.sent);
+        self.record(k, Outcome::Failed(class), Instant::now());
+        self.drained(ci);
+    }
+
+    fn record(&mut self, k: usize, outcome: Outcome, now: Instant) {
+        let ctx = self.ctx;
+        let s = &mut self.slots[k];
+        let slot = s.slot.take().expect("a request in flight");
+        if ctx.run_end.is_some_and(|e| now > e) {
+            // Answered after the end of the run: not counted, the window stays exact.
+            return self.in_flight(k, &slot);
+        }
+        s.tally.record(ctx, &slot, s.url, &outcome, &s.t, now, Some(&s.captures));
+        self.todo.push(k);
+    }
+
+    /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
+    /// the slot stops.
+    fn in_flight(&mut self, k: usize, slot: &Slot) {
+        self.slots[k].tally.in_flight(self.ctx, slot);
+        self.stop(k);
+    }
+
+    fn stop(&mut self, k: usize) {
+        let s = &mut self.slots[k];
+        if s.stopped {
+            return;
+        }
+        s.stopped = true;
+        self.running -= 1;
+        s.tally.finish(self.ctx);
+        // The connection's last slot: it closes.
+        let ci = s.home;
+        let first = ci * self.per;
+        if self.slots[first..first + self.per].iter().all(|s| s.stopped) {
+            self.close(ci);
+        }
+    }
+
+    fn close(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        // Closing the socket takes it out of the epoll set.
+        c.sock = None;
+        c.tls = None;
+        c.state = State::Closed;
+        c.blocked = false;
+        c.opener = None;
+    }
+}
