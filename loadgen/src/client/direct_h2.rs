@@ -260,7 +260,9 @@ impl Machine for H2Loop<'_> {
     }
 
     fn queued(&self) -> bool {
-        !self.todo.is_empty() || !self.to_open.is_empty() || !self.aside.is_empty()
+        // `dirty`: frames queued by what the flushes themselves set off (a lost
+        // connection's request retried on another).
+        !self.todo.is_empty() || !self.to_open.is_empty() || !self.aside.is_empty() || !self.dirty.is_empty()
     }
 
     fn expire(&mut self, now: Instant) {
@@ -506,8 +508,14 @@ impl H2Loop<'_> {
         let home = &mut self.conns[ci];
         home.waiting = waiting;
         home.http1 = http1;
-        let old = &mut self.conns[d];
-        if let Some(sock) = &old.sock {
+        for &(_, k) in &self.conns[d].in_flight {
+            self.slots[k].on = d;
+        }
+        if self.conns[d].dirty {
+            self.conns[d].dirty = false;
+            self.mark(d);
+        }
+        if let Some(sock) = &self.conns[d].sock {
             let mut ev = libc::epoll_event {
                 events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
                 u64: d as u64,
@@ -515,18 +523,8 @@ impl H2Loop<'_> {
             // SAFETY: a live socket of ours, an epoll descriptor of ours.
             if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_MOD, sock.as_raw_fd(), &mut ev) } < 0 {
                 let e = io::Error::last_os_error();
-                for &(_, k) in &self.conns[d].in_flight {
-                    self.slots[k].on = d;
-                }
-                return self.lost(d, Lost::Io(e));
+                self.lost(d, Lost::Io(e));
             }
-        }
-        for &(_, k) in &self.conns[d].in_flight {
-            self.slots[k].on = d;
-        }
-        if self.conns[d].dirty {
-            self.conns[d].dirty = false;
-            self.mark(d);
         }
     }
 
@@ -693,7 +691,7 @@ impl H2Loop<'_> {
                         self.complete(k, now);
                         if close {
                             self.close(ci);
-                            if !self.conns[ci].waiting.is_empty() {
+                            if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
                                 self.to_open.push(ci);
                             }
                             return false;
@@ -875,6 +873,8 @@ impl H2Loop<'_> {
         if matches!(c.state, State::Closed) && !c.waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
         }
+        // A connection set aside whose last request left (retried, cut by the run's end).
+        self.drained(ci);
     }
 
     /// Slot `k`'s response is whole.
