@@ -135,7 +135,6 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         ep: ep.as_raw_fd(),
         clients: (0..connections).map(|_| Client::new(ctx, now)).collect(),
         todo: (0..connections as usize).rev().collect(),
-        batch: Vec::new(),
         running: connections as usize,
     };
     let samples = drive(ctx, lp.ep, &mut lp);
@@ -172,6 +171,40 @@ pub(super) trait Machine {
     fn running(&self) -> usize;
     /// An epoll event for `token`.
     fn ready(&mut self, token: usize, flags: u32);
+}
+
+/// What an epoll event says of a socket.
+pub(super) struct Readiness {
+    /// Not on a bare EPOLLOUT: a read would find nothing.
+    pub readable: bool,
+    /// The peer's end (or an error) came on this edge: reads go on past a short read
+    /// to reach it, no later edge would say it again.
+    pub ended: bool,
+    pub writable: bool,
+}
+
+impl Readiness {
+    pub fn of(flags: u32) -> Readiness {
+        Readiness {
+            readable: flags & !(libc::EPOLLOUT as u32) != 0,
+            ended: flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0,
+            writable: flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0,
+        }
+    }
+}
+
+/// Watches `sock` in `ep` under `token` (`op`: EPOLL_CTL_ADD, or _MOD for a new token),
+/// edge-triggered for reads, writes and the peer's end.
+pub(super) fn watch(ep: RawFd, sock: &TcpStream, token: usize, op: i32) -> io::Result<()> {
+    let mut ev = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+        u64: token as u64,
+    };
+    // SAFETY: a live socket of the caller's, an epoll descriptor of ours.
+    if unsafe { libc::epoll_ctl(ep, op, sock.as_raw_fd(), &mut ev) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The earliest of the `deadlines` of the requests in flight; with none, the earliest
@@ -229,12 +262,13 @@ impl Machine for Loop<'_> {
     fn start_queued(&mut self) {
         // Clients whose last request ended start their next one; one that fails at
         // once goes back on the list for the next turn.
-        std::mem::swap(&mut self.batch, &mut self.todo);
-        let mut batch = std::mem::take(&mut self.batch);
+        let mut batch = std::mem::take(&mut self.todo);
         for i in batch.drain(..) {
             self.begin(i);
         }
-        self.batch = batch;
+        if self.todo.is_empty() {
+            self.todo = batch; // its allocation, for the next turn
+        }
     }
 
     fn queued(&self) -> bool {
@@ -242,19 +276,68 @@ impl Machine for Loop<'_> {
     }
 
     fn expire(&mut self, now: Instant) {
-        Loop::expire(self, now);
+        for i in 0..self.clients.len() {
+            let c = &self.clients[i];
+            if c.stopped || c.slot.is_none() || now < c.deadline {
+                continue;
+            }
+            if c.cut_by_run_end {
+                self.close(i);
+                let slot = self.clients[i].slot.take().expect("checked");
+                self.clients[i].phase = Phase::Idle;
+                self.in_flight(i, &slot);
+            } else {
+                self.end(i, End::Failed(ErrorClass::Timeout));
+            }
+        }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        Loop::next_deadline(self, now)
+        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline))
     }
 
     fn running(&self) -> usize {
         self.running
     }
 
-    fn ready(&mut self, token: usize, flags: u32) {
-        Loop::ready(self, token, flags);
+    fn ready(&mut self, i: usize, flags: u32) {
+        let c = &mut self.clients[i];
+        if c.sock.is_none() {
+            return;
+        }
+        let Readiness { readable, ended, writable } = Readiness::of(flags);
+        if readable && !matches!(c.phase, Phase::Reading | Phase::Handshaking) {
+            c.unread = Some(ended || c.unread == Some(true));
+        }
+        match c.phase {
+            Phase::Connecting if writable => {
+                // As tokio decides a connect: the socket's pending error, else connected
+                // (a later write or read then fails with its own class).
+                match c.sock.as_ref().expect("checked above").take_error() {
+                    Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
+                    Ok(None) => {}
+                }
+                if self.ctx.tls.is_some() {
+                    return self.start_tls(i);
+                }
+                self.connected(i, Instant::now());
+            }
+            Phase::Handshaking => {
+                // The rest of a flight the socket had no room for, then the server's.
+                if writable {
+                    self.send_tls(i);
+                }
+                if readable && matches!(self.clients[i].phase, Phase::Handshaking) {
+                    self.read(i, ended);
+                }
+            }
+            Phase::Writing { .. } if writable => self.write(i),
+            Phase::Reading if readable => {
+                let ended = ended || c.unread.take() == Some(true);
+                self.read(i, ended)
+            }
+            _ => {}
+        }
     }
 }
 
@@ -265,8 +348,6 @@ struct Loop<'a> {
     clients: Vec<Client>,
     /// Clients to start their next request (after the events of this turn).
     todo: Vec<usize>,
-    /// `todo` as it was at the start of a turn (kept for its allocation).
-    batch: Vec<usize>,
     /// Clients not stopped.
     running: usize,
 }
@@ -331,13 +412,7 @@ impl Loop<'_> {
         }
         match connect(self.addr, &self.ctx.cfg.connect) {
             Ok(sock) => {
-                let mut ev = libc::epoll_event {
-                    events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-                    u64: i as u64,
-                };
-                // SAFETY: a live socket of ours, an epoll descriptor of ours.
-                if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_ADD, sock.as_raw_fd(), &mut ev) } < 0 {
-                    let e = io::Error::last_os_error();
+                if let Err(e) = watch(self.ep, &sock, i, libc::EPOLL_CTL_ADD) {
                     return self.end(i, End::Failed(connect_failure(&e).0));
                 }
                 c.reader.reset();
@@ -394,52 +469,6 @@ impl Loop<'_> {
         c.phase = Phase::Reading;
         if let Some(ended) = c.unread.take() {
             self.read(i, ended);
-        }
-    }
-
-    /// An epoll event for client `i`.
-    fn ready(&mut self, i: usize, flags: u32) {
-        let c = &mut self.clients[i];
-        if c.sock.is_none() {
-            return;
-        }
-        // Not on a bare EPOLLOUT: a read would find nothing. With the peer's end (or an
-        // error) on this edge, reads go on past a short read to reach it: no later edge
-        // would say it again.
-        let readable = flags & !(libc::EPOLLOUT as u32) != 0;
-        let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
-        let writable = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-        if readable && !matches!(c.phase, Phase::Reading | Phase::Handshaking) {
-            c.unread = Some(ended || c.unread == Some(true));
-        }
-        match c.phase {
-            Phase::Connecting if writable => {
-                // As tokio decides a connect: the socket's pending error, else connected
-                // (a later write or read then fails with its own class).
-                match c.sock.as_ref().expect("checked above").take_error() {
-                    Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
-                    Ok(None) => {}
-                }
-                if self.ctx.tls.is_some() {
-                    return self.start_tls(i);
-                }
-                self.connected(i, Instant::now());
-            }
-            Phase::Handshaking => {
-                // The rest of a flight the socket had no room for, then the server's.
-                if writable {
-                    self.send_tls(i);
-                }
-                if readable && matches!(self.clients[i].phase, Phase::Handshaking) {
-                    self.read(i, ended);
-                }
-            }
-            Phase::Writing { .. } if writable => self.write(i),
-            Phase::Reading if readable => {
-                let ended = ended || c.unread.take() == Some(true);
-                self.read(i, ended)
-            }
-            _ => {}
         }
     }
 
@@ -755,28 +784,6 @@ impl Loop<'_> {
         }
         c.tally.record(ctx, &slot, c.url, &outcome, &c.t, now, Some(c.reader.captures()));
         self.todo.push(i);
-    }
-
-    /// Requests past their deadline: failed (Timeout), or cut off by the run's end.
-    fn expire(&mut self, now: Instant) {
-        for i in 0..self.clients.len() {
-            let c = &self.clients[i];
-            if c.stopped || c.slot.is_none() || now < c.deadline {
-                continue;
-            }
-            if c.cut_by_run_end {
-                self.close(i);
-                let slot = self.clients[i].slot.take().expect("checked");
-                self.clients[i].phase = Phase::Idle;
-                self.in_flight(i, &slot);
-            } else {
-                self.end(i, End::Failed(ErrorClass::Timeout));
-            }
-        }
-    }
-
-    fn next_deadline(&self, now: Instant) -> Instant {
-        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline))
     }
 
     /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and

@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
-use super::direct::{self, Machine, Samples};
+use super::direct::{self, Machine, Readiness, Samples};
 use super::direct_tls::Session;
 use super::exchange::{eof_class, failure};
 use super::lane::Tally;
@@ -233,12 +233,10 @@ struct H2Loop<'a> {
 
 impl Machine for H2Loop<'_> {
     fn start_queued(&mut self) {
-        let todo = std::mem::take(&mut self.todo);
-        for &k in todo.iter().rev() {
+        let mut batch = std::mem::take(&mut self.todo);
+        for k in batch.drain(..) {
             self.begin(k);
         }
-        let mut batch = todo;
-        batch.clear();
         for ci in std::mem::take(&mut self.aside) {
             if matches!(&self.conns[ci].state, State::H2(h2) if h2.going_away()) {
                 self.set_aside(ci);
@@ -255,7 +253,7 @@ impl Machine for H2Loop<'_> {
             self.flush(ci);
         }
         if self.todo.is_empty() {
-            self.todo = batch;
+            self.todo = batch; // its allocation, for the next turn
         }
     }
 
@@ -294,9 +292,7 @@ impl Machine for H2Loop<'_> {
         if c.sock.is_none() {
             return;
         }
-        let readable = flags & !(libc::EPOLLOUT as u32) != 0;
-        let ended = flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
-        let writable = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+        let Readiness { readable, ended, writable } = Readiness::of(flags);
         if matches!(c.state, State::Connecting) {
             if writable {
                 self.connected(ci);
@@ -367,13 +363,7 @@ impl H2Loop<'_> {
         c.opener = Some(k);
         match direct::connect(self.addr, &self.ctx.cfg.connect) {
             Ok(sock) => {
-                let mut ev = libc::epoll_event {
-                    events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-                    u64: ci as u64,
-                };
-                // SAFETY: a live socket of ours, an epoll descriptor of ours.
-                if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_ADD, sock.as_raw_fd(), &mut ev) } < 0 {
-                    let e = io::Error::last_os_error();
+                if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
                     return self.refused(ci, connect_failure(&e));
                 }
                 c.sock = Some(sock);
@@ -515,16 +505,10 @@ impl H2Loop<'_> {
             self.conns[d].dirty = false;
             self.mark(d);
         }
-        if let Some(sock) = &self.conns[d].sock {
-            let mut ev = libc::epoll_event {
-                events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-                u64: d as u64,
-            };
-            // SAFETY: a live socket of ours, an epoll descriptor of ours.
-            if unsafe { libc::epoll_ctl(self.ep, libc::EPOLL_CTL_MOD, sock.as_raw_fd(), &mut ev) } < 0 {
-                let e = io::Error::last_os_error();
-                self.lost(d, Lost::Io(e));
-            }
+        if let Some(sock) = &self.conns[d].sock
+            && let Err(e) = direct::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
+        {
+            self.lost(d, Lost::Io(e));
         }
     }
 
