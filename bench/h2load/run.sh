@@ -17,7 +17,12 @@
 # nginx: 1 worker pinned to core 0, 12-byte file, access log off,
 # keepalive_requests 1000000. Clients pinned to core 1, one at a time.
 # Throughput = the client's own completed requests / its run; client CPU =
-# user + system of the whole client process (GNU time) / completed requests.
+# user + system of the whole client process (GNU time) / completed requests;
+# nginx CPU = its worker's user + system over the client's run / the client's
+# completed requests (the server's cost of a request, as each client drives it).
+# WAKES=1 also counts, with perf, the wake-ups made on nginx's core over each run
+# (sched:sched_waking on core 0: nginx waking a client asleep in epoll_wait, which
+# nginx pays for inside its write) and prints them a request.
 # The engine trusts the lab's leaf by --pin-cert (h2load verifies nothing).
 #
 # Usage: bench/h2load/run.sh [ROUNDS (default 3)] [SECONDS per run (default 5)]
@@ -34,7 +39,7 @@ SECS=${2:-5}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ENGINE=${ENGINE:-$ROOT/loadgen/target/release/stackbench-load}
 CASES=${CASES:-https-keepalive https-full https-resumed h2-m10 https-10k}
-for tool in nginx h2load openssl taskset /usr/bin/time python3; do
+for tool in nginx h2load openssl taskset /usr/bin/time python3 ${WAKES:+perf}; do
     command -v "$tool" >/dev/null || { echo "run.sh: $tool is not installed" >&2; exit 2; }
 done
 [ -x "$ENGINE" ] || { echo "run.sh: no engine at $ENGINE (cargo build --release in loadgen/)" >&2; exit 2; }
@@ -147,12 +152,27 @@ run_one() {
     local cmd out time_file
     cmd=$(command_of "$1" "$2")
     out="$DIR/out"; time_file="$DIR/time"
+    worker_ticks > "$DIR/ticks0"
+    local perf_pid=
+    if [ -n "${WAKES:-}" ]; then
+        perf stat -x, -C 0 -e sched:sched_waking -o "$DIR/wakes" &
+        perf_pid=$!
+        sleep 0.2   # perf attached before the client starts
+    fi
     # shellcheck disable=SC2086  # the command is split on purpose
     /usr/bin/time -f '%U %S %M' -o "$time_file" timeout $((SECS * 6 + 30)) taskset -c 1 $cmd >"$out" 2>"$DIR/err" || {
         echo "run.sh: '$cmd' failed: $(tail -3 "$DIR/err")" >&2; return 1; }
-    python3 - "$1" "$out" "$time_file" <<'PY'
+    worker_ticks > "$DIR/ticks1"
+    local wakes=-1
+    if [ -n "$perf_pid" ]; then
+        kill -INT "$perf_pid"; wait "$perf_pid" || true
+        wakes=$(awk -F, '/sched_waking/ {print $1}' "$DIR/wakes")
+    fi
+    python3 - "$1" "$out" "$time_file" "$(cat "$DIR/ticks0")" "$(cat "$DIR/ticks1")" "$(getconf CLK_TCK)" "$wakes" <<'PY'
 import json, re, sys
 client, out, tf = sys.argv[1:4]
+server_s = (int(sys.argv[5]) - int(sys.argv[4])) / int(sys.argv[6])
+wakes = int(sys.argv[7])
 user, system, rss_kb = map(float, open(tf).read().split()[-3:])
 text = open(out).read()
 if client in ("engine", "tasks"):
@@ -164,12 +184,18 @@ else:
     failed = int(re.search(r"requests: .*?(\d+) failed", text).group(1))
     m = re.search(r"finished in ([\d.]+)(m?s)", text)
     secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
-print(done, secs, user + system, failed, int(rss_kb))
+print(done, secs, user + system, failed, int(rss_kb), server_s, wakes)
 PY
 }
 
+# nginx's worker: user + system clock ticks so far (fields 14 and 15 of its stat;
+# the name field has no spaces here).
+worker_ticks() {
+    awk '{print $14 + $15}' "/proc/$(pgrep -P "$NGINX_PID" | head -1)/stat"
+}
+
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"   # 10,000 connections (h2load does not raise it itself)
-printf '%-16s %-7s %10s %12s %8s %12s\n' case client "req/s" "CPU us/req" failed "peak RSS MB"
+printf '%-16s %-7s %10s %12s %8s %12s %14s %10s\n' case client "req/s" "CPU us/req" failed "peak RSS MB" "nginx us/req" "wakes/req"
 RESULTS="$DIR/results"
 : > "$RESULTS"
 for round in $(seq "$ROUNDS"); do
@@ -181,10 +207,15 @@ for round in $(seq "$ROUNDS"); do
             esac
         elif [ $((round % 2)) -eq 1 ]; then order="engine h2load"; else order="h2load engine"; fi
         for client in $order; do
-            read -r done secs cpu failed rss < <(run_one "$client" "$case_")
-            python3 -c "import sys; d,s,c=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); print('%-16s %-7s %10.0f %12.2f %8s %12.1f' % (sys.argv[4], sys.argv[5], d/s, c/d*1e6 if d else float('nan'), sys.argv[6], int(sys.argv[7])/1024))" \
-                "$done" "$secs" "$cpu" "$case_" "$client" "$failed" "$rss"
-            echo "$case_ $client $done $secs $cpu $rss" >> "$RESULTS"
+            read -r done secs cpu failed rss server wakes < <(run_one "$client" "$case_")
+            python3 -c "
+import sys
+d, s, c, n, w = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[8]), int(sys.argv[9])
+per = lambda x, scale=1e6: x / d * scale if d else float('nan')
+print('%-16s %-7s %10.0f %12.2f %8s %12.1f %14.2f %10s' % (sys.argv[4], sys.argv[5], d / s, per(c), sys.argv[6],
+      int(sys.argv[7]) / 1024, per(n), '%.3f' % per(w, 1) if w >= 0 else '-'))" \
+                "$done" "$secs" "$cpu" "$case_" "$client" "$failed" "$rss" "$server" "$wakes"
+            echo "$case_ $client $done $secs $cpu $rss $server $wakes" >> "$RESULTS"
             sleep 1   # TIME_WAIT and nginx settle between runs
         done
     done
@@ -203,7 +234,8 @@ for c in cases:
         for r in rows:
             if r[0] == c and r[1] == client:
                 done, secs, cpu = int(r[2]), float(r[3]), float(r[4])
-                vals.append({"rate": done / secs, "cpu": cpu / done * 1e6, "rss": int(r[5]) / 1024}[what])
+                vals.append({"rate": done / secs, "cpu": cpu / done * 1e6, "rss": int(r[5]) / 1024,
+                             "server": float(r[6]) / done * 1e6, "wakes": int(r[7]) / done}[what])
         return vals
     def med(client, what):
         return statistics.median(series(client, what))
@@ -214,8 +246,13 @@ for c in cases:
     ec, hc = med("engine", "cpu"), med("h2load", "cpu")
     em, hm = med("engine", "rss"), med("h2load", "rss")
     print("%-16s %12.0f %12.0f %7.3f %14.2f %14.2f %7.3f %10.1f %10.1f" % (c, er, hr, paired("rate"), ec, hc, paired("cpu"), em, hm))
+    print("%-16s nginx's CPU a request: %.2f us driven by the engine, %.2f by h2load (ratio %.3f)" % (
+        "", med("engine", "server"), med("h2load", "server"), paired("server")))
+    if med("engine", "wakes") >= 0:
+        print("%-16s wake-ups on nginx's core a request: %.3f by the engine, %.3f by h2load" % (
+            "", med("engine", "wakes"), med("h2load", "wakes")))
     if series("tasks", "rate"):
-        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f" % (
+        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f; nginx %.2f us/req" % (
             "", med("tasks", "rate"), med("tasks", "cpu"), paired("rate", "tasks"), paired("cpu", "tasks"),
-            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks")))
+            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks"), med("tasks", "server")))
 PY

@@ -241,6 +241,11 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
         } else {
             wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
+        // Blocking here has a price on loopback: a server whose next response finds us
+        // asleep pays for the wake-up inside its write (about one a request on HTTP/2 at
+        // 12 bytes, where h2load, busier, is woken 0.15 times). The other ways to wait
+        // cost more here: a timed sleep 12-20 µs of this VM's CPU, a spin the CPU it
+        // burns (bench/RESULTS.md, "Who pays for a client's wake-ups").
         // SAFETY: `events` has room for EVENTS entries.
         let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), EVENTS as i32, ms) };
         if n < 0 {
