@@ -21,8 +21,9 @@
 # nginx CPU = its worker's user + system over the client's run / the client's
 # completed requests (the server's cost of a request, as each client drives it).
 # WAKES=1 also counts, with perf, the wake-ups made on nginx's core over each run
-# (sched:sched_waking on core 0: nginx waking a client asleep in epoll_wait, which
-# nginx pays for inside its write) and prints them a request.
+# (sched:sched_waking on core 0: almost all nginx waking a client asleep in
+# epoll_wait, which nginx pays for inside its write; timers and kernel threads there
+# made at most 0.002 a request in bench/RESULTS.md's runs) and prints them a request.
 # The engine trusts the lab's leaf by --pin-cert (h2load verifies nothing).
 #
 # Usage: bench/h2load/run.sh [ROUNDS (default 3)] [SECONDS per run (default 5)]
@@ -30,8 +31,10 @@
 #      CASES="https-keepalive https-full https-resumed h2-m10" (a subset to run),
 #      TASKS=1 adds a third client, the same engine on its task loop
 #      (STACKBENCH_LOAD_LOOP=tasks): the default runs https/1.1 on the direct loop
-#      (client/direct.rs), so this is the A/B of the two loops, paired by round.
-# Needs nginx, h2load, openssl, taskset, GNU time. Traffic: loopback only.
+#      (client/direct.rs), so this is the A/B of the two loops, paired by round;
+#      WAKES=1 (any non-empty value) the wake-ups on nginx's core, above.
+# Needs nginx, h2load, openssl, taskset, GNU time, pgrep (perf with WAKES).
+# Traffic: loopback only.
 set -euo pipefail
 
 ROUNDS=${1:-3}
@@ -146,27 +149,26 @@ command_of() {  # client case -> the command line
     esac
 }
 
-# One run: prints "requests seconds cpu_s" (client-reported completions and
-# duration, GNU time's user + system).
+# One run: prints "requests seconds cpu_s failed rss_kb nginx_s wakes"
+# (client-reported completions and duration, GNU time's user + system, failed
+# requests, peak RSS, nginx's worker's CPU over the run, the wake-ups on its core
+# or -1 without WAKES).
 run_one() {
     local cmd out time_file
     cmd=$(command_of "$1" "$2")
     out="$DIR/out"; time_file="$DIR/time"
     worker_ticks > "$DIR/ticks0"
-    local perf_pid=
-    if [ -n "${WAKES:-}" ]; then
-        perf stat -x, -C 0 -e sched:sched_waking -o "$DIR/wakes" &
-        perf_pid=$!
-        sleep 0.2   # perf attached before the client starts
-    fi
+    # perf, with WAKES, counts on core 0 for exactly the client's run (it wraps it).
+    local counted=()
+    [ -n "${WAKES:-}" ] && counted=(perf stat -x, -C 0 -e sched:sched_waking -o "$DIR/wakes" --)
     # shellcheck disable=SC2086  # the command is split on purpose
-    /usr/bin/time -f '%U %S %M' -o "$time_file" timeout $((SECS * 6 + 30)) taskset -c 1 $cmd >"$out" 2>"$DIR/err" || {
+    "${counted[@]}" /usr/bin/time -f '%U %S %M' -o "$time_file" timeout $((SECS * 6 + 30)) taskset -c 1 $cmd >"$out" 2>"$DIR/err" || {
         echo "run.sh: '$cmd' failed: $(tail -3 "$DIR/err")" >&2; return 1; }
     worker_ticks > "$DIR/ticks1"
     local wakes=-1
-    if [ -n "$perf_pid" ]; then
-        kill -INT "$perf_pid"; wait "$perf_pid" || true
+    if [ -n "${WAKES:-}" ]; then
         wakes=$(awk -F, '/sched_waking/ {print $1}' "$DIR/wakes")
+        [[ $wakes =~ ^[0-9]+$ ]] || { echo "run.sh: perf counted no wake-ups: $(cat "$DIR/wakes")" >&2; return 1; }
     fi
     python3 - "$1" "$out" "$time_file" "$(cat "$DIR/ticks0")" "$(cat "$DIR/ticks1")" "$(getconf CLK_TCK)" "$wakes" <<'PY'
 import json, re, sys
@@ -248,11 +250,12 @@ for c in cases:
     print("%-16s %12.0f %12.0f %7.3f %14.2f %14.2f %7.3f %10.1f %10.1f" % (c, er, hr, paired("rate"), ec, hc, paired("cpu"), em, hm))
     print("%-16s nginx's CPU a request: %.2f us driven by the engine, %.2f by h2load (ratio %.3f)" % (
         "", med("engine", "server"), med("h2load", "server"), paired("server")))
-    if med("engine", "wakes") >= 0:
+    if series("engine", "wakes")[0] >= 0:  # -1: not counted (no WAKES)
         print("%-16s wake-ups on nginx's core a request: %.3f by the engine, %.3f by h2load" % (
             "", med("engine", "wakes"), med("h2load", "wakes")))
     if series("tasks", "rate"):
-        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f; nginx %.2f us/req" % (
+        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f; nginx %.2f us/req%s" % (
             "", med("tasks", "rate"), med("tasks", "cpu"), paired("rate", "tasks"), paired("cpu", "tasks"),
-            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks"), med("tasks", "server")))
+            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks"), med("tasks", "server"),
+            ", %.3f wake-ups on nginx's core a request" % med("tasks", "wakes") if series("tasks", "wakes")[0] >= 0 else ""))
 PY

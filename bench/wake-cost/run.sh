@@ -4,8 +4,9 @@
 # alternating. Why it matters: a load engine faster than its server sleeps between
 # responses, and on a VM whose idle vCPUs halt each wake is charged to it (and the
 # interrupt that wakes it to the server's core). bench/RESULTS.md, "Idle cores".
-# Then, the same way, what a timed sleep costs (timer.c): the other way to wait that
-# spares the server its wake-ups (bench/RESULTS.md, "Who pays for a client's wake-ups").
+# Then, the same way, what a timed sleep of 5, 20 and 40 µs takes and costs (timer.c):
+# the other way to wait that spares the server its wake-ups (bench/RESULTS.md, "Who
+# pays for a client's wake-ups").
 #
 # Usage: bench/wake-cost/run.sh [ROUNDS (default 3)] [GAP_US (default 30)]
 set -euo pipefail
