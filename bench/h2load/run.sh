@@ -22,8 +22,8 @@
 # completed requests (the server's cost of a request, as each client drives it).
 # WAKES=1 also counts, with perf, the wake-ups made on nginx's core over each run
 # (sched:sched_waking on core 0: almost all nginx waking a client asleep in
-# epoll_wait, which nginx pays for inside its write; timers and kernel threads there
-# made at most 0.002 a request in bench/RESULTS.md's runs) and prints them a request.
+# epoll_wait, which nginx pays for inside its write; everything else waking there
+# made at most 0.024 a request in bench/RESULTS.md's runs) and prints them a request.
 # The engine trusts the lab's leaf by --pin-cert (h2load verifies nothing).
 #
 # Usage: bench/h2load/run.sh [ROUNDS (default 3)] [SECONDS per run (default 5)]
