@@ -29,9 +29,11 @@
 # Usage: bench/h2load/run.sh [ROUNDS (default 3)] [SECONDS per run (default 5)]
 # Env: ENGINE=path to stackbench-load (default loadgen/target/release/stackbench-load),
 #      CASES="https-keepalive https-full https-resumed h2-m10" (a subset to run),
-#      TASKS=1 adds a third client, the same engine on its task loop
+#      THIRD=tasks (or TASKS=1) adds a third client, the same engine on its task loop
 #      (STACKBENCH_LOAD_LOOP=tasks): the default runs https/1.1 on the direct loop
 #      (client/direct.rs), so this is the A/B of the two loops, paired by round;
+#      THIRD=block adds the engine that never sleeps before it blocks
+#      (STACKBENCH_LOAD_WAIT=block: client/pacer.rs), the A/B of coalesced waits;
 #      WAKES=1 (any non-empty value) the wake-ups on nginx's core, above.
 # Needs nginx, h2load, openssl, taskset, GNU time, pgrep (perf with WAKES).
 # Traffic: loopback only.
@@ -39,6 +41,8 @@ set -euo pipefail
 
 ROUNDS=${1:-3}
 SECS=${2:-5}
+THIRD=${THIRD:-${TASKS:+tasks}}
+case "$THIRD" in ""|tasks|block) ;; *) echo "run.sh: THIRD is tasks or block, not '$THIRD'" >&2; exit 2 ;; esac
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ENGINE=${ENGINE:-$ROOT/loadgen/target/release/stackbench-load}
 CASES=${CASES:-https-keepalive https-full https-resumed h2-m10 https-10k}
@@ -127,10 +131,10 @@ URL_F="https://127.0.0.1:$PORT_F/"
 PIN=(--pin-cert "$DIR/leaf.pem")
 
 command_of() {  # client case -> the command line
-    if [ "$1" = tasks ]; then
-        echo "env STACKBENCH_LOAD_LOOP=tasks $(command_of engine "$2")"
-        return
-    fi
+    case "$1" in
+        tasks) echo "env STACKBENCH_LOAD_LOOP=tasks $(command_of engine "$2")"; return ;;
+        block) echo "env STACKBENCH_LOAD_WAIT=block $(command_of engine "$2")"; return ;;
+    esac
     case "$1/$2" in
         engine/https-keepalive) echo "$ENGINE --json -c 64 -d ${SECS}s ${PIN[*]} $URL_T" ;;
         h2load/https-keepalive) echo "h2load --h1 -c 64 -D $SECS $URL_T" ;;
@@ -177,7 +181,7 @@ server_s = (int(sys.argv[5]) - int(sys.argv[4])) / int(sys.argv[6])
 wakes = int(sys.argv[7])
 user, system, rss_kb = map(float, open(tf).read().split()[-3:])
 text = open(out).read()
-if client in ("engine", "tasks"):
+if client in ("engine", "tasks", "block"):
     d = json.loads(text)
     done, secs = d["requests"]["completed"], d["duration_us"] / 1e6
     failed = d["requests"]["failed"]
@@ -203,9 +207,9 @@ RESULTS="$DIR/results"
 for round in $(seq "$ROUNDS"); do
     for case_ in $CASES; do
         # Alternate who goes first, round by round.
-        if [ -n "${TASKS:-}" ]; then
+        if [ -n "$THIRD" ]; then
             case $((round % 3)) in
-                1) order="engine tasks h2load" ;; 2) order="tasks h2load engine" ;; *) order="h2load engine tasks" ;;
+                1) order="engine $THIRD h2load" ;; 2) order="$THIRD h2load engine" ;; *) order="h2load engine $THIRD" ;;
             esac
         elif [ $((round % 2)) -eq 1 ]; then order="engine h2load"; else order="h2load engine"; fi
         for client in $order; do
@@ -225,8 +229,9 @@ done
 
 echo
 echo "medians over $ROUNDS rounds (engine / h2load; the ratios are each round's own, engine and h2load back to back, then their median):"
-python3 - "$RESULTS" <<'PY'
+python3 - "$RESULTS" "$THIRD" <<'PY'
 import statistics, sys
+third = sys.argv[2]
 rows = [l.split() for l in open(sys.argv[1])]
 cases = list(dict.fromkeys(r[0] for r in rows))
 print("%-16s %12s %12s %7s %14s %14s %7s %10s %10s" % ("case", "engine req/s", "h2load req/s", "ratio", "engine us/req", "h2load us/req", "ratio", "engine MB", "h2load MB"))
@@ -253,9 +258,10 @@ for c in cases:
     if series("engine", "wakes")[0] >= 0:  # -1: not counted (no WAKES)
         print("%-16s wake-ups on nginx's core a request: %.3f by the engine, %.3f by h2load" % (
             "", med("engine", "wakes"), med("h2load", "wakes")))
-    if series("tasks", "rate"):
-        print("%-16s task loop: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / task loop: throughput %.3f, CPU %.3f; nginx %.2f us/req%s" % (
-            "", med("tasks", "rate"), med("tasks", "cpu"), paired("rate", "tasks"), paired("cpu", "tasks"),
-            paired("rate", "engine", "tasks"), paired("cpu", "engine", "tasks"), med("tasks", "server"),
-            ", %.3f wake-ups on nginx's core a request" % med("tasks", "wakes") if series("tasks", "wakes")[0] >= 0 else ""))
+    if third and series(third, "rate"):
+        name = {"tasks": "task loop", "block": "engine never sleeping (block)"}[third]
+        print("%-16s %s: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / %s: throughput %.3f, CPU %.3f; nginx %.2f us/req%s" % (
+            "", name, med(third, "rate"), med(third, "cpu"), paired("rate", third), paired("cpu", third), third,
+            paired("rate", "engine", third), paired("cpu", "engine", third), med(third, "server"),
+            ", %.3f wake-ups on nginx's core a request" % med(third, "wakes") if series(third, "wakes")[0] >= 0 else ""))
 PY

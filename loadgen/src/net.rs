@@ -177,13 +177,17 @@ fn rcvbuf(fd: RawFd) -> io::Result<usize> {
 }
 
 pub(crate) fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
-    let value = bytes.min(i32::MAX as usize) as libc::c_int;
+    set_socket_int(fd, libc::SO_RCVLOWAT, bytes.min(i32::MAX as usize) as libc::c_int)
+}
+
+/// Sets an integer SOL_SOCKET option on `fd`.
+pub(crate) fn set_socket_int(fd: RawFd, option: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: a plain integer option on a socket we own.
     let rc = unsafe {
         libc::setsockopt(
             fd,
             libc::SOL_SOCKET,
-            libc::SO_RCVLOWAT,
+            option,
             (&value as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )

@@ -19,11 +19,13 @@
 //! carry (`eligible`) run on the task loop; STACKBENCH_LOAD_LOOP=tasks sends every
 //! run there (the A/B, and the engine's tests on the other loop).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
+use super::arrival;
+use super::pacer::Pacer;
 use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct_tls::Session;
@@ -207,6 +209,12 @@ pub(super) fn watch(ep: RawFd, sock: &TcpStream, token: usize, op: i32) -> io::R
     Ok(())
 }
 
+/// One `epoll_wait` for up to EVENTS events, waiting up to `ms` (-1 with errno set).
+fn poll(ep: RawFd, events: &mut [libc::epoll_event], ms: i32) -> i32 {
+    // SAFETY: `events` has room for as many entries as it says.
+    unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, ms) }
+}
+
 /// The earliest of the `deadlines` of the requests in flight; with none, the earliest
 /// a request begun from `now` on can have.
 pub(super) fn earliest(ctx: &ThreadContext, now: Instant, deadlines: impl Iterator<Item = Instant>) -> Instant {
@@ -221,6 +229,7 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
     let mut start = None;
     let mut next_check = Instant::now();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+    let mut pacer = Pacer::new(next_check);
     loop {
         m.start_queued();
         let now = Instant::now();
@@ -241,14 +250,20 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
         } else {
             wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
-        // Blocking here has a price on loopback: a server whose next response finds us
-        // asleep pays for the wake-up inside its write (about one a request on HTTP/2 at
-        // 12 bytes, where h2load, busier, is woken 0.15 times). A spin would spend our
-        // CPU instead. A 20 µs timed sleep (33-43 µs in practice) spares the server and,
-        // at 12 bytes, our CPU, but a response landing during it would be timed up to
-        // that late (bench/RESULTS.md, "Who pays for a client's wake-ups").
-        // SAFETY: `events` has room for EVENTS entries.
-        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), EVENTS as i32, ms) };
+        // Blocking has a price on loopback: a server whose next response finds us asleep
+        // pays for the wake-up inside its write. While responses come fast, a short
+        // timed sleep first (pacer.rs); what landed is timed when it landed (arrival.rs).
+        let mut n = 0;
+        if ms > 0 && pacer.worth_it(m.running()) {
+            n = poll(ep, &mut events, 0);
+            if n == 0 {
+                pacer.sleep();
+                n = poll(ep, &mut events, 0);
+            }
+        }
+        if n == 0 {
+            n = poll(ep, &mut events, ms);
+        }
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -256,6 +271,7 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             }
             return Err(e);
         }
+        pacer.saw(n as u32, Instant::now());
         for ev in &events[..n as usize] {
             let flags = ev.events;
             m.ready(ev.u64 as usize, flags);
@@ -495,7 +511,7 @@ impl Loop<'_> {
             let skippable = c.reader.skippable();
             if discard && skippable >= DISCARD_AT_LEAST {
                 let fd = sock.as_raw_fd();
-                let discarded = net::discard(fd, skippable.min(i32::MAX as u64) as usize);
+                let discarded = arrival::recv(fd, None, skippable.min(i32::MAX as u64) as usize);
                 if c.raised && !matches!(&discarded, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
                     // Lowered before anything else is read: the next response's head
                     // would be held back under it (net.rs, poll_discard).
@@ -505,9 +521,8 @@ impl Loop<'_> {
                     }
                 }
                 match discarded {
-                    Ok(0) => return self.eof(i),
-                    Ok(n) => {
-                        let now = Instant::now();
+                    Ok((0, _)) => return self.eof(i),
+                    Ok((n, now)) => {
                         c.t.received += n as u64;
                         c.first_byte.get_or_insert(now);
                         let progress = c.reader.skipped(n as u64);
@@ -535,14 +550,14 @@ impl Loop<'_> {
             }
             let max = if discard && c.first_byte.is_none() { HEAD_READ } else { SCRATCH_BYTES };
             let mut scratch = ctx.scratch.borrow_mut();
-            match sock.read(&mut scratch[..max]) {
-                Ok(0) => {
+            match arrival::recv(sock.as_raw_fd(), Some(&mut scratch[..max]), max) {
+                Ok((0, _)) => {
                     drop(scratch);
                     return self.eof(i);
                 }
-                Ok(n) => {
-                    // One clock read a read: the first byte's time, and the end's when it ends the response.
-                    let now = Instant::now();
+                Ok((n, now)) => {
+                    // When the read's bytes landed: the first byte's time, and the end's
+                    // when they end the response.
                     c.t.received += n as u64;
                     c.first_byte.get_or_insert(now);
                     let fed = c.reader.feed(&scratch[..n]);
@@ -631,8 +646,8 @@ impl Loop<'_> {
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
             let handshaking = tls.handshaking();
             let mut scratch = ctx.scratch.borrow_mut();
-            let n = match read_all(sock, &mut scratch) {
-                Ok(Some(n)) => n,
+            let (n, landed) = match read_all(sock, &mut scratch) {
+                Ok(Some(read)) => read,
                 Ok(None) => return,
                 Err(e) => {
                     drop(scratch);
@@ -674,7 +689,7 @@ impl Loop<'_> {
             let behind = ended || taken.closed || n == SCRATCH_BYTES;
             if handshaking {
                 if !tls.handshaking() {
-                    let now = Instant::now();
+                    let now = landed;
                     c.t.handshake = Some(tls::handshake_of(tls.connection(), c.tcp_done - c.connect_from, now - c.tcp_done));
                     if behind {
                         c.unread = Some(ended || taken.closed);
@@ -688,7 +703,7 @@ impl Loop<'_> {
                     return self.refused(i, tls::classify(&e));
                 }
             } else if taken.plaintext > 0 {
-                let now = Instant::now();
+                let now = landed;
                 c.t.received += taken.plaintext as u64;
                 c.first_byte.get_or_insert(now);
                 match fed {
@@ -829,13 +844,15 @@ impl Loop<'_> {
     }
 }
 
-/// One read of what the socket holds, up to `buf`'s size: Some(bytes read), None
-/// (nothing there: an edge will say when), or the end of stream as UnexpectedEof.
-pub(super) fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+/// One read of what the socket holds, up to `buf`'s size: Some(bytes read, when they
+/// landed), None (nothing there: an edge will say when), or the end of stream as
+/// UnexpectedEof.
+pub(super) fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<(usize, Instant)>> {
+    let len = buf.len();
     loop {
-        return match sock.read(buf) {
-            Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => Ok(Some(n)),
+        return match arrival::recv(sock.as_raw_fd(), Some(&mut *buf), len) {
+            Ok((0, _)) => Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(read) => Ok(Some(read)),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => Err(e),
@@ -868,6 +885,7 @@ pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Resul
     if opts.nodelay {
         socket.set_tcp_nodelay(true)?;
     }
+    arrival::stamp(socket.as_raw_fd())?;
     match socket.connect(&addr.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}

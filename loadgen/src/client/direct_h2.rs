@@ -555,8 +555,8 @@ impl H2Loop<'_> {
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
             let handshaking = matches!(c.state, State::Handshaking);
             let mut scratch = ctx.scratch.borrow_mut();
-            let n = match direct::read_all(sock, &mut scratch) {
-                Ok(Some(n)) => n,
+            let (n, landed) = match direct::read_all(sock, &mut scratch) {
+                Ok(Some(read)) => read,
                 Ok(None) => return,
                 Err(e) => {
                     drop(scratch);
@@ -588,12 +588,12 @@ impl H2Loop<'_> {
                     }
                     self.flush(ci);
                 } else {
-                    self.handshaken(ci, Instant::now());
+                    self.handshaken(ci, landed);
                 }
             }
             if !self.plain.is_empty() {
                 self.conns[ci].received += self.plain.len() as u64;
-                if !self.take_plain(ci) {
+                if !self.take_plain(ci, landed) {
                     return;
                 }
             }
@@ -606,9 +606,9 @@ impl H2Loop<'_> {
         }
     }
 
-    /// The plaintext just read on `ci`, to its protocol; false if the connection is gone.
-    fn take_plain(&mut self, ci: usize) -> bool {
-        let now = Instant::now();
+    /// The plaintext just read on `ci` (its bytes landed at `now`), to its protocol;
+    /// false if the connection is gone.
+    fn take_plain(&mut self, ci: usize, now: Instant) -> bool {
         let H2Loop { conns, plain, events, fields, slots, ctx, .. } = self;
         let c = &mut conns[ci];
         match &mut c.state {

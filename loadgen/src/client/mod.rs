@@ -17,6 +17,7 @@
 //!             picker, statistics, read buffer); imports none of them
 //! ```
 
+mod arrival;
 mod conn;
 mod connect;
 mod direct;
@@ -28,6 +29,7 @@ mod exchange;
 mod h2;
 mod join;
 mod lane;
+mod pacer;
 mod page;
 mod slow_read;
 pub mod worker;
