@@ -23,14 +23,32 @@ pub(super) fn stamp(fd: RawFd) -> io::Result<()> {
     crate::net::set_socket_int(fd, libc::SO_TIMESTAMPNS, 1)
 }
 
-/// One non-blocking read of up to `len` bytes into `buf` — or, with `buf` None, up to
-/// `len` bytes dropped in the kernel (MSG_TRUNC: nothing copied) — and when the last
-/// of them arrived. Ok((0, _)) is the end of stream; errors as `recv`'s.
-pub(super) fn recv(fd: RawFd, buf: Option<&mut [u8]>, len: usize) -> io::Result<(usize, Instant)> {
-    let (base, flags) = match buf {
-        Some(b) => (b.as_mut_ptr(), libc::MSG_DONTWAIT),
-        None => (std::ptr::null_mut(), libc::MSG_DONTWAIT | libc::MSG_TRUNC),
-    };
+/// One non-blocking read into `buf`, and when its last byte landed (the read's own
+/// time without a stamp). Ok((0, _)) is the end of stream; errors as `recv`'s.
+pub(super) fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
+    let (n, stamp, now) = receive(fd, buf.as_mut_ptr(), buf.len(), 0)?;
+    Ok((n, stamp.unwrap_or(now)))
+}
+
+/// Up to `len` queued bytes dropped in the kernel (MSG_TRUNC: nothing copied), and when
+/// the last of them landed.
+pub(super) fn discard(fd: RawFd, len: usize) -> io::Result<(usize, Instant)> {
+    let (n, stamp, now) = receive(fd, std::ptr::null_mut(), len, libc::MSG_TRUNC)?;
+    Ok((n, stamp.unwrap_or(now)))
+}
+
+/// A response's first byte and end for its sample, never before its request was
+/// written (bytes that landed earlier — a server's close on an idle connection — or a
+/// stamp a clock step moved) and the first byte never after the end.
+pub(super) fn bounded(written: Instant, first_byte: Option<Instant>, end: Instant) -> (Instant, Instant) {
+    let end = end.max(written);
+    (first_byte.unwrap_or(end).clamp(written, end), end)
+}
+
+/// One `recvmsg`: bytes read, the arrival stamp if the kernel gave one (it gives none
+/// for a while after the first socket of the machine asks: the kernel turns stamping
+/// on from a work queue), and the read's own time.
+fn receive(fd: RawFd, base: *mut u8, len: usize, flags: libc::c_int) -> io::Result<(usize, Option<Instant>, Instant)> {
     let mut iov = libc::iovec { iov_base: base.cast(), iov_len: len };
     // Room for one SCM_TIMESTAMPNS (a timespec) and then some, aligned for cmsghdr.
     let mut control = [0u64; 8];
@@ -40,24 +58,33 @@ pub(super) fn recv(fd: RawFd, buf: Option<&mut [u8]>, len: usize) -> io::Result<
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = size_of::<[u64; 8]>() as _;
-    // SAFETY: iov points at `len` writable bytes of `buf` (or is null with MSG_TRUNC,
-    // where a TCP socket copies nothing); control is ours and as long as said.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
+    // SAFETY: iov points at `len` writable bytes (the callers pass a slice's own
+    // length), or is null with MSG_TRUNC, where a TCP socket copies nothing; control
+    // is ours and as long as said.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, flags | libc::MSG_DONTWAIT) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
+    // The wall clock first, then the monotonic one: a gap between the two reads makes
+    // the arrival late (never earlier than it was, never later than the read).
+    let wall = wall_now();
     let now = Instant::now();
-    Ok((n as usize, stamped(&msg).map_or(now, |ts| arrived(ts, now))))
+    let stamp = if msg.msg_flags & libc::MSG_CTRUNC != 0 { None } else { stamped(&msg) };
+    Ok((n as usize, stamp.map(|ts| arrived(ts, wall, now)), now))
 }
 
 /// The SCM_TIMESTAMPNS of a received message, if the kernel gave one.
 fn stamped(msg: &libc::msghdr) -> Option<libc::timespec> {
     // SAFETY: the CMSG_* walk stays inside msg_control/msg_controllen, as the kernel
-    // filled them; the stamp's data is a timespec, read unaligned.
+    // filled them; the stamp's data is a timespec, read unaligned, once its length
+    // says it is all there.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);
         while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+            if (*c).cmsg_level == libc::SOL_SOCKET
+                && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                && (*c).cmsg_len as usize >= libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize
+            {
                 return Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>()));
             }
             c = libc::CMSG_NXTHDR(msg, c);
@@ -67,18 +94,13 @@ fn stamped(msg: &libc::msghdr) -> Option<libc::timespec> {
 }
 
 /// The monotonic instant of wall-clock stamp `ts`: `now` less its age on the wall clock
-/// (read right after `now`'s read returned, so the age is the read's lateness).
-fn arrived(ts: libc::timespec, now: Instant) -> Instant {
-    let wall = wall_now();
+/// (`wall`, read just before `now`).
+fn arrived(ts: libc::timespec, wall: libc::timespec, now: Instant) -> Instant {
     let age_ns = (wall.tv_sec - ts.tv_sec) as i128 * 1_000_000_000 + (wall.tv_nsec - ts.tv_nsec) as i128;
-    if age_ns <= 0 {
+    if age_ns <= 0 || age_ns > OLDEST.as_nanos() as i128 {
         return now;
     }
-    let age = Duration::from_nanos(age_ns as u64);
-    if age > OLDEST {
-        return now;
-    }
-    now.checked_sub(age).unwrap_or(now)
+    now.checked_sub(Duration::from_nanos(age_ns as u64)).unwrap_or(now)
 }
 
 fn wall_now() -> libc::timespec {
@@ -95,12 +117,23 @@ mod tests {
     use std::net::{TcpListener, TcpStream};
     use std::os::fd::AsRawFd;
 
+    /// A stamped loopback pair, once the kernel stamps (it turns stamping on from a
+    /// work queue when the first socket asks: the first bytes may come unstamped).
     fn pair() -> (TcpStream, TcpStream) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (server, _) = l.accept().unwrap();
+        let (mut server, _) = l.accept().unwrap();
         stamp(client.as_raw_fd()).unwrap();
-        (client, server)
+        let mut buf = [0u8; 8];
+        for _ in 0..200 {
+            server.write_all(b"x").unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            let (_, stamp, _) = receive(client.as_raw_fd(), buf.as_mut_ptr(), buf.len(), 0).unwrap();
+            if stamp.is_some() {
+                return (client, server);
+            }
+        }
+        panic!("the kernel never stamped loopback TCP in 1 s");
     }
 
     #[test]
@@ -110,13 +143,13 @@ mod tests {
         server.write_all(b"hello").unwrap();
         std::thread::sleep(Duration::from_millis(30));
         let mut buf = [0u8; 64];
-        let (n, at) = recv(client.as_raw_fd(), Some(&mut buf), 64).unwrap();
+        let (n, at) = read(client.as_raw_fd(), &mut buf).unwrap();
         assert_eq!(&buf[..n], b"hello");
-        let read = Instant::now();
+        let read_at = Instant::now();
         // Landed within a few ms of the write, though read 30 ms later.
         assert!(at >= sent, "stamped before it was sent");
         assert!(at - sent < Duration::from_millis(10), "stamped {:?} after the send", at - sent);
-        assert!(read - at >= Duration::from_millis(25));
+        assert!(read_at - at >= Duration::from_millis(25));
     }
 
     #[test]
@@ -128,22 +161,43 @@ mod tests {
         let second = Instant::now();
         server.write_all(b"second").unwrap();
         std::thread::sleep(Duration::from_millis(5));
-        let (n, at) = recv(client.as_raw_fd(), None, 64).unwrap();
+        let (n, at) = discard(client.as_raw_fd(), 64).unwrap();
         assert_eq!(n, 11, "MSG_TRUNC says how many bytes it dropped");
         assert!(at >= second && at - sent >= Duration::from_millis(25));
         // Dropped, not left: nothing more to read, and the end of stream reads as 0.
         drop(server);
         std::thread::sleep(Duration::from_millis(5));
         let mut buf = [0u8; 8];
-        assert_eq!(recv(client.as_raw_fd(), Some(&mut buf), 8).unwrap().0, 0);
+        assert_eq!(read(client.as_raw_fd(), &mut buf).unwrap().0, 0);
     }
 
     #[test]
     fn nothing_there_is_would_block() {
         let (client, _server) = pair();
-        client.set_nonblocking(true).unwrap();
         let mut buf = [0u8; 8];
-        let e = recv(client.as_raw_fd(), Some(&mut buf), 8).unwrap_err();
+        let e = read(client.as_raw_fd(), &mut buf).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn a_sample_never_starts_before_its_request_nor_ends_before_its_first_byte() {
+        let t = Instant::now();
+        let ms = |n| t + Duration::from_millis(n);
+        assert_eq!(bounded(ms(10), Some(ms(12)), ms(15)), (ms(12), ms(15)));
+        assert_eq!(bounded(ms(10), Some(ms(5)), ms(8)), (ms(10), ms(10)), "landed before the write");
+        assert_eq!(bounded(ms(10), Some(ms(20)), ms(15)), (ms(15), ms(15)));
+        assert_eq!(bounded(ms(10), None, ms(15)), (ms(15), ms(15)));
+    }
+
+    #[test]
+    fn a_stamp_from_the_future_or_too_old_is_the_reads_own_time() {
+        let now = Instant::now();
+        let wall = wall_now();
+        let ahead = libc::timespec { tv_sec: wall.tv_sec + 1, tv_nsec: wall.tv_nsec };
+        let old = libc::timespec { tv_sec: wall.tv_sec - 60, tv_nsec: wall.tv_nsec };
+        assert_eq!(arrived(ahead, wall, now), now);
+        assert_eq!(arrived(old, wall, now), now);
+        let recent = libc::timespec { tv_sec: wall.tv_sec - 1, tv_nsec: wall.tv_nsec };
+        assert_eq!(now - arrived(recent, wall, now), Duration::from_secs(1));
     }
 }

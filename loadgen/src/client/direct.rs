@@ -25,7 +25,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use super::arrival;
-use super::pacer::Pacer;
+use super::pacer::{self, Pacer};
 use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct_tls::Session;
@@ -511,7 +511,7 @@ impl Loop<'_> {
             let skippable = c.reader.skippable();
             if discard && skippable >= DISCARD_AT_LEAST {
                 let fd = sock.as_raw_fd();
-                let discarded = arrival::recv(fd, None, skippable.min(i32::MAX as u64) as usize);
+                let discarded = arrival::discard(fd, skippable.min(i32::MAX as u64) as usize);
                 if c.raised && !matches!(&discarded, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
                     // Lowered before anything else is read: the next response's head
                     // would be held back under it (net.rs, poll_discard).
@@ -550,7 +550,7 @@ impl Loop<'_> {
             }
             let max = if discard && c.first_byte.is_none() { HEAD_READ } else { SCRATCH_BYTES };
             let mut scratch = ctx.scratch.borrow_mut();
-            match arrival::recv(sock.as_raw_fd(), Some(&mut scratch[..max]), max) {
+            match arrival::read(sock.as_raw_fd(), &mut scratch[..max]) {
                 Ok((0, _)) => {
                     drop(scratch);
                     return self.eof(i);
@@ -689,7 +689,9 @@ impl Loop<'_> {
             let behind = ended || taken.closed || n == SCRATCH_BYTES;
             if handshaking {
                 if !tls.handshaking() {
-                    let now = landed;
+                    // Its end when the client is done with the server's last flight
+                    // (its checks and keys included), as on the task loop.
+                    let now = Instant::now();
                     c.t.handshake = Some(tls::handshake_of(tls.connection(), c.tcp_done - c.connect_from, now - c.tcp_done));
                     if behind {
                         c.unread = Some(ended || taken.closed);
@@ -792,8 +794,9 @@ impl Loop<'_> {
                 }
                 let c = &self.clients[i];
                 let slot = c.slot.as_ref().expect("a request in flight");
-                Outcome::Completed(Sample::timed(status, slot.intended, slot.start, now, c.connect_us, c.written_at,
-                                                 c.first_byte.unwrap_or(now), c.connected_at))
+                let (first_byte, end) = arrival::bounded(c.written_at, c.first_byte, now);
+                Outcome::Completed(Sample::timed(status, slot.intended, slot.start, end, c.connect_us, c.written_at,
+                                                 first_byte, c.connected_at))
             }
         };
         let c = &mut self.clients[i];
@@ -848,9 +851,8 @@ impl Loop<'_> {
 /// landed), None (nothing there: an edge will say when), or the end of stream as
 /// UnexpectedEof.
 pub(super) fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<(usize, Instant)>> {
-    let len = buf.len();
     loop {
-        return match arrival::recv(sock.as_raw_fd(), Some(&mut *buf), len) {
+        return match arrival::read(sock.as_raw_fd(), buf) {
             Ok((0, _)) => Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(read) => Ok(Some(read)),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
@@ -885,7 +887,11 @@ pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Resul
     if opts.nodelay {
         socket.set_tcp_nodelay(true)?;
     }
-    arrival::stamp(socket.as_raw_fd())?;
+    if pacer::pacing() {
+        // Only a loop that may sleep needs its responses stamped (every stamp is taken
+        // on the sender's core: here the server's).
+        arrival::stamp(socket.as_raw_fd())?;
+    }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}

@@ -25,6 +25,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
+use super::arrival;
 use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct::{self, Machine, Readiness, Samples};
@@ -588,7 +589,9 @@ impl H2Loop<'_> {
                     }
                     self.flush(ci);
                 } else {
-                    self.handshaken(ci, landed);
+                    // Its end when the client is done with the server's last flight, as
+                    // on the task loop.
+                    self.handshaken(ci, Instant::now());
                 }
             }
             if !self.plain.is_empty() {
@@ -870,8 +873,9 @@ impl H2Loop<'_> {
         s.t.received += std::mem::take(&mut c.received);
         s.t.sent += std::mem::take(&mut c.sent);
         let slot = s.slot.as_ref().expect("a request in flight");
-        let sample = Sample::timed(s.status, slot.intended, slot.start, now, s.connect_us, s.written_at,
-                                   s.first_byte.unwrap_or(now), s.connected_at);
+        let (first_byte, end) = arrival::bounded(s.written_at, s.first_byte, now);
+        let sample = Sample::timed(s.status, slot.intended, slot.start, end, s.connect_us, s.written_at,
+                                   first_byte, s.connected_at);
         self.record(k, Outcome::Completed(sample), now);
         self.drained(ci);
     }

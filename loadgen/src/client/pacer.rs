@@ -8,8 +8,10 @@
 //! client's wake-ups"). A timed sleep wakes the engine from its own core instead, a NIC's
 //! interrupt moderation in small. It pays only when a sleep finds more than one event:
 //! a timer costs this VM 12–20 µs of CPU. So it sleeps only while events come fast
-//! enough (`BATCH` a sleep, from the rate of the last window) and while a sleep holds
-//! back a small share of the requests in flight; otherwise the loop blocks as before.
+//! enough (`BATCH` a sleep, from the rate of the last window) and while what a sleep
+//! holds back is a small share of the requests out (`SHARE`: the server keeps the rest
+//! to work on; an event brings at least one response); otherwise the loop blocks as
+//! before.
 //! Responses are timed when they landed (arrival.rs), not when the sleep ended.
 //! STACKBENCH_LOAD_WAIT=block turns it off (the A/B).
 
@@ -22,10 +24,16 @@ pub const WAIT_ENV: &str = "STACKBENCH_LOAD_WAIT";
 const ASK: Duration = Duration::from_micros(20);
 /// Events one sleep is expected to find before sleeping is worth its timer.
 const BATCH: f64 = 1.5;
-/// A sleep holds back at most this share of the requests in flight.
+/// The events a sleep is expected to hold back, at most this share of the requests out.
 const SHARE: f64 = 0.25;
 /// The rate is re-read over windows at least this long.
 const WINDOW: Duration = Duration::from_millis(2);
+
+/// Whether this run's direct loops may sleep (read once).
+pub(super) fn pacing() -> bool {
+    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var(WAIT_ENV).as_deref() != Ok("block"));
+    *ON
+}
 
 pub(super) struct Pacer {
     on: bool,
@@ -39,7 +47,7 @@ pub(super) struct Pacer {
 
 impl Pacer {
     pub(super) fn new(now: Instant) -> Pacer {
-        let on = std::env::var(WAIT_ENV).as_deref() != Ok("block");
+        let on = pacing();
         if on {
             // The default 50 µs of slack would stretch every sleep by up to that much.
             // SAFETY: a plain prctl on this thread.
@@ -59,10 +67,11 @@ impl Pacer {
         }
     }
 
-    /// Whether to sleep before blocking, with `in_flight` requests out.
-    pub(super) fn worth_it(&self, in_flight: usize) -> bool {
+    /// Whether to sleep before blocking, with `running` clients (HTTP/1.1) or stream
+    /// slots (HTTP/2): the requests out, or about to be.
+    pub(super) fn worth_it(&self, running: usize) -> bool {
         let expected = self.rate * self.took_us;
-        self.on && expected >= BATCH && expected <= SHARE * in_flight as f64
+        self.on && expected >= BATCH && expected <= SHARE * running as f64
     }
 
     /// One timed sleep, and what it took.
@@ -93,7 +102,7 @@ mod tests {
         p.saw(200, t0 + Duration::from_millis(2));
         assert!((p.rate - 0.1).abs() < 1e-9);
         assert!(p.worth_it(64));
-        assert!(!p.worth_it(8), "3.3 is more than a quarter of 8 in flight");
+        assert!(!p.worth_it(8), "3.3 is more than a quarter of 8 requests");
         // 0.02 events a µs (a 150 KB body every 50 µs): 0.66 a sleep.
         p.saw(40, t0 + Duration::from_millis(4));
         assert!(!p.worth_it(64));
