@@ -251,8 +251,9 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
         // Blocking has a price on loopback: a server whose next response finds us asleep
-        // pays for the wake-up inside its write. While responses come fast, a short
-        // timed sleep first (pacer.rs); what landed is timed when it landed (arrival.rs).
+        // pays for the wake-up inside its write. With STACKBENCH_LOAD_WAIT=pace, while
+        // responses come fast, a short timed sleep first (pacer.rs); what landed is timed
+        // when it landed (arrival.rs). Off by default: pacer.rs says why.
         let mut n = 0;
         if ms > 0 && pacer.worth_it(m.running()) {
             n = poll(ep, &mut events, 0);
