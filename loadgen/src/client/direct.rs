@@ -229,7 +229,7 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
     let mut start = None;
     let mut next_check = Instant::now();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    let mut pacer = Pacer::new(next_check);
+    let mut pacer = Pacer::for_run(next_check);
     loop {
         m.start_queued();
         let now = Instant::now();
@@ -255,10 +255,13 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
         // responses come fast, a short timed sleep first (pacer.rs); what landed is timed
         // when it landed (arrival.rs). Off by default: pacer.rs says why.
         let mut n = 0;
-        if ms > 0 && pacer.worth_it(m.running()) {
+        if let Some(p) = pacer.as_mut()
+            && ms > 0
+            && p.worth_it(m.running())
+        {
             n = poll(ep, &mut events, 0);
             if n == 0 {
-                pacer.sleep();
+                p.sleep();
                 n = poll(ep, &mut events, 0);
             }
         }
@@ -272,7 +275,9 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             }
             return Err(e);
         }
-        pacer.saw(n as u32, Instant::now());
+        if let Some(p) = pacer.as_mut() {
+            p.saw(n as u32, Instant::now());
+        }
         for ev in &events[..n as usize] {
             let flags = ev.events;
             m.ready(ev.u64 as usize, flags);

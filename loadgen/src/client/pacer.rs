@@ -41,7 +41,6 @@ pub(super) fn pacing() -> bool {
 }
 
 pub(super) struct Pacer {
-    on: bool,
     window_start: Instant,
     window_events: u32,
     /// Events a µs, over the last whole window.
@@ -51,14 +50,19 @@ pub(super) struct Pacer {
 }
 
 impl Pacer {
-    pub(super) fn new(now: Instant) -> Pacer {
-        let on = pacing();
-        if on {
+    /// The loop's pacer, if this run paces: a loop that does not keeps no rate (no
+    /// clock read a turn) and never sleeps.
+    pub(super) fn for_run(now: Instant) -> Option<Pacer> {
+        pacing().then(|| {
             // The default 50 µs of slack would stretch every sleep by up to that much.
             // SAFETY: a plain prctl on this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
-        }
-        Pacer { on, window_start: now, window_events: 0, rate: 0.0, took_us: 33.0 }
+            Pacer::new(now)
+        })
+    }
+
+    fn new(now: Instant) -> Pacer {
+        Pacer { window_start: now, window_events: 0, rate: 0.0, took_us: 33.0 }
     }
 
     /// Counts a turn's `events`, and re-reads the rate when a window has passed.
@@ -76,7 +80,7 @@ impl Pacer {
     /// slots (HTTP/2): the requests out, or about to be.
     pub(super) fn worth_it(&self, running: usize) -> bool {
         let expected = self.rate * self.took_us;
-        self.on && expected >= BATCH && expected <= SHARE * running as f64
+        expected >= BATCH && expected <= SHARE * running as f64
     }
 
     /// One timed sleep, and what it took.
@@ -93,9 +97,7 @@ mod tests {
     use super::*;
 
     fn pacer() -> Pacer {
-        let mut p = Pacer::new(Instant::now());
-        p.on = true;
-        p
+        Pacer::new(Instant::now())
     }
 
     #[test]
@@ -121,13 +123,5 @@ mod tests {
         assert_eq!(p.rate, 0.0);
         p.saw(0, t0 + Duration::from_millis(5));
         assert!((p.rate - 0.1).abs() < 1e-9);
-    }
-
-    #[test]
-    fn off_never_sleeps() {
-        let mut p = pacer();
-        p.on = false;
-        p.saw(1000, p.window_start + WINDOW);
-        assert!(!p.worth_it(10_000));
     }
 }
