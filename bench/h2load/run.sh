@@ -32,8 +32,9 @@
 #      THIRD=tasks (or TASKS=1) adds a third client, the same engine on its task loop
 #      (STACKBENCH_LOAD_LOOP=tasks): the default runs https/1.1 on the direct loop
 #      (client/direct.rs), so this is the A/B of the two loops, paired by round;
-#      THIRD=pace adds the engine with coalesced waits (STACKBENCH_LOAD_WAIT=pace:
-#      client/pacer.rs, off by default), their A/B;
+#      THIRD=block adds the engine without coalesced waits (STACKBENCH_LOAD_WAIT=block:
+#      client/pacer.rs, on by default), their A/B (THIRD=pace: the engine with
+#      STACKBENCH_LOAD_WAIT=pace, i.e. the default, for older builds' A/B);
 #      WAKES=1 (any non-empty value) the wake-ups on nginx's core, above.
 # Needs nginx, h2load, openssl, taskset, GNU time, pgrep (perf with WAKES).
 # Traffic: loopback only.
@@ -42,7 +43,7 @@ set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-5}
 THIRD=${THIRD:-${TASKS:+tasks}}
-case "$THIRD" in ""|tasks|pace) ;; *) echo "run.sh: THIRD is tasks or pace, not '$THIRD'" >&2; exit 2 ;; esac
+case "$THIRD" in ""|tasks|pace|block) ;; *) echo "run.sh: THIRD is tasks, block or pace, not '$THIRD'" >&2; exit 2 ;; esac
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ENGINE=${ENGINE:-$ROOT/loadgen/target/release/stackbench-load}
 CASES=${CASES:-https-keepalive https-full https-resumed h2-m10 https-10k}
@@ -133,7 +134,7 @@ PIN=(--pin-cert "$DIR/leaf.pem")
 command_of() {  # client case -> the command line
     case "$1" in
         tasks) echo "env STACKBENCH_LOAD_LOOP=tasks $(command_of engine "$2")"; return ;;
-        pace) echo "env STACKBENCH_LOAD_WAIT=pace $(command_of engine "$2")"; return ;;
+        pace|block) echo "env STACKBENCH_LOAD_WAIT=$1 $(command_of engine "$2")"; return ;;
     esac
     case "$1/$2" in
         engine/https-keepalive) echo "$ENGINE --json -c 64 -d ${SECS}s ${PIN[*]} $URL_T" ;;
@@ -181,7 +182,7 @@ server_s = (int(sys.argv[5]) - int(sys.argv[4])) / int(sys.argv[6])
 wakes = int(sys.argv[7])
 user, system, rss_kb = map(float, open(tf).read().split()[-3:])
 text = open(out).read()
-if client in ("engine", "tasks", "pace"):
+if client in ("engine", "tasks", "pace", "block"):
     d = json.loads(text)
     done, secs = d["requests"]["completed"], d["duration_us"] / 1e6
     failed = d["requests"]["failed"]
@@ -259,7 +260,8 @@ for c in cases:
         print("%-16s wake-ups on nginx's core a request: %.3f by the engine, %.3f by h2load" % (
             "", med("engine", "wakes"), med("h2load", "wakes")))
     if third and series(third, "rate"):
-        name = {"tasks": "task loop", "pace": "engine with coalesced waits (pace)"}[third]
+        name = {"tasks": "task loop", "pace": "engine with coalesced waits (pace)",
+                "block": "engine without coalesced waits (block)"}[third]
         print("%-16s %s: %.0f req/s, %.2f us/req (against h2load %.3f / %.3f); engine / %s: throughput %.3f, CPU %.3f; nginx %.2f us/req%s" % (
             "", name, med(third, "rate"), med(third, "cpu"), paired("rate", third), paired("cpu", third), third,
             paired("rate", "engine", third), paired("cpu", "engine", third), med(third, "server"),

@@ -127,6 +127,35 @@ fn closed_loop_http_runs_on_the_direct_loop_and_every_other_load_on_tasks() {
 }
 
 #[test]
+fn coalesced_waits_are_asked_for_on_http1_say_how_often_and_count_what_the_server_counts() {
+    // Coalesced waits (client/pacer.rs) pace HTTP/1.1 only with STACKBENCH_LOAD_WAIT=pace
+    // (HTTP/2 with several streams a connection by default: tls.rs): the document says how many timed sleeps the
+    // measured phase took and what they found (at most one event a connection a sleep:
+    // epoll reports a socket once a call), and the requests are the server's count
+    // either way.
+    let server = TestServer::start();
+    let url = server.url("/cl/12");
+    for wait in ["", "pace", "block"] {
+        let before = server.requests();
+        let run = engine_with_env(&[("STACKBENCH_LOAD_WAIT", wait), ("STACKBENCH_LOAD_LOOP", "direct")],
+                                  &["--json", "-d", "1s", "-c", "32", &url]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = run.json();
+        assert_valid(&doc);
+        let paced = &doc["engine_cpu"]["paced"];
+        if wait == "pace" {
+            assert!(u(&doc, "/engine_cpu/paced/events_found") <= u(&doc, "/engine_cpu/paced/sleeps") * 32, "{paced}");
+        } else {
+            assert!(paced.is_null(), "{wait:?}: {paced}");
+        }
+        let done = u(&doc, "/requests/completed") + u(&doc, "/requests/failed");
+        let in_flight = u(&doc, "/requests/in_flight_at_end");
+        let served = server.requests() - before;
+        assert!(served >= done && served <= done + in_flight + 32, "server {served}, engine {done} + {in_flight} in flight");
+    }
+}
+
+#[test]
 fn a_server_end_right_behind_a_response_is_seen_before_the_next_request_waits() {
     // The server half-closes after each keep-alive response and keeps reading: the
     // next request on that connection would wait for nothing. The end is read first

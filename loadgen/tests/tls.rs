@@ -424,6 +424,10 @@ fn https_runs_on_the_direct_loop_with_the_task_loops_counts() {
         assert_eq!(u(&h2, "/bytes/body_received"), 600 * 12);
         assert_eq!(u(&h2, "/connections_opened"), 2, "{lp}");
         assert_eq!(server.get(|c| &c.requests) - before, 600);
+        // The direct HTTP/2 loop paces by default with several streams a connection
+        // (client/pacer.rs) and says so.
+        let paces = lp == "direct" && std::env::var("STACKBENCH_LOAD_WAIT").as_deref() != Ok("block");
+        assert_eq!(h2["engine_cpu"]["paced"].is_object(), paces, "{lp}: {}", h2["engine_cpu"]);
         let big = on(lp, &["-n", "30", "-c", "1", "--http2", "--streams", "3", &big]);
         assert_eq!(u(&big, "/bytes/body_received"), 30 * 300_000, "{lp}");
     }

@@ -3,12 +3,15 @@
 //! segment it read was queued on the socket.
 //!
 //! Why: the direct loop may sleep a little before it looks at its sockets
-//! (`direct::Pacer`, coalesced waits), and a response that landed during the sleep must
-//! still be timed when it landed, not when the loop woke. A read that holds one
+//! (pacer.rs, coalesced waits), and a response that landed during the sleep must
+//! still be timed when it landed, not when the loop woke. Only the reads of a turn
+//! after such a sleep are `recvmsg`s (`after_sleep`); the others are plain `recv`s
+//! at their own time. A read that holds one
 //! response — every HTTP/1.1 read, nearly every HTTP/2 one — gets its exact time; of
 //! two responses read together, the first gets the second's. Without a stamp (a
 //! kernel that gives none) the read's own time stands.
 
+use std::cell::Cell;
 use std::io;
 use std::mem::{MaybeUninit, size_of};
 use std::os::fd::RawFd;
@@ -37,10 +40,24 @@ pub(super) fn discard(fd: RawFd, len: usize) -> io::Result<(usize, Instant)> {
     Ok((n, stamp.unwrap_or(now)))
 }
 
-/// `receive` where the loop may sleep (its sockets stamped), else a plain `recv`: a
-/// `recvmsg` and the wall clock cost ~2.5 % more CPU a 12-byte request.
+thread_local! {
+    /// This thread's loop is handing out what a timed sleep found (pacer.rs).
+    static AFTER_SLEEP: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Says whether the events of the loop's current turn are what a timed sleep found:
+/// only those reads can hold bytes that waited for the loop, so only they pay for a
+/// stamp. A turn woken by its sockets reads what just landed, at the read's own time,
+/// as a loop that never sleeps does.
+pub(super) fn after_sleep(yes: bool) {
+    AFTER_SLEEP.with(|a| a.set(yes));
+}
+
+/// `receive` in a turn after a sleep (the sockets are stamped when the loop may
+/// sleep), else a plain `recv`: a `recvmsg` and the wall clock cost ~2.5 % more CPU a
+/// 12-byte request.
 fn pick(fd: RawFd, base: *mut u8, len: usize, flags: libc::c_int) -> io::Result<(usize, Option<Instant>, Instant)> {
-    if super::pacer::pacing() {
+    if AFTER_SLEEP.with(Cell::get) {
         return receive(fd, base, len, flags);
     }
     // SAFETY: as in `receive`: `len` writable bytes at `base`, or null with MSG_TRUNC.

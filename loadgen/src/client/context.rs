@@ -4,7 +4,7 @@
 //! an `Rc` to it. Imports nothing from its siblings: everything else in
 //! `client/` depends on it, never the other way round.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,6 +46,9 @@ pub struct ThreadContext {
     pub scratch: RefCell<Box<[u8]>>,
     /// https: this thread's connectors (None for http and FastCGI).
     pub tls: Option<ThreadTls>,
+    /// Requests of this thread that ended (answered or failed), measured or not: the
+    /// rate the direct loop's pacer reads (pacer.rs).
+    pub ended: Cell<u64>,
 }
 
 /// An engine thread's TLS connectors: its own session store when resuming
@@ -84,6 +87,7 @@ impl ThreadContext {
                 http11: t.connector(false),
                 name: t.server_name.clone(),
             }),
+            ended: Cell::new(0),
             cfg,
         }
     }

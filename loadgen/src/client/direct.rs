@@ -229,12 +229,15 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
     let mut start = None;
     let mut next_check = Instant::now();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    let mut pacer = Pacer::for_run(next_check);
+    let mut pacer = Pacer::for_run(next_check, ctx.cfg.multiplexed());
     loop {
         m.start_queued();
         let now = Instant::now();
         if start.is_none() && now >= ctx.measure_start {
             start = Some((now, cpu::this_thread()));
+            if let Some(p) = pacer.as_mut() {
+                p.count_from_here();
+            }
         }
         if now >= next_check {
             m.expire(now);
@@ -251,10 +254,11 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
         };
         // Blocking has a price on loopback: a server whose next response finds us asleep
-        // pays for the wake-up inside its write. With STACKBENCH_LOAD_WAIT=pace, while
-        // responses come fast, a short timed sleep first (pacer.rs); what landed is timed
-        // when it landed (arrival.rs). Off by default: pacer.rs says why.
+        // pays for the wake-up inside its write. While responses come fast, a short
+        // timed sleep first (pacer.rs: by default where a read carries several HTTP/2
+        // streams' responses); what landed is timed when it landed (arrival.rs).
         let mut n = 0;
+        let mut slept = false;
         if let Some(p) = pacer.as_mut()
             && ms > 0
             && p.worth_it(m.running())
@@ -262,8 +266,13 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             n = poll(ep, &mut events, 0);
             if n == 0 {
                 p.sleep();
+                slept = true;
                 n = poll(ep, &mut events, 0);
+                p.found(n.max(0) as u32);
             }
+        }
+        if pacer.is_some() {
+            arrival::after_sleep(slept);
         }
         if n == 0 {
             n = poll(ep, &mut events, ms);
@@ -276,13 +285,14 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             return Err(e);
         }
         if let Some(p) = pacer.as_mut() {
-            p.saw(n as u32, Instant::now());
+            p.saw(ctx.ended.get(), Instant::now());
         }
         for ev in &events[..n as usize] {
             let flags = ev.events;
             m.ready(ev.u64 as usize, flags);
         }
     }
+    ctx.stats.borrow_mut().waits = pacer.map(|p| p.waits());
     Ok((start, (Instant::now(), cpu::this_thread())))
 }
 
@@ -438,7 +448,7 @@ impl Loop<'_> {
             c.connected_at = c.slot.as_ref().map_or(c.connect_from, |s| s.start);
             return self.write(i);
         }
-        match connect(self.addr, &self.ctx.cfg.connect) {
+        match connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(false)) {
             Ok(sock) => {
                 if let Err(e) = watch(self.ep, &sock, i, libc::EPOLL_CTL_ADD) {
                     return self.end(i, End::Failed(connect_failure(&e).0));
@@ -883,7 +893,9 @@ fn write_some(sock: &mut TcpStream, request: &[u8], done: &mut usize) -> io::Res
 }
 
 /// A non-blocking TCP connect (in progress or done), with the run's socket options.
-pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Result<TcpStream> {
+/// `stamped`: the loop may sleep (pacer.rs), so its responses may wait and need the
+/// kernel's arrival stamp (every stamp is taken on the sender's core: the server's).
+pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions, stamped: bool) -> io::Result<TcpStream> {
     let domain = if addr.is_ipv4() { socket2::Domain::IPV4 } else { socket2::Domain::IPV6 };
     let socket = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), None)?;
     if let Some(bytes) = opts.rcvbuf {
@@ -893,9 +905,7 @@ pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions) -> io::Resul
     if opts.nodelay {
         socket.set_tcp_nodelay(true)?;
     }
-    if pacer::pacing() {
-        // Only a loop that may sleep needs its responses stamped (every stamp is taken
-        // on the sender's core: here the server's).
+    if stamped {
         arrival::stamp(socket.as_raw_fd())?;
     }
     match socket.connect(&addr.into()) {

@@ -26,6 +26,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use super::arrival;
+use super::pacer;
 use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct::{self, Machine, Readiness, Samples};
@@ -362,7 +363,7 @@ impl H2Loop<'_> {
             return;
         }
         c.opener = Some(k);
-        match direct::connect(self.addr, &self.ctx.cfg.connect) {
+        match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(self.ctx.cfg.multiplexed())) {
             Ok(sock) => {
                 if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
                     return self.refused(ci, connect_failure(&e));

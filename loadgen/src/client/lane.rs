@@ -78,6 +78,7 @@ impl Tally {
         if let Some(live) = &ctx.live {
             live.record(slot.measured, outcome);
         }
+        ctx.ended.set(ctx.ended.get() + 1);
         let completed = matches!(outcome, Outcome::Completed(_));
         if end >= ctx.measure_start {
             self.took_part = true;

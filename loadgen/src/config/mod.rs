@@ -104,6 +104,12 @@ impl Config {
         self.tls.as_ref().is_some_and(|t| t.http2)
     }
 
+    /// HTTP/2 with more than one stream a connection: one read can carry several
+    /// responses, which is where the direct loop's coalesced waits pay (client/pacer.rs).
+    pub fn multiplexed(&self) -> bool {
+        self.http2() && self.streams > 1
+    }
+
     /// HEAD responses carry no body whatever their Content-Length says (RFC 9110 §9.3.2).
     pub fn is_head(&self) -> bool {
         self.method.eq_ignore_ascii_case("HEAD")

@@ -207,6 +207,17 @@ pub struct EngineCpu {
     pub system_us: u64,
     pub max_thread_busy: Option<f64>,
     pub saturated: bool,
+    /// STACKBENCH_LOAD_WAIT=pace only: how often the direct loop slept on a timer
+    /// instead of blocking on its sockets, in the measured phase (client/pacer.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paced: Option<PacedDoc>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct PacedDoc {
+    pub sleeps: u64,
+    /// Socket events waiting when those sleeps ended.
+    pub events_found: u64,
 }
 
 #[derive(Serialize, Debug)]

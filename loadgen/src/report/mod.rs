@@ -254,6 +254,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             system_us: m.cpu.system_us,
             max_thread_busy: max_busy,
             saturated,
+            paced: m.stats.waits.map(|w| PacedDoc { sleeps: w.sleeps, events_found: w.found }),
         },
         warnings: warning_sentences,
         warning_codes: warnings,

@@ -292,6 +292,23 @@ impl Sends {
     }
 }
 
+/// Coalesced waits of the direct loop in the measured phase (client/pacer.rs): `None`
+/// when the run does not pace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Waits {
+    /// Timed sleeps taken instead of blocking on the sockets.
+    pub sleeps: u64,
+    /// The socket events those sleeps found waiting when they ended.
+    pub found: u64,
+}
+
+impl Waits {
+    fn merge(&mut self, other: &Waits) {
+        self.sleeps += other.sleeps;
+        self.found += other.found;
+    }
+}
+
 /// What one engine thread measured.
 #[derive(Debug)]
 pub struct ThreadStats {
@@ -317,6 +334,8 @@ pub struct ThreadStats {
     pub details: ErrorDetails,
     /// Measured requests spoken over [HTTP/1.1 or FastCGI, HTTP/2].
     pub spoken: [u64; 2],
+    /// Direct loop with STACKBENCH_LOAD_WAIT=pace only.
+    pub waits: Option<Waits>,
     measure_start: Instant,
 }
 
@@ -353,6 +372,7 @@ impl ThreadStats {
             tls: TlsStats::default(),
             details: ErrorDetails::default(),
             spoken: [0; 2],
+            waits: None,
             measure_start,
         }
     }
@@ -404,6 +424,13 @@ impl ThreadStats {
         self.details.merge(&other.details);
         self.spoken[0] += other.spoken[0];
         self.spoken[1] += other.spoken[1];
+        self.waits = match (self.waits, other.waits) {
+            (Some(mut a), Some(b)) => {
+                a.merge(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
         self.last_event = match (self.last_event, other.last_event) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
