@@ -32,9 +32,10 @@
 #      THIRD=tasks (or TASKS=1) adds a third client, the same engine on its task loop
 #      (STACKBENCH_LOAD_LOOP=tasks): the default runs https/1.1 on the direct loop
 #      (client/direct.rs), so this is the A/B of the two loops, paired by round;
-#      THIRD=block adds the engine without coalesced waits (STACKBENCH_LOAD_WAIT=block:
-#      client/pacer.rs, on by default), their A/B (THIRD=pace: the engine with
-#      STACKBENCH_LOAD_WAIT=pace, i.e. the default, for older builds' A/B);
+#      THIRD=block adds the engine without coalesced waits (STACKBENCH_LOAD_WAIT=block),
+#      THIRD=pace the engine with them (=pace): client/pacer.rs paces h2-m10 (several
+#      streams a connection) by default and the HTTPS/1.1 cases only with =pace, so
+#      their A/B is THIRD=block for h2-m10 and THIRD=pace for the others;
 #      WAKES=1 (any non-empty value) the wake-ups on nginx's core, above.
 # Needs nginx, h2load, openssl, taskset, GNU time, pgrep (perf with WAKES).
 # Traffic: loopback only.

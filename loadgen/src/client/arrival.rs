@@ -1,14 +1,14 @@
-//! When the bytes a read returns arrived, from the kernel: the direct loop's sockets ask
-//! for SO_TIMESTAMPNS, and each read is a `recvmsg` that brings back the time the last
-//! segment it read was queued on the socket.
+//! When the bytes a read returns arrived, from the kernel: a pacing direct loop's sockets
+//! ask for SO_TIMESTAMPNS, and a read in a turn after a coalesced wait is a `recvmsg`
+//! that brings back the time the last segment it read was queued on the socket.
 //!
 //! Why: the direct loop may sleep a little before it looks at its sockets
 //! (pacer.rs, coalesced waits), and a response that landed during the sleep must
 //! still be timed when it landed, not when the loop woke. Only the reads of a turn
 //! after such a sleep are `recvmsg`s (`after_sleep`); the others are plain `recv`s
-//! at their own time. A read that holds one
-//! response — every HTTP/1.1 read, nearly every HTTP/2 one — gets its exact time; of
-//! two responses read together, the first gets the second's. Without a stamp (a
+//! at their own time. A read that holds one response — every HTTP/1.1 read — gets its
+//! exact time; of responses read together (HTTP/2 streams of one connection after a
+//! sleep), all get the last one's, up to a sleep late for the others. Without a stamp (a
 //! kernel that gives none) the read's own time stands.
 
 use std::cell::Cell;

@@ -272,7 +272,9 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             }
         }
         if pacer.is_some() {
-            arrival::after_sleep(slept);
+            // A sleep that found nothing leaves nothing waiting: the next turn's reads
+            // are a blocking wake-up's, at their own time.
+            arrival::after_sleep(slept && n > 0);
         }
         if n == 0 {
             n = poll(ep, &mut events, ms);
@@ -292,7 +294,7 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
             m.ready(ev.u64 as usize, flags);
         }
     }
-    ctx.stats.borrow_mut().waits = pacer.map(|p| p.waits());
+    ctx.stats.borrow_mut().waits = pacer.filter(|_| start.is_some()).map(|p| p.waits());
     Ok((start, (Instant::now(), cpu::this_thread())))
 }
 

@@ -207,8 +207,9 @@ pub struct EngineCpu {
     pub system_us: u64,
     pub max_thread_busy: Option<f64>,
     pub saturated: bool,
-    /// STACKBENCH_LOAD_WAIT=pace only: how often the direct loop slept on a timer
-    /// instead of blocking on its sockets, in the measured phase (client/pacer.rs).
+    /// Only when the direct loop paces (client/pacer.rs: multiplexed HTTP/2 by default,
+    /// every direct loop with STACKBENCH_LOAD_WAIT=pace): how often it slept on a timer
+    /// instead of blocking on its sockets, in the measured phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paced: Option<PacedDoc>,
 }

@@ -334,7 +334,7 @@ pub struct ThreadStats {
     pub details: ErrorDetails,
     /// Measured requests spoken over [HTTP/1.1 or FastCGI, HTTP/2].
     pub spoken: [u64; 2],
-    /// Direct loop with STACKBENCH_LOAD_WAIT=pace only.
+    /// Only when the direct loop paces (client/pacer.rs) and the measured phase began.
     pub waits: Option<Waits>,
     measure_start: Instant,
 }
