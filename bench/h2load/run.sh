@@ -168,8 +168,13 @@ run_one() {
     local counted=()
     [ -n "${WAKES:-}" ] && counted=(perf stat -x, -C 0 -e sched:sched_waking -o "$DIR/wakes" --)
     # shellcheck disable=SC2086  # the command is split on purpose
-    "${counted[@]}" /usr/bin/time -f '%U %S %M' -o "$time_file" timeout $((SECS * 6 + 30)) taskset -c 1 $cmd >"$out" 2>"$DIR/err" || {
-        echo "run.sh: '$cmd' failed: $(tail -3 "$DIR/err")" >&2; return 1; }
+    local rc=0
+    "${counted[@]}" /usr/bin/time -f '%U %S %M' -o "$time_file" timeout $((SECS * 6 + 30)) taskset -c 1 $cmd >"$out" 2>"$DIR/err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        # h2load says why on stdout; 124 is timeout's.
+        echo "run.sh: '$cmd' failed (exit $rc): $(tail -3 "$DIR/err") $(tail -5 "$out")" >&2
+        return 1
+    fi
     worker_ticks > "$DIR/ticks1"
     local wakes=-1
     if [ -n "${WAKES:-}" ]; then
