@@ -326,6 +326,15 @@ fn text_report_names_the_handshakes() {
     assert!(run.stdout.contains("TLS handshakes:     1 full, 0 resumed"), "{}", run.stdout);
     assert!(run.stdout.contains("h2 TLSv1.3"), "{}", run.stdout);
     assert!(run.stdout.contains("Protocol spoken:    h2"), "{}", run.stdout);
+    // One stream a connection: every response its own read, so no coalesced waits
+    // (client/pacer.rs); several streams a connection pace, and the report says so.
+    let asked = std::env::var("STACKBENCH_LOAD_WAIT").unwrap_or_default();
+    assert_eq!(run.stdout.contains("Coalesced waits"), asked == "pace", "{}", run.stdout);
+    if asked != "block" {
+        let run = engine(&["-n", "200", "-c", "2", "--http2", "--streams", "4", "--cacert", ca(), &server.url("/")]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("Coalesced waits: "), "{}", run.stdout);
+    }
 }
 
 #[test]

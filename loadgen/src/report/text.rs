@@ -200,6 +200,11 @@ pub fn render(doc: &Document) -> String {
         cpu.system_us as f64 / 1e6,
         cpu.max_thread_busy.map_or("-".into(), |b| format!("{:.0}%", b * 100.0))
     );
+    if let Some(p) = &cpu.paced {
+        // Says that responses were taken in batches, and how big (client/pacer.rs).
+        let per_sleep = if p.sleeps > 0 { format!(", {:.1} socket events each", p.events_found as f64 / p.sleeps as f64) } else { String::new() };
+        let _ = writeln!(out, "Coalesced waits: {} timed sleeps instead of blocking{per_sleep}", p.sleeps);
+    }
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
