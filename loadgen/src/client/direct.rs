@@ -229,10 +229,13 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
     let mut start = None;
     let mut next_check = Instant::now();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    let mut pacer = Pacer::for_run(next_check, ctx.cfg.multiplexed());
+    let mut pacer = Pacer::for_run(next_check, &ctx.cfg);
     loop {
         m.start_queued();
         let now = Instant::now();
+        if let Some(p) = pacer.as_mut() {
+            p.saw(ctx.ended.get(), now);
+        }
         if start.is_none() && now >= ctx.measure_start {
             start = Some((now, cpu::this_thread()));
             if let Some(p) = pacer.as_mut() {
@@ -285,9 +288,6 @@ pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io:
                 continue;
             }
             return Err(e);
-        }
-        if let Some(p) = pacer.as_mut() {
-            p.saw(ctx.ended.get(), Instant::now());
         }
         for ev in &events[..n as usize] {
             let flags = ev.events;
@@ -450,7 +450,7 @@ impl Loop<'_> {
             c.connected_at = c.slot.as_ref().map_or(c.connect_from, |s| s.start);
             return self.write(i);
         }
-        match connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(false)) {
+        match connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
                 if let Err(e) = watch(self.ep, &sock, i, libc::EPOLL_CTL_ADD) {
                     return self.end(i, End::Failed(connect_failure(&e).0));

@@ -363,7 +363,7 @@ impl H2Loop<'_> {
             return;
         }
         c.opener = Some(k);
-        match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(self.ctx.cfg.multiplexed())) {
+        match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
                 if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
                     return self.refused(ci, connect_failure(&e));

@@ -35,6 +35,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::config::Config;
 use crate::cpu;
 use crate::stats::Waits;
 
@@ -57,15 +58,16 @@ const BUSY: f64 = 0.75;
 /// The rate is re-read over windows at least this long.
 const WINDOW: Duration = Duration::from_millis(2);
 
-/// Whether this run's direct loops may sleep: `multiplexed`, its connections carry
-/// several HTTP/2 streams each (Config::multiplexed). The switch is read once.
-pub(super) fn pacing(multiplexed: bool) -> bool {
+/// Whether this run's direct loops may sleep (and so stamp their sockets): by default
+/// where its connections carry several HTTP/2 streams each (Config::multiplexed). The
+/// switch is read once.
+pub(super) fn pacing(cfg: &Config) -> bool {
     static ASKED: std::sync::LazyLock<Option<bool>> = std::sync::LazyLock::new(|| match std::env::var(WAIT_ENV).as_deref() {
         Ok("pace") => Some(true),
         Ok("block") => Some(false),
         _ => None,
     });
-    ASKED.unwrap_or(multiplexed)
+    ASKED.unwrap_or_else(|| cfg.multiplexed())
 }
 
 pub(super) struct Pacer {
@@ -86,8 +88,8 @@ pub(super) struct Pacer {
 impl Pacer {
     /// The loop's pacer, if this run paces: a loop that does not keeps no rate (no
     /// clock read a turn) and never sleeps.
-    pub(super) fn for_run(now: Instant, multiplexed: bool) -> Option<Pacer> {
-        pacing(multiplexed).then(|| {
+    pub(super) fn for_run(now: Instant, cfg: &Config) -> Option<Pacer> {
+        pacing(cfg).then(|| {
             // The default 50 µs of slack would stretch every sleep by up to that much.
             // SAFETY: a plain prctl on this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
@@ -107,8 +109,9 @@ impl Pacer {
         }
     }
 
-    /// After a turn, with `ended` requests ended on this thread so far: when a window
-    /// has passed, re-reads the rate and the thread's CPU (one getrusage a window).
+    /// At a turn's start (the loop's own clock read), with `ended` requests ended on this
+    /// thread so far: when a window has passed, re-reads the rate and the thread's CPU
+    /// (one getrusage a window).
     pub(super) fn saw(&mut self, ended: u64, now: Instant) {
         if now.saturating_duration_since(self.window_start) >= WINDOW {
             self.roll(ended, cpu::this_thread().total_us(), now);
