@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import signal
 import sys
 import traceback
@@ -15,7 +16,7 @@ from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
 from stackbench.commands import clean, inspect, measure, report, scenario
-from stackbench.errors import Interrupted, StackbenchError
+from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
 DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
@@ -165,10 +166,34 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: servers stopped; cells measured so far are stored", file=sys.stderr)
         return Interrupted.exit_code
-    except BrokenPipeError:
+    except BrokenPipeError as e:
+        if not _stdout_reader_left():
+            return _crashed(e, args.debug)  # a pipe to a child, not to the reader
         # `stackbench show | head`: the reader left; say nothing more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as e:  # noqa: BLE001 — the one place an unplanned error becomes a sentence
+        return _crashed(e, args.debug)
+
+
+def _crashed(error: Exception, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(error)
+    crash = Crashed.of(error)
+    print(crash.render(), file=sys.stderr)
+    return crash.exit_code
+
+
+def _stdout_reader_left() -> bool:
+    """Is our standard output a pipe whose reader has gone? Linux reports POLLERR on a
+    pipe's write end once no reader holds it (pipe(7)); a terminal or a file never does.
+    Only then is a BrokenPipeError "the reader left"."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _stop_like_ctrl_c() -> None:

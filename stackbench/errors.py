@@ -95,6 +95,19 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
+class Crashed(StackbenchError):
+    """The lab stopped on an error nobody planned for (a bug, or an operating-system error
+    such as a pipe to a child that died): the run is stored as crashed, and says why."""
+
+    exit_code = 9
+
+    @classmethod
+    def of(cls, error: BaseException) -> "Crashed":
+        return cls(f"the lab stopped on an unexpected error: {type(error).__name__}: {error}",
+                   hint="the cells measured before it are stored; `--debug` shows where it happened, and "
+                        "`stackbench run --resume RUN` finishes the run")
+
+
 class HostError(StackbenchError):
     """A client host of the plan's [hosts] cannot be reached or used (SSH refused, no
     key, another CPU architecture, no route)."""

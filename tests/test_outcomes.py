@@ -369,3 +369,82 @@ def test_export_carries_outcomes_and_kinds_and_validates():
     out = io.StringIO()
     export.write_verdicts(analyze(run, cells).verdicts, out)
     assert "kind" in out.getvalue().splitlines()[0].split(",")
+
+
+# -- slow is not failed: the deadline, not the window -----------------------------------------
+
+def _deadline(timeout_s):
+    return {"config": {"timeout_us": int(timeout_s * 1e6), "duration_us": WINDOW_US}}
+
+
+def test_a_client_still_waiting_when_a_window_shorter_than_the_deadline_ends_is_slow_not_unserved():
+    """Four WordPress clients without opcache on one core wait ~2.4 s a page: a 2 s window
+    under a 10 s timeout saw 3 of them unserved. They waited less than they were allowed
+    to: the run is served, slower, with their wait (the window) as a floor of p99."""
+    slow = cell(rps=0.5, requests_completed=1, connections=4, unserved=3, latency_p50_us=1_900_000,
+                latency_p99_us=1_900_000, caveats=[caveat("clients_unserved", without_response=3, connections=4)],
+                engine=_deadline(10))
+    o = outcomes.of(slow)
+    assert (o.kind, o.failures, o.pending) == (outcomes.SERVED, (), 3)
+    assert (o.p99_us, o.p99_floor) == (WINDOW_US, True) and (o.p50_us, o.p50_floor) == (WINDOW_US, True)
+    assert o.throughput == 0.5
+    # nothing completed at all in the window: still slow, not "nothing served"
+    none = cell(rps=0.0, requests_completed=0, connections=4, unserved=4, latency_p50_us=None, latency_p99_us=None,
+                caveats=[caveat("no_response_all", connections=4), caveat("no_requests")], engine=_deadline(10))
+    o = outcomes.of(none)
+    assert (o.kind, o.failures, o.pending, o.p99_floor) == (outcomes.SERVED, (), 4, True)
+
+
+def test_a_client_unserved_for_a_window_as_long_as_the_deadline_was_refused():
+    """The same three clients, the window at the deadline: they waited past it — fails."""
+    refused = cell(rps=0.5, requests_completed=1, connections=4, unserved=3,
+                   caveats=[caveat("clients_unserved", without_response=3, connections=4)], engine=_deadline(2))
+    o = outcomes.of(refused)
+    assert o.kind == outcomes.FAILED and o.failure("unserved").count == 3 and o.pending == 0
+
+
+def test_a_slow_side_is_slower_in_the_verdict_not_failing():
+    fast = [cell(seq=i, rps=20.0 + i * 0.1, connections=4, engine=_deadline(10)) for i in range(5)]
+    slow = [cell(seq=10 + i, stack_label="off", rps=4.0 + i * 0.1, requests_completed=8, connections=4, unserved=1,
+                 caveats=[caveat("clients_unserved", without_response=1, connections=4)], engine=_deadline(10))
+            for i in range(5)]
+    v = next(v for v in verdicts.decide(fast + slow, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    assert v.kind == stats.Verdict.LOWER.value and v.decided is None
+    assert v.candidate_side.failed == 0 and v.candidate_side.p99_floor
+
+
+# -- resolution: a count that cannot move is no verdict ----------------------------------------
+
+def _page_runs(label, rps, completed, seq0, config=None, cpu=None):
+    return [cell(seq=seq0 + i, stack_label=label, rps=rps(i), requests_completed=completed(i), connections=16,
+                 duration_us=3_000_000, engine={"config": config or {"timeout_us": 30_000_000}}) for i in range(5)]
+
+
+def test_a_quantized_count_is_not_called_equivalent():
+    """16 clients, two WordPress pages each in a fixed 3 s window: every run of both stacks
+    counts 32 responses (10.7 req/s). The interval has zero width; the step of one response
+    is 3.1 % of the figure — the verdict says it cannot resolve, never "equivalent"."""
+    base = _page_runs("nginx-fpm", lambda i: 32 / 3, lambda i: 32, 0)
+    cand = _page_runs("apache", lambda i: 32 / 3, lambda i: 32, 10)
+    vs = verdicts.decide(base + cand, "nginx-fpm")
+    v = next(v for v in vs.verdicts if v.metric.key == "throughput")
+    assert v.comparison.verdict in (stats.Verdict.EQUIVALENT, stats.Verdict.NO_DIFFERENCE)  # what the steps say
+    assert v.kind == verdicts.NOT_RESOLVABLE and v.better is None
+    assert v.candidate_side.step == pytest.approx(1 / 32) and v.candidate_side.per_client == 2.0
+    words = verdicts_text.headline(v, vs.band)
+    assert "not resolvable with 2.0 responses a client in the window" in words and "equivalent" not in words
+    assert verdicts_text.marks(vs)[(v.question, "apache")] == "n.res."
+    # one response more, every run: within two steps, still not a difference it can tell
+    cand = _page_runs("apache", lambda i: 33 / 3, lambda i: 33, 10)
+    v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    assert v.kind == verdicts.NOT_RESOLVABLE
+
+
+def test_windows_that_end_at_a_response_resolve_what_a_fixed_window_cannot():
+    """The same pages counted as 64 requests (`-n`: the window ends when the last one
+    ended, its length moving with the stack): no step, and a 20 % difference is found."""
+    asked = {"timeout_us": 30_000_000, "requests": 64, "duration_us": 12_000_000}
+    base = _page_runs("nginx-fpm", lambda i: 12.0 + 0.1 * i, lambda i: 64, 0, asked)
+    cand = _page_runs("apache", lambda i: 10.0 + 0.1 * i, lambda i: 64, 10, asked)
+    v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    assert v.candidate_side.step == 0.0 and v.kind == stats.Verdict.LOWER.value

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 from stackbench import runner, workloads
+from stackbench.analysis import verdicts
 from stackbench.planning import plan as plan_mod
 from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
@@ -123,14 +124,23 @@ def lab():
         measured = [e for e in log if e[0] == "measure"]
         if spec.phase == "measure" and state["interrupt_at"] == len(measured):
             raise KeyboardInterrupt
+        if spec.phase == "measure" and state.get("raise_at", (None,))[0] == len(measured):
+            raise state["raise_at"][1]
         if spec.phase == "measure":
             for inst in state["instances"].values():
                 inst.cells_served += 1
         label = spec.url.split("/")[2]
         rps = state["rps"](label) if "rps" in state else 100.0
         d = doc(rps)
+        state.setdefault("specs", []).append(spec)
+        if "completed" in state:
+            d["requests"]["completed"] = state["completed"](label)
         if label in state.get("unserved", ()):
             d["warning_codes"] = [{"code": "clients_unserved", "params": {"without_response": 3, "connections": 8}}]
+        once = state.get("saturated_once", {})
+        if once.get(label) and spec.phase == "measure":
+            once[label] -= 1
+            d["warning_codes"] = [{"code": "engine_saturated", "params": {"thread": 0, "busy": 0.97}}]
         if label in state.get("saturated", ()):  # the fake monitor measures no server CPU: an invalid run
             d["warning_codes"] = [{"code": "engine_saturated", "params": {"thread": 0, "busy": 0.97}}]
         return EngineResult.from_doc(d)
@@ -428,3 +438,96 @@ def test_resuming_a_failed_run_measures_its_failed_cells_again(lab):
     assert [(c.seq, c.status) for c in store.cells(outcome.run_id)] == [(0, "ok"), (1, "ok"), (2, "ok"),
                                                                              (3, "ok")]
     assert store.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 4
+
+
+def test_a_broken_pipe_inside_the_runner_ends_the_run_crashed_and_says_why(lab, monkeypatch, tmp_path, capsys):
+    """A pipe to a child that died (a server the OOM killer took) is not "the reader
+    left": the run is stored crashed with why, the command says so and exits non-zero,
+    and every stack it started came down."""
+    from dataclasses import replace
+
+    from stackbench.cli import main
+    from stackbench.commands import measure as measure_cmd
+
+    log, state, fake = lab
+    state["raise_at"] = (3, BrokenPipeError(32, "Broken pipe"))  # the second stack's first cell
+    real = runner.run_plan
+    monkeypatch.setattr(measure_cmd, "run_plan", lambda plan, store, events, options: real(
+        plan, store, events, replace(options, pinning=Pinning([0], [1])), lab=fake))
+    plan, db = tmp_path / "order.toml", tmp_path / "r.sqlite"
+    plan.write_text(PLAN)
+    assert main(["run", str(plan), "--db", str(db), "--quiet"]) == 9
+    err = capsys.readouterr().err
+    assert "unexpected error: BrokenPipeError" in err and "stackbench run --resume 1" in err
+    store = Store(db)
+    stored = store.run(1)
+    assert stored.status == "crashed" and "BrokenPipeError" in (stored.error or "")
+    assert [c.stack_label for c in store.cells(1)] == ["nginx-fpm", "nginx-fpm"]  # kept
+    assert log[-2:] == [("down", "apache-prefork-modphp"), ("idle released", "auto")]
+
+
+def test_a_broken_pipe_to_the_reader_of_our_output_is_a_quiet_end(monkeypatch):
+    """`stackbench show | head`: only when our own standard output is the broken pipe."""
+    import os
+    import sys
+
+    from stackbench import cli
+
+    monkeypatch.setitem(cli.COMMANDS, "runs", lambda args: (_ for _ in ()).throw(BrokenPipeError(32, "x")))
+    read, write = os.pipe()
+    os.close(read)
+    saved = os.dup(1)
+    try:
+        os.dup2(write, 1)
+        monkeypatch.setattr(sys, "stdout", os.fdopen(os.dup(1), "w"))
+        assert cli.main(["runs"]) == 0
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(write)
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    assert cli.main(["runs"]) == 9  # stdout is fine: the pipe was another one
+
+
+def test_a_slow_stack_is_measured_by_a_count_from_its_second_repetition(lab):
+    """The first repetition (no warm-up) keeps the plan's window; it shows that apache
+    answered 10 responses in 1 s to 8 clients — too few to count in a fixed window — so
+    the next one asks the engine for a count (4 a client), its window capped at 4 s. The
+    fast stack keeps its window."""
+    _, state, fake = lab
+    state["completed"] = lambda label: 10 if label == "apache-prefork-modphp" else 5000
+    text = PLAN.replace('warmup = "0.2s"', 'warmup = "0s"\nrepetitions = 2').replace("concurrency = [1, 8]",
+                                                                                   "concurrency = [8]")
+    run(Store(), fake, text)
+    measured = [(s.url.split("/")[2], s.duration_s, s.requests) for s in state["specs"] if s.phase == "measure"]
+    assert measured == [("nginx-fpm", 1.0, None), ("apache-prefork-modphp", 1.0, None),
+                        ("nginx-fpm", 1.0, None), ("apache-prefork-modphp", 4.0, 32)]
+
+
+def test_an_invalid_repetition_is_measured_again(lab):
+    """apache's first cell measured the engine (saturated while the server had headroom):
+    after the plan's repetitions it is measured once more, in a repetition of its own
+    (seq after the plan's), and the run says so."""
+    log, state, fake = lab
+    state["saturated_once"] = {"apache-prefork-modphp": 1}
+    text = PLAN.replace("concurrency = [1, 8]", "concurrency = [8]").replace('warmup = "0.2s"',
+                                                                            'warmup = "0.2s"\nrepetitions = 2')
+    store = Store()
+    outcome = run(store, fake, text)
+    cells = store.cells(outcome.run_id)
+    assert [(c.seq, c.stack_label) for c in cells] == [(0, "nginx-fpm"), (1, "apache-prefork-modphp"),
+                                                       (2, "nginx-fpm"), (3, "apache-prefork-modphp"),
+                                                       (5, "apache-prefork-modphp")]
+    assert outcome.stop == {"reason": "fixed", "repetitions": 2, "remeasured": 1}
+    vs = verdicts.decide(cells, "nginx-fpm")
+    assert [v.comparison.n_b for v in vs.for_metric("throughput")] == [2]  # apache has its two valid runs again
+
+
+def test_an_invalid_repetition_is_measured_again_only_up_to_the_bound(lab):
+    _, state, fake = lab
+    state["saturated"] = {"apache-prefork-modphp"}  # every time: the cause is not the moment
+    text = PLAN.replace("concurrency = [1, 8]", "concurrency = [8]").replace('warmup = "0.2s"',
+                                                                            'warmup = "0.2s"\nrepetitions = 4')
+    store = Store()
+    outcome = run(store, fake, text)
+    assert outcome.stop["remeasured"] == 2  # half the 4 repetitions: apache's one cell twice more, then no more

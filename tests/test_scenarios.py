@@ -55,20 +55,30 @@ def guaranteed_runs(plan: plan_mod.Plan) -> Counter:
     return runs
 
 
-def estimate_s(plan: plan_mod.Plan) -> float:
-    """What `run --dry-run` says the plan takes at most: every cell (an adaptive plan up to
-    its cap) and the network profiles it measures once per run."""
+def _cells(plan: plan_mod.Plan) -> list[plan_mod.Cell]:
+    """The cells a plan measures at most: every repetition up to an adaptive plan's cap —
+    with a time budget (a quick form), its minimum: the budget bounds the rest."""
     cells = plan_mod.expand(plan)
-    return plan.seconds(cells) + sum(calibrate.expected_seconds(p) for p in plan.links.values() if p.namespaced)
+    if plan.adaptive and plan.budget_s is not None:
+        cells = [c for c in cells if c.repetition < plan.min_repetitions]
+    return cells
+
+
+def estimate_s(plan: plan_mod.Plan) -> float:
+    """What `run --dry-run` says the plan's cells take and the network profiles it
+    measures once per run."""
+    return plan.seconds(_cells(plan)) + sum(calibrate.expected_seconds(p) for p in plan.links.values() if p.namespaced)
 
 
 def wall_s(plan: plan_mod.Plan) -> float:
-    """The dry run's estimate and what it leaves out (see QUICK_BUDGET_S)."""
-    cells = plan_mod.expand(plan)
+    """The dry run's estimate and what it leaves out (see QUICK_BUDGET_S); a budgeted
+    plan's repetitions past its minimum begin only while they end within the budget."""
+    cells = _cells(plan)
     tails = sum(1 for c in cells if c.background != visitor_classes.NONE) * BACKGROUND_TAIL_S
     starts = [g for g in starts_mod.grouped(cells, plan)
               if any(plan.workload(w).services for w in {c.workload for c in g})]
-    return estimate_s(plan) + tails + len(starts) * SERVICES_START_S + RUN_OVERHEAD_S
+    measured = estimate_s(plan) + tails + len(starts) * SERVICES_START_S
+    return max(measured, plan.budget_s or 0.0) + RUN_OVERHEAD_S
 
 
 def test_every_scenario_is_checked_here():

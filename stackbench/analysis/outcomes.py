@@ -6,11 +6,18 @@ SPEC.md (Method) keeps two kinds of bad runs apart, and so does this module:
   server had headroom (engine_saturated with the server under SERVER_BUSY, or its busy
   share unknown), the hypervisor took the server's core (cpu_steal), or nothing was
   measured (the stack never came up: no engine result). Shown, never in a verdict.
-- FAILED: the stack did not serve the load (caveats.LOAD_FAILURES) — clients unserved for
-  the whole window, requests failed or answered with errors beyond the tolerance, the
-  server died under the load, the OOM killer took processes, due requests never sent,
-  nothing completed, the target went down. A result, not a void: the repetition counts in
-  verdicts with what it actually delivered, and the stack loses.
+- FAILED: the stack did not serve the load (caveats.LOAD_FAILURES) — clients unserved past
+  the deadline, requests failed or answered with errors beyond the tolerance, the server
+  died under the load, the OOM killer took processes, due requests never sent, nothing
+  completed by the deadline, the target went down. A result, not a void: the repetition
+  counts in verdicts with what it actually delivered, and the stack loses.
+- SLOW is not failed: a client whose request was still pending when a window shorter than
+  the deadline (the engine's timeout, the plan's `timeout`) ended has not been refused —
+  it waited less than it was allowed to. Its latency is at least its wait (the window: a
+  floor in the quantiles, `_latency`), and the repetition is served. Four clients of a
+  WordPress without opcache wait ~2.4 s for a page on one core: a 2 s window saw none of
+  them served, and that is "slower", not "fails this load" (docs/methods.md, "Slow is not
+  failed").
 - SERVED: all clients served, errors within the tolerance. Possibly *engine-bound*: the
   generator at its limit while the server's cores were busy too — its throughput is then
   a lower bound of the stack's (the stack served at least that), and its latency is left
@@ -23,7 +30,7 @@ sentences are report/text's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 from typing import Iterable, Sequence
 
@@ -92,6 +99,16 @@ class Outcome:
     # the most workers the servers had busy at once (their status pages) — what held them.
     beside: tuple[tuple[str, int], ...] = ()
     busy_workers: int | None = None
+    # Served, but this many connections were still waiting for their first response when
+    # a window shorter than the deadline ended: slow, not refused (their wait is a floor
+    # in p50_us / p99_us).
+    pending: int = 0
+    # How finely its throughput was counted: one response's share of it (1/n) when the
+    # window was a fixed time holding n responses (pages in page mode); None when the
+    # window ended at a response (a count asked: no step) or nothing was measured.
+    # And the responses a client completed in the window (n over the connections).
+    step: float | None = None
+    per_client: float | None = None
 
     @property
     def valid(self) -> bool:
@@ -116,6 +133,23 @@ def server_busy(cell: StoredCell) -> float | None:
 
 
 def of(cell: StoredCell) -> Outcome:
+    o = _of(cell)
+    return o if cell.engine is None else replace(o, **resolution(cell.engine))
+
+
+def resolution(e: EngineResult) -> dict[str, float | None]:
+    """How finely a window counted its throughput: `step`, one response's share of the
+    figure when the window was a fixed time (n responses in it: 1/n; nothing in it: 1),
+    None when it ended at a response — the engine asked for a count (`-n`) ended it, so
+    its length moved with the stack and count / length moves in no step; and
+    `per_client`, the responses a client completed (None: no connection counted)."""
+    n = e.pages.completed if e.pages is not None else e.requests.completed
+    clients = e.clients.measured
+    step = None if e.count_ended else (1.0 / n if n else 1.0)
+    return {"step": step, "per_client": n / clients if clients else None}
+
+
+def _of(cell: StoredCell) -> Outcome:
     e = cell.engine
     busy = server_busy(cell)
     if e is None:
@@ -133,6 +167,7 @@ def of(cell: StoredCell) -> Outcome:
         elif caveats.measurement_failure(c) and c.code not in invalid:
             invalid.append(c.code)
     failures = _failures(cell, e)
+    pending = 0 if _past_deadline(e) else _unserved(cell, e)
     kind = INVALID if invalid else FAILED if failures else SERVED
     beside = tuple((name, int(v.get("connections") or 0)) for name, v in (cell.classes or {}).items()
                    if name != "server" and isinstance(v, dict))
@@ -146,10 +181,33 @@ def of(cell: StoredCell) -> Outcome:
                        beside, busy_workers)
     page = e.pages is not None
     throughput = e.pages.per_s if page else e.requests_per_s
+    if pending and not bound:
+        # Clients still waiting when the window ended: slower, with their wait as a floor.
+        slow = (Failure("unserved", pending, e.clients.measured),)
+        (p50, f50), (p99, f99) = (_latency(e, key, q, slow, window) for key, q in (("50", 0.50), ("99", 0.99)))
+        return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99, f50, f99,
+                       beside=beside, busy_workers=busy_workers, pending=pending)
     p50 = None if bound else (e.pages.load_p50_us if page else e.latency.p50_us)
     p99 = None if bound else (e.pages.load_p99_us if page else e.latency.p99_us)
     return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99,
                    beside=beside, busy_workers=busy_workers)
+
+
+def _past_deadline(e: EngineResult) -> bool:
+    """Did the window last at least the deadline (the engine's timeout)? Only then does a
+    client that got no response in it prove the stack refused it: it waited past what it
+    was allowed to. An engine that did not say its timeout: as before, the window."""
+    deadline = e.asked.timeout_us
+    return deadline is None or (e.duration_us or 0) >= deadline
+
+
+def _unserved(cell: StoredCell, e: EngineResult) -> int:
+    """Connections that got no response in the window (the engine's caveat, else its count)."""
+    for c in cell.caveats:
+        if c.code in ("no_response_all", "clients_unserved"):
+            count = caveats.failure_figures(c)[0]
+            return int(e.clients.without_response if count is None else count)
+    return 0
 
 
 def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
@@ -159,6 +217,10 @@ def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
     died under the load)."""
     found: dict[str, Failure] = {}
     codes = {c.code: c for c in cell.caveats if caveats.load_failure(c)}
+    if not _past_deadline(e):
+        # Nobody waited past the deadline: a client without a response, or a window with
+        # nothing completed in it, is slow (of), not refused.
+        codes = {k: v for k, v in codes.items() if k not in ("no_response_all", "clients_unserved", "no_requests")}
     for code in ("no_response_all", "clients_unserved"):
         if code in codes:
             count, total, _ = caveats.failure_figures(codes[code])  # the figures the engine warned with

@@ -91,7 +91,8 @@ def _one_family(parts: list[verdicts.Verdicts], band: float) -> verdicts.Verdict
         adjusted = dict(zip(tested, stats.adjust([family[i].comparison for i in tested])))
         for i, v in enumerate(family):
             c = adjusted.get(i, v.comparison)
-            out.append(replace(v, comparison=c, decided=verdicts.decided(metric, c, v.baseline_side, v.candidate_side)))
+            out.append(replace(v, comparison=c, decided=verdicts.decided(metric, c, v.baseline_side, v.candidate_side,
+                                                                       band)))
         sizes[metric.key] = sum(1 for i in tested if family[i].comparison.p_value is not None)
     excluded = tuple(dict.fromkeys(e for p in parts for e in p.excluded))
     return verdicts.Verdicts(HTTP, tuple(out), excluded, sizes, band, True)

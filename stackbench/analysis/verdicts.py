@@ -67,10 +67,13 @@ NEITHER_SERVES = "neither_serves"  # both sides mostly failed it
 AT_LEAST_HIGHER = "at_least_higher"  # the candidate's runs are lower bounds, and still significantly higher
 AT_LEAST_LOWER = "at_least_lower"  # the baseline's runs are lower bounds, and the candidate still lower
 NOT_SEPARABLE = "not_separable"  # lower bounds that the comparison cannot settle
+NOT_RESOLVABLE = "not_resolvable"  # throughput counted in steps of one response coarser than the question
 FAILURE_KINDS = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
+# What more runs can settle: no significant difference yet, too few valid runs.
+OPEN_KINDS = frozenset({stats.Verdict.NO_DIFFERENCE.value, stats.Verdict.INSUFFICIENT.value})
 BOUND_KINDS = frozenset({AT_LEAST_HIGHER, AT_LEAST_LOWER, NOT_SEPARABLE})
 KINDS = tuple(v.value for v in stats.Verdict) + (CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES, AT_LEAST_HIGHER,
-                                                 AT_LEAST_LOWER, NOT_SEPARABLE)
+                                                 AT_LEAST_LOWER, NOT_SEPARABLE, NOT_RESOLVABLE)
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,11 @@ class Side:
     # Asked for HTTP/2 and answered in HTTP/1.1 ("h2 → http/1.1", figures.protocol) in
     # any of its runs: a result the sentence names; None when it spoke what was asked.
     fallback: str | None = None
+    # How finely its throughput was counted (outcomes.resolution): the median over its
+    # valid runs of one response's share of the figure (0: windows that ended at a
+    # response), and of the responses a client completed in the window.
+    step: float = 0.0
+    per_client: float | None = None
 
     @property
     def fails(self) -> bool:
@@ -123,11 +131,13 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
     through = [o.throughput for o in os_ if o.throughput is not None]
     p99 = [(o.p99_us, o.p99_floor) for o in os_ if o.p99_us is not None]
     busy = [o.busy_workers for o in failed if o.busy_workers is not None]
+    per_client = [o.per_client for o in os_ if o.per_client is not None]
     return Side(label, len(os_), len(failed), sum(1 for o in os_ if o.engine_bound),
                 outcomes.summarize_failures(failed), median(through) if through else None,
                 median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
                 any(f.page_mode for f in fs), failed[0].beside if failed else (),
-                median(busy) if busy else None, next((f.protocol for f in fs if "→" in f.protocol), None))
+                median(busy) if busy else None, next((f.protocol for f in fs if "→" in f.protocol), None),
+                median(o.step or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None)
 
 
 @dataclass(frozen=True)
@@ -237,7 +247,8 @@ def _split(cells: Iterable[StoredCell]) -> tuple[dict[tuple[Question, str], list
     return by, excluded
 
 
-def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side) -> str | None:
+def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side,
+            band: float = stats.DEFAULT_EQUIVALENCE) -> str | None:
     """What the sides' outcomes decide of a comparison; None when the statistics do.
 
     Failures first: a side most of whose valid runs failed the load loses to one that
@@ -255,7 +266,15 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
     settle it — as a lower bound). Any other outcome — a bounded side measured behind or
     level, equivalent, or both sides bounded — could be reversed by what the generator
     could not reach: not separable on this machine, whatever the number of runs.
-    Not enough runs stays "insufficient": only more runs decide it."""
+    Not enough runs stays "insufficient": only more runs decide it.
+
+    Then resolution, for throughput: a window of fixed length holding n responses counts
+    the throughput in steps of 1/n of it. Where a side's step is over half the
+    equivalence band, the figure cannot resolve a difference the size of the question:
+    "equivalent" or "no significant difference" would be read off the steps (16 clients
+    completing two WordPress pages each in 3 s: every run 10.7 req/s, an interval of zero
+    width), and a difference within two steps may be one response more or less — not
+    resolvable with that many responses a client (resolution_words says it)."""
     if base.runs and cand.runs:
         if base.fails and cand.fails:
             return NEITHER_SERVES
@@ -264,6 +283,11 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
         if base.fails:
             return BASELINE_FAILS
     v = comparison.verdict
+    if metric.key == "throughput" and v != stats.Verdict.INSUFFICIENT and coarse(base, cand, band):
+        step = max(base.step, cand.step)
+        if v in (stats.Verdict.EQUIVALENT, stats.Verdict.NO_DIFFERENCE) or \
+                abs((comparison.ratio or 1.0) - 1) < 2 * step:
+            return NOT_RESOLVABLE
     if metric.key != "throughput" or v == stats.Verdict.INSUFFICIENT or not (base.bound or cand.bound):
         return None
     if base.bound and cand.bound:
@@ -274,6 +298,11 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
     if v == stats.Verdict.NO_DIFFERENCE and ahead:
         return None
     return NOT_SEPARABLE
+
+
+def coarse(base: Side, cand: Side, band: float) -> bool:
+    """Is either side's throughput counted in steps over half the equivalence band?"""
+    return max(base.step, cand.step) > band / 2
 
 
 def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
@@ -305,11 +334,11 @@ def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DE
                                       _reasons(excluded, q, label), base_side, cand_side))
         # The outcomes decide before any test: those comparisons stay out of Holm's family.
         tested = [i for i, v in enumerate(family)
-                  if decided(metric, v.comparison, v.baseline_side, v.candidate_side) not in FAILURE_KINDS]
+                  if decided(metric, v.comparison, v.baseline_side, v.candidate_side, band) not in FAILURE_KINDS]
         adjusted = dict(zip(tested, stats.adjust([family[i].comparison for i in tested])))
         for i, v in enumerate(family):
             c = adjusted.get(i, v.comparison)
-            out.append(replace(v, comparison=c, decided=decided(metric, c, v.baseline_side, v.candidate_side)))
+            out.append(replace(v, comparison=c, decided=decided(metric, c, v.baseline_side, v.candidate_side, band)))
         sizes[metric.key] = sum(1 for i in tested if family[i].comparison.p_value is not None)
     return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band, self_comparison)
 

@@ -20,7 +20,7 @@ from stackbench.network import calibrate
 from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
-from stackbench.runner import Options, Outcome, done_seqs, dry_check, resume, run_plan
+from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
 from stackbench.states import RunStatus
 from stackbench.model.run import StoredRun
 from stackbench.store import Store
@@ -152,6 +152,9 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
         print(dry_run.clients_line(plan))
     for line in dry_run.network_lines(plan):
         print(line)
+    window = dry_run.window_line(plan, 0 if plan.adaptive else repetitions.remeasure_rounds(plan))
+    if window:
+        print(window)
     if plan.machine is not None:
         print(dry_run.machine_line(plan.machine, machine.pinning(plan.machine, pinning.choose())))
     if plan.cpu_idle != idle.AS_IS:

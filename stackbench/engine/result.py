@@ -220,6 +220,22 @@ class Tls:
 
 
 @dataclass(frozen=True)
+class Asked:
+    """What the engine was asked to do (its document's `config`): the window, a request
+    count, and the deadline after which a request fails (timeout). None where the engine
+    was not asked for it, or did not say."""
+
+    duration_us: int | None = None
+    requests: int | None = None
+    timeout_us: int | None = None
+
+    @classmethod
+    def from_doc(cls, config: dict[str, Any] | None) -> "Asked":
+        c = config or {}
+        return cls(c.get("duration_us"), c.get("requests"), c.get("timeout_us"))
+
+
+@dataclass(frozen=True)
 class EngineResult:
     started_unix_us: int
     duration_us: int
@@ -250,10 +266,19 @@ class EngineResult:
     # engine before issue 24, which spoke HTTP/1.1 only.
     protocol: str | None = None
     tls: Tls | None = None  # https targets only
+    asked: Asked = field(default_factory=Asked)
 
     @property
     def ended_unix_us(self) -> int:
         return self.started_unix_us + self.duration_us
+
+    @property
+    def count_ended(self) -> bool:
+        """The window ended when the last of the requests asked (`-n`) ended — at a
+        response or a failure, so its length moves with the stack's speed — not at a
+        fixed time: its throughput (count / length) moves in no step of one response."""
+        asked = self.asked.requests
+        return asked is not None and self.requests.attempted >= asked
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "EngineResult":
@@ -285,6 +310,7 @@ class EngineResult:
             errors=Errors.from_doc(doc["errors"], doc.get("error_details")) if doc.get("errors") is not None else None,
             protocol=doc.get("protocol"),
             tls=Tls.from_doc(doc["tls"]) if doc.get("tls") else None,
+            asked=Asked.from_doc(doc.get("config")),
         )
 
 

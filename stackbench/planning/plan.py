@@ -36,7 +36,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams", "cpu_idle"}
+            "protocol", "tls", "streams", "cpu_idle", "budget"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -87,6 +87,10 @@ class Plan:
     min_repetitions: int = 5
     max_repetitions: int = 15
     target_ci: float = 0.03
+    # repetitions = "auto" with a time budget (the `budget` key; every scenario's quick
+    # form): no repetition is begun that would end past it, and the repetitions stop as
+    # soon as every throughput comparison has a verdict (runner/repetitions.py).
+    budget_s: float | None = None
     equivalence: float = DEFAULT_EQUIVALENCE  # a difference inside ±this is "equivalent" (practically none)
     scenario: dict[str, Any] | None = None  # the [scenario] table of a named scenario
     app: dict[str, Any] | None = None  # the [app] table: the user's own application
@@ -308,6 +312,16 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         repetitions = max_reps
     elif not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
         raise fail(f"repetitions must be a whole number >= 1 or \"auto\", not {repetitions!r}")
+    budget = None
+    if "budget" in data:
+        if not adaptive:
+            raise fail('budget bounds repetitions = "auto": give repetitions = "auto" or leave budget out')
+        try:
+            budget = parse_duration_s(data["budget"])
+        except ValueError as e:
+            raise fail(str(e)) from None
+        if not 0 < budget <= 24 * 3600:
+            raise fail("budget must be above 0 and at most 24h")
     target_ci = _share(data, "target_ci", 0.03, fail)
     equivalence = _share(data, "equivalence", DEFAULT_EQUIVALENCE, fail)
     scenario = data.get("scenario")
@@ -382,7 +396,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
-        target_ci=target_ci, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
+        target_ci=target_ci, budget_s=budget, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
         machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle,
     )
 

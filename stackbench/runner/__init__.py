@@ -23,7 +23,7 @@ resume still needs). Nothing here formats text; progress goes to an Events obser
 
 from __future__ import annotations
 
-from stackbench.errors import StackbenchError
+from stackbench.errors import Crashed, StackbenchError
 from stackbench.events import Events
 from stackbench.runner.network import NetworkSession
 from stackbench.planning.plan import Cell, Plan, expand
@@ -62,11 +62,8 @@ def resume(run_id: int, plan: Plan, done_seqs: set[int], store: Store, events: E
 def run(session: Session, run_id: int, cells: list[Cell]) -> Outcome:
     """Measure `cells` into run `run_id`; the run's status says how it ended."""
     plan, store, events, pins = session.plan, session.store, session.events, session.pins
-    events.plan_started(run_id, plan, cells, pins)
     outcome = Outcome(run_id, RunStatus.FAILED)
-    monitor = session.lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
-    network = NetworkSession(plan, store, run_id, pins.engine_cpus)
-    measuring = Run.within(session, run_id, monitor)
+    monitor = None
 
     def measure(batch: list[Cell]) -> None:
         # Per stack start, in its network: up, verify, its cells, down (starts.py).
@@ -78,6 +75,10 @@ def run(session: Session, run_id: int, cells: list[Cell]) -> Outcome:
                 outcome.errors.append(error)
 
     try:
+        events.plan_started(run_id, plan, cells, pins)
+        monitor = session.lab.monitor(pins.engine_cpus, plan.sample_interval_s, plan.syscalls)
+        network = NetworkSession(plan, store, run_id, pins.engine_cpus)
+        measuring = Run.within(session, run_id, monitor)
         outcome.stop = repetitions.measure(measuring, cells, measure)
         store.set_stop(run_id, outcome.stop)
         outcome.status = RunStatus.FAILED if outcome.errors else RunStatus.COMPLETE
@@ -87,10 +88,16 @@ def run(session: Session, run_id: int, cells: list[Cell]) -> Outcome:
     except StackbenchError as e:  # e.g. a port in use: the run stops, and says why
         outcome.errors.append(e)
         raise
+    except Exception as e:
+        # Nobody planned for it (a bug; a pipe to a server the OOM killer took): the run
+        # is crashed, with why, never left `running` or called failed by a server.
+        outcome.status = RunStatus.CRASHED
+        outcome.errors.append(Crashed.of(e))
+        raise
     finally:
         # Each step even when one before fails (a store that became unwritable must not
         # leave perf running); the first failure is raised after the last step.
         each(lambda: store.finish_run(run_id, outcome.status, "; ".join(e.message for e in outcome.errors) or None),
              lambda: events.plan_finished(run_id, outcome.status),
-             monitor.close)
+             lambda: monitor.close() if monitor else None)
     return outcome

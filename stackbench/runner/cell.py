@@ -22,7 +22,7 @@ from stackbench.engine.result import Negotiated
 from stackbench.monitor import memory_events, status_pages
 from stackbench.monitor.session import CellCost
 from stackbench.network.visitors import members
-from stackbench.planning import machine as machine_mod, target
+from stackbench.planning import machine as machine_mod, target, window
 from stackbench.planning.plan import Cell, Plan
 from stackbench.planning.protocols import PROTOCOLS
 from stackbench.runner.cleanup import quietly
@@ -50,10 +50,12 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
     in_server = stack.topo.in_server if stack.topo else nullcontext
     background = _background(run, stack, cell, spec)
     try:
+        warm = None
         if plan.warmup_s:
             # A separate, uncounted run, so the monitor's window is exactly the measured one.
             with in_client():
-                lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
+                warm = lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
+        spec = _sized(run, cell, spec, warm)
         with in_server():  # the status-page poller's sockets are made in the stack's namespace
             monitor.begin_cell()
         try:
@@ -65,6 +67,8 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
             quietly(monitor.end_cell)
             raise
         cost = monitor.end_cell()
+        if _sizable(run, cell, spec):
+            run.paces[_question(cell)] = _pace(result)
         if plan.syscall_profile_s and not stack.instance.dead_servers() and monitor.begin_profile():
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).
@@ -117,6 +121,37 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
         # Checked by target.check when the stack started; the engine has a guard of its own.
         allow_remote=not target.is_loopback(instance.host), **shape,
     )
+
+
+def _sizable(run: Run, cell: Cell, spec: LoadSpec) -> bool:
+    """Can this cell's window be a count (planning/window.py)? A closed loop of one URL or
+    a mix, measured by one local engine for the plan's duration, with nobody beside it:
+    other visitor classes last a fixed time, a page is counted in pages, and a load spread
+    over clients or walking through stages keeps its clock."""
+    return (cell.load == "closed" and cell.rate is None and not cell.duration_s and run.plan.duration_s is not None
+            and spec.page is None and cell.background == "none" and run.plan.hosts.single_local)
+
+
+def _question(cell: Cell) -> tuple:
+    return (cell.stack.label, cell.workload, cell.concurrency, cell.keepalive, cell.protocol, cell.handshake,
+            cell.network)
+
+
+def _pace(result: EngineResult) -> window.Pace:
+    seconds = result.duration_us / 1e6
+    return window.Pace(result.requests.completed / seconds if seconds > 0 else 0.0,
+                       result.clients.without_response or 0)
+
+
+def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> LoadSpec:
+    """The measured load with its window sized to how fast the stack answered this
+    question before: in an earlier repetition, else in this cell's warm-up."""
+    if not _sizable(run, cell, spec):
+        return spec
+    plan = run.plan
+    pace = run.paces.get(_question(cell)) or (_pace(warm) if warm is not None else None)
+    w = window.size(plan.duration_s, plan.timeout_s, plan.equivalence, cell.concurrency, pace)
+    return replace(spec, duration_s=w.duration_s, requests=w.requests)
 
 
 def _background(run: Run, stack: StartedStack, cell: Cell, spec: LoadSpec) -> Background | None:

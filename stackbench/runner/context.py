@@ -75,6 +75,9 @@ class Run:
     lab: Lab  # with clients, its `load` spreads every load over them
     pins: Pinning
     monitor: RunMonitor
+    # How fast each stack answered each question when last measured in this run
+    # (runner/cell.py), so the next repetition's window is sized to it (planning/window.py).
+    paces: dict = field(default_factory=dict)
 
     @classmethod
     def within(cls, session: Session, run_id: int, monitor: RunMonitor) -> Run:

@@ -62,8 +62,30 @@ class Scenario:
             data.update(data["scenario"].get("quick", {}))
         if variant is not None:
             data.update(data["scenario"]["variants"][variant])
+        if quick:
+            _adapt(data)
         return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else "")
                               + (f" --variant {variant}" if variant else ""))
+
+
+# A quick form's repetitions (spec: every comparison decided in 2 minutes on 2 cores):
+# its runs a side at least, then more while a throughput comparison is still without a
+# verdict, none begun that would end past this long after the first (the rest of the
+# 2 minutes: stacks' start, a WordPress site's provisioning, the report).
+QUICK_BUDGET_S = 100
+QUICK_MAX_REPETITIONS = 15
+
+
+def _adapt(data: dict[str, Any]) -> None:
+    """A quick form adapts (runner/repetitions.py): its repetitions become the least of
+    repetitions = "auto" within QUICK_BUDGET_S. A form of fewer runs than a verdict needs
+    (a capacity search's one) stays as it is."""
+    reps = data.get("repetitions", 1)
+    if reps != "auto":
+        if not isinstance(reps, int) or reps < plan_mod.MIN_RUNS:
+            return
+        data.update(repetitions="auto", min_repetitions=reps, max_repetitions=max(reps, QUICK_MAX_REPETITIONS))
+    data.setdefault("budget", f"{QUICK_BUDGET_S}s")
 
 
 def names() -> list[str]:

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
+from stackbench.planning import window
 from stackbench.planning.machine import MachineProfile
 from stackbench.planning.plan import Cell, Plan
 from stackbench.planning.protocols import CLEAR, PROTOCOLS
@@ -31,6 +32,16 @@ def load_line(plan: Plan) -> str:
     what = "open loop (latency from the intended send time)" if m.kind == "rate" else "closed loop"
     ramp = f"; ramp {m.ramp}" + (" on one running stack" if plan.restart == "stack" else "") if m.walk else ""
     return f"load: {what}{ramp}"
+
+
+def window_line(plan: Plan, remeasure: int) -> str | None:
+    """How each cell's window is sized (planning/window.py) and how often an invalid
+    repetition is measured again (`remeasure`: runner/repetitions.py)."""
+    again = (f"; an invalid repetition (the engine at its limit, the hypervisor's steal) is measured again, up to "
+             f"{remeasure} more time{'s' if remeasure != 1 else ''} a cell" if remeasure else "")
+    if plan.load.kind != "closed" or plan.duration_s is None:
+        return again.removeprefix("; ") or None
+    return window.describe(plan.duration_s, plan.timeout_s, plan.equivalence) + again
 
 
 def network_lines(plan: Plan) -> list[str]:
@@ -89,7 +100,10 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
     if calibrations_s:
         line += (f"; plus about {sum(calibrations_s):.0f} s to measure "
                  f"{len(calibrations_s)} network profile{'s' if len(calibrations_s) > 1 else ''} (once per run)")
-    if plan.adaptive:
+    if plan.adaptive and plan.budget_s is not None:
+        line += (f" (repetitions = \"auto\": {plan.min_repetitions}, then more while a throughput comparison has "
+                 f"no verdict, up to {plan.max_repetitions}, none begun that would end past {plan.budget_s:g} s)")
+    elif plan.adaptive:
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")
     return line

@@ -25,7 +25,9 @@ MODES = ("auto", "quiet", "json")
 
 
 class TerminalProgress(Events):
-    def __init__(self, stream: TextIO = sys.stderr, mode: str = "auto", out: TextIO = sys.stdout):
+    def __init__(self, stream: TextIO | None = None, mode: str = "auto", out: TextIO | None = None):
+        # The streams as they are now, not as they were when this module was imported.
+        stream, out = stream or sys.stderr, out or sys.stdout
         self.stream, self.out, self.mode = stream, out, mode
         self.live = mode == "auto" and stream.isatty()
         self.lines = mode == "auto" and not self.live

@@ -64,11 +64,25 @@ def headline(v: Verdict, band: float, self_comparison: bool = False) -> str:
         return (f"{v.candidate} vs {v.baseline}: {_at_limit(v)} at the generator's limit: not separable on this "
                 f"machine (add a core, or a client host) (measured {_signed(c.ratio)}, CI {_signed(c.ci_low)} to "
                 f"{_signed(c.ci_high)}, {runs})")
+    if kind == verdicts_mod.NOT_RESOLVABLE:
+        return f"{v.candidate} vs {v.baseline}: {unresolved(v)} (measured {_signed(c.ratio)}, {runs})"
     if kind in (verdicts_mod.AT_LEAST_HIGHER, verdicts_mod.AT_LEAST_LOWER):
         bounded = v.candidate if kind == verdicts_mod.AT_LEAST_HIGHER else v.baseline
         return (f"{v.candidate} {_comparative(v, at_least=True)} {v.baseline} ({level(c)} CI {_ci_pct(c)}, {runs}{_p(c)}; "
                 f"{bounded}'s runs at the generator's limit: a lower bound)")
     return _stated(v, band, runs) + _bound_note(v)
+
+
+def unresolved(v: Verdict) -> str:
+    """Why a throughput comparison has no verdict at this resolution, in words: "throughput
+    not resolvable with 2.0 responses a client in the window (one response is 3.1 % of
+    it)"."""
+    base, cand = v.baseline_side, v.candidate_side
+    assert base is not None and cand is not None  # decided from both sides
+    coarser = cand if cand.step >= base.step else base
+    per = "" if coarser.per_client is None else f" with {coarser.per_client:.1f} responses a client in the window"
+    return (f"{v.metric.label} not resolvable{per} (one response is {coarser.step:.1%} of {coarser.label}'s figure: "
+            "a longer window, or a count of responses, would settle it)")
 
 
 def _bound_note(v: Verdict) -> str:
@@ -349,7 +363,7 @@ SUMMARY_HEAD = ("workload", "load", "keep-alive", "stack", "runs", "req/s median
 MARKS = {stats.Verdict.EQUIVALENT.value: "≈", stats.Verdict.NO_DIFFERENCE.value: "n.s.",
          stats.Verdict.INSUFFICIENT.value: "?", verdicts_mod.CANDIDATE_FAILS: "fails",
          verdicts_mod.BASELINE_FAILS: "base fails", verdicts_mod.NEITHER_SERVES: "neither",
-         verdicts_mod.NOT_SEPARABLE: "n.sep."}
+         verdicts_mod.NOT_SEPARABLE: "n.sep.", verdicts_mod.NOT_RESOLVABLE: "n.res."}
 
 
 def marks(vs: Verdicts | None) -> dict[tuple, str]:
@@ -357,8 +371,8 @@ def marks(vs: Verdicts | None) -> dict[tuple, str]:
     `vs base` column: "+43 %" / "−70 %" when significant, "≥+76 %" / "≤−40 %" when a
     lower bound settles it, "≈" equivalent, "n.s." no significant difference, "fails"
     it fails the load and the baseline does not, "base fails" the other way round,
-    "neither" both fail it, "n.sep." not separable at the generator's limit, "?" not
-    enough runs, "base" the baseline itself."""
+    "neither" both fail it, "n.sep." not separable at the generator's limit, "n.res." not
+    resolvable in steps of one response, "?" not enough runs, "base" the baseline itself."""
     out: dict[tuple, str] = {}
     for v in (vs.for_metric("throughput") if vs else []):
         c = v.comparison
@@ -448,7 +462,8 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         out.write(style.dim(table.wrap(
             "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
             "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
-            "load, n.sep. not separable at the generator's limit, ? too few valid runs (the verdicts below say "
+            "load, n.sep. not separable at the generator's limit, n.res. not resolvable with the responses a "
+            "client completed in the window, ? too few valid runs (the verdicts below say "
             "more)")) + "\n")
     if with_outcome:
         out.write(style.dim(table.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
@@ -492,4 +507,12 @@ def stop_sentence(stop: dict) -> str:
                      "difference")
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
                 f"±{stop['target']:.0%} ({widest}){noisy}")
-    return f"repetitions: {n} (fixed by the plan)"
+    if stop.get("reason") == "decided":
+        return (f"repetitions: {n}, stopped because every throughput comparison had a verdict (more runs were "
+                f"allowed within the {stop['budget_s']:g} s budget)")
+    if stop.get("reason") == "budget":
+        return (f"repetitions: {n}, stopped because another would have ended past the {stop['budget_s']:g} s "
+                "budget; the comparisons still without a verdict say so")
+    again = stop.get("remeasured")
+    return f"repetitions: {n} (fixed by the plan)" + (
+        f"; {again} invalid cell measurement(s) measured again" if again else "")

@@ -1,0 +1,48 @@
+"""Windows sized to the work (planning/window.py): a fast stack keeps the plan's window;
+a slow one is measured by a count of responses, capped; a stack that left a client
+without a response is followed to the deadline."""
+
+from __future__ import annotations
+
+from stackbench.planning import window
+from stackbench.planning.window import Pace, Window
+
+
+def test_a_stack_the_window_holds_many_responses_of_keeps_it():
+    assert window.size(2.0, 10.0, 0.02, 16, Pace(50_000.0)) == Window(2.0)
+
+
+def test_without_a_pace_the_plan_window_is_kept():
+    assert window.size(3.0, 30.0, 0.02, 16, None) == Window(3.0)
+
+
+def test_wordpress_on_one_core_is_counted_not_timed():
+    """16 clients, 10.7 pages/s: a 3 s window holds 32 responses (steps of 3 %), two a
+    client. Measured by a count of 4 a client instead, capped at 4 windows."""
+    w = window.size(3.0, 30.0, 0.02, 16, Pace(10.7))
+    assert w == Window(12.0, 64) and w.counted
+
+
+def test_a_count_holds_what_the_window_would_when_that_is_more():
+    # 40 responses in 2 s at 4 clients: 10 a client, but under the 100 a ±2 % step needs
+    assert window.size(2.0, 10.0, 0.02, 4, Pace(20.0)) == Window(8.0, 40)
+
+
+def test_a_client_left_without_a_response_is_followed_to_the_deadline():
+    """Prefork serving 8 of 64 kept-alive clients fast: plenty of responses, but 56 got
+    none. The count keeps the window's size and waits for them until the timeout."""
+    w = window.size(3.0, 5.0, 0.02, 64, Pace(5000.0, unserved=56))
+    assert w == Window(6.0, 15_000)
+
+
+def test_the_cap_is_stretch_times_the_window_or_a_second_past_the_deadline():
+    assert window.cap_s(2.0, 10.0) == 8.0
+    assert window.cap_s(3.0, 5.0) == 6.0
+    assert window.cap_s(5.0, 1.0) == 5.0  # never shorter than the plan's window
+    assert window.resolve_count(0.02) == 100 and window.resolve_count(0.05) == 40
+
+
+def test_the_dry_run_says_the_rule():
+    words = window.describe(3.0, 30.0, 0.02)
+    assert "3 s where the stack answers 100 responses" in words and "at most 12 s" in words
+    assert "unserved only past the 30 s timeout" in words
