@@ -33,8 +33,8 @@ STEAL_SHARE = 0.10
 # for failed requests is the same 1 %.
 NON_2XX_SHARE = 0.01
 
-# Two kinds of bad repetitions, never confused (SPEC.md, Method; analysis/outcomes.py
-# decides each repetition's outcome from these):
+# Two kinds of bad repetitions, never confused (docs/methods.md, "Two kinds of bad runs";
+# analysis/outcomes.py decides each repetition's outcome from these):
 #
 # MEASUREMENT FAILURES: the figures describe the generator or the host, not the stack.
 # The repetition is invalid: shown, never in a verdict.

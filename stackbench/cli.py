@@ -49,7 +49,7 @@ def _cpu_idle(p: argparse.ArgumentParser) -> None:
                    help="idle cores during the run, in place of the plan's cpu_idle: the load engine's held "
                         "polling where this machine allows it (auto, the default), as the system has them, all "
                         "polled, never halted, or the engine's alone or refuse to run (needs root; on a VM, waking "
-                        "a halted core costs both sides µs; polling spins the idle cores: README, 'Idle cores'); "
+                        "a halted core costs both sides µs; polling spins the idle cores: docs/guide/idle-cores.md); "
                         "a resumed run keeps what its first part did")
 
 

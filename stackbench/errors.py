@@ -1,7 +1,7 @@
 """Typed errors. Each carries the sentence a user sees and the exit status the CLI returns.
 
 The CLI's single top-level handler (cli.main) turns these into one line on stderr; a
-traceback only appears with --debug (the HTTPie/hyperfine pattern from STYLE.md).
+traceback only appears with --debug (the pattern of HTTPie and hyperfine).
 """
 
 from __future__ import annotations

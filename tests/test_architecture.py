@@ -1,6 +1,6 @@
-"""The architecture the README's "Architecture" section describes, checked on the code:
-who may import whom (RULES, one table: the README's "Who may import whom" says the same,
-and a test compares the two), no import cycle between modules, and the engine's JSON
+"""The architecture docs/architecture.md describes, checked on the code:
+who may import whom (RULES, one table: docs/architecture.md's "Who may import whom" says
+the same, and a test compares the two), no import cycle between modules, and the engine's JSON
 read in one place (engine/result.py parses it; only the store's row mapping and
 engine/merge.py also handle the document).
 
@@ -162,7 +162,7 @@ def import_breaches(package: Path) -> list[str]:
     found = []
     for imp in imports(package):
         if imp.source and room(imp.source) not in RULES and room(imp.source) not in LEAVES:
-            found.append(f"{imp.where}: room {room(imp.source)!r} has no row in RULES (nor in the README)")
+            found.append(f"{imp.where}: room {room(imp.source)!r} has no row in RULES (nor in docs/architecture.md)")
         elif imp.source and room(imp.source) in LEAVES and room(imp.target) not in LEAVES | {room(imp.source)}:
             found.append(f"{imp.where}: the leaf {room(imp.source)} imports {imp.target}")
         elif imp.source and room(imp.source) in RULES and not allowed(imp.source, imp.target):
@@ -340,7 +340,7 @@ def repacked_documents(path: Path) -> list[int]:
 PACKAGE = ROOT / "stackbench"
 
 
-def test_every_import_is_one_the_readme_allows():
+def test_every_import_is_one_the_architecture_allows():
     assert import_breaches(PACKAGE) == []
 
 
@@ -350,7 +350,7 @@ def test_no_module_imports_itself_round_a_cycle():
 
 def test_the_rows_run_down_but_for_the_ties():
     """Without its ties the table is a layering: no room reaches itself through it, so a
-    new import that points up is either refused or named a tie here and in the README."""
+    new import that points up is either refused or named a tie here and in docs/architecture.md."""
     assert TIES <= {(here, rule) for here, rules in RULES.items() for rule in rules}
     down = {here: {rule.split(".")[0] for rule in rules if (here, rule) not in TIES} for here, rules in RULES.items()}
 
@@ -382,20 +382,20 @@ def test_the_walk_sees_the_package_and_the_schema():
     assert {"threshold_us", "share", "not_sent"} <= params and "threshold_us" not in document
 
 
-def test_the_readme_states_the_same_rules():
-    """README.md's "Who may import whom" lists, per room, what it may import: the same
-    as RULES, and the same leaves."""
-    readme = (ROOT / "README.md").read_text()
-    said = readme_rules(readme)
+def test_the_architecture_page_states_the_same_rules():
+    """docs/architecture.md's "Who may import whom" lists, per room, what it may import:
+    the same as RULES, and the same leaves."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    said = page_rules(page)
     assert said == RULES
-    leaves = re.search(r"\*\*Who may import whom\.\*\*(.*?)\n- ", readme, re.S).group(1)
+    leaves = re.search(r"\*\*Who may import whom\.\*\*(.*?)\n- ", page, re.S).group(1)
     assert set(re.findall(r"`([\w.]+)`", _outside_parentheses(leaves))) == LEAVES
 
 
-def readme_rules(readme: str) -> dict[str, set[str]]:
-    """The rows of the README's list: "- `room` → `a`, `b.c` (why), …" (backticked names
-    outside parentheses are what the room may import)."""
-    section = readme.split("**Who may import whom.**", 1)[1].split("\n\n", 1)[0]
+def page_rules(page: str) -> dict[str, set[str]]:
+    """The rows of docs/architecture.md's list: "- `room` → `a`, `b.c` (why), …" (backticked
+    names outside parentheses are what the room may import)."""
+    section = page.split("**Who may import whom.**", 1)[1].split("\n\n", 1)[0]
     rows = {}
     for item in re.split(r"\n- ", section)[1:]:
         text = _outside_parentheses(" ".join(item.split()))
@@ -417,7 +417,7 @@ if __name__ == "__main__":
     tree = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
     package = tree / "stackbench"
     schema = tree / "loadgen" / "schema" / "result-v1.schema.json"
-    for title, lines in (("imports the README does not allow", import_breaches(package)),
+    for title, lines in (("imports docs/architecture.md does not allow", import_breaches(package)),
                          ("import cycles", [" ↔ ".join(g) for g in module_cycles(package)]),
                          ("engine keys read outside their place",
                           key_breaches(package, schema if schema.exists() else SCHEMA))):

@@ -115,7 +115,7 @@ def test_an_rsa_leaf_with_tickets_off(stack_id, workdir):
         assert status == 0 and re.search(r"Ciphersuite: (\S+)", out).group(1) in tls_policy.tls12_ciphers("rsa")
         assert "Signature type: RSA" in out, out
         # hitch has no switch for OpenSSL's own session cache, which it keeps per worker:
-        # without tickets a client still resumes there (README "Fair TLS").
+        # without tickets a client still resumes there (docs/methods/fair-tls.md).
         assert resumes(inst, workdir, "-tls1_3") == (stack_id == "varnish-apache")
         assert not resumes(inst, workdir, "-tls1_2") or stack_id == "varnish-apache"
 

@@ -9,8 +9,8 @@
 //! The rate limit is a token bucket one packet deep, i.e. a link that sends one packet at
 //! a time: a packet starts when the one before it has finished and takes len·8/rate to
 //! send. A deeper bucket would let a burst through at full speed (the tbf burst trap in
-//! FIELD-NOTES). The queue is the backlog in bytes still to be sent, exactly what a router
-//! holds: at time t it is (busy_until − t)·rate/8.
+//! docs/servers.md, "Network shaping"). The queue is the backlog in bytes still to be
+//! sent, exactly what a router holds: at time t it is (busy_until − t)·rate/8.
 
 use crate::rng::Rng;
 use crate::shape::Shape;

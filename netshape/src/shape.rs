@@ -8,7 +8,8 @@
 pub const FULL_PACKET: u64 = 1500;
 /// Default queue: this much time at the rate (a router's "100 ms of buffer" rule of thumb,
 /// e.g. 62.5 kB at 5 Mbit/s) — deep enough that TCP's slow start does not overflow it at
-/// once (a too-small queue collapses cwnd, FIELD-NOTES), shallow enough not to bloat RTT.
+/// once (a too-small queue collapses cwnd: docs/servers.md, "Network shaping"), shallow
+/// enough not to bloat RTT.
 pub const DEFAULT_QUEUE_NS: u64 = 100_000_000;
 /// … but never fewer than this many full packets (at 1.6 Mbit/s 100 ms is 13 packets).
 pub const MIN_DEFAULT_QUEUE_PACKETS: u64 = 10;

@@ -1,7 +1,7 @@
 """Which side was the bottleneck of a repetition (pure): the load engine, the server, both,
 or neither — from how busy each side's cores were over the measured window, with each
-side's CPU per request beside it (issue 25: a reader must see, per cell, how close the
-engine came to its core's limit and how busy the server's cores were).
+side's CPU per request beside it (a reader must see, per cell, how close the engine came
+to its core's limit and how busy the server's cores were).
 
 - The engine's share is its busiest thread's CPU over the measured phase as a share of
   one core (EngineResult.engine_busy; one thread is one core's worth of work, and the

@@ -1,6 +1,6 @@
 """One stored cell's figures, typed, computed once: what the table, explain and the HTML
 report show, and the repetition's outcome (outcomes.py: invalid, served, or failed the
-load, and how). None when not computable (STYLE.md), never 0."""
+load, and how). None when not computable, never 0."""
 
 from __future__ import annotations
 
@@ -66,9 +66,9 @@ class CellFigures:
     # Which side limited the load — the engine, the server, both, neither — with each
     # side's busy share and CPU per request (bottleneck.py); None: the engine never ran.
     bottleneck: bottleneck_mod.Bottleneck | None = None
-    # Protocols (issue 24): the protocol as asked, or "h2 → http/1.1" when a stack asked
-    # for HTTP/2 answered in HTTP/1.1 (questions.spoken_label); over TLS the engine's
-    # handshakes (full, resumed) and its handshake time per connection (None: clear text).
+    # Protocols: the protocol as asked, or "h2 → http/1.1" when a stack asked for HTTP/2
+    # answered in HTTP/1.1 (questions.spoken_label); over TLS the engine's handshakes
+    # (full, resumed) and its handshake time per connection (None: clear text).
     protocol: str = questions.CLEAR
     handshakes_full: int | None = None
     handshakes_resumed: int | None = None

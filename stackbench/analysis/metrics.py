@@ -1,6 +1,6 @@
 """Figures derived from a stored cell, defined once for every report.
 
-None when not computable (nothing measured, zero requests) — never 0 (STYLE.md).
+None when not computable (nothing measured, zero requests) — never 0.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Each repetition's outcome (pure): an invalid measurement, or a valid one that served
 the load or failed it — and how, as data the reports word.
 
-SPEC.md (Method) keeps two kinds of bad runs apart, and so does this module:
+The method keeps two kinds of bad runs apart (docs/methods.md, "Two kinds of bad runs"),
+and so does this module:
 - INVALID: the measurement cannot be trusted — the generator was the bottleneck while the
   server had headroom (engine_saturated with the server under SERVER_BUSY, or its busy
   share unknown), the hypervisor took the server's core (cpu_steal), or nothing was

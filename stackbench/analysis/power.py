@@ -25,8 +25,8 @@ A true ratio r between the stacks is a shift d = |log r|. With n runs a side:
 
 Power is the chance of finding a real difference of that size: POWER = 0.8, "4 times in
 5" (Cohen 1988, "Statistical Power Analysis for the Behavioral Sciences": the
-conventional target). The difference a plan should find: DETECT = 20 % (issue 23; the
-stacks compared here differ by 20–80 %).
+conventional target). The difference a plan should find: DETECT = 20 % (bench/RESULTS.md,
+"Power that fits the question"; the stacks compared here differ by 20–80 %).
 
 This machine's noise is what its earlier runs showed (noise(): the median over stacks
 and questions of the run-to-run spread of throughput), when the store has some; else

@@ -1,4 +1,4 @@
-"""What a protocol costs one stack (issue 24): HTTPS against clear HTTP/1.1 and HTTP/2
+"""What a protocol costs one stack: HTTPS against clear HTTP/1.1 and HTTP/2
 against HTTPS (or clear HTTP/1.1 when the plan did not ask HTTPS) on the same stack,
 workload and level — "TLS costs nginx 38 % of its throughput at c=16 without
 keep-alive" — and what the server spends per new TLS connection.

@@ -10,7 +10,7 @@ significance. Invalid repetitions (a measurement failure: caveats.MEASUREMENT_FA
 or no engine result) are left out, and said so. A repetition that failed the load is a
 result: it counts with what it delivered (outcomes.py), and a side whose valid runs
 mostly failed loses the comparison — "fails this load" — without a test: the failure is
-the answer, not noise to average (SPEC.md, Method).
+the answer, not noise to average (docs/methods.md, "Two kinds of bad runs").
 
 Holm–Bonferroni adjusts each metric's family of comparisons in a run (all its
 throughput comparisons together, all its p99 ones together, …): a plan that asks many

@@ -64,7 +64,7 @@ class LoadSpec:
     # Over SSH: the engine exits when its stdin closes (the lab keeps a pipe open), so a
     # lab, a Ctrl-C or a connection that dies stops the remote load at once.
     watch_stdin: bool = False
-    # An https:// url (issue 24): the engine trusts only `cacert` (the run's CA, PEM), or
+    # An https:// url: the engine trusts only `cacert` (the run's CA, PEM), or
     # accepts exactly the leaf `pin_cert` (PEM, compared by its bytes: measured runs,
     # where verifying a chain per connection would make the engine the bottleneck of a
     # full-handshake run). `handshake`: keep-alive | resumed | full (None: the engine's
@@ -74,7 +74,7 @@ class LoadSpec:
     handshake: str | None = None
     http2: bool = False
     streams: int = 1
-    # The engine's I/O path, "epoll" or "uring" (issue 25); None: the engine's default.
+    # The engine's I/O path, "epoll" or "uring"; None: the engine's default.
     io: str | None = None
 
     def argv(self, binary: str) -> list[str]:

@@ -5,7 +5,7 @@ engine answers (engine/process.py, hosts/clients.py) and when a stored cell is r
 JSON's keys (engine/merge.py, which adds several engines' documents into one, aside).
 A figure older engines did not report is None (or empty) here, so old stores read.
 
-Not computable is None, never 0 (STYLE.md): a run with no completed request has no
+Not computable is None, never 0 (hyperfine's Option for a standard deviation): a run with no completed request has no
 latency, and says so.
 """
 
@@ -69,7 +69,7 @@ class Errors:
     length_mismatch: int = 0
     too_large: int | None = None  # engine >= 0.5: a response over one of the engine's bounds
     rejected: int | None = None
-    # Over TLS and HTTP/2 (issue 24; None from engines without them): the handshake failed
+    # Over TLS and HTTP/2 (None from engines without them): the handshake failed
     # (the alert in the details), the server's certificate was not the one trusted or
     # pinned, the server sent GOAWAY, or reset a stream (by error code in the details).
     tls_handshake: int | None = None
@@ -263,7 +263,7 @@ class EngineResult:
     start_sync: StartSync | None = None
     errors: Errors | None = None  # failed requests by class (None: not reported)
     # What was spoken: "http/1.1", "h2", or "mixed" (some connections each); None from an
-    # engine before issue 24, which spoke HTTP/1.1 only.
+    # engine without TLS and HTTP/2, which spoke HTTP/1.1 only.
     protocol: str | None = None
     tls: Tls | None = None  # https targets only
     asked: Asked = field(default_factory=Asked)

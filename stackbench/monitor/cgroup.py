@@ -5,7 +5,8 @@ Works with what the machine has: on this kind of machine memory, cpuacct and pid
 cgroup v1 controllers and the v2 (unified) tree has cpu.stat and is what `perf -G` uses;
 on a pure v2 machine everything is in /sys/fs/cgroup. A process is placed by writing its
 pid into each hierarchy's cgroup.procs *before it execs* (v1 does not move memory already
-charged elsewhere, FIELD-NOTES), i.e. from the child's preexec hook.
+charged elsewhere: docs/servers.md, "cgroups: v1 memory"), i.e. from the child's
+preexec hook.
 """
 
 from __future__ import annotations

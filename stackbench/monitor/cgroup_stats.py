@@ -3,7 +3,8 @@
 v1 (this machine): memory.usage_in_bytes, memory.max_usage_in_bytes (write 0 to reset),
 memory.stat total_*; cpuacct.usage (ns) and cpuacct.stat (USER_HZ ticks); pids.current
 counts tasks, i.e. threads. v2: memory.current, memory.peak, memory.stat, cpu.stat (µs).
-Each read is ~40 µs (FIELD-NOTES); a whole sample well under 1 ms.
+Each read is ~40 µs (docs/servers.md, "Memory: PSS, not summed RSS"); a whole sample
+well under 1 ms.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Per-process memory: RSS and PSS from /proc/PID/smaps_rollup.
 
-Summed RSS overcounts shared pages badly (≈10× for a 32-child prefork, FIELD-NOTES); PSS
-splits each shared page among its users, so per-process PSS adds up to the truth. PSS
-costs 150–300 µs per process, so it is read once per cell, right after the load, while
-every worker still exists — not on the sampling path.
+Summed RSS overcounts shared pages badly (≈10× for a 32-child prefork: docs/servers.md,
+"Memory: PSS, not summed RSS"); PSS splits each shared page among its users, so
+per-process PSS adds up to the truth. PSS costs 150–300 µs per process, so it is read
+once per cell, right after the load, while every worker still exists — not on the
+sampling path.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Counting system calls with `strace -c -f` where perf cannot (no perf, no cgroup v2).
 
 strace stops the traced process at every system call, so servers run 2–10× slower
-(FIELD-NOTES): it is used only in the profile pass (never in the measured window), and
-the cell gets a note saying so. Per-request counts stay exact: the pass's calls divided
-by the requests completed while strace was attached. strace must be given every pid
-(`-p` on a master misses workers that already exist), plus -f for new children.
+(docs/servers.md, "System calls"): it is used only in the profile pass (never in the
+measured window), and the cell gets a note saying so. Per-request counts stay exact: the
+pass's calls divided by the requests completed while strace was attached. strace must be
+given every pid (`-p` on a master misses workers that already exist), plus -f for new
+children.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ any of its links), so every class uses the same URL.
 
 Per-namespace sysctls are set here and nowhere else: clients reuse TIME_WAIT ports and
 use the whole port range (a Connection: close load over a veth runs out of ports in
-about a second otherwise, FIELD-NOTES), and the server's socket buffers are what the
-plan asks (`tcp_wmem`, so slow visitors really hold a worker)."""
+about a second otherwise: docs/servers.md, "Connection: close loads"), and the server's
+socket buffers are what the plan asks (`tcp_wmem`, so slow visitors really hold a
+worker)."""
 
 from __future__ import annotations
 

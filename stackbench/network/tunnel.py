@@ -2,8 +2,9 @@
 device in each, joined by the userspace forwarder `stackbench-netshape` (netshape/).
 
 Why in user space: this kernel has no netem and cannot load modules; tbf on a veth
-limits a rate but cannot delay (FIELD-NOTES). The forwarder's own timing error is
-measured (its lateness counters) and its cost is its CPU time — `stats()` has both.
+limits a rate but cannot delay (docs/servers.md, "Network shaping"). The forwarder's
+own timing error is measured (its lateness counters) and its cost is its CPU time —
+`stats()` has both.
 
 open(): start the forwarder, which creates both TUN devices (they live as long as its
 descriptors: killed, even by SIGKILL, it takes them with it), give each a point-to-point

@@ -1,10 +1,11 @@
 """A veth pair between two of the lab's namespaces, its rate shaped by tbf on each end
 (server end: what visitors download; client end: what they upload).
 
-tbf's burst and queue matter (FIELD-NOTES): a burst too large lets a whole response
-through at line speed, a queue too small drops packets and collapses TCP's window. The
-burst is 2 ms worth of bytes (at least two full frames, and at least what the kernel's
-timer can refill between ticks at HZ=250: 4 ms), the queue 50 ms worth (at least 64 KiB).
+tbf's burst and queue matter (docs/servers.md, "Network shaping"): a burst too large
+lets a whole response through at line speed, a queue too small drops packets and
+collapses TCP's window. The burst is 2 ms worth of bytes (at least two full frames, and
+at least what the kernel's timer can refill between ticks at HZ=250: 4 ms), the queue
+50 ms worth (at least 64 KiB).
 Both ends are made inside the namespaces in one command, so no device ever appears in
 the host's namespace."""
 

@@ -14,8 +14,8 @@ cell's own figures stay the measured visitors'.
     background = ["none", "slow"]   # each cell without, then with, the slow visitors
 
 A slow reader only holds a server if the server cannot park the whole response in its
-socket buffers (FIELD-NOTES "Slow clients"): `server_tcp_wmem` caps them in the server's
-namespace, e.g. "4096 16384 65536".
+socket buffers (docs/servers.md, "Slow clients"): `server_tcp_wmem` caps them in the
+server's namespace, e.g. "4096 16384 65536".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The protocols a plan can ask a stack for, and its TLS keys (issue 24).
+"""The protocols a plan can ask a stack for, and its TLS keys.
 
 `protocol = ["http/1.1", "https", "h2"]` is a sweep axis like `keepalive`: "http/1.1" is
 clear text (the default, "http" is read as it), "https" HTTP/1.1 over TLS, "h2" HTTP/2

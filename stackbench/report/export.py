@@ -30,9 +30,9 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "pages_per_s", "page_load_p50_us", "page_load_p99_us", "php_opcache",
                "service_memory_peak_bytes", "service_cpu_us_per_request", "oom_kills", "memory_limit_bytes",
                "outcome", "failures", "engine_bound", "server_busy_share",
-               # which side was the bottleneck (issue 25): the engine's busiest thread, its CPU per request
+               # which side was the bottleneck: the engine's busiest thread, its CPU per request
                "engine_busy_share", "engine_cpu_us_per_request", "bottleneck",
-               # protocols (issue 24): asked, spoken, negotiated; the client's TLS handshakes
+               # protocols: asked, spoken, negotiated; the client's TLS handshakes
                "protocol", "handshake", "streams", "spoken", "protocol_label", "alpn", "tls_version", "tls_cipher",
                "tls_group", "handshakes_full", "handshakes_resumed", "handshake_p50_us", "handshake_p99_us",
                "connect_p50_us")

@@ -103,7 +103,8 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
         protocol = PROTOCOLS[cell.protocol]
         # Measured runs pin the run's own leaf (its bytes), not a chain verified per
         # connection: a full handshake costs the client as much as the server, and the
-        # engine must not become the bottleneck of a full-handshake run (FIELD-NOTES).
+        # engine must not become the bottleneck of a full-handshake run (docs/servers.md,
+        # "The client's side of a handshake").
         # A stack whose TLS port answered HTTP/2's offer with HTTP/1.1 when it was
         # verified (Apache prefork) is visited as a browser then visits it: an HTTP/1.1
         # client with its connections (page mode: six per visitor), the offer of h2 made
@@ -127,9 +128,11 @@ def _sizable(run: Run, cell: Cell, spec: LoadSpec) -> bool:
     """Can this cell's window be a count (planning/window.py)? A closed loop of one URL or
     a mix, measured by one local engine for the plan's duration, with nobody beside it:
     other visitor classes last a fixed time, a page is counted in pages, and a load spread
-    over clients or walking through stages keeps its clock."""
-    return (cell.load == "closed" and cell.rate is None and not cell.duration_s and run.plan.duration_s is not None
-            and spec.page is None and cell.background == "none" and run.plan.hosts.single_local)
+    over clients or walking through stages keeps its clock; a plan that counts requests
+    itself keeps its count."""
+    plan = run.plan
+    return (cell.load == "closed" and cell.rate is None and not cell.duration_s and plan.duration_s is not None
+            and plan.requests is None and spec.page is None and cell.background == "none" and plan.hosts.single_local)
 
 
 def _question(cell: Cell) -> tuple:

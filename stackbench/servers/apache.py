@@ -1,5 +1,6 @@
 """Apache httpd 2.4 as a child process: `apache2 -f CONF -DFOREGROUND`, with our own
-config (never Debian's apache2.conf, which needs apache2ctl's environment; FIELD-NOTES).
+config (never Debian's apache2.conf, which needs apache2ctl's environment; docs/servers.md,
+"Apache").
 
 One component for every Apache role: prefork + mod_php, event + PHP-FPM (mod_proxy_fcgi),
 worker + mod_fcgid (php-cgi), and the prefork + mod_php back end behind nginx or Varnish.
@@ -54,7 +55,7 @@ MOD_FCGID = [Requirement(f"{MODULES}/mod_fcgid.so", "libapache2-mod-fcgid"),
              Requirement("php-cgi8.2", "php8.2-cgi")]
 CONF = "apache/apache2.conf"
 
-# Only what every role needs (FIELD-NOTES lists the compiled-in modules).
+# Only what every role needs (docs/servers.md, "Apache", lists the compiled-in modules).
 MINIMAL_MODULES = ["authz_core", "authz_host", "mime", "dir", "status"]
 # What apache2.postinst enables on a fresh install (enable_default_modules, Debian 12), in
 # the alphabetical order Debian's `IncludeOptional mods-enabled/*.load` loads them.
@@ -105,8 +106,9 @@ class Apache(Server):
         if self.php == "mod_php" and self.ctx.php_env and "env" not in names:
             names.append("env")
         if self.serves_tls:
-            # mod_http2 under prefork too: it refuses HTTP/2 there (FIELD-NOTES) and ALPN
-            # falls back to http/1.1, which the read-back records as the result.
+            # mod_http2 under prefork too: it refuses HTTP/2 there (docs/servers.md, "TLS and
+            # HTTP/2 in these packages") and ALPN falls back to http/1.1, which the read-back
+            # records as the result.
             names += [m for m in ("ssl", "http2") if m not in names]
         return [("php", "libphp8.2.so") if n == "php" else (n, f"mod_{n}.so") for n in names]
 

@@ -2,7 +2,8 @@
 
 Caddy never drops privileges, so as root it is started (and checked) under setpriv as the
 worker user, with HOME and XDG_* in the run directory, where it writes its state
-(FIELD-NOTES). It reads the TLS key as that user too: the key is handed to it (0600).
+(docs/servers.md, "Caddy"). It reads the TLS key as that user too: the key is handed
+to it (0600).
 
 Session tickets cannot be turned off in a Caddyfile (only in Caddy's JSON:
 apps.tls.session_tickets.disabled): with tickets = false the Caddyfile is adapted to

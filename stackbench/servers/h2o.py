@@ -1,7 +1,7 @@
 """h2o as a child process: `h2o -c CONF` (foreground by default), PHP through PHP-FPM.
 
 h2o keeps a root-owned helper (a perl backtrace annotator) in its process group
-(FIELD-NOTES); stopping the group stops it too.
+(docs/servers.md, "h2o"); stopping the group stops it too.
 """
 
 from __future__ import annotations

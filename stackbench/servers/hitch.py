@@ -1,7 +1,8 @@
 """hitch (Debian's TLS proxy for Varnish) as a child process: `hitch --config CONF` in the
 foreground. It terminates TLS on the stack's TLS port and speaks the PROXY protocol to
 Varnish's second listen address (`-a …,PROXY`), which Varnish needs because it has no TLS
-of its own (FIELD-NOTES). It reads its key as root, before it drops to the worker user.
+of its own (docs/servers.md, "hitch"). It reads its key as root, before it drops to the
+worker user.
 """
 
 from __future__ import annotations

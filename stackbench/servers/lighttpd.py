@@ -40,9 +40,9 @@ class Lighttpd(Server):
         )}
 
     def prepare(self) -> None:
-        # lighttpd opens its error log after dropping privileges (FIELD-NOTES), and
-        # writes its temp files then too: a ~100 KB PHP response was cut at 64 KB
-        # while the temp directory was root's.
+        # lighttpd opens its error log after dropping privileges (docs/servers.md,
+        # "lighttpd"), and writes its temp files then too: a ~100 KB PHP response was
+        # cut at 64 KB while the temp directory was root's.
         self.give_to_worker(ERROR_LOG, "tmp/lighttpd/")
 
     def check_argv(self) -> list[str]:

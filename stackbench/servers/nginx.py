@@ -44,7 +44,8 @@ def worker_count(ctx: Context, knobs: dict[str, Any]) -> int:
 def check_upstream_pool(workers: int, keepalive: int, pool: int, pool_knob: str) -> None:
     """Idle kept-alive upstream connections each hold a back-end process (an FPM child, a
     prefork child). When nginx can keep as many as the pool has, new requests find no free
-    process and wait for a timeout (60 s seen with FPM; FIELD-NOTES). Refuse such a plan."""
+    process and wait for a timeout (60 s seen with FPM; docs/servers.md, "nginx"). Refuse
+    such a plan."""
     if workers * keepalive >= pool:
         raise UsageError(
             f"nginx would keep up to {workers} workers x {keepalive} idle upstream connections = "

@@ -1,5 +1,5 @@
 """The one TLS policy every front renders, so a comparison over HTTPS compares servers,
-not their packages' TLS defaults. README "Fair TLS" says where a server cannot follow it.
+not their packages' TLS defaults. docs/methods/fair-tls.md says where a server cannot follow it.
 
 - Versions: TLS 1.2 and 1.3, nothing older.
 - TLS 1.2 suites: ECDHE with AES-128-GCM, AES-256-GCM and CHACHA20-POLY1305, signed by the
@@ -8,10 +8,10 @@ not their packages' TLS defaults. README "Fair TLS" says where a server cannot f
   AES-128-GCM; Go: all three), because h2o 2.2 and Caddy 2.6 (Go) cannot set them; the
   others are not narrowed either, so every front offers the same three.
 - The client's order decides (no server preference): the same client then gets the same
-  suite from every OpenSSL front. Go picks its own order for TLS 1.3 (README).
+  suite from every OpenSSL front. Go picks its own order for TLS 1.3 (docs/methods/fair-tls.md).
 - Key exchange groups: X25519 and P-256.
 - Session resumption by stateless tickets, lifetime 300 s; no server-side session cache
-  where the server lets it be turned off (README: what each keeps). `tickets = false`
+  where the server lets it be turned off (docs/methods/fair-tls.md: what each keeps). `tickets = false`
   turns tickets off (and so every resumption, where no cache is kept).
 - No OCSP stapling (the leaf names no responder; the lab makes no outgoing connection).
 - ALPN: h2 and http/1.1 where the server speaks HTTP/2, else http/1.1.

@@ -1,7 +1,7 @@
 """Varnish Cache as a child process: `varnishd -F` (foreground), VCL in the run directory.
 
-FIELD-NOTES warns that under setsid(1) $! is not varnishd: setsid(1) forks when its caller
-leads a process group. The supervisor calls setsid() itself in the forked child
+Under setsid(1) $! is not varnishd (docs/servers.md, "Varnish"): setsid(1) forks when its
+caller leads a process group. The supervisor calls setsid() itself in the forked child
 (Popen(start_new_session=True)), which does not fork, so the leader is varnishd's manager
 and -P's pid file says the same (the probe waits for that file; the test checks it).
 """
@@ -23,7 +23,7 @@ KNOBS = (
     Knob("varnish_thread_pool_min", 100, "Varnish thread_pool_min (threads per pool kept ready; 2 pools)"),
     Knob("varnish_thread_pool_max", 5000, "Varnish thread_pool_max (threads per pool at most)"),
 )
-# varnishd compiles the VCL with gcc at start and on -C (FIELD-NOTES).
+# varnishd compiles the VCL with gcc at start and on -C (docs/servers.md, "Varnish").
 REQUIREMENTS = [Requirement("varnishd", "varnish"), Requirement("gcc", "gcc")]
 VCL = "varnish/default.vcl"
 

@@ -17,7 +17,7 @@ class ApachePreforkModphp(Stack):
     id = "apache-prefork-modphp"
     description = "Apache 2.4 prefork + mod_php (PHP inside every Apache child)"
     # mod_ssl; h2 is asked of mod_http2 too, which refuses it under prefork: ALPN answers
-    # http/1.1, read back as the result (FIELD-NOTES).
+    # http/1.1, read back as the result (docs/servers.md, "TLS and HTTP/2 in these packages").
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE, apache.MODULE_SET,
                                                       apache.MODPHP_OPCACHE)

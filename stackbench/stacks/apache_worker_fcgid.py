@@ -1,6 +1,6 @@
 """apache-worker-fcgid: Apache 2.4 worker MPM, PHP as php-cgi processes that mod_fcgid
 spawns on demand. Spawning is lazy and throttled (requests that find no free php-cgi wait
-in 1-second steps; FIELD-NOTES): measure only after a warm-up."""
+in 1-second steps; docs/servers.md, "Apache"): measure only after a warm-up."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The explicit table of stack families. A new family is added here, by hand: no
-discovery by globbing at import time (STYLE.md: TechEmpower's toolset does that and it hurts)."""
+discovery by globbing at import time (TechEmpower's toolset does that, and it hurts)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from stackbench.stacks.nginx_proxy_apache import NginxProxyApache
 from stackbench.stacks.unpackaged import Hhvm, OpenLiteSpeed
 from stackbench.stacks.varnish_apache import VarnishApache
 
-# In the order of SPEC.md's stack table.
+# In the order of docs/servers.md's stack table ("The stacks").
 STACKS: dict[str, Stack] = {s.id: s for s in (
     ApachePreforkModphp(),
     ApacheEventFpm(),

@@ -1,4 +1,4 @@
-"""The results store: SQLite, spoken only in this package (STYLE.md).
+"""The results store: SQLite, spoken only in this package (docs/architecture.md).
 
 A run id on every row; one transaction per cell, so a cell is stored whole or not at all
 and an interrupted plan keeps everything measured before the interruption; WAL, so a

@@ -96,9 +96,9 @@ def _v8_to_v9(db: sqlite3.Connection) -> None:
 
 
 def _v9_to_v10(db: sqlite3.Connection) -> None:
-    """v10: protocols (issue 24). Every older cell spoke HTTP/1.1 in clear text (`protocol`
-    'http/1.1', no handshake, no streams, nothing negotiated); what the engine spoke is
-    read from its stored document where it said (NULL for engines before TLS)."""
+    """v10: protocols (HTTPS, HTTP/2). Every older cell spoke HTTP/1.1 in clear text
+    (`protocol` 'http/1.1', no handshake, no streams, nothing negotiated); what the engine
+    spoke is read from its stored document where it said (NULL for engines before TLS)."""
     for column in ("protocol TEXT NOT NULL DEFAULT 'http/1.1'", "handshake TEXT", "streams INTEGER",
                    "negotiated_json TEXT", "protocol_spoken TEXT", "tls_full INTEGER", "tls_resumed INTEGER",
                    "handshake_p50_us INTEGER", "handshake_p99_us INTEGER"):

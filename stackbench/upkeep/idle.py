@@ -80,7 +80,7 @@ def system_words(driver: str | None = None, halt_poll_ns: str | None = None, eng
     if driver == "haltpoll" and halt_poll_ns == "0":
         # What that does to the figures, where they are read (show's header, the report).
         return words + ", halting at once: a server pays some µs each time it wakes the idle load engine, which a " \
-                       "client on another machine would not cost it; README, 'Idle cores')"
+                       "client on another machine would not cost it; docs/guide/idle-cores.md)"
     if driver == "haltpoll" and halt_poll_ns is not None:
         words += f", polling up to {int(halt_poll_ns) // 1000} µs before halting"
     return words + ")"

@@ -1,7 +1,7 @@
 """Supervising server processes: start in their own process group, drain output, wait
 until ready, stop with TERM then KILL, and prove nothing is left behind.
 
-Modelled on Locust's TestProcess (see STYLE.md): every error message carries the tail of
+Modelled on Locust's TestProcess: every error message carries the tail of
 the server's own output and error log, because "it exited" alone helps nobody.
 """
 
@@ -133,7 +133,7 @@ def spawn(
 
 def wait_ready(proc: ServerProcess, probe: Probe, deadline_s: float = 10.0) -> float:
     """Poll `probe` until it succeeds, the process dies, or the deadline passes.
-    Returns the seconds it took. Never a fixed sleep (STYLE.md)."""
+    Returns the seconds it took. Never a fixed sleep."""
     start = time.monotonic()
     while True:
         if not proc.alive():
@@ -176,7 +176,7 @@ def unix_probe(path: Path) -> Probe:
 
 def live_pids_in_group(pgid: int) -> list[int]:
     """Scan /proc for members of a process group, skipping zombies (a zombie answers
-    kill -0 but is already dead; FIELD-NOTES)."""
+    kill -0 but is already dead; docs/servers.md, "Ready and stopped")."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -1,6 +1,6 @@
 """Workloads: what the lab asks a stack to serve, and how it checks the answers.
 
-The registry is this explicit table (no discovery by globbing, STYLE.md); the contract
+The registry is this explicit table (no discovery by globbing: docs/architecture.md); the contract
 is base.py; a new workload is a module beside documents.py and one line here.
 
 Entries are built on first use: the generated JPEGs take ~0.35 s to encode, which

@@ -13,7 +13,7 @@ every stack, with the URLs, weights and checks the plan gives. A plan says:
     contains = "Welcome"                # optional: a string the body must contain
 
 What the lab cannot know — a database the application needs — the user runs and names
-in `env` (README: "Your own application").
+in `env` (docs/guide/your-application.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Two ways in, the same answer: a probe script in the docroot (the lab's generated
 docroots, its WordPress tree), or — for a tree the lab must not write to (the user's
 own application) — an auto_prepend file that answers only requests carrying a probe
 header, with a response header. The prepend file runs on every request of such a
-workload (one include of a few lines): documented in the README.
+workload (one include of a few lines): documented in docs/guide/your-application.md.
 """
 
 from __future__ import annotations

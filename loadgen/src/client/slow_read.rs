@@ -4,7 +4,7 @@
 //! and a connection gets no credit for time it spent idle between requests.
 //!
 //! What this holds on the server depends on the kernel's buffers: see the README
-//! ("Slow readers") and FIELD-NOTES "Slow clients".
+//! ("Network: visitors who are not on localhost") and docs/servers.md, "Slow clients".
 
 use std::pin::Pin;
 use std::time::{Duration, Instant};

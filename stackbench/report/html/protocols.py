@@ -1,4 +1,4 @@
-"""Charts of what the protocol costs (issue 24): per workload and load level, each
+"""Charts of what the protocol costs: per workload and load level, each
 stack's throughput and CPU per request side by side in every protocol and connection
 mode the plan asked (clear HTTP/1.1 with and without keep-alive, HTTPS kept alive,
 resumed, full, HTTP/2), a colour per stack, medians of the valid runs with their 95 % CI

@@ -125,14 +125,14 @@ def idle_line(asked: str, engine_here: bool = True) -> str:
     """`engine_here`: the load engine runs here, on cores of its own (what "auto" holds)."""
     if asked == "auto" and not engine_here:
         return ("idle cores: as the system has them (cpu_idle = \"auto\", the default: the load engine's cores are "
-                "held polling only when it runs here on cores of its own; README, 'Idle cores')")
+                "held polling only when it runs here on cores of its own; docs/guide/idle-cores.md)")
     if asked == "auto":
         return ("idle cores: the load engine's cores held polling, never halted, for the whole run where this machine "
                 "allows it (root, cores of its own), so a server pays nothing to wake its client; the stack's as the "
-                "system has them (cpu_idle = \"auto\", the default: README, 'Idle cores')")
+                "system has them (cpu_idle = \"auto\", the default: docs/guide/idle-cores.md)")
     cores = "the load engine's cores" if asked == "poll-engine" else "every core"
     return (f"idle cores: {cores} held polling, never halted, for the whole run (cpu_idle = \"{asked}\"; on a VM it "
-            "moves the stacks' figures, each its own way: README, 'Idle cores')")
+            "moves the stacks' figures, each its own way: docs/guide/idle-cores.md)")
 
 
 def power_line(pp: power.PlanPower, plan: Plan, repetition_s: float, store: str) -> str:

@@ -8,7 +8,8 @@ backend apache {
 
 sub vcl_recv {
     # varnish_mode = cache: Varnish's built-in rules, which cache PHP responses
-    # that set no cookie and no Cache-Control (hello.php becomes a hit; FIELD-NOTES).
+    # that set no cookie and no Cache-Control (hello.php becomes a hit; docs/servers.md,
+    # "Varnish").
 }
 
 sub vcl_deliver {
