@@ -430,7 +430,7 @@ def test_a_quantized_count_is_not_called_equivalent():
     v = next(v for v in vs.verdicts if v.metric.key == "throughput")
     assert v.comparison.verdict in (stats.Verdict.EQUIVALENT, stats.Verdict.NO_DIFFERENCE)  # what the steps say
     assert v.kind == verdicts.NOT_RESOLVABLE and v.better is None
-    assert v.candidate_side.step == pytest.approx(1 / 32) and v.candidate_side.per_client == 2.0
+    assert v.candidate_side.step_share == pytest.approx(1 / 32) and v.candidate_side.per_client == 2.0
     words = verdicts_text.headline(v, vs.band)
     assert "not resolvable with 2.0 responses a client in the window" in words and "equivalent" not in words
     assert verdicts_text.marks(vs)[(v.question, "apache")] == "n.res."
@@ -447,4 +447,18 @@ def test_windows_that_end_at_a_response_resolve_what_a_fixed_window_cannot():
     base = _page_runs("nginx-fpm", lambda i: 12.0 + 0.1 * i, lambda i: 64, 0, asked)
     cand = _page_runs("apache", lambda i: 10.0 + 0.1 * i, lambda i: 64, 10, asked)
     v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
-    assert v.candidate_side.step == 0.0 and v.kind == stats.Verdict.LOWER.value
+    assert v.candidate_side.step_per_s == 0.0 and v.kind == stats.Verdict.LOWER.value
+
+
+
+def test_a_stack_that_served_nothing_beside_one_that_served_hundreds_is_resolved():
+    """Slow visitors holding every prefork child: the fast clients got nothing in a 1 s
+    window shorter than the deadline (slow, not failed), nginx served 2,000 a second. One
+    response a second is no step against 2,000: the verdict is the statistics'."""
+    base = [cell(seq=i, rps=2000.0 + i, requests_completed=2000 + i, duration_us=1_000_000, connections=16,
+                 engine=_deadline(10)) for i in range(5)]
+    cand = [cell(seq=10 + i, stack_label="apache", rps=0.0, requests_completed=0, duration_us=1_000_000,
+                 connections=16, unserved=16, latency_p50_us=None, latency_p99_us=None,
+                 caveats=[caveat("no_response_all", connections=16)], engine=_deadline(10)) for i in range(5)]
+    v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    assert v.kind == stats.Verdict.LOWER.value and v.candidate_side.failed == 0

@@ -46,3 +46,8 @@ def test_the_dry_run_says_the_rule():
     words = window.describe(3.0, 30.0, 0.02)
     assert "3 s where the stack answers 100 responses" in words and "at most 12 s" in words
     assert "unserved only past the 30 s timeout" in words
+
+
+def test_a_stack_that_failed_the_load_keeps_the_plan_window():
+    """Its database OOM-killed, every answer an error page: no count would answer better."""
+    assert window.size(3.0, 30.0, 0.02, 64, Pace(0.0, unserved=64, failing=True)) == Window(3.0)

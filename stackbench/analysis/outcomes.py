@@ -104,11 +104,11 @@ class Outcome:
     # a window shorter than the deadline ended: slow, not refused (their wait is a floor
     # in p50_us / p99_us).
     pending: int = 0
-    # How finely its throughput was counted: one response's share of it (1/n) when the
-    # window was a fixed time holding n responses (pages in page mode); None when the
-    # window ended at a response (a count asked: no step) or nothing was measured.
-    # And the responses a client completed in the window (n over the connections).
-    step: float | None = None
+    # How finely its throughput was counted: one response a window (1 / its length, per
+    # second; pages in page mode) when the window was a fixed time; None when it ended at
+    # a response (a count asked: no step) or nothing was measured. And the responses a
+    # client (a visitor in page mode) completed in the window.
+    step_per_s: float | None = None
     per_client: float | None = None
 
     @property
@@ -135,19 +135,19 @@ def server_busy(cell: StoredCell) -> float | None:
 
 def of(cell: StoredCell) -> Outcome:
     o = _of(cell)
-    return o if cell.engine is None else replace(o, **resolution(cell.engine))
+    return o if cell.engine is None else replace(o, **resolution(cell.engine, cell.concurrency))
 
 
-def resolution(e: EngineResult) -> dict[str, float | None]:
-    """How finely a window counted its throughput: `step`, one response's share of the
-    figure when the window was a fixed time (n responses in it: 1/n; nothing in it: 1),
-    None when it ended at a response — the engine asked for a count (`-n`) ended it, so
-    its length moved with the stack and count / length moves in no step; and
-    `per_client`, the responses a client completed (None: no connection counted)."""
+def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
+    """How finely a window counted its throughput: `step_per_s`, one response over the
+    window's length when it was a fixed time (its throughput moves in those steps), None
+    when it ended at a response — a count asked of the engine (`-n`) ended it, so its
+    length moved with the stack and count / length moves in no step; and `per_client`,
+    the responses (pages in page mode) each of `clients` completed in it."""
     n = e.pages.completed if e.pages is not None else e.requests.completed
-    clients = e.clients.measured
-    step = None if e.count_ended else (1.0 / n if n else 1.0)
-    return {"step": step, "per_client": n / clients if clients else None}
+    seconds = e.duration_us / 1e6
+    step = None if e.count_ended or seconds <= 0 else 1.0 / seconds
+    return {"step_per_s": step, "per_client": n / clients if clients else None}
 
 
 def _of(cell: StoredCell) -> Outcome:

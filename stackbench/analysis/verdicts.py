@@ -107,10 +107,15 @@ class Side:
     # any of its runs: a result the sentence names; None when it spoke what was asked.
     fallback: str | None = None
     # How finely its throughput was counted (outcomes.resolution): the median over its
-    # valid runs of one response's share of the figure (0: windows that ended at a
+    # valid runs of one response a window, per second (0: windows that ended at a
     # response), and of the responses a client completed in the window.
-    step: float = 0.0
+    step_per_s: float = 0.0
     per_client: float | None = None
+
+    @property
+    def step_share(self) -> float | None:
+        """One response a window as a share of its own throughput (None: it served none)."""
+        return self.step_per_s / self.throughput if self.throughput else None
 
     @property
     def fails(self) -> bool:
@@ -137,7 +142,7 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
                 median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
                 any(f.page_mode for f in fs), failed[0].beside if failed else (),
                 median(busy) if busy else None, next((f.protocol for f in fs if "→" in f.protocol), None),
-                median(o.step or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None)
+                median(o.step_per_s or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None)
 
 
 @dataclass(frozen=True)
@@ -268,13 +273,15 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
     could not reach: not separable on this machine, whatever the number of runs.
     Not enough runs stays "insufficient": only more runs decide it.
 
-    Then resolution, for throughput: a window of fixed length holding n responses counts
-    the throughput in steps of 1/n of it. Where a side's step is over half the
-    equivalence band, the figure cannot resolve a difference the size of the question:
-    "equivalent" or "no significant difference" would be read off the steps (16 clients
-    completing two WordPress pages each in 3 s: every run 10.7 req/s, an interval of zero
-    width), and a difference within two steps may be one response more or less — not
-    resolvable with that many responses a client (resolution_words says it)."""
+    Then resolution, for throughput: a window of fixed length counts the throughput in
+    steps of one response over its length. Where a side's step is over half the
+    equivalence band of the baseline's figure, the comparison cannot resolve a
+    difference the size of the question: "equivalent" or "no significant difference"
+    would be read off the steps (16 clients completing two WordPress pages each in 3 s:
+    every run 10.7 req/s, an interval of zero width), and a difference within two steps
+    may be one response more or less — not resolvable with that many responses a client.
+    Steps are set against the baseline's figure: a stack that served nothing beside one
+    that served hundreds in the window is resolved."""
     if base.runs and cand.runs:
         if base.fails and cand.fails:
             return NEITHER_SERVES
@@ -284,9 +291,9 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
             return BASELINE_FAILS
     v = comparison.verdict
     if metric.key == "throughput" and v != stats.Verdict.INSUFFICIENT and coarse(base, cand, band):
-        step = max(base.step, cand.step)
-        if v in (stats.Verdict.EQUIVALENT, stats.Verdict.NO_DIFFERENCE) or \
-                abs((comparison.ratio or 1.0) - 1) < 2 * step:
+        step = max(base.step_per_s, cand.step_per_s)
+        apart = abs((cand.throughput or 0.0) - (base.throughput or 0.0))
+        if v in (stats.Verdict.EQUIVALENT, stats.Verdict.NO_DIFFERENCE) or apart < 2 * step:
             return NOT_RESOLVABLE
     if metric.key != "throughput" or v == stats.Verdict.INSUFFICIENT or not (base.bound or cand.bound):
         return None
@@ -301,8 +308,10 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
 
 
 def coarse(base: Side, cand: Side, band: float) -> bool:
-    """Is either side's throughput counted in steps over half the equivalence band?"""
-    return max(base.step, cand.step) > band / 2
+    """Is either side's throughput counted in steps over half the equivalence band of
+    the baseline's figure?"""
+    step = max(base.step_per_s, cand.step_per_s)
+    return step > 0 and step > band / 2 * (base.throughput or 0.0)
 
 
 def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,

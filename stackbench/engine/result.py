@@ -278,7 +278,11 @@ class EngineResult:
         response or a failure, so its length moves with the stack's speed — not at a
         fixed time: its throughput (count / length) moves in no step of one response."""
         asked = self.asked.requests
-        return asked is not None and self.requests.attempted >= asked
+        if asked is None:
+            return False
+        if self.pages is not None:  # page mode counts pages (a page and its assets)
+            return self.pages.completed + self.pages.failed >= asked
+        return self.requests.attempted >= asked
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "EngineResult":

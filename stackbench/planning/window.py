@@ -41,10 +41,12 @@ MAX_STRETCH = 4.0
 @dataclass(frozen=True)
 class Pace:
     """How a stack answered a cell's load when last seen: responses a second (0: none),
-    and connections that got no response at all."""
+    connections that got no response at all, and whether it failed the load (errors
+    over 1 %, a server that died)."""
 
     per_s: float
     unserved: int = 0
+    failing: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ def cap_s(duration_s: float, timeout_s: float) -> float:
 def size(duration_s: float, timeout_s: float, band: float, clients: int, pace: Pace | None) -> Window:
     """The window of a closed-loop cell of `clients` connections whose plan window is
     `duration_s`, given how fast the stack answered (None: not known yet)."""
-    if pace is None:
+    if pace is None or pace.failing:
+        # Not known yet; or the stack failed this load last time (a database the OOM killer
+        # took, error pages): a failure is an answer no finer count improves.
         return Window(duration_s)
     expected = pace.per_s * duration_s
     if not pace.unserved and expected >= max(resolve_count(band), MIN_PER_CLIENT * clients):

@@ -67,8 +67,8 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
             quietly(monitor.end_cell)
             raise
         cost = monitor.end_cell()
-        if _sizable(run, cell, spec):
-            run.paces[_question(cell)] = _pace(result)
+        if _sizable(run, cell):
+            run.paces[_question(cell)] = _pace(result, failing=bool(stack.instance.dead_servers()))
         if plan.syscall_profile_s and not stack.instance.dead_servers() and monitor.begin_profile():
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).
@@ -124,15 +124,15 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
     )
 
 
-def _sizable(run: Run, cell: Cell, spec: LoadSpec) -> bool:
-    """Can this cell's window be a count (planning/window.py)? A closed loop of one URL or
-    a mix, measured by one local engine for the plan's duration, with nobody beside it:
-    other visitor classes last a fixed time, a page is counted in pages, and a load spread
-    over clients or walking through stages keeps its clock; a plan that counts requests
-    itself keeps its count."""
+def _sizable(run: Run, cell: Cell) -> bool:
+    """Can this cell's window be a count (planning/window.py)? A closed loop (one URL, a
+    mix, or pages: the engine counts pages then), measured by one local engine for the
+    plan's duration, with nobody beside it: other visitor classes last a fixed time, and a
+    load spread over clients or walking through stages keeps its clock; a plan that
+    counts requests itself keeps its count."""
     plan = run.plan
     return (cell.load == "closed" and cell.rate is None and not cell.duration_s and plan.duration_s is not None
-            and plan.requests is None and spec.page is None and cell.background == "none" and plan.hosts.single_local)
+            and plan.requests is None and cell.background == "none" and plan.hosts.single_local)
 
 
 def _question(cell: Cell) -> tuple:
@@ -140,16 +140,22 @@ def _question(cell: Cell) -> tuple:
             cell.network)
 
 
-def _pace(result: EngineResult) -> window.Pace:
-    seconds = result.duration_us / 1e6
-    return window.Pace(result.requests.completed / seconds if seconds > 0 else 0.0,
-                       result.clients.without_response or 0)
+# The engine's own threshold for failed requests, applied to errors and error pages alike.
+FAILING_SHARE = 0.01
+
+
+def _pace(result: EngineResult, failing: bool = False) -> window.Pace:
+    seconds, r = result.duration_us / 1e6, result.requests
+    errors = r.failed + r.non_2xx
+    done = result.pages.completed if result.pages is not None else r.completed  # what a count counts
+    return window.Pace(done / seconds if seconds > 0 else 0.0, result.clients.without_response or 0,
+                       failing or errors > FAILING_SHARE * max(1, r.attempted))
 
 
 def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> LoadSpec:
     """The measured load with its window sized to how fast the stack answered this
     question before: in an earlier repetition, else in this cell's warm-up."""
-    if not _sizable(run, cell, spec):
+    if not _sizable(run, cell):
         return spec
     plan = run.plan
     pace = run.paces.get(_question(cell)) or (_pace(warm) if warm is not None else None)

@@ -79,10 +79,13 @@ def unresolved(v: Verdict) -> str:
     it)"."""
     base, cand = v.baseline_side, v.candidate_side
     assert base is not None and cand is not None  # decided from both sides
-    coarser = cand if cand.step >= base.step else base
-    per = "" if coarser.per_client is None else f" with {coarser.per_client:.1f} responses a client in the window"
-    return (f"{v.metric.label} not resolvable{per} (one response is {coarser.step:.1%} of {coarser.label}'s figure: "
-            "a longer window, or a count of responses, would settle it)")
+    coarser = cand if cand.step_per_s >= base.step_per_s else base
+    unit = "pages" if coarser.page_mode else "responses"
+    per = "" if coarser.per_client is None else f" with {coarser.per_client:.1f} {unit} a client in the window"
+    share = coarser.step_share
+    step = (f"one of them is {share:.1%} of {coarser.label}'s figure" if share is not None
+            else f"one of them is {coarser.step_per_s:.2g}/s")
+    return f"{v.metric.label} not resolvable{per} ({step}: a longer window would settle it)"
 
 
 def _bound_note(v: Verdict) -> str:
