@@ -45,7 +45,6 @@ register_shutdown_function(function () use (&$stamps, $stamp) {
         'bytes' => strlen((string) $html),
         'queries' => count($queries),
         'query_us' => array_sum(array_map(fn ($q) => $q[1] * 1e6, $queries)),
-        'opcache' => function_exists('opcache_get_status') && (opcache_get_status(false)['opcache_enabled'] ?? false),
     ]), "\n";
 });
 require $docroot . '/index.php';

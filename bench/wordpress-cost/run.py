@@ -50,8 +50,7 @@ def table(name: str, docs: list[dict]) -> None:
         for phase, wall, cpu in phases(d):
             rows.setdefault(phase, []).append((wall, cpu))
     total_cpu = sum(statistics.median(c for _, c in v) for v in rows.values())
-    print(f"\n{name}: medians of {len(docs)} renders ({docs[0]['bytes']:,} bytes, opcache "
-          f"{'on' if docs[0]['opcache'] else 'off'})")
+    print(f"\n{name}: medians of {len(docs)} renders ({docs[0]['bytes']:,} bytes)")
     print(f"  {'up to the end of':22s} {'wall ms':>8s} {'CPU ms':>8s} {'CPU share':>9s}")
     for phase, v in rows.items():
         cpu = statistics.median(c for _, c in v)
