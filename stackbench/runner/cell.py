@@ -158,7 +158,9 @@ def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> L
     if not _sizable(run, cell):
         return spec
     plan = run.plan
-    pace = run.paces.get(_question(cell)) or (_pace(warm) if warm is not None else None)
+    # A warm-up's unserved clients are a pool still growing (prefork spawns children for
+    # its first seconds): only a measured repetition's say the stack leaves clients waiting.
+    pace = run.paces.get(_question(cell)) or (replace(_pace(warm), unserved=0) if warm is not None else None)
     w = window.size(plan.duration_s, plan.timeout_s, plan.equivalence, cell.concurrency, pace)
     return replace(spec, duration_s=w.duration_s, requests=w.requests)
 
