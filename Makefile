@@ -3,7 +3,7 @@
 PLAN ?=
 DB ?= results.sqlite
 
-.PHONY: setup bench test clean
+.PHONY: setup bench test check clean
 
 setup:
 	./scripts/setup.sh
@@ -16,6 +16,11 @@ test: setup
 	cargo test --release --quiet --manifest-path netshape/Cargo.toml
 	./scripts/fuzz.sh 60
 	.venv/bin/python -m pytest -q tests
+
+# The inner loop (under a minute): every test that starts no server, the docs' and the
+# architecture's checks among them. `make test` runs everything.
+check:
+	.venv/bin/python -m pytest -q -m "not servers" tests
 
 clean:
 	rm -rf .venv loadgen/target loadgen/fuzz/target netshape/target

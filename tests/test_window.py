@@ -18,9 +18,9 @@ def test_without_a_pace_the_plan_window_is_kept():
 
 def test_wordpress_on_one_core_is_counted_not_timed():
     """16 clients, 10.7 pages/s: a 3 s window holds 32 responses (steps of 3 %), two a
-    client. Measured by a count of 4 a client instead, capped at 4 windows."""
+    client. Measured by a count of 3 a client instead, capped at 4 windows."""
     w = window.size(3.0, 30.0, 0.02, 16, Pace(10.7))
-    assert w == Window(12.0, 64) and w.counted
+    assert w == Window(12.0, 48) and w.counted
 
 
 def test_a_count_holds_what_the_window_would_when_that_is_more():
@@ -44,7 +44,7 @@ def test_the_cap_is_stretch_times_the_window_or_a_second_past_the_deadline():
 
 def test_the_dry_run_says_the_rule():
     words = window.describe(3.0, 30.0, 0.02)
-    assert "3 s where the stack answers 100 responses" in words and "at most 12 s" in words
+    assert "3 s where the stack answers 100 responses in it and 3 a client" in words and "at most 12 s" in words
     assert "unserved only past the 30 s timeout" in words
 
 

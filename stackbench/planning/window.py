@@ -30,8 +30,9 @@ from dataclasses import dataclass
 # Responses a client completes in a count window at least. The count ends at a response,
 # so this is not about steps: it keeps the start (every client's first request sent at
 # once, its connection new) and the end (the last requests out while the others wait)
-# a small part of the window. Measured on WordPress at 16 clients on one core: docs/methods.md.
-MIN_PER_CLIENT = 4
+# a third of the window or less. Four kept the opcache and http2 quick forms over two
+# minutes (125 s and 124 s: bench/RESULTS.md, "Slow pages measured right").
+MIN_PER_CLIENT = 3
 # A count window lasts at most this many times the plan's window (and at most until one
 # second past the deadline, when every request still out has failed), so a slow stack
 # cannot make a run many times longer than its dry run said.
