@@ -17,10 +17,11 @@ test: setup
 	./scripts/fuzz.sh 60
 	.venv/bin/python -m pytest -q tests
 
-# The inner loop (under a minute): every test that starts no server, the docs' and the
-# architecture's checks among them. `make test` runs everything.
+# The inner loop (under a minute): the unit tier — every test that starts no server and
+# takes no seconds, the docs' and the architecture's checks among them. `make test` runs
+# everything.
 check:
-	.venv/bin/python -m pytest -q -m "not servers" tests
+	.venv/bin/python -m pytest -q -m "not servers and not slow" tests
 
 clean:
 	rm -rf .venv loadgen/target loadgen/fuzz/target netshape/target

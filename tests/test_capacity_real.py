@@ -18,6 +18,9 @@ from stackbench.engine import LoadSpec
 from stackbench.states import CellStatus
 from stackbench.upkeep.ports import free_port
 
+# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
+pytestmark = pytest.mark.slow
+
 CAPACITY = 400.0
 ROOT = Path(__file__).resolve().parent.parent
 

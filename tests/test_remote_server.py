@@ -36,6 +36,9 @@ from stackbench.planning.plan import parse
 from stackbench.workloads import mariadb
 from stackbench.workloads.wordpress import provision
 
+# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -32,6 +32,9 @@ from stackbench.analysis.stats import Verdict
 from stackbench.cli import main
 from stackbench.commands import measure
 
+# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
+pytestmark = pytest.mark.slow
+
 # sd of the logs per stack × question (60 each), sorted; bench/RESULTS.md has the script.
 THROUGHPUT_SD = [
     0.008, 0.011, 0.011, 0.014, 0.017, 0.021, 0.022, 0.026, 0.026, 0.032, 0.033, 0.033, 0.033, 0.035, 0.035,

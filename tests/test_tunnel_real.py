@@ -21,6 +21,9 @@ from stackbench.network.tunnel import Tunnel
 from stackbench.upkeep.supervise import live_pids_in_group
 from tests import linkprobe
 
+# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
+pytestmark = pytest.mark.slow
+
 A_ADDR, B_ADDR = "10.231.7.1", "10.231.7.2"
 # TCP payload of a full-size packet: 1500 − 20 (IP) − 20 (TCP) − 12 (timestamps).
 PAYLOAD_SHARE = 1448 / 1500
