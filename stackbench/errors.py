@@ -104,8 +104,8 @@ class Crashed(StackbenchError):
     @classmethod
     def of(cls, error: BaseException) -> "Crashed":
         return cls(f"the lab stopped on an unexpected error: {type(error).__name__}: {error}",
-                   hint="the cells measured before it are stored; `--debug` shows where it happened, and "
-                        "`stackbench run --resume RUN` finishes the run")
+                   hint="`--debug` shows where it happened; a run it stopped keeps the cells measured "
+                        "before it")
 
 
 class HostError(StackbenchError):

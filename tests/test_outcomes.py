@@ -462,3 +462,14 @@ def test_a_stack_that_served_nothing_beside_one_that_served_hundreds_is_resolved
                  caveats=[caveat("no_response_all", connections=16)], engine=_deadline(10)) for i in range(5)]
     v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
     assert v.kind == stats.Verdict.LOWER.value and v.candidate_side.failed == 0
+
+
+def test_a_client_held_back_while_the_others_were_served_fast_was_refused_before_the_deadline():
+    """Prefork's 8 children held by kept-alive clients: 5,000 responses a second to 8 of
+    64 connections, 56 with none in 2 s. At that pace each client's turn comes every
+    13 ms: waiting the whole window is not the stack's speed but its unfairness — fails,
+    though the 10 s timeout was not reached."""
+    held = cell(rps=5000.0, requests_completed=10_000, connections=64, unserved=56,
+                caveats=[caveat("clients_unserved", without_response=56, connections=64)], engine=_deadline(10))
+    o = outcomes.of(held)
+    assert o.kind == outcomes.FAILED and o.failure("unserved").count == 56 and o.pending == 0

@@ -531,3 +531,30 @@ def test_an_invalid_repetition_is_measured_again_only_up_to_the_bound(lab):
     store = Store()
     outcome = run(store, fake, text)
     assert outcome.stop["remeasured"] == 2  # half the 4 repetitions: apache's one cell twice more, then no more
+
+
+def test_a_resumed_run_does_not_measure_its_extra_repetitions_again(lab):
+    """A run whose invalid cells were measured again in extra repetitions, resumed: the
+    seqs it stored are kept, none is measured twice (the store's key would refuse it)."""
+    _, state, fake = lab
+    state["saturated"] = {"apache-prefork-modphp"}
+    text = PLAN.replace("concurrency = [1, 8]", "concurrency = [8]").replace('warmup = "0.2s"',
+                                                                            'warmup = "0.2s"\nrepetitions = 4')
+    plan = plan_mod.parse(tomllib.loads(text), "order.toml")
+    store, options = Store(), runner.Options(pinning=Pinning([0], [1]))
+    first = runner.run_plan(plan, store, options=options, lab=fake)
+    seqs = [c.seq for c in store.cells(first.run_id)]
+    assert seqs == [0, 1, 2, 3, 4, 5, 6, 7, 9, 11]  # apache's cell twice more, in repetitions 4 and 5
+    again = runner.resume(first.run_id, plan, runner.done_seqs(plan, store, first.run_id), store, options=options,
+                          lab=fake)
+    assert again.status == "complete" and [c.seq for c in store.cells(first.run_id)] == seqs
+
+
+def test_a_walks_steps_keep_their_time_however_slow_the_stack(lab):
+    """A ramp's steps are one walk on one running stack: how long each lasts is part of
+    what its pool grows by, so none becomes a count."""
+    _, state, fake = lab
+    state["completed"] = lambda label: 10
+    text = PLAN.replace('warmup = "0.2s"', 'warmup = "0s"\nrepetitions = 2\nramp = "updown"')
+    run(Store(), fake, text)
+    assert {s.requests for s in state["specs"] if s.phase == "measure"} == {None}

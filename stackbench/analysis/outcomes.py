@@ -14,8 +14,10 @@ and so does this module:
   counts in verdicts with what it actually delivered, and the stack loses.
 - SLOW is not failed: a client whose request was still pending when a window shorter than
   the deadline (the engine's timeout, the plan's `timeout`) ended has not been refused —
-  it waited less than it was allowed to. Its latency is at least its wait (the window: a
-  floor in the quantiles, `_latency`), and the repetition is served. Four clients of a
+  it waited less than it was allowed to — unless the stack served the others so fast
+  that its turn should have come several times over (HELD_BACK: then it was held back).
+  Its latency is at least its wait (the window: a floor in the quantiles, `_latency`),
+  and the repetition is served. Four clients of a
   WordPress without opcache wait ~2.4 s for a page on one core: a 2 s window saw none of
   them served, and that is "slower", not "fails this load" (docs/methods.md, "Slow is not
   failed").
@@ -135,7 +137,9 @@ def server_busy(cell: StoredCell) -> float | None:
 
 def of(cell: StoredCell) -> Outcome:
     o = _of(cell)
-    return o if cell.engine is None else replace(o, **resolution(cell.engine, cell.concurrency))
+    if cell.engine is None or cell.load != "closed":  # an open loop's rate is asked, not counted
+        return o
+    return replace(o, **resolution(cell.engine, cell.concurrency))
 
 
 def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
@@ -168,7 +172,7 @@ def _of(cell: StoredCell) -> Outcome:
         elif caveats.measurement_failure(c) and c.code not in invalid:
             invalid.append(c.code)
     failures = _failures(cell, e)
-    pending = 0 if _past_deadline(e) else _unserved(cell, e)
+    pending = 0 if _refused(e) else _unserved(cell, e)
     kind = INVALID if invalid else FAILED if failures else SERVED
     beside = tuple((name, int(v.get("connections") or 0)) for name, v in (cell.classes or {}).items()
                    if name != "server" and isinstance(v, dict))
@@ -194,12 +198,26 @@ def _of(cell: StoredCell) -> Outcome:
                    beside=beside, busy_workers=busy_workers)
 
 
-def _past_deadline(e: EngineResult) -> bool:
-    """Did the window last at least the deadline (the engine's timeout)? Only then does a
-    client that got no response in it prove the stack refused it: it waited past what it
-    was allowed to. An engine that did not say its timeout: as before, the window."""
-    deadline = e.asked.timeout_us
-    return deadline is None or (e.duration_us or 0) >= deadline
+# A client unserved for this many of the response times the stack's own pace gave each
+# client (connections / throughput, Little's law for a closed loop) was held back while
+# others were served — prefork's children held by kept-alive clients — not slow.
+HELD_BACK = 3.0
+
+
+def _refused(e: EngineResult) -> bool:
+    """Does a client that got no response in the window prove the stack refused it? When
+    it waited past the deadline (the window at least the engine's timeout), or when the
+    stack served the others so fast that its turn should have come several times over
+    (HELD_BACK × connections / throughput ≤ the window): the wait is not the stack's
+    speed but its unfairness. Otherwise — nothing served, or a pace at which a client's
+    turn takes most of the window — the client is slow, not refused. An engine that did
+    not say its timeout: as before, the window."""
+    deadline, window_s = e.asked.timeout_us, (e.duration_us or 0) / 1e6
+    if deadline is None or (e.duration_us or 0) >= deadline:
+        return True
+    rate = e.requests_per_s or 0.0
+    turn_s = (e.clients.measured or 0) / rate if rate > 0 else float("inf")
+    return HELD_BACK * turn_s <= window_s
 
 
 def _unserved(cell: StoredCell, e: EngineResult) -> int:
@@ -218,9 +236,9 @@ def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
     died under the load)."""
     found: dict[str, Failure] = {}
     codes = {c.code: c for c in cell.caveats if caveats.load_failure(c)}
-    if not _past_deadline(e):
-        # Nobody waited past the deadline: a client without a response, or a window with
-        # nothing completed in it, is slow (of), not refused.
+    if not _refused(e):
+        # Nobody waited past the deadline, nor was held back while others were served: a
+        # client without a response, or a window with nothing completed, is slow, not refused.
         codes = {k: v for k, v in codes.items() if k not in ("no_response_all", "clients_unserved", "no_requests")}
     for code in ("no_response_all", "clients_unserved"):
         if code in codes:

@@ -161,7 +161,7 @@ class Verdict:
     # capacity searches), and what they decided when they did (None: the statistics did)
     baseline_side: Side | None = None
     candidate_side: Side | None = None
-    decided: str | None = None  # one of FAILURE_KINDS or BOUND_KINDS
+    decided: str | None = None  # one of FAILURE_KINDS or BOUND_KINDS, or NOT_RESOLVABLE
 
     @property
     def kind(self) -> str:

@@ -7,14 +7,13 @@ every run reads 10.7 req/s whatever the stack's CPU per page — an interval of 
 that called two stacks "equivalent" while one used 1.2x the CPU of the other
 (docs/methods.md, "Windows sized to the work"). So where the plan's window would hold
 too few responses — fewer than `resolve_count` in all (a step over half the equivalence
-band), fewer than MIN_PER_CLIENT a client, or none for some client — the cell is measured
-by a count instead: the engine's `-n` of as many responses as the plan's window would
+band), or fewer than MIN_PER_CLIENT a client — the cell is measured by a count instead: the engine's `-n` of as many responses as the plan's window would
 hold and at least MIN_PER_CLIENT a client. That window ends when the last of them ended
 (at a response, or at a failure past the deadline), so its length moves with the stack's
-speed and count / length has no step; no request is cut off by the window's end, so a
-client is unserved only when its request waited past the plan's timeout. A count window
-is capped (`cap_s`): where the cap ends it first, the verdict says the figure could not
-resolve the question (analysis/verdicts.py) rather than guess.
+speed and count / length has no step, and no request is cut off by the window's end. A
+count window is capped (`cap_s`): where the cap ends it first, it is a fixed window
+again, and the verdict says when its figure could not resolve the question
+(analysis/verdicts.py) rather than guess.
 
 How fast the stack answers is known from the cell's warm-up, or from the same question's
 earlier repetition on the same stack in this run (runner/cell.py); a cell that knows
@@ -42,11 +41,9 @@ MAX_STRETCH = 4.0
 @dataclass(frozen=True)
 class Pace:
     """How a stack answered a cell's load when last seen: responses a second (0: none),
-    connections that got no response at all, and whether it failed the load (errors
-    over 1 %, a server that died)."""
+    and whether it failed the load (errors over 1 %, a server that died)."""
 
     per_s: float
-    unserved: int = 0
     failing: bool = False
 
 
@@ -83,7 +80,7 @@ def size(duration_s: float, timeout_s: float, band: float, clients: int, pace: P
         # took, error pages): a failure is an answer no finer count improves.
         return Window(duration_s)
     expected = pace.per_s * duration_s
-    if not pace.unserved and expected >= max(resolve_count(band), MIN_PER_CLIENT * clients):
+    if expected >= max(resolve_count(band), MIN_PER_CLIENT * clients):
         return Window(duration_s)
     return Window(cap_s(duration_s, timeout_s), max(MIN_PER_CLIENT * clients, math.ceil(expected)))
 
@@ -93,5 +90,4 @@ def describe(duration_s: float, timeout_s: float, band: float) -> str:
     return (f"windows: {duration_s:g} s where the stack answers {resolve_count(band)} responses in it and "
             f"{MIN_PER_CLIENT} a client; a slower one is measured by a count of responses instead (at least "
             f"{MIN_PER_CLIENT} a client, the window ending at the last one, at most "
-            f"{cap_s(duration_s, timeout_s):g} s), so its throughput moves in no step of one response and a "
-            f"client is unserved only past the {timeout_s:g} s timeout")
+            f"{cap_s(duration_s, timeout_s):g} s), so its throughput moves in no step of one response")

@@ -127,12 +127,14 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
 def _sizable(run: Run, cell: Cell) -> bool:
     """Can this cell's window be a count (planning/window.py)? A closed loop (one URL, a
     mix, or pages: the engine counts pages then), measured by one local engine for the
-    plan's duration, with nobody beside it: other visitor classes last a fixed time, and a
-    load spread over clients or walking through stages keeps its clock; a plan that
-    counts requests itself keeps its count."""
+    plan's duration, with nobody beside it: other visitor classes last a fixed time, a
+    load spread over clients keeps its clock, and a walk (a ramp, stages) keeps each
+    step's time — how long a step lasts is part of what a pool grows by on the way; a plan
+    that counts requests itself keeps its count."""
     plan = run.plan
-    return (cell.load == "closed" and cell.rate is None and not cell.duration_s and plan.duration_s is not None
-            and plan.requests is None and cell.background == "none" and plan.hosts.single_local)
+    return (cell.load == "closed" and not plan.load.walk and cell.rate is None and not cell.duration_s
+            and plan.duration_s is not None and plan.requests is None and cell.background == "none"
+            and plan.hosts.single_local)
 
 
 def _question(cell: Cell) -> tuple:
@@ -148,8 +150,12 @@ def _pace(result: EngineResult, failing: bool = False) -> window.Pace:
     seconds, r = result.duration_us / 1e6, result.requests
     errors = r.failed + r.non_2xx
     done = result.pages.completed if result.pages is not None else r.completed  # what a count counts
-    return window.Pace(done / seconds if seconds > 0 else 0.0, result.clients.without_response or 0,
-                       failing or errors > FAILING_SHARE * max(1, r.attempted))
+    return window.Pace(done / seconds if seconds > 0 else 0.0, failing or errors > FAILING_SHARE * max(1, r.attempted))
+
+
+def _clients(cell: Cell, plan: Plan) -> int:
+    """Requests a cell keeps in flight: its connections, times HTTP/2's streams on each."""
+    return cell.concurrency * (plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else 1)
 
 
 def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> LoadSpec:
@@ -157,11 +163,13 @@ def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> L
     question before: in an earlier repetition, else in this cell's warm-up."""
     if not _sizable(run, cell):
         return spec
-    plan = run.plan
-    # A warm-up's unserved clients are a pool still growing (prefork spawns children for
-    # its first seconds): only a measured repetition's say the stack leaves clients waiting.
-    pace = run.paces.get(_question(cell)) or (replace(_pace(warm), unserved=0) if warm is not None else None)
-    w = window.size(plan.duration_s, plan.timeout_s, plan.equivalence, cell.concurrency, pace)
+    plan, clients = run.plan, _clients(cell, run.plan)
+    pace = run.paces.get(_question(cell))
+    if pace is None and warm is not None and warm.requests.completed >= clients:
+        # A warm-up that saw fewer responses than clients was the stack's cold start (the
+        # first pages compiling), not its pace: a count sized on it could be over in a blink.
+        pace = _pace(warm)
+    w = window.size(plan.duration_s, plan.timeout_s, plan.equivalence, clients, pace)
     return replace(spec, duration_s=w.duration_s, requests=w.requests)
 
 

@@ -45,7 +45,8 @@ class Outcome:
     status: RunStatus
     errors: list[StackbenchError] = field(default_factory=list)
     # How many repetitions ran and why they stopped: {"reason": "fixed" | "target" |
-    # "cap", "repetitions": n, "worst_half_width": w, "target": t, "open_pairs": k}
+    # "power" | "decided" | "budget" | "cap", "repetitions": n, "worst_half_width": w,
+    # "target": t, "open_pairs": k, "budget_s": b, "remeasured": cells measured again}
     stop: dict | None = None
 
 

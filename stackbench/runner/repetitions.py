@@ -87,8 +87,9 @@ def _remeasure(run: Run, measure_batch: Callable[[list[Cell]], None]) -> int:
         short = _short_slots(run, plan.repetitions)
         if not short:
             break
+        stored = {c.seq for c in run.store.cells(run.run_id)}  # a resumed run has some of these already
         extra = [c for c in expand(replace(plan, repetitions=plan.repetitions + k + 1))
-                 if c.repetition == plan.repetitions + k and _slot(c) in short]
+                 if c.repetition == plan.repetitions + k and _slot(c) in short and c.seq not in stored]
         measure_batch(extra)
         count += len(extra)
     return count
