@@ -109,14 +109,15 @@ def _adaptive(run: Run, cells: list[Cell], measure_batch: Callable[[list[Cell]],
         if rep >= plan.min_repetitions:
             stored = store.cells(run_id)
             spread = verdicts.spread(stored, plan.baseline)
-            ready = _readiness(stored, plan)
+            through = _throughput(stored, plan)
+            ready = _readiness(through, plan)
             whole = not _short_slots(run, plan.min_repetitions)  # invalid runs measured again first
             if whole and spread.narrow_enough(plan.target_ci):
                 return _stop("target", rep, spread, plan, ready)
             if whole and ready is not None and ready.enough and spread.open_pairs == 0:
                 return _stop("power", rep, spread, plan, ready)
             if plan.budget_s is not None:
-                if whole and _all_decided(stored, plan):
+                if whole and _all_decided(through):
                     return _stop("decided", rep, spread, plan, ready)
                 if took and time.monotonic() - began + sum(took) / len(took) > plan.budget_s:
                     return _stop("budget", rep, spread, plan, ready)
@@ -125,27 +126,31 @@ def _adaptive(run: Run, cells: list[Cell], measure_batch: Callable[[list[Cell]],
         if by_rep.get(rep):
             took.append(time.monotonic() - t0)
     stored = store.cells(run_id)
-    return _stop("cap", plan.max_repetitions, verdicts.spread(stored, plan.baseline), plan, _readiness(stored, plan))
+    return _stop("cap", plan.max_repetitions, verdicts.spread(stored, plan.baseline), plan,
+                 _readiness(_throughput(stored, plan), plan))
 
 
-def _all_decided(stored: list, plan: Plan) -> bool:
-    """Does every throughput comparison have a verdict more runs would not change — a
-    difference, equivalence, a failure, a bound, or a resolution no run can improve?
-    ("No significant difference" and "too few runs" are what more runs can settle.)
-    Without a baseline there is no comparison to wait for."""
-    if not plan.baseline:
-        return False
-    vs = verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.METRIC["throughput"],))
-    return all(v.kind not in verdicts.OPEN_KINDS for v in vs.verdicts)
-
-
-def _readiness(stored: list, plan: Plan) -> power.Readiness | None:
-    """Each throughput comparison's runs against what its noise needs (None without a baseline)."""
+def _throughput(stored: list, plan: Plan) -> verdicts.Verdicts | None:
+    """The throughput verdicts so far, decided once a repetition for every rule that asks
+    (None without a baseline: no comparison to wait for)."""
     if not plan.baseline:
         return None
-    vs = verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.METRIC["throughput"],))
+    return verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.METRIC["throughput"],))
+
+
+def _all_decided(through: verdicts.Verdicts | None) -> bool:
+    """Does every throughput comparison have a verdict more runs would not change — a
+    difference, equivalence, a failure, a bound, or a resolution no run can improve?
+    ("No significant difference" and "too few runs" are what more runs can settle.)"""
+    return through is not None and all(v.kind not in verdicts.OPEN_KINDS for v in through.verdicts)
+
+
+def _readiness(through: verdicts.Verdicts | None, plan: Plan) -> power.Readiness | None:
+    """Each throughput comparison's runs against what its noise needs (None without a baseline)."""
+    if through is None:
+        return None
     return power.readiness(((v.baseline_values, v.candidate_values, v.decided in verdicts.FAILURE_KINDS)
-                            for v in vs.verdicts), plan.comparisons())
+                            for v in through.verdicts), plan.comparisons())
 
 
 def _stop(reason: str, repetitions: int, spread: verdicts.Spread, plan: Plan, ready: power.Readiness | None) -> dict:
