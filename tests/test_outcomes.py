@@ -460,8 +460,10 @@ def test_a_stack_that_served_nothing_beside_one_that_served_hundreds_is_resolved
     cand = [cell(seq=10 + i, stack_label="apache", rps=0.0, requests_completed=0, duration_us=1_000_000,
                  connections=16, unserved=16, latency_p50_us=None, latency_p99_us=None,
                  caveats=[caveat("no_response_all", connections=16)], engine=_deadline(10)) for i in range(5)]
-    v = next(v for v in verdicts.decide(base + cand, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    vs = verdicts.decide(base + cand, "nginx-fpm")
+    v = next(v for v in vs.verdicts if v.metric.key == "throughput")
     assert v.kind == stats.Verdict.LOWER.value and v.candidate_side.failed == 0
+    assert "apache is 100 % slower than nginx-fpm" in verdicts_text.headline(v, vs.band)  # not "0 % slower"
 
 
 def test_a_client_held_back_while_the_others_were_served_fast_was_refused_before_the_deadline():

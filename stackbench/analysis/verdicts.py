@@ -299,7 +299,8 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
         return None
     if base.bound and cand.bound:
         return NOT_SEPARABLE
-    ahead = (comparison.ratio or 1.0) > 1 if cand.bound else (comparison.ratio or 1.0) < 1  # the bounded side
+    ratio = 1.0 if comparison.ratio is None else comparison.ratio  # 0.0: a side served nothing
+    ahead = ratio > 1 if cand.bound else ratio < 1  # the bounded side
     if v == (stats.Verdict.HIGHER if cand.bound else stats.Verdict.LOWER):
         return AT_LEAST_HIGHER if cand.bound else AT_LEAST_LOWER
     if v == stats.Verdict.NO_DIFFERENCE and ahead:

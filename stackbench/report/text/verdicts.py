@@ -262,8 +262,13 @@ def _p(c: stats.Comparison) -> str:
     return f", p = {c.p_adjusted:.3g}" if c.p_adjusted >= 0.001 else ", p < 0.001"
 
 
+def _ratio(v: Verdict) -> float:
+    """The comparison's ratio; 1.0 only when not computable (0.0 is a side that served nothing)."""
+    return 1.0 if v.comparison.ratio is None else v.comparison.ratio
+
+
 def _comparative(v: Verdict, at_least: bool = False) -> str:
-    r = v.comparison.ratio or 1.0
+    r = _ratio(v)
     key = v.metric.key
     if key == "throughput":
         return f"is {'at least ' if at_least else ''}{_pct(r)} {'faster' if r > 1 else 'slower'} than"
@@ -276,7 +281,7 @@ def _comparative(v: Verdict, at_least: bool = False) -> str:
 
 def aside(v: Verdict) -> str:
     """A secondary metric, shortly: 'uses 0.61x the CPU per request'."""
-    r = v.comparison.ratio or 1.0
+    r = _ratio(v)
     if v.metric.key.startswith("latency"):
         return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label}"
     return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
