@@ -29,8 +29,9 @@ from stackbench.hosts import bundle, wire
 from stackbench.planning import hosts as spec
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.server import PREPARE_TIMEOUT_S, START_TIMEOUT_S, AgentLink
-from stackbench.monitor.cgroup_stats import CgroupSample
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import CgroupSample
+from stackbench.model.cost import StoredCost
+from stackbench.monitor.session import CellReadings, derive
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.planning.plan import parse
 from stackbench.workloads import mariadb
@@ -69,14 +70,15 @@ def test_a_server_host_is_read_and_its_database_goes_with_it():
 
 # -- what crosses the channel ----------------------------------------------------------
 def test_a_cost_crosses_with_its_times_moved_to_the_labs_clock():
-    cost = CellCost(samples=[CgroupSample(1_000_500, 10, 5, 1, 2, 700, 400, 300, 6, 9),
-                             CgroupSample(2_000_500, 12, 6, 1, 2, 900, 500, 400, 7, 9)],
-                    status=[StatusSample(1_500_500, "php-fpm", {"active": 3})], notes=["n"])
-    cost.derive()
-    back = wire.cost_from_dict(json.loads(json.dumps(wire.cost_to_dict(cost))), offset_us=500)
+    samples = [CgroupSample(1_000_500, 10, 5, 1, 2, 700, 400, 300, 6, 9),
+               CgroupSample(2_000_500, 12, 6, 1, 2, 900, 500, 400, 7, 9)]
+    readings = CellReadings(cost=derive(StoredCost(notes=("n",)), samples), samples=samples,
+                            status=[StatusSample(1_500_500, "php-fpm", {"active": 3})])
+    back = wire.readings_from_dict(json.loads(json.dumps(wire.readings_to_dict(readings))), offset_us=500)
     assert [s.t_unix_us for s in back.samples] == [1_000_000, 2_000_000]
     assert back.status == [StatusSample(1_500_000, "php-fpm", {"active": 3})]
-    assert (back.cpu_total_us, back.procs_max, back.notes) == (200, 7, ["n"])
+    assert (back.cost.cpu_total_us, back.cost.procs_max, back.cost.notes) == (200, 7, ("n",))
+    assert back.cost == readings.cost  # the figures cross as they are
 
 
 def test_an_error_there_is_the_same_class_here_and_says_where():

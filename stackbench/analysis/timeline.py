@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import StoredSample
+from stackbench.model.cost import CgroupSample
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Second:
     cpu_share: float | None  # the stack's CPU time over wall time: 1.0 = one core busy
 
 
-def seconds(cell: StoredCell, samples: list[StoredSample]) -> list[Second]:
+def seconds(cell: StoredCell, samples: list[CgroupSample]) -> list[Second]:
     """`samples`: the stack's cgroup samples during the cell (Store.samples)."""
     if cell.engine is None:
         return []
@@ -61,7 +61,7 @@ def _walk_key(c: StoredCell) -> tuple:
 
 
 def walk_seconds(walk: list[StoredCell],
-                 samples: dict[int, list[StoredSample]]) -> list[tuple[StoredCell, Second]]:
+                 samples: dict[int, list[CgroupSample]]) -> list[tuple[StoredCell, Second]]:
     """Every step's seconds on one clock, from the first step's start: the stack's
     processes and memory over the whole walk (the gaps between steps, where the engine
     restarts, are not sampled). `samples`: each step's samples, by cell id."""

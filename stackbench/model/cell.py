@@ -1,6 +1,7 @@
-"""A stored cell, as the store gives it back: where it sits in the plan, how it ended,
-what the engine saw (the same EngineResult the runner had, parsed from the stored
-document by the same parser) and what it cost the stack (cost.py).
+"""A cell as the store keeps it: where it sits in the plan, how it ended, what the engine
+saw and what it cost the stack (cost.py). One type from write to read: the runner makes
+one when a cell ends and hands it to the store (Store.record_cell), which gives the same
+back — the EngineResult parsed from the stored document by the same parser.
 
 Analysis and the reports read these attributes; none of them reads a store column or a
 key of the engine's document (the store's row mapping and engine/result.py do)."""
@@ -17,7 +18,7 @@ from stackbench.states import CellStatus
 
 @dataclass(frozen=True)
 class StoredCell:
-    id: int
+    id: int  # the store's row (0 until stored: Store.record_cell returns the cell with its own)
     run_id: int
     seq: int
     repetition: int
@@ -29,7 +30,7 @@ class StoredCell:
     keepalive: bool
     status: CellStatus
     error: str | None
-    config_hash: str | None
+    config_hash: str | None  # its config files, deduplicated in the store (None until stored, or none)
     versions: dict[str, str | None]
     pinning: dict[str, Any]
     engine: EngineResult | None  # None: the engine never ran (the server failed first)

@@ -11,7 +11,7 @@ from typing import Any
 
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import MemoryEvents, StoredCost, ProcessMemory, StoredSample
+from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.states import CellStatus, RunStatus
 
@@ -62,8 +62,8 @@ def search_of(row: sqlite3.Row) -> StoredSearch:
                         bool(row["keepalive"]), row["stopped"], row["seconds"])
 
 
-def sample_of(row: sqlite3.Row) -> StoredSample:
-    return StoredSample(row["t_unix_us"], row["mem_usage_bytes"], row["mem_rss_bytes"], row["mem_shmem_bytes"],
+def sample_of(row: sqlite3.Row) -> CgroupSample:
+    return CgroupSample(row["t_unix_us"], row["mem_usage_bytes"], row["mem_rss_bytes"], row["mem_shmem_bytes"],
                         row["mem_cache_bytes"], row["cpu_usage_us"], row["cpu_user_us"], row["cpu_system_us"],
                         row["procs"], row["threads"])
 

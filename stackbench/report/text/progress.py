@@ -17,7 +17,7 @@ from stackbench.planning.plan import Cell, Plan, StackVariant
 from stackbench.report.text.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
-from stackbench.store import CellRecord
+from stackbench.model.cell import StoredCell
 from stackbench.units import format_rate, format_us
 
 BAR = 24  # characters of the plan's bar
@@ -91,7 +91,7 @@ class TerminalProgress(Events):
         """The running cell's figures so far, from the engine, about once a second."""
         self._status(f"{self.current}: {live_line(progress)}")
 
-    def cell_finished(self, cell: Cell, record: CellRecord) -> None:
+    def cell_finished(self, cell: Cell, record: StoredCell) -> None:
         # A capacity search's probes are not cells of the plan's count: the search is one.
         if not (cell.load == "capacity" and cell.rate is not None):
             self.done += 1
@@ -158,8 +158,8 @@ def live_line(p: dict) -> str:
             + (f", {errors:,} errors" if errors else ""))
 
 
-def finished_line(cell: Cell, record: CellRecord) -> str:
-    r = record.result
+def finished_line(cell: Cell, record: StoredCell) -> str:
+    r = record.engine
     mode = f"{cell.protocol} {cell.handshake}" if cell.tls else ('on' if cell.keepalive else 'off')
     head = f"{cell.stack.label} · {cell.workload} · {cell.level()} · {mode}"
     if r is None:
@@ -169,9 +169,9 @@ def finished_line(cell: Cell, record: CellRecord) -> str:
             + (f", {failed:,} errors" if failed else "") + ("" if record.status == "ok" else " (FAILED)"))
 
 
-def cell_json(run_id: int | None, cell: Cell, record: CellRecord) -> dict:
+def cell_json(run_id: int | None, cell: Cell, record: StoredCell) -> dict:
     """One finished cell for scripts (`run --json`): the figures a script would check."""
-    r = record.result
+    r = record.engine
     return {
         "run_id": run_id, "seq": cell.seq, "repetition": cell.repetition, "stack": cell.stack.label,
         "workload": cell.workload, "load": cell.load, "concurrency": cell.concurrency, "rate": cell.rate,
