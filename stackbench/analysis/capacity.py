@@ -192,11 +192,12 @@ class Search:
         if self._middle is not None:
             if self.edge_probes >= p.edge:
                 return self.stop("converged")
-            return self._series_rate()
+            return self._series_rate(self._middle)
         low, high = self.low, self.high
         if not self.probes:
             return _round_rate(min(max(p.start, p.floor), p.ceiling))
         if high is None:  # every probe passed: climb
+            assert low is not None  # the highest of them
             nxt = low * p.factor
             if low >= p.ceiling:
                 return self.stop("ceiling")
@@ -217,15 +218,16 @@ class Search:
             return self.stop("converged")
         # The up-and-down series, from the bracket's geometric middle.
         self._middle, self._began, self._level = math.sqrt(low * high), len(self.probes), 0
-        return self._series_rate()
+        return self._series_rate(self._middle)
 
-    def _series_rate(self) -> float:
+    def _series_rate(self, middle: float) -> float:
         p = self.params
-        rate = self._middle * (1 + p.precision) ** self._level
+        rate = middle * (1 + p.precision) ** self._level
         return _round_rate(min(max(rate, p.floor), p.ceiling))
 
-    def stop(self, reason: str) -> None:
-        """End the search (the runner's time budget ends it from outside)."""
+    def stop(self, reason: str) -> float | None:
+        """End the search (the runner's time budget ends it from outside); the next rate
+        is then none, so `return self.stop(why)` ends next_rate too."""
         self.stopped = reason
         return None
 

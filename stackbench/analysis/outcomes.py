@@ -139,11 +139,12 @@ def of(cell: StoredCell) -> Outcome:
     o = _of(cell)
     if cell.engine is None or cell.load != "closed":  # an open loop's rate is asked, not counted
         return o
-    return replace(o, **resolution(cell.engine, cell.concurrency))
+    step_per_s, per_client = resolution(cell.engine, cell.concurrency)
+    return replace(o, step_per_s=step_per_s, per_client=per_client)
 
 
-def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
-    """How finely a window counted its throughput: `step_per_s`, one response over the
+def resolution(e: EngineResult, clients: int) -> tuple[float | None, float | None]:
+    """How finely a window counted its throughput, as (step_per_s, per_client): the step, one response over the
     window's length when it was a fixed time (its throughput moves in those steps), None
     when it ended at a response — a count asked of the engine (`-n`) ended it, so its
     length moved with the stack and count / length moves in no step; and `per_client`,
@@ -151,7 +152,7 @@ def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
     n = e.pages.completed if e.pages is not None else e.requests.completed
     seconds = e.duration_us / 1e6
     step = None if e.count_ended or seconds <= 0 else 1.0 / seconds
-    return {"step_per_s": step, "per_client": n / clients if clients else None}
+    return step, n / clients if clients else None
 
 
 def _of(cell: StoredCell) -> Outcome:
@@ -184,16 +185,16 @@ def _of(cell: StoredCell) -> Outcome:
         p99, f99 = _latency(e, "99", 0.99, failures, window)
         return Outcome(kind, (), failures, bound, busy, window, _delivered(e, window), p50, p99, f50, f99,
                        beside, busy_workers)
-    page = e.pages is not None
-    throughput = e.pages.per_s if page else e.requests_per_s
+    pages = e.pages
+    throughput = pages.per_s if pages else e.requests_per_s
     if pending and not bound:
         # Clients still waiting when the window ended: slower, with their wait as a floor.
         slow = (Failure("unserved", pending, e.clients.measured),)
         (p50, f50), (p99, f99) = (_latency(e, key, q, slow, window) for key, q in (("50", 0.50), ("99", 0.99)))
         return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99, f50, f99,
                        beside=beside, busy_workers=busy_workers, pending=pending)
-    p50 = None if bound else (e.pages.load_p50_us if page else e.latency.p50_us)
-    p99 = None if bound else (e.pages.load_p99_us if page else e.latency.p99_us)
+    p50 = None if bound else (pages.load_p50_us if pages else e.latency.p50_us)
+    p99 = None if bound else (pages.load_p99_us if pages else e.latency.p99_us)
     return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99,
                    beside=beside, busy_workers=busy_workers)
 
@@ -225,7 +226,7 @@ def _unserved(cell: StoredCell, e: EngineResult) -> int:
     for c in cell.caveats:
         if c.code in ("no_response_all", "clients_unserved"):
             count = caveats.failure_figures(c)[0]
-            return int(e.clients.without_response if count is None else count)
+            return int(e.clients.without_response or 0 if count is None else count)
     return 0
 
 
@@ -305,9 +306,10 @@ def _latency(e: EngineResult, key: str, q: float, failures: tuple[Failure, ...],
     table cannot say more). Nothing completed: every quantile is the window, a floor.
     Page mode counts visitors, not the connections the engine reports unserved, so there
     only "nothing completed" makes a floor."""
-    page = e.pages is not None
-    n = e.pages.completed if page else e.requests.completed
-    own = (e.pages.load_p50_us if key == "50" else e.pages.load_p99_us) if page else e.latency.percentile_us(key)
+    pages = e.pages
+    page = pages is not None
+    n = pages.completed if pages else e.requests.completed
+    own = (pages.load_p50_us if key == "50" else pages.load_p99_us) if pages else e.latency.percentile_us(key)
     if not n:
         return (float(window_us), True) if window_us else (None, False)
     unserved = next((f.count for f in failures if f.code == "unserved"), None) or 0

@@ -68,7 +68,7 @@ AT_LEAST_HIGHER = "at_least_higher"  # the candidate's runs are lower bounds, an
 AT_LEAST_LOWER = "at_least_lower"  # the baseline's runs are lower bounds, and the candidate still lower
 NOT_SEPARABLE = "not_separable"  # lower bounds that the comparison cannot settle
 NOT_RESOLVABLE = "not_resolvable"  # throughput counted in steps of one response coarser than the question
-FAILURE_KINDS = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
+FAILURE_KINDS: frozenset[str | None] = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
 # What more runs can settle: no significant difference yet, too few valid runs.
 OPEN_KINDS = frozenset({stats.Verdict.NO_DIFFERENCE.value, stats.Verdict.INSUFFICIENT.value})
 BOUND_KINDS = frozenset({AT_LEAST_HIGHER, AT_LEAST_LOWER, NOT_SEPARABLE})
@@ -252,7 +252,7 @@ def _split(cells: Iterable[StoredCell]) -> tuple[dict[tuple[Question, str], list
     return by, excluded
 
 
-def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side,
+def decided(metric: Metric, comparison: stats.Comparison, base: Side | None, cand: Side | None,
             band: float = stats.DEFAULT_EQUIVALENCE) -> str | None:
     """What the sides' outcomes decide of a comparison; None when the statistics do.
 
@@ -281,7 +281,9 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
     every run 10.7 req/s, an interval of zero width), and a difference within two steps
     may be one response more or less — not resolvable with that many responses a client.
     Steps are set against the baseline's figure: a stack that served nothing beside one
-    that served hundreds in the window is resolved."""
+    that served hundreds in the window is resolved. Sides not known (None): the statistics."""
+    if base is None or cand is None:
+        return None
     if base.runs and cand.runs:
         if base.fails and cand.fails:
             return NEITHER_SERVES

@@ -83,7 +83,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = (_side(args.a), _side(args.b))
     if names[0] == names[1]:
         names = (f"A ({names[0]})", f"B ({names[1]})")
-    idle = tuple(_idle_regime(store, side) for side in (a, b))
+    idle = (_idle_regime(store, a), _idle_regime(store, b))
     result = compare_mod.compare(a, b, *names, band=args.equivalence, idle=idle)
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
@@ -106,7 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError("--verdicts picks the CSV table; the JSON document holds cells and verdicts anyway")
     cells_only = args.format == "csv" and not args.verdicts  # the cells' table needs no verdict
     analysis = None if cells_only else analyze(run, cells, store.search_rows(run_id), args.baseline)
-    if args.verdicts and analysis.verdicts is None:
+    if args.verdicts and analysis is not None and analysis.verdicts is None:
         raise UsageError(f"run {run_id} has no baseline, so no verdicts",
                          hint="name one with --baseline LABEL (a stack of the run)")
     try:

@@ -30,8 +30,8 @@ class StoredRun:
         """The plan's cpu_idle as written, else what the run recorded it asked (the default
         of its day), else "as-is" — the default before the lab recorded it."""
         if "cpu_idle" in (self.plan or {}):
-            return self.plan["cpu_idle"]
-        return self._idle_record.get("asked", "as-is")
+            return str(self.plan["cpu_idle"])
+        return str(self._idle_record.get("asked", "as-is"))
 
     @property
     def idle_regime(self) -> str:

@@ -78,7 +78,8 @@ def difference(before: MemoryCounters, after: MemoryCounters, *, limit_bytes: in
         peak_bytes=peak_bytes)  # the machine's peak in the window: stack + services
 
 
-ZERO = MemoryCounters(**{name: 0 for name in COUNTERS})  # a new cgroup's counters
+_ZEROS: dict[str, Any] = {name: 0 for name in COUNTERS}
+ZERO = MemoryCounters(**_ZEROS)  # a new cgroup's counters
 
 
 def kills_between(earlier: MemoryCounters, later: MemoryCounters) -> int | None:
@@ -100,7 +101,7 @@ def _tree(root: Path) -> list[Path]:
 def _pressure(path: Path) -> dict[str, int]:
     """PSI's cumulative stall time per line: {"some": µs, "full": µs} (empty when the
     file is missing: a kernel without PSI, or psi=0)."""
-    out = {}
+    out: dict[str, int] = {}
     try:
         text = path.read_text()
     except OSError:

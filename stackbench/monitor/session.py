@@ -88,7 +88,7 @@ class StackMonitor:
         self.cgroup = cgroup
         # The small machine's limit, when the plan has one: its events per cell.
         self.machine = machine if machine and machine.profile.memory_bytes is not None else None
-        self._machine_reader = CgroupReader(machine.cgroup) if self.machine else None
+        self._machine_reader = CgroupReader(self.machine.cgroup) if self.machine else None
         self._mem_before: memory_events.MemoryCounters | None = None
         self._mem_last: memory_events.MemoryCounters | None = None
         self.services = CgroupReader(services_cgroup) if services_cgroup else None
@@ -100,7 +100,7 @@ class StackMonitor:
         self.reader = CgroupReader(cgroup) if cgroup else None
         # "perf" (cheap, per cgroup), "strace" (fallback, slow: profile pass only) or None
         self.syscall_method = syscall_method if cgroup else None
-        self.counter = None
+        self.counter: syscalls.SyscallCounter | strace.StraceCounter | None = None
         self.reapers = reapers if reapers is not None else []
         self.notes: list[str] = list(notes or [])
         self._sampler: Sampler | None = None
@@ -116,7 +116,7 @@ class StackMonitor:
         if self.services:
             self.services.reset_peak()
             self._services_cpu_before = self.services.sample(0).cpu_usage_us
-        if self.machine:
+        if self.machine and self._machine_reader:
             self._machine_reader.reset_peak()
             self._mem_before = self.machine.read()
         if not self.reader:
@@ -159,8 +159,11 @@ class StackMonitor:
 
     def begin_profile(self) -> bool:
         """Start counting system calls for a profile pass; False if that cannot be done."""
-        if self.syscall_method == "perf":
-            self.counter = syscalls.SyscallCounter(self.cgroup.perf_name(), cpus=self.lab_cpus)
+        if not self.cgroup:  # no syscall method without one
+            return False
+        perf_name = self.cgroup.perf_name()  # set where perf was chosen (syscalls.unavailable_reason)
+        if self.syscall_method == "perf" and perf_name is not None:
+            self.counter = syscalls.SyscallCounter(perf_name, cpus=self.lab_cpus)
         elif self.syscall_method == "strace":
             self.counter = strace.StraceCounter(self.cgroup.pids(), cpus=self.lab_cpus)
         else:

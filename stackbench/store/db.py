@@ -27,6 +27,7 @@ from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.monitor.session import CellReadings
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
+from stackbench.store.schema import VERSION as SCHEMA_VERSION
 from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of
 
 CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
@@ -60,7 +61,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode = WAL")
         except migrations.TooNew as e:
             raise UsageError(f"{self.path} was written by a newer stackbench (store schema {e.args[0]}; "
-                             f"this one reads up to {migrations.VERSION})",
+                             f"this one reads up to {SCHEMA_VERSION})",
                              hint="upgrade stackbench, or name another file with --db") from None
         except migrations.TooOld as e:
             raise UsageError(f"{self.path} has a pre-release store schema ({e.args[0]}) that cannot be migrated",
@@ -84,27 +85,27 @@ class Store:
             self.db.execute(f"PRAGMA user_version = {int(version)}")
 
     # -- writing -----------------------------------------------------------------------
-    def begin_run(self, plan_name: str, plan_source: str, plan: dict, plan_checked: dict,
-                  environment: dict) -> int:
+    def begin_run(self, plan_name: str, plan_source: str, plan: dict[str, Any], plan_checked: dict[str, Any],
+                  environment: dict[str, Any]) -> int:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO runs (started_at, status, plan_name, plan_source, plan_json, plan_checked_json,"
                 " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (_now(), RunStatus.RUNNING.value, plan_name, plan_source, json.dumps(plan),
                  json.dumps(plan_checked), json.dumps(environment)))
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, status: RunStatus, error: str | None = None) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                             (RunStatus(status).value, error, _now(), run_id))
 
-    def set_network(self, run_id: int, network: dict) -> None:
+    def set_network(self, run_id: int, network: dict[str, Any]) -> None:
         """The network profiles' calibration: asked and measured, by profile."""
         with self.db:
             self.db.execute("UPDATE runs SET network_json = ? WHERE id = ?", (json.dumps(network), run_id))
 
-    def set_stop(self, run_id: int, stop: dict | None) -> None:
+    def set_stop(self, run_id: int, stop: dict[str, Any] | None) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET stop_json = ? WHERE id = ?", (json.dumps(stop), run_id))
 
@@ -245,15 +246,15 @@ class Store:
             raise UsageError(f"no run {run_id} in {self.path}", hint="`stackbench runs` lists the stored runs")
         return run_of(row)
 
-    def runs(self) -> list[dict]:
+    def runs(self) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.plan_name, "
             "(SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id) AS cells FROM runs r ORDER BY r.id").fetchall()
         return [dict(r) for r in rows]
 
     def latest_run_id(self) -> int | None:
-        row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
-        return row[0]
+        latest: int | None = self.db.execute("SELECT MAX(id) FROM runs").fetchone()[0]
+        return latest
 
     def cells(self, run_id: int) -> list[StoredCell]:
         return list(self._cells(run_id))
@@ -270,7 +271,7 @@ class Store:
         rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
         return [process_of(r) for r in rows]
 
-    def status_samples(self, cell_id: int) -> list[dict]:
+    def status_samples(self, cell_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT * FROM status_samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
         return [{**dict(r), "values": json.loads(r["values_json"])} for r in rows]
 

@@ -135,16 +135,18 @@ def _lines(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axi
         for p in sorted(ps, key=lambda p: p.question.rate or p.question.concurrency):
             if p.value.median is None:
                 continue
-            x = p.question.rate if open_loop else p.question.concurrency
-            lo, hi = (None, None) if p.value.ci_low is None else (p.value.ci_low * m.scale, p.value.ci_high * m.scale)
+            rate = p.question.rate
+            x = rate if open_loop and rate is not None else p.question.concurrency
+            v = p.value
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             by.setdefault((p.stack_label, p.question.leg), []).append(
                 svg.Point(x, p.value.median * m.scale, _title(p, m), lo, hi, hollow=p.all_runs))
             xs.append(x)
             ys += [p.value.median * m.scale, hi]
         series += [svg.Series(ctx.palette.cls(label_), tuple(pts), dashed=(leg == "down" or i > 0))
                    for (label_, leg), pts in by.items()]
-    x = svg.levels("rate asked (requests/s)" if open_loop else "concurrency (clients)", xs)
-    return svg.lines(series, x, svg.linear(axis_title, ys), label)
+    axis = svg.levels("rate asked (requests/s)" if open_loop else "concurrency (clients)", xs)
+    return svg.lines(series, axis, svg.linear(axis_title, ys), label)
 
 
 def _bars(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis_title: str, label: str) -> str:
@@ -155,7 +157,7 @@ def _bars(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis
             v = p.value
             if v.median is None:
                 continue
-            lo, hi = (None, None) if v.ci_low is None else (v.ci_low * m.scale, v.ci_high * m.scale)
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             text = m.text(v.median) + (f" {m.name}" if len(metrics) > 1 else "")
             groups.setdefault(p.stack_label, []).append(
                 svg.Bar(v.median * m.scale, ctx.palette.cls(p.stack_label), _title(p, m), text, lo, hi,

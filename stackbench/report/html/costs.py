@@ -48,7 +48,7 @@ def pss(ctx: Context) -> list[Figure]:
 
 
 def syscalls(ctx: Context) -> list[Figure]:
-    out = []
+    out: list[Figure | None] = []  # a difference with nothing to show is None
     for pick in ctx.analysis.picks:
         q, chosen = pick.question, pick.cells
         calls = {label: ctx.store.syscalls(c.cell.id) for label, c in chosen.items()}
@@ -107,6 +107,8 @@ def cache(ctx: Context) -> list[Figure]:
         rows = []
         for r in rs:
             v = r.ratio
+            if v.median is None:  # no valid run counted its answers (cache.by_question keeps such rows out)
+                continue
             text = f"{v.median:.0%}"
             ci = "-" if v.ci_low is None else f"{v.ci_low:.0%}–{v.ci_high:.0%}"
             rows.append((r.stack_label, r.question.level(), str(v.n), text, ci))

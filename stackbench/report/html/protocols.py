@@ -43,7 +43,7 @@ def _charts(ctx: Context, key: str, title: str, how: str) -> list[Figure]:
             v = p.value
             if v.median is None:
                 continue
-            lo, hi = (None, None) if v.ci_low is None else (v.ci_low * m.scale, v.ci_high * m.scale)
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             groups.setdefault(_mode(p), []).append(
                 svg.Bar(v.median * m.scale, ctx.palette.cls(p.stack_label), _title(p, m), m.text(v.median), lo, hi,
                         faint=p.all_runs))

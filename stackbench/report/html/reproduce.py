@@ -159,7 +159,7 @@ def _seqs(ctx: Context, seqs: list[int]) -> str:
 
 
 def _diff(a: dict[str, str], b: dict[str, str]) -> str:
-    lines = []
+    lines: list[str] = []
     for path in sorted(set(a) | set(b)):
         lines += difflib.unified_diff(a.get(path, "").splitlines(), b.get(path, "").splitlines(),
                                       f"{path} (first)", path, n=0, lineterm="")

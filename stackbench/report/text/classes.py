@@ -22,7 +22,7 @@ def _num(v: float | None, fmt=lambda x: f"{x:,.0f}") -> str:
 
 
 def rows(found: Sequence[ClassesRow]) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for r in found:
         q = r.question
         alone = q.background == "none"

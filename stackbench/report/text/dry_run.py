@@ -20,7 +20,7 @@ from stackbench.upkeep.pinning import Pinning
 
 def load_line(plan: Plan) -> str:
     m = plan.load
-    if m.kind == "capacity":
+    if m.kind == "capacity" and m.search is not None and m.slo is not None:  # a capacity load has both
         s = m.search
         confirm = f", low end confirmed {s.confirm} more times" if s.confirm else ""
         return (f"load: capacity — the rate meeting {m.slo.describe()} half the time (the edge, fitted to every "

@@ -57,7 +57,7 @@ def by_protocol_rows(rows: Sequence[CellSummary]) -> list[tuple[str, ...]]:
     if not any(r.question.tls for r in rows):
         return []
     ordered = sorted(rows, key=lambda r: (r.stack_label, r.question.workload, r.question.sort_key()))
-    out = []
+    out: list[tuple[str, ...]] = []
     for r in ordered:
         q, hs = r.question, r.handshake or {}
         conns = (q.handshake or "keep-alive") if q.tls else ("keep-alive" if q.keepalive else "no keep-alive")

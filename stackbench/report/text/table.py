@@ -64,7 +64,7 @@ OUTCOME_NOTE = ("outcome: served; engine-bound = the load engine at its limit wh
 
 def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]:
     fs = [c.figures for c in cells]
-    base = COLUMNS if wide else NARROW
+    base: tuple[str, ...] = COLUMNS if wide else NARROW
     if any(f.question.tls for f in fs):  # a run that asked only clear HTTP/1.1 needs no protocol column
         at = base.index("keep-alive")
         base = base[:at] + PROTOCOL_COLUMNS + base[at:] + (HANDSHAKE_COLUMNS if wide else ())

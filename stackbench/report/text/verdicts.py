@@ -49,6 +49,7 @@ def level(c: stats.Comparison) -> str:
 
 def _ci_pct(c: stats.Comparison) -> str:
     """The CI of the change, in the direction of the headline: '51–66 %'."""
+    assert c.ci_low is not None and c.ci_high is not None, "a headline with a change has its interval"
     lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
     return f"{lo:.0f}–{hi:.0f} %"
 
@@ -425,7 +426,7 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         t = r.metrics["throughput"]
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
         # Over TLS the keep-alive column says the protocol and handshake mode ("h2 on", "https full").
-        row = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
+        row: tuple[str, ...] = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
                _bound(r, "throughput", format_rate(t.median)) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
