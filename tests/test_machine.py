@@ -285,7 +285,7 @@ def record(seq: int, cost: StoredCost, status=CellStatus.OK, error=None, found=(
     return StoredCell(id=0, run_id=0, seq=seq, repetition=repetition, stack_id="apache-prefork-modphp",
                       stack_label="prefork", knobs={}, workload="php-hello", concurrency=256, keepalive=True,
                       status=status, error=error, config_hash=None, versions={},
-                      pinning={"server_cpus": [0], "engine_cpus": [1], "shared": False},
+                      pinning=Pinning([0], [1]),
                       engine=EngineResult.from_doc(doc), cost=cost, caveats=tuple(found))
 
 
@@ -378,4 +378,5 @@ def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(l
     assert cells[1].error == "fake exited (2 processes OOM-killed under the 512 MiB limit)"
     run_row = store.run(outcome.run_id)
     assert run_row.environment["machine_profile"] == {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}
-    assert run_row.plan_checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}
+    checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs").fetchone()[0])
+    assert checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}

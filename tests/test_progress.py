@@ -25,7 +25,8 @@ def record(cell, rps=1234.5, failed=0):
            "latency_us": {"mean": 10.0, "percentiles": {"50": 900, "99": 2500}}, "warnings": [], "warning_codes": []}
     return StoredCell(id=cell.seq + 1, run_id=7, seq=cell.seq, repetition=0, stack_id="nginx-fpm",
                       stack_label=cell.stack.label, knobs={}, workload=cell.workload, concurrency=cell.concurrency,
-                      keepalive=True, status=CellStatus.OK, error=None, config_hash=None, versions={}, pinning={},
+                      keepalive=True, status=CellStatus.OK, error=None, config_hash=None, versions={},
+                      pinning=Pinning([0], [1]),
                       engine=EngineResult.from_doc(doc))
 
 

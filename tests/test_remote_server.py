@@ -63,7 +63,7 @@ def test_a_server_host_is_read_and_its_database_goes_with_it():
     plan = parse(tomllib.loads(plan_text('server = "ssh:root@web1"')), "plan.toml")
     assert plan.hosts.remote_server and plan.hosts.server.destination == "root@web1"
     assert plan.hosts.clients == (spec.Client("local"),)  # the load still comes from here
-    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+    assert spec.resume_flags(plan.checked()["hosts"]) == " --allow-remote-target"
     same = parse(tomllib.loads(plan_text('server = "ssh:root@web1"\ndb = "ssh:root@web1"')), "plan.toml")
     assert same.hosts == plan.hosts
 
@@ -317,7 +317,7 @@ def test_on_a_host_of_its_own_the_agent_holds_its_run_lock_and_pins_there(agent)
 def test_a_database_host_is_read_and_needs_a_workload_with_one():
     plan = parse(tomllib.loads(plan_text('db = "ssh:root@db1"').replace('"php-hello"', '"wordpress-home"')), "p.toml")
     assert plan.hosts.remote_db and plan.hosts.db.destination == "root@db1" and not plan.hosts.remote_server
-    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+    assert spec.resume_flags(plan.checked()["hosts"]) == " --allow-remote-target"
 
 
 @pytest.mark.servers

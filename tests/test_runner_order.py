@@ -4,6 +4,7 @@ and what survives a Ctrl-C or a server that dies."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from contextlib import contextmanager
 
@@ -16,6 +17,7 @@ from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited, UsageError
 from stackbench.upkeep.idle import IdleState
+from stackbench.model.stop import RepetitionStop
 from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
 
@@ -331,7 +333,8 @@ def test_the_checked_plan_is_stored_with_the_run(lab):
     _, _, fake = lab
     store = Store()
     outcome = run(store, fake)
-    checked = store.run(outcome.run_id).plan_checked
+    checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs WHERE id = ?",
+                                          (outcome.run_id,)).fetchone()[0])
     assert checked["duration_s"] == 1.0 and checked["warmup_s"] == 0.2 and checked["restart"] == "stack"
     assert [s["id"] for s in checked["stacks"]] == ["nginx-fpm", "apache-prefork-modphp"]
 
@@ -356,7 +359,7 @@ def test_adaptive_repetitions_stop_when_the_intervals_are_narrow(lab):
     assert len(measured) == 5 * 2  # whole repetitions, two stacks each
     reps = [c.repetition for c in store.cells(outcome.run_id)]
     assert reps == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]  # interleaved A B A B
-    assert store.run(outcome.run_id).stop == outcome.stop
+    assert store.run(outcome.run_id).stop == RepetitionStop.from_dict(outcome.stop)
 
 
 def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):

@@ -92,10 +92,10 @@ class StackCapacity:
 
 def plan_parts(run: StoredRun) -> tuple[SLO, SearchParams] | None:
     """The SLO and search parameters a run's checked plan stored (None: not a capacity run)."""
-    load = (run.plan_checked or {}).get("load") or {}
-    if load.get("kind") != "capacity" or not load.get("slo"):
+    load = run.checked.load
+    if load.kind != "capacity" or not load.slo:
         return None
-    return SLO.from_dict(load["slo"]), SearchParams(**load["search"])
+    return SLO.from_dict(load.slo), SearchParams(**load.search or {})
 
 
 def results(run: StoredRun, cells: list[StoredCell], searches: list[StoredSearch]) -> list[CapacityResult]:

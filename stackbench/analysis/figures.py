@@ -121,7 +121,7 @@ def of(cell: StoredCell) -> CellFigures:
         procs_max=cost.procs_max, threads_max=cost.threads_max, caveats=cell.caveats,
         pages_per_s=pages.per_s if pages else None, page_load_p50_us=pages.load_p50_us if pages else None,
         page_load_p99_us=pages.load_p99_us if pages else None,
-        php_opcache=(cell.php or {}).get("opcache"),
+        php_opcache=cell.php.opcache if cell.php else None,
         service_memory_peak_bytes=cost.service_mem_peak_bytes,
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
         oom_kills=None if events is None else events.total_kills,

@@ -128,7 +128,7 @@ class Outcome:
 def server_busy(cell: StoredCell) -> float | None:
     """The share of its cores the stack's cgroup kept busy over the sampled window; None
     when the CPU, the window or the cores were not recorded (older stores, no cgroup)."""
-    cores = len((cell.pinning or {}).get("server_cpus") or ())
+    cores = len(cell.pinning.server_cpus)
     cpu, window = cell.cost.cpu_total_us, cell.cost.window_us
     if not cores or cpu is None or not window:
         return None
@@ -175,9 +175,9 @@ def _of(cell: StoredCell) -> Outcome:
     failures = _failures(cell, e)
     pending = 0 if _refused(e) else _unserved(cell, e)
     kind = INVALID if invalid else FAILED if failures else SERVED
-    beside = tuple((name, int(v.get("connections") or 0)) for name, v in (cell.classes or {}).items()
-                   if name != "server" and isinstance(v, dict))
-    held = ((cell.classes or {}).get("server") or {}).get("busy_max") or {}
+    classes = cell.classes
+    beside = tuple((name, int(v.connections or 0)) for name, v in classes.others.items()) if classes else ()
+    held = classes.server.busy_max if classes and classes.server else {}
     busy_workers = sum(held.values()) if held else None
     window = e.duration_us or None
     if kind == FAILED:

@@ -81,8 +81,7 @@ class RunAnalysis:
     @property
     def walked(self) -> bool:
         """The plan walked or swept the load (ramps, stages, rate sweeps): curves say the most."""
-        load = (self.run.plan_checked or {}).get("load") or {}
-        return bool(load.get("walk")) or load.get("kind") in ("rate", "stages")
+        return self.run.checked.load.walked
 
     @cached_property
     def summaries(self) -> list[summary.CellSummary]:
@@ -130,8 +129,7 @@ class RunAnalysis:
     def protocols(self) -> Verdicts | None:
         """HTTPS and HTTP/2 against clear HTTP/1.1 on each stack (same workload, level and
         connection policy); None when no stack was asked both."""
-        band = (self.run.plan_checked or {}).get("equivalence", stats.DEFAULT_EQUIVALENCE)
-        return protocols.decide(self.stored_cells, band)
+        return protocols.decide(self.stored_cells, stats.band_of(self.run.checked.equivalence))
 
     @cached_property
     def handshake_costs(self) -> list[HandshakeCost]:
@@ -174,5 +172,4 @@ def analyze(run: StoredRun, cells: Sequence[StoredCell], searches: Sequence[Stor
     (UsageError when the run has no such stack); `searches`: Store.search_rows."""
     cells = list(cells)
     found = verdicts.for_run(run, cells, baseline)
-    return RunAnalysis(run, cells_mod.of(cells), tuple(searches), baseline or (run.plan_checked or {}).get("baseline"),
-                       found)
+    return RunAnalysis(run, cells_mod.of(cells), tuple(searches), baseline or run.checked.baseline, found)

@@ -115,6 +115,11 @@ from stackbench.analysis import student_t
 
 ALPHA = 0.05
 DEFAULT_EQUIVALENCE = 0.02  # ±2 %: the default practical band (plan key `equivalence`)
+
+
+def band_of(stored: float | None) -> float:
+    """The equivalence band a run's checked plan stored (the default when it stored none)."""
+    return DEFAULT_EQUIVALENCE if stored is None else stored
 MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
 WELCH_LOG = "welch_log"  # Comparison.test: Welch's t on the logs of the values
 MANN_WHITNEY = "mann_whitney"  # the fallback when a value is <= 0

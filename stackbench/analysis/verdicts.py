@@ -358,7 +358,7 @@ def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DE
 def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None) -> Verdicts | None:
     """A stored run's verdicts: against `baseline` when given (it must be one of the
     run's stacks), else the plan's; None when there is neither."""
-    checked = run.plan_checked or {}
+    checked = run.checked
     if baseline is not None:
         labels = list(dict.fromkeys(c.stack_label for c in cells))
         if baseline not in labels:
@@ -366,10 +366,10 @@ def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None
             raise UsageError(f"run {run.id} has no stack {baseline!r}"
                              + (f" (did you mean {close[0]!r}?)" if close else ""),
                              hint=f"its stacks: {', '.join(labels)}")
-    baseline = baseline or checked.get("baseline")
+    baseline = baseline or checked.baseline
     if not baseline:
         return None
-    return decide(cells, baseline, band=checked.get("equivalence", stats.DEFAULT_EQUIVALENCE))
+    return decide(cells, baseline, band=stats.band_of(checked.equivalence))
 
 
 def _reasons(excluded: list[Excluded], q: Question, label: str) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     run_report.render(analysis, sys.stdout, every_run=args.all, wide=args.wide)
     if _unfinished(run.status, lock.holder()):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}"
-              f"{hosts_spec.resume_flags(run.plan_checked)}", file=sys.stderr)
+              f"{hosts_spec.resume_flags(run.checked.hosts)}", file=sys.stderr)
     return 0
 
 

@@ -128,7 +128,7 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
                           wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    flags = hosts_spec.resume_flags(store.run(run_id).plan_checked)
+    flags = hosts_spec.resume_flags(store.run(run_id).checked.hosts)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}{flags}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:

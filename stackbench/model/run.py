@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stackbench.model.plan import CheckedPlan
+from stackbench.model.stop import RepetitionStop
 from stackbench.states import RunStatus
 
 
@@ -18,10 +20,15 @@ class StoredRun:
     plan_name: str
     plan_source: str
     plan: dict[str, Any]  # the plan file's data as written
-    plan_checked: dict[str, Any] | None  # every default resolved (None: a store before v4)
+    plan_checked: CheckedPlan | None  # every default resolved (None: a store before v4)
     environment: dict[str, Any]
-    stop: dict[str, Any] | None  # repetitions run and why they stopped (None: before v5)
+    stop: RepetitionStop | None  # repetitions run and why they stopped (None: before v5)
     network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
+
+    @property
+    def checked(self) -> CheckedPlan:
+        """The checked plan; a store before v4 did not keep it: every field not known."""
+        return self.plan_checked or CheckedPlan()
 
     # Idle cores (upkeep/idle.py), read in one place: what the run asked, and what its
     # cores did. Words, not imports: the model sits below the lab.

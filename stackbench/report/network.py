@@ -4,6 +4,8 @@ it asked and what calibration measured. Shared by the terminal and the HTML repo
 
 from __future__ import annotations
 
+from typing import Sequence
+
 
 def rate(bit_s: float | None) -> str:
     if not bit_s:
@@ -37,12 +39,11 @@ def measured(m: dict) -> str:
     return f"{text}, down {rate(m.get('down_bit_s'))}, up {rate(m.get('up_bit_s'))}"
 
 
-def lines(plan_checked: dict | None, network: dict | None) -> list[str]:
-    """One line per profile the run used; loopback alone is one plain line."""
-    names = [p["name"] for p in (plan_checked or {}).get("networks") or [{"name": "loopback"}]]
-    names += [n for n in ((plan_checked or {}).get("links") or {}) if n not in names]
+def lines(profiles: Sequence[str], network: dict | None) -> list[str]:
+    """One line per profile the run used (CheckedPlan.profiles); loopback alone is one
+    plain line."""
     out = []
-    for name in names:
+    for name in profiles:
         if name == "loopback":
             out.append("loopback: server and load engine on one machine, the host's loopback")
             continue

@@ -21,6 +21,8 @@ from stackbench.engine.background import Background, spec_for
 from stackbench.engine.result import Negotiated
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import StoredCost
+from stackbench.model.php import PhpState
+from stackbench.model.visitors import ClassSummary, ServerHeld, VisitorClasses
 from stackbench.monitor import status_pages
 from stackbench.monitor.session import CellReadings
 from stackbench.network.visitors import members
@@ -207,17 +209,18 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
            error: str | None = None, readings: CellReadings | None = None, classes: dict | None = None) -> StoredCell:
     """What is stored of a cell: how it was run, what the engine and the monitor saw, and
     the caveats that limit trust in it."""
-    instance, pin = stack.instance, run.pins.as_dict()
+    instance = stack.instance
     cost = readings.cost if readings else StoredCost()
     pages = readings.status if readings else []  # the status pages' samples (not the cell's status)
+    visitors = None
     if classes is not None or cell.background != "none" or cell.network != "loopback":
         # Where visitors differ, what the server held is the point: keep its own count.
-        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(pages),
-                                                 "unanswered": status_pages.unanswered(pages),
-                                                 "procs_max": cost.procs_max}}
+        visitors = VisitorClasses({name: ClassSummary.from_dict(got) for name, got in (classes or {}).items()},
+                                  ServerHeld(status_pages.busy_max(pages), status_pages.unanswered(pages),
+                                             cost.procs_max))
     found = []
     if result:
-        found = caveats.for_cell(result, pin, cost.server_steal_share)
+        found = caveats.for_cell(result, run.pins.as_dict(), cost.server_steal_share)
         found += caveats.server_limits(pages, instance.knobs, cell.concurrency)
         found += caveats.memory_limit(cost.memory_events.as_dict() if cost.memory_events else None)
     # What the stack agreed to when verified over this protocol (read back, not assumed).
@@ -226,9 +229,10 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
         id=0, run_id=run.run_id, seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id,
         stack_label=cell.stack.label, knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency,
         keepalive=cell.keepalive, status=status, error=error, config_hash=None, versions=stack.versions,
-        pinning=pin, engine=result, cost=cost, caveats=tuple(found), php=instance.php_state,
+        pinning=run.pins, engine=result, cost=cost, caveats=tuple(found),
+        php=PhpState.from_dict(instance.php_state) if instance.php_state is not None else None,
         load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
-        network=cell.network, background=cell.background, classes=classes,
+        network=cell.network, background=cell.background, classes=visitors,
         protocol=cell.protocol, handshake=cell.handshake,
         streams=run.plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else None,
         negotiated=Negotiated.from_dict(read_back) if read_back is not None else None,

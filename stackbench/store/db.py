@@ -179,19 +179,19 @@ class Store:
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (run_id, cell.seq, cell.repetition, cell.stack_id, cell.stack_label, json.dumps(cell.knobs),
                  cell.workload, cell.concurrency, int(cell.keepalive), CellStatus(cell.status).value, cell.error,
-                 config_hash, json.dumps(cell.versions), json.dumps(cell.pinning),
+                 config_hash, json.dumps(cell.versions), json.dumps(cell.pinning.as_dict()),
                  r and r.started_unix_us, r and r.duration_us, r and r.requests.completed,
                  r and r.requests.failed, r and r.requests.non_2xx, r and r.requests_per_s,
                  r and r.latency.mean_us, r and r.latency.p50_us, r and r.latency.p99_us,
                  json.dumps(r.raw) if r else None, r and r.clients.measured, r and r.clients.without_response,
                  r and r.engine_cpu_us, json.dumps([c.as_dict() for c in cell.caveats]),
                  pg and pg.completed, pg and pg.failed, pg and pg.per_s, pg and pg.load_p50_us,
-                 pg and pg.load_p99_us, json.dumps(cell.php) if cell.php is not None else None,
+                 pg and pg.load_p99_us, json.dumps(cell.php.as_dict()) if cell.php is not None else None,
                  cell.load, cell.rate, cell.leg, cell.step, r and r.requests.due, r and r.requests.not_sent))
             cell_id = int(cur.lastrowid or 0)
             self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ? WHERE id = ?",
                             (cell.network, cell.background,
-                             json.dumps(cell.classes) if cell.classes is not None else None, cell_id))
+                             json.dumps(cell.classes.as_dict()) if cell.classes is not None else None, cell_id))
             tls = r.tls if r else None
             self.db.execute(
                 """UPDATE cells SET protocol = ?, handshake = ?, streams = ?, negotiated_json = ?, protocol_spoken = ?,

@@ -48,7 +48,7 @@ def render(ctx: Context) -> str:
 
 def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
     run = ctx.run
-    return (environment_rows(run.environment or {}, network_lines(run.plan_checked, run.network))
+    return (environment_rows(run.environment or {}, network_lines(run.checked.profiles, run.network))
             + client_rows(ctx.analysis.clients))
 
 

@@ -12,6 +12,7 @@ from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.analysis.outcomes import FAILED, INVALID, SERVED, Outcome
 from stackbench.analysis.questions import Question
 from stackbench.analysis.run_warnings import CaveatGroup, Warnings
+from stackbench.model.plan import LOOPBACK
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
 from stackbench.report.text import bottleneck as bottleneck_text
@@ -217,8 +218,8 @@ def header(run: StoredRun, out: TextIO) -> None:
         out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
     if env.get("db_host"):  # its database on a host of its own (hosts.db)
         out.write(style.bold(f"database {server_line(env['db_host'], 'the database')}") + "\n")
-    nets = network_lines(run.plan_checked, run.network)
-    if nets != network_lines(None, None):  # loopback alone goes without saying
+    nets = network_lines(run.checked.profiles, run.network)
+    if nets != network_lines((LOOPBACK,), None):  # loopback alone goes without saying
         for line in nets:
             out.write(style.dim(f"network {line}") + "\n")
     if env.get("machine_profile"):

@@ -23,6 +23,7 @@ from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
 from stackbench.analysis.outcomes import FailureSummary
 from stackbench.analysis.verdicts import Side, Verdict, Verdicts
+from stackbench.model.stop import RepetitionStop
 from stackbench.report.text import bottleneck as bottleneck_text, table
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
@@ -406,7 +407,7 @@ def summary_outcome(r: CellSummary) -> str:
     return "; ".join(parts) or ("served" if r.valid else "-")
 
 
-def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide: bool = False,
+def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: TextIO, wide: bool = False,
                    vs: Verdicts | None = None) -> None:
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
@@ -497,31 +498,31 @@ def _opcache(runs: tuple[int, int] | None) -> str:
     return "on" if on == read else "off" if on == 0 else f"{on}/{read} on"
 
 
-def stop_sentence(stop: dict) -> str:
-    n = stop.get("repetitions")
-    if stop.get("reason") == "target":
-        return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop['target']:.0%} "
-                f"(widest ±{stop['worst_half_width']:.1%})")
-    if stop.get("reason") == "power":
+def stop_sentence(stop: RepetitionStop) -> str:
+    n = stop.repetitions
+    if stop.reason == "target":
+        return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop.target:.0%} "
+                f"(widest ±{stop.worst_half_width:.1%})")
+    if stop.reason == "power":
         return (f"repetitions: {n}, stopped because every compared pair had the runs its noise needs to find a "
-                f"{stop['detect']:.0%} difference among {stop['family']} comparisons")
-    if stop.get("reason") == "cap":
-        w = stop.get("worst_half_width")
+                f"{stop.detect:.0%} difference among {stop.family} comparisons")
+    if stop.reason == "cap":
+        w = stop.worst_half_width
         widest = f"widest ±{w:.1%}" if w is not None else "not computable"
-        need = stop.get("runs_needed", 0)
-        noisy = ("" if not need or need <= n else f"; to find a {stop['detect']:.0%} difference among "
-                 f"{stop['family']} comparisons the noisiest pair needs {need} runs a side")
-        if "runs_needed" in stop and need is None:
-            noisy = (f"; the noisiest pair needs more than {MAX_RUNS} runs a side to find a {stop['detect']:.0%} "
+        need = stop.runs_needed if stop.judged_power else 0
+        noisy = ("" if not need or need <= (n or 0) else f"; to find a {stop.detect:.0%} difference among "
+                 f"{stop.family} comparisons the noisiest pair needs {need} runs a side")
+        if stop.judged_power and need is None:
+            noisy = (f"; the noisiest pair needs more than {MAX_RUNS} runs a side to find a {stop.detect:.0%} "
                      "difference")
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
-                f"±{stop['target']:.0%} ({widest}){noisy}")
-    if stop.get("reason") == "decided":
+                f"±{stop.target:.0%} ({widest}){noisy}")
+    if stop.reason == "decided":
         return (f"repetitions: {n}, stopped because every throughput comparison had a verdict (more runs were "
-                f"allowed within the {stop['budget_s']:g} s budget)")
-    if stop.get("reason") == "budget":
-        return (f"repetitions: {n}, stopped because another would have ended past the {stop['budget_s']:g} s "
+                f"allowed within the {stop.budget_s:g} s budget)")
+    if stop.reason == "budget":
+        return (f"repetitions: {n}, stopped because another would have ended past the {stop.budget_s:g} s "
                 "budget; the comparisons still without a verdict say so")
-    again = stop.get("remeasured")
+    again = stop.remeasured
     return f"repetitions: {n} (fixed by the plan)" + (
         f"; {again} invalid cell measurement(s) measured again" if again else "")
