@@ -17,6 +17,7 @@ from stackbench.errors import PlanError
 from stackbench.model.cost import MemoryEvents
 from stackbench.monitor import machine_cgroup, memory_events
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import MachineShape
 from stackbench.model.cost import StoredCost
 from stackbench.monitor.session import StackMonitor
 from stackbench.upkeep.pinning import Pinning
@@ -377,6 +378,6 @@ def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(l
         ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]  # the plan went on
     assert cells[1].error == "fake exited (2 processes OOM-killed under the 512 MiB limit)"
     run_row = store.run(outcome.run_id)
-    assert run_row.environment["machine_profile"] == {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}
+    assert run_row.environment.machine_profile == MachineShape(1, 512 * MiB, [0])
     checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs").fetchone()[0])
     assert checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}

@@ -17,6 +17,7 @@ from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited, UsageError
 from stackbench.upkeep.idle import IdleState
+from stackbench.model.environment import IdleCores
 from stackbench.model.stop import RepetitionStop
 from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
@@ -188,8 +189,7 @@ def test_order_of_a_plan(lab):
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
     assert store.run(outcome.run_id).status == "complete"
     # What the idle cores did is part of the run's environment (show, the report, compare).
-    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "auto", "polled": False,
-                                                                  "why": "auto (fake)", "engine_polled": False}
+    assert store.run(outcome.run_id).environment.cpu_idle == IdleCores("auto", False, "auto (fake)", False)
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -225,7 +225,7 @@ def test_a_plan_that_polls_holds_it_for_the_run_and_one_that_cannot_starts_nothi
     outcome = run(store, fake, 'cpu_idle = "poll"\n' + PLAN)
     assert log[2] == ("idle held", "poll") and log[-1] == ("idle released", "poll")
     assert state["idle_cpus"] == [1], "the engine's cores (Pinning([0], [1])), never the server's"
-    assert store.run(outcome.run_id).environment["cpu_idle"]["polled"] is True
+    assert store.run(outcome.run_id).environment.cpu_idle.polled is True
     log.clear()
     state["idle_refused"] = True
     with pytest.raises(UsageError):
@@ -271,7 +271,7 @@ def test_a_new_run_records_how_its_cells_were_ordered(lab):
     _, _, fake = lab
     store = Store()
     outcome = run(store, fake)
-    assert store.run(outcome.run_id).environment["mode_order"] == "alternate"
+    assert store.run(outcome.run_id).environment.mode_order == "alternate"
 
 
 def test_a_run_stored_before_auto_was_the_default_resumes_as_it_was_measured():

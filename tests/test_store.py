@@ -54,7 +54,8 @@ def test_round_trip():
     store.finish_run(run_id, "complete")
 
     run = store.run(run_id)
-    assert run.status == "complete" and run.environment == {"kernel": "6.1"} and run.finished_at
+    assert run.status == "complete" and run.environment.kernel == "6.1" and run.finished_at
+    assert run.environment.document == {"kernel": "6.1"}
     assert run.plan == {"name": "default"} and run.plan_checked == CheckedPlan()  # nothing a reader asks of it
     cells = store.cells(run_id)
     assert [c.seq for c in cells] == [0, 1]

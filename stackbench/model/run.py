@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stackbench.model.environment import Environment, IdleCores
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.stop import RepetitionStop
 from stackbench.states import RunStatus
@@ -21,7 +22,7 @@ class StoredRun:
     plan_source: str
     plan: dict[str, Any]  # the plan file's data as written
     plan_checked: CheckedPlan | None  # every default resolved (None: a store before v4)
-    environment: dict[str, Any]
+    environment: Environment
     stop: RepetitionStop | None  # repetitions run and why they stopped (None: before v5)
     network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
 
@@ -37,18 +38,18 @@ class StoredRun:
         """The plan's cpu_idle as written, else what the run recorded it asked (the default
         of its day), else "as-is" — the default before the lab recorded it."""
         if "cpu_idle" in (self.plan or {}):
-            return str(self.plan["cpu_idle"])
-        return str(self._idle_record.get("asked", "as-is"))
+            return str(self.plan["cpu_idle"])  # the plan as written: a document, not typed
+        return self._idle.asked or "as-is"
 
     @property
     def idle_regime(self) -> str:
         """What its idle cores did: "poll" (all held), "poll-engine" (the engine's), "as-is"."""
-        held = self._idle_record
-        return "poll" if held.get("polled") else "poll-engine" if held.get("engine_polled") else "as-is"
+        held = self._idle
+        return "poll" if held.polled else "poll-engine" if held.engine_polled else "as-is"
 
     @property
-    def _idle_record(self) -> dict[str, Any]:
-        return (self.environment or {}).get("cpu_idle") or {}
+    def _idle(self) -> IdleCores:
+        return self.environment.cpu_idle or IdleCores()
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any, Callable, TypeVar
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
+from stackbench.model.environment import Environment
 from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
@@ -28,7 +29,7 @@ def run_of(row: sqlite3.Row) -> StoredRun:
         id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], status=RunStatus(row["status"]),
         error=row["error"], plan_name=row["plan_name"], plan_source=row["plan_source"],
         plan=json.loads(row["plan_json"]), plan_checked=_typed(CheckedPlan.from_dict, row["plan_checked_json"]),
-        environment=json.loads(row["environment_json"]), stop=_typed(RepetitionStop.from_dict, row["stop_json"]),
+        environment=Environment.from_dict(json.loads(row["environment_json"])), stop=_typed(RepetitionStop.from_dict, row["stop_json"]),
         network=_json(row["network_json"]))
 
 

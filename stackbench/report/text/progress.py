@@ -18,6 +18,7 @@ from stackbench.report.text.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import HostFacts
 from stackbench.units import format_rate, format_us
 
 BAR = 24  # characters of the plan's bar
@@ -62,7 +63,8 @@ class TerminalProgress(Events):
 
     def server_ready(self, server: dict) -> None:
         if self.mode != "quiet":
-            self._say(self.style.dim(f"{server.get('role', 'server')}: " + server_line(server)), always=True)
+            facts = HostFacts.from_dict(server)  # as the environment will store it
+            self._say(self.style.dim(f"{facts.role or 'server'}: " + server_line(facts)), always=True)
 
     def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
         self.run_id, self.plan = run_id, plan
@@ -75,7 +77,7 @@ class TerminalProgress(Events):
         if self.live or self.lines:
             self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells (about {_clock(self.estimate_s)}"
                                      f"{' at most' if plan.adaptive else ''}), plan {plan.name}; server on "
-                                     f"{server_cores(pinning.as_dict())}, engine on {pinning.engine_cpus}"))
+                                     f"{server_cores(pinning)}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
         self._status(f"starting {variant.label} …")
