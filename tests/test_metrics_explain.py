@@ -56,11 +56,11 @@ def test_store_and_explain_a_pair():
     assert c.cost.procs_max == 3 and c.cost.threads_max == 4
     assert store.syscalls(a)["other"] == 30_000 and store.syscalls(b)["openat"] == 10_000
     pss = metrics.per_process_pss(store.processes(a))
-    assert pss["apache2"] == {"count": 2, "pss_total_bytes": 6 << 20, "pss_mean_bytes": 3 << 20}
+    assert pss["apache2"] == metrics.ProcessGroup(2, 6 << 20) and pss["apache2"].pss_mean_bytes == 3 << 20
 
     out = io.StringIO()
-    explain.render(cells[0], cells[1], {"processes": store.processes(a), "syscalls": store.syscalls(a)},
-                   {"processes": store.processes(b), "syscalls": store.syscalls(b)}, out)
+    explain.render(cells[0], cells[1], explain.CellExtras(store.processes(a), store.syscalls(a)),
+                   explain.CellExtras(store.processes(b), store.syscalls(b)), out)
     text = out.getvalue()
     lines = text.splitlines()
     first_call = lines[lines.index(next(x for x in lines if x.startswith("call"))) + 1]

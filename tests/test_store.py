@@ -158,3 +158,28 @@ def test_a_store_from_the_future_is_refused(tmp_path):
 def test_unknown_run_is_a_clear_error():
     with pytest.raises(UsageError, match="no run 42"):
         Store(":memory:").run(42)
+
+
+def test_each_profiles_calibration_is_added_to_the_runs_and_comes_back_typed():
+    from stackbench.model.network import Calibration, Direction, Rtt
+    from stackbench.report.network import lines
+
+    store = Store(":memory:")
+    run_id = store.begin_run("p", "s", {}, {}, {})
+    assert store.run(run_id).network is None
+    lan = {"profile": "lan", "emulation": "netem on veth", "asked": {"down": {"rate_bit_s": 1e8, "delay_ms": 1.0,
+                                                                             "jitter_ms": 0.0, "loss": 0.0},
+                                                                    "up": {"rate_bit_s": 1e8, "delay_ms": 1.0}},
+           "measured": {"rtt_ms": {"probes": 25, "answered": 25, "p50": 2.01, "min": 2.0, "p99": 2.2},
+                        "down_bit_s": 9.5e7, "up_bit_s": 9.4e7}}
+    store.add_calibration(run_id, "lan", lan)
+    store.add_calibration(run_id, "far", lan | {"measured": {"rtt_ms": {"probes": 25, "answered": 0}}})
+    network = store.run(run_id).network
+    assert list(network) == ["lan", "far"]
+    assert network["lan"] == Calibration("netem on veth", network["lan"].asked, Rtt(25, 25, 2.01, 2.2), 9.5e7, 9.4e7)
+    assert network["lan"].asked.up == Direction(1e8, 1.0)
+    assert lines(("lan", "far"), network) == [
+        "lan: netem on veth; asked 100 Mbit/s, 1 ms one way each way; measured RTT p50 2.01 ms (p99 2.2, 25/25 "
+        "probes), down 95 Mbit/s, up 94 Mbit/s",
+        "far: netem on veth; asked 100 Mbit/s, 1 ms one way each way; measured no RTT probe answered, down "
+        "unshaped, up unshaped"]

@@ -56,7 +56,7 @@ def cmd_stacks(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
-    extras = [{"processes": store.processes(c.id), "syscalls": store.syscalls(c.id)} for c in cells]
+    extras = [explain.CellExtras(store.processes(c.id), store.syscalls(c.id)) for c in cells]
     explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
     return 0
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackbench.model.environment import Environment, IdleCores
+from stackbench.model.network import Calibration
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.stop import RepetitionStop
 from stackbench.states import RunStatus
@@ -24,7 +25,7 @@ class StoredRun:
     plan_checked: CheckedPlan | None  # every default resolved (None: a store before v4)
     environment: Environment
     stop: RepetitionStop | None  # repetitions run and why they stopped (None: before v5)
-    network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
+    network: dict[str, Calibration] | None  # by profile, asked and measured (None: loopback only)
 
     @property
     def checked(self) -> CheckedPlan:

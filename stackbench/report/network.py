@@ -4,7 +4,9 @@ it asked and what calibration measured. Shared by the terminal and the HTML repo
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
+
+from stackbench.model.network import Asked, Calibration, Direction, Rtt
 
 
 def rate(bit_s: float | None) -> str:
@@ -16,30 +18,30 @@ def rate(bit_s: float | None) -> str:
     return f"{bit_s:,.0f} bit/s"
 
 
-def _direction(shape: dict) -> str:
-    parts = [rate(shape.get("rate_bit_s"))]
-    if shape.get("delay_ms"):
-        parts.append(f"{shape['delay_ms']:g} ms one way")
-    if shape.get("jitter_ms"):
-        parts.append(f"± {shape['jitter_ms']:g} ms")
-    if shape.get("loss"):
-        parts.append(f"{shape['loss']:.2%} loss")
+def _direction(shape: Direction) -> str:
+    parts = [rate(shape.rate_bit_s)]
+    if shape.delay_ms:
+        parts.append(f"{shape.delay_ms:g} ms one way")
+    if shape.jitter_ms:
+        parts.append(f"± {shape.jitter_ms:g} ms")
+    if shape.loss:
+        parts.append(f"{shape.loss:.2%} loss")
     return ", ".join(parts)
 
 
-def asked(a: dict) -> str:
-    down, up = _direction(a.get("down", {})), _direction(a.get("up", {}))
+def asked(a: Asked) -> str:
+    down, up = _direction(a.down), _direction(a.up)
     return f"{down} each way" if down == up else f"down {down}; up {up}"
 
 
-def measured(m: dict) -> str:
-    rtt = m.get("rtt_ms") or {}
-    text = (f"RTT p50 {rtt['p50']:.3g} ms (p99 {rtt['p99']:.3g}, {rtt['answered']}/{rtt['probes']} probes)"
-            if rtt.get("answered") else "no RTT probe answered")
-    return f"{text}, down {rate(m.get('down_bit_s'))}, up {rate(m.get('up_bit_s'))}"
+def measured(cal: Calibration) -> str:
+    rtt: Rtt = cal.rtt
+    text = (f"RTT p50 {rtt.p50:.3g} ms (p99 {rtt.p99:.3g}, {rtt.answered}/{rtt.probes} probes)"
+            if rtt.answered else "no RTT probe answered")
+    return f"{text}, down {rate(cal.down_bit_s)}, up {rate(cal.up_bit_s)}"
 
 
-def lines(profiles: Sequence[str], network: dict | None) -> list[str]:
+def lines(profiles: Sequence[str], network: Mapping[str, Calibration] | None) -> list[str]:
     """One line per profile the run used (CheckedPlan.profiles); loopback alone is one
     plain line."""
     out = []
@@ -51,5 +53,5 @@ def lines(profiles: Sequence[str], network: dict | None) -> list[str]:
         if cal is None:
             out.append(f"{name}: not calibrated (no cell of the run reached it)")
             continue
-        out.append(f"{name}: {cal['emulation']}; asked {asked(cal['asked'])}; measured {measured(cal['measured'])}")
+        out.append(f"{name}: {cal.emulation}; asked {asked(cal.asked)}; measured {measured(cal)}")
     return out

@@ -100,9 +100,13 @@ class Store:
             self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                             (RunStatus(status).value, error, _now(), run_id))
 
-    def set_network(self, run_id: int, network: dict[str, Any]) -> None:
-        """The network profiles' calibration: asked and measured, by profile."""
+    def add_calibration(self, run_id: int, profile: str, calibration: dict[str, Any]) -> None:
+        """A network profile's calibration, asked and measured (network/calibrate.py's
+        document), added to the run's, by profile."""
         with self.db:
+            row = self.db.execute("SELECT network_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            network = json.loads(row[0]) if row and row[0] is not None else {}
+            network[profile] = calibration
             self.db.execute("UPDATE runs SET network_json = ? WHERE id = ?", (json.dumps(network), run_id))
 
     def set_stop(self, run_id: int, stop: dict[str, Any] | None) -> None:

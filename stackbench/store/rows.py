@@ -13,6 +13,7 @@ from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
 from stackbench.model.environment import Environment
+from stackbench.model.network import Calibration
 from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
@@ -30,7 +31,7 @@ def run_of(row: sqlite3.Row) -> StoredRun:
         error=row["error"], plan_name=row["plan_name"], plan_source=row["plan_source"],
         plan=json.loads(row["plan_json"]), plan_checked=_typed(CheckedPlan.from_dict, row["plan_checked_json"]),
         environment=Environment.from_dict(json.loads(row["environment_json"])), stop=_typed(RepetitionStop.from_dict, row["stop_json"]),
-        network=_json(row["network_json"]))
+        network=_typed(_calibrations, row["network_json"]))
 
 
 def cell_of(row: sqlite3.Row) -> StoredCell:
@@ -79,6 +80,10 @@ def sample_of(row: sqlite3.Row) -> CgroupSample:
 
 def process_of(row: sqlite3.Row) -> ProcessMemory:
     return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"])
+
+
+def _calibrations(d: dict[str, Any]) -> dict[str, Calibration]:
+    return {name: Calibration.from_dict(c) for name, c in d.items()}
 
 
 def _json(text: str | None) -> Any:

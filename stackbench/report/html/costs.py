@@ -26,11 +26,11 @@ def pss(ctx: Context) -> list[Figure]:
             ref = f"{c.figures.run_id}:{c.figures.seq}"
             bars = []
             for comm, g in sorted(kinds.items()):
-                mean, total = g["pss_mean_bytes"] / MiB, g["pss_total_bytes"] / MiB
-                text = f"{comm}: {g['count']} × {mean:.1f} MiB"
+                mean, total = g.pss_mean_bytes / MiB, g.pss_total_bytes / MiB
+                text = f"{comm}: {g.count} × {mean:.1f} MiB"
                 bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB (cell {ref})",
                                     text))
-                rows.append((label, comm, str(g["count"]), f"{mean:.1f}", f"{total:.1f}", ref))
+                rows.append((label, comm, str(g.count), f"{mean:.1f}", f"{total:.1f}", ref))
                 values.append(mean)
             if bars:
                 groups.append(svg.Group(label, tuple(bars)))

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
+from stackbench.model.network import Asked
 from stackbench.planning import window
 from stackbench.planning.machine import MachineProfile
 from stackbench.planning.plan import Cell, Plan
@@ -48,7 +49,7 @@ def network_lines(plan: Plan) -> list[str]:
     """Where the visitors are, and who else loads the stack, when it is not plain loopback."""
     if not plan.namespaced:
         return []
-    out = [f"network: {p.name} — {p.emulation}; asks {asked(p.asked())}" for p in plan.links.values()
+    out = [f"network: {p.name} — {p.emulation}; asks {asked(Asked.from_dict(p.asked()))}" for p in plan.links.values()
            if p.namespaced]
     for v in plan.visitors.values():
         reads = f", each reading at most {v.read_rate:,} B/s" if v.read_rate else ""
