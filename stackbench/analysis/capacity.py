@@ -66,6 +66,7 @@ class SLO:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "SLO":
+        # As the checked plan stores it (as_dict), or a plan's own table: its one parser.
         return cls(dict(d["latency_us"]), d.get("errors"), d.get("unserved"))
 
     @property

@@ -98,7 +98,7 @@ def syscall_differences(cell_a: StoredCell, calls_a: dict[str, int], cell_b: Sto
         return None
     names = (set(a) | set(b)) - {"total"}
     ranked = sorted(names, key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))[:top]
-    return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in ranked + ["total"]]
+    return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in [*ranked, "total"]]  # the total last
 
 
 def per_url(cell: StoredCell) -> list[dict]:

@@ -79,9 +79,12 @@ class Failure:
     exit_status: int | None = None
 
 
+# The ways a repetition fails the load: named as the engine's caveat where there is one.
+UNSERVED, NOT_SENT, SERVER_DIED = "unserved", "not_sent", "server_died"
+TARGET_DOWN, NO_REQUESTS, REQUESTS_FAILED = caveats.TARGET_DOWN, caveats.NO_REQUESTS, caveats.REQUESTS_FAILED
+NON_2XX, OOM_KILLED = caveats.NON_2XX, caveats.OOM_KILLED
 # In the order a sentence names them: who went unserved first, then what broke.
-FAILURE_CODES = ("unserved", "target_down", "no_requests", "requests_failed", "non_2xx", "not_sent", "server_died",
-                 "oom_killed")
+FAILURE_CODES = (UNSERVED, TARGET_DOWN, NO_REQUESTS, REQUESTS_FAILED, NON_2XX, NOT_SENT, SERVER_DIED, OOM_KILLED)
 
 
 @dataclass(frozen=True)
@@ -235,48 +238,47 @@ def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
     (caveats.LOAD_FAILURES, their figures from caveats.failure_figures — the engine's
     typed counts where a caveat does not carry them) and from its status (the server
     died under the load)."""
-    found: dict[str, Failure] = {}
+    found: list[Failure] = []
     codes = {c.code: c for c in cell.caveats if caveats.load_failure(c)}
     if not _refused(e):
         # Nobody waited past the deadline, nor was held back while others were served: a
         # client without a response, or a window with nothing completed, is slow, not refused.
-        codes = {k: v for k, v in codes.items() if k not in ("no_response_all", "clients_unserved", "no_requests")}
-    for code in ("no_response_all", "clients_unserved"):
-        if code in codes:
-            count, total, _ = caveats.failure_figures(codes[code])  # the figures the engine warned with
-            count = e.clients.without_response if count is None else count
-            total = e.clients.measured if total is None else total
-            found["unserved"] = Failure("unserved", count, total, _share(count, total))
-            break
-    if "target_down" in codes:
-        found["target_down"] = Failure("target_down", caveats.failure_figures(codes["target_down"])[0])
-    if "no_requests" in codes:
-        u = found.get("unserved")
+        slow = (caveats.NO_RESPONSE_ALL, caveats.CLIENTS_UNSERVED, caveats.NO_REQUESTS)
+        codes = {k: v for k, v in codes.items() if k not in slow}
+    unserved = codes.get(caveats.NO_RESPONSE_ALL) or codes.get(caveats.CLIENTS_UNSERVED)
+    if unserved is not None:
+        count, total, _ = caveats.failure_figures(unserved)  # the figures the engine warned with
+        count = e.clients.without_response if count is None else count
+        total = e.clients.measured if total is None else total
+        found.append(Failure(UNSERVED, count, total, _share(count, total)))
+    if caveats.TARGET_DOWN in codes:
+        found.append(Failure(TARGET_DOWN, caveats.failure_figures(codes[caveats.TARGET_DOWN])[0]))
+    if caveats.NO_REQUESTS in codes:
+        u = found[0] if found and found[0].code == UNSERVED else None
         if not (u and u.count is not None and u.count == u.of):  # every client unserved says it already
-            found["no_requests"] = Failure("no_requests", 0, None)
-    if "requests_failed" in codes:
-        count, attempted, share = caveats.failure_figures(codes["requests_failed"])
+            found.append(Failure(NO_REQUESTS, 0, None))
+    if caveats.REQUESTS_FAILED in codes:
+        count, attempted, share = caveats.failure_figures(codes[caveats.REQUESTS_FAILED])
         count = e.requests.failed if count is None else count
         attempted = e.requests.attempted if attempted is None else attempted
-        found["requests_failed"] = Failure("requests_failed", count, attempted,
-                                           _share(count, attempted) if share is None else share)
+        found.append(Failure(REQUESTS_FAILED, count, attempted, _share(count, attempted) if share is None else share))
     if caveats.NON_2XX in codes:  # the caveat's code (the document's key of the same name is not read here)
         count, _, share = caveats.failure_figures(codes[caveats.NON_2XX])
-        found["non_2xx"] = Failure("non_2xx", e.requests.non_2xx if count is None else count,
-                                   e.requests.completed or None, share)
-    if "rate_not_reached" in codes:
-        not_sent, due, _ = caveats.failure_figures(codes["rate_not_reached"])
+        found.append(Failure(NON_2XX, e.requests.non_2xx if count is None else count,
+                             e.requests.completed or None, share))
+    if caveats.RATE_NOT_REACHED in codes:
+        not_sent, due, _ = caveats.failure_figures(codes[caveats.RATE_NOT_REACHED])
         not_sent = e.requests.not_sent if not_sent is None else not_sent
         due = e.requests.due if due is None else due
         if not_sent is None or not_sent > 0:  # all sent, only late: their latency counts from when due
-            found["not_sent"] = Failure("not_sent", not_sent, due, _share(not_sent, due))
+            found.append(Failure(NOT_SENT, not_sent, due, _share(not_sent, due)))
     if cell.status != CellStatus.OK:
         died = _DIED.match(cell.error or "")
-        found["server_died"] = Failure("server_died", process=died.group(1) if died else None,
-                                       exit_status=int(died.group(2)) if died else None)
+        found.append(Failure(SERVER_DIED, process=died.group(1) if died else None,
+                             exit_status=int(died.group(2)) if died else None))
     if caveats.OOM_KILLED in codes:
-        found["oom_killed"] = Failure("oom_killed", caveats.failure_figures(codes[caveats.OOM_KILLED])[0])
-    return tuple(found[c] for c in FAILURE_CODES if c in found)
+        found.append(Failure(OOM_KILLED, caveats.failure_figures(codes[caveats.OOM_KILLED])[0]))
+    return tuple(found)  # in FAILURE_CODES' order
 
 
 def _share(count: int | None, total: int | None) -> float | None:
