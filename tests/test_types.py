@@ -1,6 +1,6 @@
 """The type checker passes (unit tier: ~6 s from cold here, under a second with its
-cache): the whole package as pyproject.toml's [tool.mypy] says — the model and the store
-strictly, the modules it lists as not yet clean left out."""
+cache): the whole package as pyproject.toml's [tool.mypy] says — the model, the store,
+analysis and the reports strictly, the modules it lists as not yet clean left out."""
 
 from __future__ import annotations
 

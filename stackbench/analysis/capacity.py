@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from stackbench.engine.result import EngineResult
 from stackbench.states import CellStatus
@@ -61,11 +61,11 @@ class SLO:
             parts.append(f"unserved ≤ {self.unserved}")
         return ", ".join(parts)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"latency_us": self.latency_us, "errors": self.errors, "unserved": self.unserved}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "SLO":
+    def from_dict(cls, d: Mapping[str, Any]) -> "SLO":
         # As the checked plan stores it (as_dict), or a plan's own table: its one parser.
         return cls(dict(d["latency_us"]), d.get("errors"), d.get("unserved"))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.questions import Question
@@ -37,7 +37,7 @@ def _median(values: Iterable[float | None]) -> float | None:
 
 def of(cells: Iterable[CellAnalysis]) -> list[ClassesRow]:
     """Rows by stack, then question (table order), over the cells at a named level."""
-    groups: dict[tuple, list[CellAnalysis]] = {}
+    groups: dict[tuple[str, Question], list[CellAnalysis]] = {}
     for c in sorted((c for c in cells if c.at_level),
                     key=lambda c: (c.figures.stack_label, c.figures.question.sort_key(), c.figures.seq)):
         groups.setdefault((c.figures.stack_label, c.figures.question), []).append(c)

@@ -5,6 +5,7 @@ load, and how). None when not computable, never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from stackbench.analysis import bottleneck as bottleneck_mod, metrics, outcomes, questions
 from stackbench.engine.result import Caveat
 from stackbench.model.cell import StoredCell
@@ -133,11 +134,11 @@ def of(cell: StoredCell) -> CellFigures:
     )
 
 
-def _tls(cell: StoredCell) -> dict:
+def _tls(cell: StoredCell) -> dict[str, Any]:
     """The TLS figures of a cell; what was negotiated as the engine saw it (by most
     connections), else as the stack read back when verified."""
     tls = cell.engine.tls if cell.engine is not None else None
-    out: dict = {}
+    out: dict[str, Any] = {}
     if tls is not None:
         out = {"handshakes_full": tls.full, "handshakes_resumed": tls.resumed,
                "handshake_p50_us": tls.handshake.p50_us, "handshake_p99_us": tls.handshake.p99_us,

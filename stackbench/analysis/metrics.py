@@ -6,6 +6,7 @@ None when not computable (nothing measured, zero requests) — never 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
@@ -101,7 +102,7 @@ def syscall_differences(cell_a: StoredCell, calls_a: dict[str, int], cell_b: Sto
     return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in [*ranked, "total"]]  # the total last
 
 
-def per_url(cell: StoredCell) -> list[dict]:
+def per_url(cell: StoredCell) -> list[dict[str, Any]]:
     """Per URL of a mix or a page's assets, as the engine measured them: path, requests
     completed / failed / non-2xx, p50 and p99 in µs. [] for one URL."""
     if cell.engine is None:

@@ -4,6 +4,7 @@ same wall clock (the engine's started_unix_us and the samples' t_unix_us)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample
 
@@ -56,7 +57,7 @@ def walk_of(cells: list[StoredCell], cell: StoredCell) -> list[StoredCell]:
     return sorted((c for c in cells if c.step is not None and _walk_key(c) == _walk_key(cell)), key=lambda c: c.seq)
 
 
-def _walk_key(c: StoredCell) -> tuple:
+def _walk_key(c: StoredCell) -> tuple[Any, ...]:
     return (c.repetition, c.stack_label, c.workload, c.keepalive, c.load)
 
 

@@ -7,7 +7,7 @@ stack, instead of a line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from stackbench.analysis.levels import LevelPoint
 from stackbench.report.html import svg
@@ -69,14 +69,14 @@ def page_load(ctx: Context) -> list[Figure]:
             for g in p99]
 
 
-def _key(p: LevelPoint) -> tuple:
+def _key(p: LevelPoint) -> tuple[Any, ...]:
     return (p.question.workload, p.question.keepalive, p.question.protocol, p.question.handshake,
             p.question.rate is not None)
 
 
 def _groups(points: list[LevelPoint]) -> list[list[LevelPoint]]:
     """By workload, keep-alive mode and loop (closed / open); groups with no value left out."""
-    by: dict[tuple, list[LevelPoint]] = {}
+    by: dict[tuple[Any, ...], list[LevelPoint]] = {}
     for p in points:
         by.setdefault(_key(p), []).append(p)
     return [g for g in by.values() if any(p.value.median is not None for p in g)]

@@ -4,9 +4,12 @@ cache answered. One run per stack at the highest load asked (analysis/picks.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 from stackbench.analysis import metrics, syscall_profiles
 from stackbench.analysis.cache import HitRatio
 from stackbench.analysis.cells import CellAnalysis
+from stackbench.analysis.questions import Question
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.report.text.verdicts import question_name
@@ -75,7 +78,8 @@ def syscalls(ctx: Context) -> list[Figure]:
     return [f for f in out if f is not None]
 
 
-def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis, calls_b: dict) -> Figure | None:
+def _difference(ctx: Context, q: Question, a: CellAnalysis, calls_a: dict[str, int], b: CellAnalysis,
+                calls_b: dict[str, int]) -> Figure | None:
     diff = metrics.syscall_differences(a.cell, calls_a, b.cell, calls_b, TOP_DIFFERENCES)
     if not diff:
         return None
@@ -97,7 +101,7 @@ def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis
 
 
 def cache(ctx: Context) -> list[Figure]:
-    by: dict[tuple, list[HitRatio]] = {}
+    by: dict[tuple[Any, ...], list[HitRatio]] = {}
     for r in ctx.analysis.cache:
         by.setdefault((r.question.workload, r.question.keepalive, r.header, r.question.protocol,
                        r.question.handshake), []).append(r)

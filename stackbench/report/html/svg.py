@@ -47,7 +47,7 @@ class Axis:
 
 def _step(span: float, n: int) -> float:
     raw = span / n
-    mag = 10 ** math.floor(math.log10(raw))
+    mag = 10.0 ** math.floor(math.log10(raw))
     return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
 
 

@@ -3,7 +3,7 @@ table, what each did and how closely they started together (analysis/clients.py)
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Any, TextIO
 
 from stackbench.analysis.clients import Clients
 from stackbench.model.environment import HostFacts
@@ -17,7 +17,7 @@ def _host(host: str, offset_us: int | None, uncertainty_us: int | None, cpus: in
     return f"{host} ({cpus} CPUs, clock {offset_us:+,} µs from this one ± {uncertainty_us} µs)"
 
 
-def clients_line(clients: list[dict]) -> str:
+def clients_line(clients: list[dict[str, Any]]) -> str:
     """As the run connects them: each client, and an SSH host's CPUs and clock offset
     (hosts/clients.py's facts, live: the store keeps what each client did instead)."""
     return f"{len(clients)}, the load spread over them: " + "; ".join(

@@ -13,7 +13,7 @@ nginx: lighttpd at the generator's limit: not separable on this machine (…)".
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from stackbench.analysis import stats
 from stackbench.analysis.power import MAX_RUNS
@@ -376,14 +376,14 @@ MARKS = {stats.Verdict.EQUIVALENT.value: "≈", stats.Verdict.NO_DIFFERENCE.valu
          verdicts_mod.NOT_SEPARABLE: "n.sep.", verdicts_mod.NOT_RESOLVABLE: "n.res."}
 
 
-def marks(vs: Verdicts | None) -> dict[tuple, str]:
+def marks(vs: Verdicts | None) -> dict[tuple[Question, str], str]:
     """The throughput verdict of each (question, stack) in a word, for the summary's
     `vs base` column: "+43 %" / "−70 %" when significant, "≥+76 %" / "≤−40 %" when a
     lower bound settles it, "≈" equivalent, "n.s." no significant difference, "fails"
     it fails the load and the baseline does not, "base fails" the other way round,
     "neither" both fail it, "n.sep." not separable at the generator's limit, "n.res." not
     resolvable in steps of one response, "?" not enough runs, "base" the baseline itself."""
-    out: dict[tuple, str] = {}
+    out: dict[tuple[Question, str], str] = {}
     for v in (vs.for_metric("throughput") if vs else []):
         c = v.comparison
         out[(v.question, v.baseline)] = "base"
@@ -456,7 +456,7 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
     text_cols = ({0, 2, 3} | ({head.index("outcome")} if with_outcome else set())
                  | ({head.index("limit")} if with_limit else set()))
 
-    def line(values) -> str:
+    def line(values: Sequence[str]) -> str:
         return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
                          for i, (v, w) in enumerate(zip(values, widths))).rstrip()
 
