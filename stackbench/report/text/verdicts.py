@@ -21,7 +21,7 @@ from stackbench.analysis.compare import CompareResult
 from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
-from stackbench.analysis.outcomes import FailureSummary
+from stackbench.analysis.outcomes import SERVER_DIED, FailureSummary
 from stackbench.analysis.verdicts import Side, Verdict, Verdicts
 from stackbench.model.stop import RepetitionStop
 from stackbench.report.text import bottleneck as bottleneck_text, table
@@ -199,7 +199,7 @@ def _failure_words(f: FailureSummary, side: Side, every: tuple[FailureSummary, .
             return f"{f.process} died under the load (exit status {f.exit_status})"
         return "its server died under the load"
     if f.code == "oom_killed":
-        died = codes.get("server_died")
+        died = codes.get(SERVER_DIED)
         if died and died.process and died.exit_status == -9 and f.count_high == 1:
             return None  # "the OOM killer took mariadbd" said it
         n = count or "processes"
@@ -411,7 +411,7 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
                    vs: Verdicts | None = None) -> None:
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
-    with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
+    with_db = any(r.service_memory and r.service_memory.median is not None for r in rows)
     with_oom = any(r.oom_kills is not None for r in rows)
     with_outcome = any(r.failed or r.engine_bound or r.valid < r.runs for r in rows)
     with_limit = bottleneck_text.shown([r.bottleneck for r in rows])
@@ -447,8 +447,8 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
         if with_php:
             row += (_opcache(r.opcache_runs),)
         if with_db:
-            x = r.extras or {}
-            row += (_num(x["service_memory"].median, 1 / MiB, 1), _num(x["service_cpu_per_request"].median, 1, 0))
+            memory, cpu = r.service_memory, r.service_cpu_per_request
+            row += (_num(memory.median if memory else None, 1 / MiB, 1), _num(cpu.median if cpu else None, 1, 0))
         if with_oom:
             row += ("-" if r.oom_kills is None else str(r.oom_kills),)
         body.append(row)
