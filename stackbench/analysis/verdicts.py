@@ -46,17 +46,17 @@ def _outcome(f: figures.CellFigures) -> outcomes.Outcome:
                                                                     f.throughput, f.p50_us, f.p99_us)
 
 
-METRICS: tuple[Metric, ...] = (
-    # In page mode these are page views/s and page load time (CellFigures.throughput).
-    # What a repetition gives a verdict is its outcome's (outcomes.py): a failed run's
-    # delivered throughput and its latency counting the unserved clients; an engine-bound
-    # run's throughput (a lower bound) and no latency (the generator's queueing is in it).
-    Metric("throughput", "throughput", True, lambda f: _outcome(f).throughput),
-    Metric("latency_p50", "p50 latency", False, lambda f: _outcome(f).p50_us),
-    Metric("latency_p99", "p99 latency", False, lambda f: _outcome(f).p99_us),
-    Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes),
-    Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request),
-)
+# In page mode these are page views/s and page load time (CellFigures.throughput).
+# What a repetition gives a verdict is its outcome's (outcomes.py): a failed run's
+# delivered throughput and its latency counting the unserved clients; an engine-bound
+# run's throughput (a lower bound) and no latency (the generator's queueing is in it).
+# Named, so a reader picks one by its constant (summaries and points are keyed by .key).
+THROUGHPUT = Metric("throughput", "throughput", True, lambda f: _outcome(f).throughput)
+LATENCY_P50 = Metric("latency_p50", "p50 latency", False, lambda f: _outcome(f).p50_us)
+LATENCY_P99 = Metric("latency_p99", "p99 latency", False, lambda f: _outcome(f).p99_us)
+MEMORY = Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes)
+CPU_PER_REQUEST = Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request)
+METRICS: tuple[Metric, ...] = (THROUGHPUT, LATENCY_P50, LATENCY_P99, MEMORY, CPU_PER_REQUEST)
 METRIC = {m.key: m for m in METRICS}
 
 # What a comparison says (Verdict.kind): the statistics' own verdicts (stats.Verdict

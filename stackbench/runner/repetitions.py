@@ -135,7 +135,7 @@ def _throughput(stored: list, plan: Plan) -> verdicts.Verdicts | None:
     (None without a baseline: no comparison to wait for)."""
     if not plan.baseline:
         return None
-    return verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.METRIC["throughput"],))
+    return verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.THROUGHPUT,))
 
 
 def _all_decided(through: verdicts.Verdicts | None) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from stackbench.analysis import verdicts
 from stackbench.analysis.levels import LevelPoint
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
@@ -36,7 +37,7 @@ PAGE_P99 = Metric("latency_p99", "p99 ms", 1 / 1000, 2)
 
 def throughput(ctx: Context) -> list[Figure]:
     out = []
-    for group in _groups(ctx.analysis.by_level["throughput"]):
+    for group in _groups(ctx.analysis.by_level[verdicts.THROUGHPUT.key]):
         page = any(p.page_mode for p in group)
         m = PAGES if page else THROUGHPUT
         out.append(_figure(ctx, "throughput", group, [(m, group)], "Throughput",
@@ -49,20 +50,20 @@ def memory(ctx: Context) -> list[Figure]:
     return [_figure(ctx, "memory", g, [(MEMORY, g)], "Memory", "peak memory (MiB)",
                     "The highest sampled memory (anonymous + shared) of every process of the stack, its whole "
                     "cgroup, page cache left out; lower is better.")
-            for g in _groups(ctx.analysis.by_level["memory"])]
+            for g in _groups(ctx.analysis.by_level[verdicts.MEMORY.key])]
 
 
 def cpu(ctx: Context) -> list[Figure]:
     return [_figure(ctx, "cpu", g, [(CPU, g)], "CPU per request", "CPU per request (µs)",
                     "CPU time of every process of the stack (user + system) over the measured window, divided by "
                     "the requests completed; lower is better.")
-            for g in _groups(ctx.analysis.by_level["cpu_per_request"])]
+            for g in _groups(ctx.analysis.by_level[verdicts.CPU_PER_REQUEST.key])]
 
 
 def page_load(ctx: Context) -> list[Figure]:
     """Page mode only: the time from a page's request to the last byte of its last asset."""
-    p99 = [g for g in _groups(ctx.analysis.by_level["latency_p99"]) if any(p.page_mode for p in g)]
-    p50 = {_key(g[0]): g for g in _groups(ctx.analysis.by_level["latency_p50"])}
+    p99 = [g for g in _groups(ctx.analysis.by_level[verdicts.LATENCY_P99.key]) if any(p.page_mode for p in g)]
+    p50 = {_key(g[0]): g for g in _groups(ctx.analysis.by_level[verdicts.LATENCY_P50.key])}
     return [_figure(ctx, "page-load", g, [(PAGE_P99, g), (PAGE_P50, p50.get(_key(g[0]), []))], "Page load time",
                     "page load time (ms)", "From the page's request to the last byte of its last asset, fetched "
                     "like a browser; lower is better. Solid: p99, dashed: p50.")

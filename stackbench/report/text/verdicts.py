@@ -309,7 +309,7 @@ def notes(vs: Verdicts) -> list[str]:
     """How to read the verdicts above: the interval, the test, lower bounds, the runs
     left out (the terminal and the HTML report say the same)."""
     through = vs.for_metric("throughput")
-    n = vs.family_sizes.get("throughput", 0)
+    n = vs.family_sizes.get(verdicts_mod.THROUGHPUT.key, 0)
     out = ["CI: Welch's interval of the ratio of geometric means (t on the logs; the ratio of medians and a "
            "bootstrap interval where a run served nothing), at the level of Holm's decision — 95 % alone or when "
            "the whole family is decided, up to 1 − 0.05/k: every interval that excludes 0 % has a verdict; "
@@ -424,16 +424,18 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
             + (table.MACHINE_COLUMNS if with_oom else ()))
     body = []
     for r in rows:
-        t = r.metrics["throughput"]
+        m = r.metrics
+        t = m[verdicts_mod.THROUGHPUT.key]
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
         # Over TLS the keep-alive column says the protocol and handshake mode ("h2 on", "https full").
         row: tuple[str, ...] = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
                _bound(r, "throughput", format_rate(t.median)) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
-               _bound(r, "latency_p50", format_us(r.metrics["latency_p50"].median)),
-               _bound(r, "latency_p99", format_us(r.metrics["latency_p99"].median)),
-               _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
+               _bound(r, "latency_p50", format_us(m[verdicts_mod.LATENCY_P50.key].median)),
+               _bound(r, "latency_p99", format_us(m[verdicts_mod.LATENCY_P99.key].median)),
+               _num(m[verdicts_mod.MEMORY.key].median, 1 / MiB, 1),
+               _num(m[verdicts_mod.CPU_PER_REQUEST.key].median, 1, 0))
         if not wide:
             row = row[:7] + row[9:]
         if with_limit:
