@@ -47,6 +47,7 @@ def of(cells: Iterable[CellAnalysis]) -> Warnings:
         if f.error:
             errors.setdefault((f.stack_label, f.error), []).append(c)
         for caveat in f.caveats:
+            # A free-text caveat (the engine's own words) is grouped by its text.
             seen.setdefault((caveat.code, caveat.params.get("text")), []).append((c, caveat))
     return Warnings(
         tuple(ErrorGroup(label, error, tuple(cs)) for (label, error), cs in errors.items()),

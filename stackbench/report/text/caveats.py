@@ -34,6 +34,8 @@ def _pct(share: Any) -> str:
     return f"{100 * (share or 0):.1f}%"
 
 
+# A caveat is a code and its params (engine/result.py's Caveat): the params differ by
+# code, so each sentence reads its own code's by key — the one place they are read.
 SENTENCES: dict[str, Callable[[dict[str, Any]], str]] = {
     # -- from the load engine
     "no_response_all": lambda p: f"none of the {p.get('connections')} connections got a response during the "

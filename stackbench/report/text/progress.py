@@ -157,7 +157,8 @@ class TerminalProgress(Events):
 
 
 def live_line(p: dict[str, Any]) -> str:
-    """"warming up 2 s: 4,980 req/s now, …" / "3 s: 5,120 req/s now, 15,402 done, 3 errors"."""
+    """"warming up 2 s: 4,980 req/s now, …" / "3 s: 5,120 req/s now, 15,402 done, 3 errors".
+    `p`: the engine's live progress line as it sends it (engine/process.py), never stored."""
     errors = p.get("failed", 0) + p.get("non_2xx", 0)
     phase = {"warmup": "warming up ", "profile": "counting system calls "}.get(p.get("phase", ""), "")
     head = f"{phase}{p.get('elapsed_s', 0):.0f} s: "

@@ -56,7 +56,7 @@ def render_walk(steps: list[tuple[StoredCell, "timeline.Second"]], out: TextIO) 
     mode = q.mode() if q.tls else f"keep-alive {'on' if first.keepalive else 'off'}"
     out.write(style.bold(f"run {first.run_id}: {first.stack_label} · {first.workload} · {mode} · the whole walk ({len({c.seq for c, _ in steps})} "
                          "steps on one running stack)") + "\n")
-    head = ["load"] + HEAD
+    head = ["load", *HEAD]
     body = [[questions.of(c).level()] + _row(s) for c, s in steps]
     for line in grid.lines(head, body, ("load",)):
         out.write(line + "\n")
