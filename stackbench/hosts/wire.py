@@ -38,10 +38,10 @@ def error_to_dict(e: errors.StackbenchError) -> dict:
             "state": getattr(e, "state", None)}
 
 
-def _kinds(base: type = errors.StackbenchError) -> dict[str, type]:
+def _kinds(base: type[errors.StackbenchError] = errors.StackbenchError) -> dict[str, type[errors.StackbenchError]]:
     """Every StackbenchError class loaded, by name (some live beside their module:
     NetworkError, MachineUnavailable)."""
-    found = {base.__name__: base}
+    found: dict[str, type[errors.StackbenchError]] = {base.__name__: base}
     for sub in base.__subclasses__():
         found |= _kinds(sub)
     return found
