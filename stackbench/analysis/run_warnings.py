@@ -5,7 +5,7 @@ not 16. The sentences are the reports' (report/text/caveats.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.engine.result import Caveat
@@ -41,12 +41,13 @@ class Warnings:
 
 def of(cells: Iterable[CellAnalysis]) -> Warnings:
     errors: dict[tuple[str, str], list[CellAnalysis]] = {}
-    seen: dict[tuple, list[tuple[CellAnalysis, Caveat]]] = {}
+    seen: dict[tuple[str, Any], list[tuple[CellAnalysis, Caveat]]] = {}
     for c in cells:
         f = c.figures
         if f.error:
             errors.setdefault((f.stack_label, f.error), []).append(c)
         for caveat in f.caveats:
+            # A free-text caveat (the engine's own words) is grouped by its text.
             seen.setdefault((caveat.code, caveat.params.get("text")), []).append((c, caveat))
     return Warnings(
         tuple(ErrorGroup(label, error, tuple(cs)) for (label, error), cs in errors.items()),

@@ -22,6 +22,7 @@ from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
 from stackbench.states import RunStatus
+from stackbench.model.environment import HostFacts
 from stackbench.model.run import StoredRun
 from stackbench.store import Store
 from stackbench.planning import hosts as hosts_spec
@@ -97,7 +98,7 @@ def _as_measured(plan: plan_mod.Plan, run: StoredRun) -> plan_mod.Plan:
     asked = run.idle_asked
     if asked == idle.AUTO:
         asked = idle.POLL_ENGINE if run.idle_regime == idle.POLL_ENGINE else idle.AS_IS
-    return replace(plan, cpu_idle=asked, mode_order=(run.environment or {}).get("mode_order", "as-written"))
+    return replace(plan, cpu_idle=asked, mode_order=run.environment.mode_order or "as-written")
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
@@ -128,7 +129,7 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
                           wide=getattr(args, "wide", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    flags = hosts_spec.resume_flags(store.run(run_id).plan_checked)
+    flags = hosts_spec.resume_flags(store.run(run_id).checked.hosts)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}{flags}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:
@@ -146,8 +147,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     print(dry_run.load_line(plan))
     if dry_run.protocol_line(plan):
         print(dry_run.protocol_line(plan))
-    for host in hosts:
-        print(f"{host['role']}: {server_line(host)} (connected to check its packages and configs there)")
+    for facts in map(HostFacts.from_dict, hosts):
+        print(f"{facts.role}: {server_line(facts)} (connected to check its packages and configs there)")
     if not plan.hosts.single_local:
         print(dry_run.clients_line(plan))
     for line in dry_run.network_lines(plan):

@@ -88,7 +88,7 @@ def _verdicts(vs: Verdicts, title: str) -> str:
 
 
 def _tone(v: Verdict) -> str:
-    return {True: "better", False: "worse"}.get(v.better, "even")
+    return "even" if v.better is None else "better" if v.better else "worse"
 
 
 def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: Capacity | None) -> str:
@@ -158,7 +158,7 @@ def _warnings(ctx: Context) -> str:
     items = []
     if ctx.run.error:
         items.append((f"the run ended with an error: {ctx.run.error}", "", True))
-    noise = (ctx.run.environment or {}).get("cpu_noise_cv")
+    noise = ctx.run.environment.cpu_noise_cv
     if noise is not None and noise > NOISY_CV:
         items.append((f"this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop timed "
                       f"on the server's core): no run can be steadier than that — expect wide intervals, and "

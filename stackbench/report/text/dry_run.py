@@ -10,6 +10,7 @@ from typing import Sequence
 
 from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
+from stackbench.model.network import Asked
 from stackbench.planning import window
 from stackbench.planning.machine import MachineProfile
 from stackbench.planning.plan import Cell, Plan
@@ -20,7 +21,7 @@ from stackbench.upkeep.pinning import Pinning
 
 def load_line(plan: Plan) -> str:
     m = plan.load
-    if m.kind == "capacity":
+    if m.kind == "capacity" and m.search is not None and m.slo is not None:  # a capacity load has both
         s = m.search
         confirm = f", low end confirmed {s.confirm} more times" if s.confirm else ""
         return (f"load: capacity — the rate meeting {m.slo.describe()} half the time (the edge, fitted to every "
@@ -48,7 +49,7 @@ def network_lines(plan: Plan) -> list[str]:
     """Where the visitors are, and who else loads the stack, when it is not plain loopback."""
     if not plan.namespaced:
         return []
-    out = [f"network: {p.name} — {p.emulation}; asks {asked(p.asked())}" for p in plan.links.values()
+    out = [f"network: {p.name} — {p.emulation}; asks {asked(Asked.from_dict(p.asked()))}" for p in plan.links.values()
            if p.namespaced]
     for v in plan.visitors.values():
         reads = f", each reading at most {v.read_rate:,} B/s" if v.read_rate else ""

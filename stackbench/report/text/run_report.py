@@ -32,7 +32,7 @@ def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
     if a.walked:
         curves_text.render(a.curves, out)
     if a.capacity:
-        capacity_text.render(a.capacity.results, a.capacity.slo, a.capacity.verdicts, out,
+        capacity_text.render(list(a.capacity.results), a.capacity.slo, list(a.capacity.verdicts), out,
                              stacks=a.capacity.stacks)
     if a.verdicts and a.verdicts.verdicts:
         verdicts_text.render(a.verdicts, out)
