@@ -445,6 +445,16 @@ def _log_difference(a: Sequence[float], b: Sequence[float]) -> LogDifference | N
     return LogDifference(m_b - m_a, math.sqrt(se_a + se_b), df)
 
 
+def ratio_interval(a: Iterable[float], b: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float] | None:
+    """B / A as the ratio of geometric means with Welch's interval on the logs: (ratio,
+    low, high). None when a side has fewer than 2 values or a value <= 0."""
+    est = _log_difference(_clean(a), _clean(b))
+    if est is None:
+        return None
+    lo, hi = est.interval(confidence)
+    return math.exp(est.diff), lo, hi
+
+
 def _welch_log(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
     """Two-sided p of Welch's t on the logs, and the direction of B against A (sign of
     mean log B − mean log A). None when a side has fewer than 2 values or a value <= 0."""

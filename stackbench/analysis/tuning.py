@@ -1,0 +1,155 @@
+"""A stack at its best for one question: which pool size it is measured with when a plan
+asks for `knobs = "tuned"` or a user runs `stackbench tune` (docs/methods/tuning.md).
+
+The rules, in the order the tuner applies them:
+
+1. **The memory bound.** A pool whose workers cannot all be resident is no candidate: the
+   size is at most (limit × HEADROOM − what the stack holds besides its workers) / what
+   one worker holds, both measured on a small pool under the question's load
+   (`pool_bound`). apache2buddy and the PHP-FPM calculators use this formula with a
+   worker's size guessed from `ps`; here it is measured, and the database beside the
+   stack counts against the same machine.
+2. **The candidates** (`sizes`): doubling from 1 to the least of that bound and what the
+   question can use (at N clients a pool past N workers has none to serve), the bound
+   itself included — the size a calculator would give is always tried.
+3. **Each candidate serves the question or not.** It is measured `repetitions` times; it
+   serves when every repetition met the SLO (each client served, no error, no OOM kill,
+   the latency within it). One failed repetition fails it: a pool that is OOM-killed one
+   time in three is not a setting a sysadmin can leave in place.
+4. **The choice** (`choose`): among the candidates that serve, the best is the one with
+   the highest geometric mean of its figures; the chosen one is the *smallest* that is as
+   good as the best — its shortfall within TIE_BAND and not significant (Welch's interval
+   of the ratio on the logs, analysis/stats.py, reaches 1). On this machine's noise
+   (bench/RESULTS.md: CV 2–17 % from one window to the next) a single run per candidate
+   would crown noise; the interval keeps a smaller pool that is as fast, and a smaller
+   pool is memory left for the page cache and the database. When no candidate serves, the
+   one that failed in the fewest repetitions, then the highest figure, is kept, and the
+   choice says none served.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any, Mapping
+
+from stackbench.analysis import stats, student_t
+
+# Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
+# the page cache's, and a worker's growth past what the bound measured.
+HEADROOM = 0.85
+# A candidate within this shortfall of the best, and not significantly below it, ties it.
+TIE_BAND = 0.05
+CONFIDENCE = 0.95
+
+
+class Reason(enum.Enum):
+    BEST = "best"  # the chosen candidate is the best itself (no smaller one ties it)
+    SMALLEST_TIED = "smallest_tied"  # a smaller pool as good as the best
+    NONE_SERVED = "none_served"  # no candidate served the question: the one that failed least
+    ONLY = "only"  # one candidate (the bound allowed no other)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One candidate measured: its size, the knobs it set, each repetition's figure
+    (requests or pages a second) and why each repetition failed the question (None: it
+    met it)."""
+
+    size: int
+    knobs: Mapping[str, Any]
+    figures: tuple[float, ...]
+    failures: tuple[str | None, ...] = ()
+    peak_mem_bytes: int | None = None
+
+    @property
+    def serves(self) -> bool:
+        return bool(self.figures) and all(f is None for f in self.failures)
+
+    @property
+    def failed(self) -> int:
+        return sum(f is not None for f in self.failures)
+
+    @property
+    def center(self) -> float | None:
+        """Geometric mean of the figures (the mean when one is 0)."""
+        if not self.figures:
+            return None
+        if min(self.figures) <= 0:
+            return fmean(self.figures)
+        return math.exp(fmean(math.log(v) for v in self.figures))
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+        """Student's t interval of the mean of the logs, back on the figure's scale; None
+        with fewer than 2 figures or one at 0."""
+        if len(self.figures) < 2 or min(self.figures) <= 0:
+            return None
+        logs = [math.log(v) for v in self.figures]
+        m = fmean(logs)
+        sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1))
+        if sd == 0:
+            return math.exp(m), math.exp(m)
+        half = student_t.critical(1 - confidence, len(logs) - 1) * sd / math.sqrt(len(logs))
+        return math.exp(m - half), math.exp(m + half)
+
+
+@dataclass(frozen=True)
+class Choice:
+    chosen: Trial
+    reason: Reason
+    best: Trial | None  # the highest figure among those that serve; None when none served
+    # the chosen one against the best: (ratio, low, high) of Welch's interval; None when
+    # the chosen one is the best or a side has fewer than 2 figures
+    against_best: tuple[float, float, float] | None = None
+    tied: tuple[int, ...] = field(default=())  # sizes that tie the best (the chosen one the smallest)
+
+
+def pool_bound(limit_bytes: int, base_bytes: int, worker_bytes: int, headroom: float = HEADROOM) -> int:
+    """The largest pool whose workers fit: (limit × headroom − base) / worker, at least 1
+    (a stack always has one worker; that it does not fit is the run's answer, not the
+    tuner's)."""
+    if worker_bytes <= 0:
+        raise ValueError(f"a worker holds some memory, got {worker_bytes!r} bytes")
+    room = limit_bytes * headroom - base_bytes
+    return max(1, int(room // worker_bytes))
+
+
+def sizes(bound: int, useful: int | None, start: int = 1) -> list[int]:
+    """The candidates: start, 2·start, 4·start … up to min(bound, useful), which is
+    itself included."""
+    top = bound if useful is None else min(bound, useful)
+    top = max(top, 1)
+    out, n = [], max(1, start)
+    while n < top:
+        out.append(n)
+        n *= 2
+    out.append(top)
+    return out
+
+
+def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Choice:
+    """The rule in the module docstring."""
+    if not trials:
+        raise ValueError("no candidate was measured")
+    if len(trials) == 1:
+        return Choice(trials[0], Reason.ONLY, trials[0] if trials[0].serves else None)
+    serving = [t for t in trials if t.serves]
+    if not serving:
+        least = min(trials, key=lambda t: (t.failed / max(1, len(t.failures)), -(t.center or 0.0), t.size))
+        return Choice(least, Reason.NONE_SERVED, None)
+    best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
+    tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
+    chosen = min(tied, key=lambda t: t.size)
+    against = None if chosen is best else stats.ratio_interval(best.figures, chosen.figures, confidence)
+    reason = Reason.BEST if chosen is best else Reason.SMALLEST_TIED
+    return Choice(chosen, reason, best, against, tuple(sorted(t.size for t in tied)))
+
+
+def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
+    """Within the band of the best and not significantly below it."""
+    if not t.center or not best.center or t.center < (1 - band) * best.center:
+        return False
+    est = stats.ratio_interval(best.figures, t.figures, confidence)
+    return est is not None and est[2] >= 1
