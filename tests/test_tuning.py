@@ -90,3 +90,17 @@ def test_the_interval_is_on_the_figures_scale_and_absent_with_one_figure():
     lo, hi = t.interval()
     assert lo < t.center < hi and 70 < lo and hi < 140
     assert Trial(4, {}, (90.0,)).interval() is None
+
+
+def test_every_php_stack_declares_a_pool_its_own_knobs_can_set():
+    from stackbench.stacks.registry import STACKS
+    from stackbench.stacks.unpackaged import NotPackaged
+
+    for stack in STACKS.values():
+        if isinstance(stack, NotPackaged):
+            continue
+        assert stack.pool is not None, stack.id
+        knobs = stack.resolve_knobs(stack.pool.knobs(9))  # an unknown knob would raise
+        assert 9 in knobs.values(), (stack.id, knobs)
+    with pytest.raises(ValueError):
+        STACKS["nginx-fpm"].pool.knobs(0)

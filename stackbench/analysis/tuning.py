@@ -31,11 +31,15 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any, Mapping
 
-from stackbench.analysis import stats, student_t
+from stackbench.analysis import outcomes, stats, student_t
+from stackbench.analysis.capacity import SLO
+from stackbench.model.cell import StoredCell
+from stackbench.model.cost import ProcessMemory
+from stackbench.model.tuning import StoredTuning
 
 # Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
 # the page cache's, and a worker's growth past what the bound measured.
@@ -50,6 +54,7 @@ class Reason(enum.Enum):
     SMALLEST_TIED = "smallest_tied"  # a smaller pool as good as the best
     NONE_SERVED = "none_served"  # no candidate served the question: the one that failed least
     ONLY = "only"  # one candidate (the bound allowed no other)
+    ONE_REQUEST = "one_request"  # the chosen size served better with each connection closed after a response
 
 
 @dataclass(frozen=True)
@@ -147,9 +152,127 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
     return Choice(chosen, reason, best, against, tuple(sorted(t.size for t in tied)))
 
 
+def prefer(current: Trial, other: Trial, band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Trial:
+    """`current` unless `other` does better: it serves where current does not, or both
+    serve and other's figure is above current's and current does not tie it (the same
+    rule as `choose`, ties to the setting already chosen); when neither serves, the one
+    that failed in fewer repetitions."""
+    if other.serves != current.serves:
+        return other if other.serves else current
+    if not other.serves:
+        return other if other.failed < current.failed else current
+    if (other.center or 0) > (current.center or 0) and not _ties(current, other, band, confidence):
+        return other
+    return current
+
+
 def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
     """Within the band of the best and not significantly below it."""
     if not t.center or not best.center or t.center < (1 - band) * best.center:
         return False
     est = stats.ratio_interval(best.figures, t.figures, confidence)
     return est is not None and est[2] >= 1
+
+
+# The second stage's candidate is named "<size's label>" + this (planning/tune.py).
+ONE_REQUEST_SUFFIX = ", one request a connection"
+
+# A repetition that met the load but not the SLO: its latency, or its errors, past it.
+SLO_LATENCY, SLO_ERRORS = "slo_latency", "slo_errors"
+
+
+@dataclass(frozen=True)
+class WorkerMemory:
+    """What the memory probe measured: the largest worker's PSS, and what the stack held
+    besides its workers (its other processes' PSS and its services' peak: a database
+    counts against the same machine)."""
+
+    worker_bytes: int
+    base_bytes: int
+    workers: int  # how many workers the probe found
+
+
+def worker_memory(processes: list[ProcessMemory], worker: str, services_bytes: int | None) -> WorkerMemory | None:
+    """From one cell's processes: workers are the processes named `worker…` whose parent is
+    one of them too (the master is not a worker). None when no worker was found."""
+    named = {p.pid for p in processes if p.comm.startswith(worker)}
+    workers = [p for p in processes if p.pid in named and p.ppid in named]
+    if not workers:
+        return None
+
+    def size(p: ProcessMemory) -> int:
+        return int(p.pss_bytes if p.pss_bytes is not None else p.rss_bytes or 0)
+
+    others = sum(size(p) for p in processes if p not in workers)
+    return WorkerMemory(max(size(p) for p in workers), others + int(services_bytes or 0), len(workers))
+
+
+def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None) -> list[Trial]:
+    """One Trial per candidate (`sizes`: label → pool size) from a candidates run's cells:
+    each valid repetition's throughput, and why it failed the question (outcomes.py's
+    first failure, or the SLO's latency or error count); an invalid repetition (the lab's
+    measurement, not the stack's answer) is neither."""
+    out = []
+    for label, size in sizes.items():
+        mine = sorted((c for c in cells if c.stack_label == label), key=lambda c: c.repetition)
+        figures: list[float] = []
+        failures: list[str | None] = []
+        peak = None
+        for c in mine:
+            o = outcomes.of(c)
+            if not o.valid or o.throughput is None:
+                continue
+            figures.append(o.throughput)
+            failures.append(o.failures[0].code if o.failed else _slo_miss(c, o, slo))
+            mem = c.cost.peak_mem_bytes
+            peak = mem if peak is None or (mem is not None and mem > peak) else peak
+        knobs = mine[0].knobs if mine else {}
+        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak))
+    return out
+
+
+def _slo_miss(cell: StoredCell, o: outcomes.Outcome, slo: SLO | None) -> str | None:
+    if slo is None or cell.engine is None:
+        return None
+    for p, limit in slo.latency_us.items():
+        value = o.p99_us if p == "99" else o.p50_us if p == "50" else cell.engine.latency.percentiles_us.get(p)
+        if value is None or value > limit:
+            return SLO_LATENCY
+    req = cell.engine.requests
+    if slo.errors is not None and req.failed + req.non_2xx > slo.errors:
+        return SLO_ERRORS
+    return None
+
+
+def decide(candidates: list[Trial], one_request: Trial | None = None) -> Choice:
+    """`choose` among the candidates; then, for a pool whose workers hold connections, the
+    chosen size with one request a connection if `prefer` takes it."""
+    choice = choose(candidates)
+    if one_request is not None and prefer(choice.chosen, one_request) is one_request:
+        return replace(choice, chosen=one_request, reason=Reason.ONE_REQUEST)
+    return choice
+
+
+@dataclass(frozen=True)
+class Review:
+    """A stored tuning read back: every candidate's trial (the second stage's last), the
+    choice made from them, and what the memory probe found."""
+
+    tuning: StoredTuning
+    slo: SLO | None
+    trials: tuple[Trial, ...]
+    choice: Choice
+    one_request: Trial | None
+
+
+def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
+    table = t.slo_table
+    slo = SLO.from_dict(table) if table else None
+    first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
+    found = trials(candidates, first, slo)
+    alt = None
+    if second:
+        label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)
+        if label is not None:
+            alt = trials(second, {label: t.sizes[label]}, slo)[0]
+    return Review(t, slo, tuple(found) + ((alt,) if alt else ()), decide(found, alt), alt)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from stackbench import scenarios
 from stackbench.planning import machine, plan as plan_mod, target
+from stackbench.planning import tune as tune_plan
 from stackbench.upkeep import idle, lock, pinning
 from stackbench.analysis import power, verdicts
 from stackbench.analysis.run import analyze
@@ -21,6 +22,8 @@ from stackbench.report.text import dry_run, run_report
 from stackbench.report.text.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
+from stackbench.runner import tune as tune_runner
+from stackbench.model.tuning import StoredTuning
 from stackbench.states import RunStatus
 from stackbench.model.environment import HostFacts
 from stackbench.model.run import StoredRun
@@ -51,6 +54,10 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     store = Store(args.db)
     store.ensure_writable()
     progress = TerminalProgress(mode=_mode(args))
+    plan = tune_runner.resolve(plan, store, progress, _options(args))
+    for v in plan.stacks:
+        if v.tuning is not None and _mode(args) == "auto":
+            print(f"{v.label}: tuning {v.tuning} (`stackbench tunings {v.tuning}` shows every candidate)")
     outcome = None
     try:
         outcome = run_plan(plan, store, progress, _options(args))
@@ -137,6 +144,13 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
               f"--db {args.db}{flags}", file=sys.stderr)
 
 
+def _stored_tuning(plan: plan_mod.Plan, v: plan_mod.StackVariant, db: str) -> StoredTuning | None:
+    """The tuning a run would reuse for a tuned stack (a dry run makes no store)."""
+    if not Path(db).exists():
+        return None
+    return Store(db, must_exist=True).latest_tuning(tune_runner.question_for(plan, v).key())
+
+
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     """The same checks as a real run makes before it measures: installed, configs
     accepted by each server's own checker, knob combinations."""
@@ -161,6 +175,10 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     if plan.cpu_idle != idle.AS_IS:
         pins = machine.pinning(plan.machine, pinning.choose())
         print(dry_run.idle_line(plan.cpu_idle, engine_here=not plan.hosts.remote and not pins.shared))
+    for v in plan.stacks:
+        if v.tuned:
+            print(dry_run.tuned_line(v, _stored_tuning(plan, v, args.db), tune_runner.question_for(plan, v),
+                                     tune_plan.pool_of(v.id)))
     for c in cells:
         print(dry_run.cell_line(c, plan))
     # Each profile off loopback is measured once per run (runner/network.py): its time.

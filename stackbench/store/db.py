@@ -24,11 +24,12 @@ from stackbench.errors import StorageError, UsageError
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
 from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.tuning import StoredTuning
 from stackbench.monitor.session import CellReadings
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
 from stackbench.store.schema import VERSION as SCHEMA_VERSION
-from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of
+from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of, tuning_of
 
 CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
 
@@ -128,6 +129,34 @@ class Store:
     def search_rows(self, run_id: int) -> list[StoredSearch]:
         rows = self.db.execute("SELECT * FROM searches WHERE run_id = ? ORDER BY seq", (run_id,))
         return [search_of(r) for r in rows]
+
+    def record_tuning(self, probe_run_id: int | None, run_id: int, stack_id: str, workload: str,
+                      key: dict[str, Any], question: dict[str, Any], memory: dict[str, Any] | None,
+                      sizes: dict[str, int], chosen_size: int, knobs: dict[str, Any], reason: str) -> int:
+        """A finished tuning; returns its id."""
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO tunings (probe_run_id, run_id, stack_id, workload, key_json, question_json, memory_json,"
+                " sizes_json, chosen_size, knobs_json, reason, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (probe_run_id, run_id, stack_id, workload, json.dumps(key, sort_keys=True), json.dumps(question),
+                 json.dumps(memory) if memory is not None else None, json.dumps(sizes), chosen_size,
+                 json.dumps(knobs), reason, _now()))
+        return int(cur.lastrowid or 0)
+
+    def tunings(self) -> list[StoredTuning]:
+        return [tuning_of(r) for r in self.db.execute("SELECT * FROM tunings ORDER BY id")]
+
+    def tuning(self, tuning_id: int) -> StoredTuning:
+        row = self.db.execute("SELECT * FROM tunings WHERE id = ?", (tuning_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no tuning {tuning_id} in {self.path}", hint="`stackbench tunings` lists them")
+        return tuning_of(row)
+
+    def latest_tuning(self, key: dict[str, Any]) -> StoredTuning | None:
+        """The newest tuning for exactly this question (TuneQuestion.key), or None."""
+        row = self.db.execute("SELECT * FROM tunings WHERE key_json = ? ORDER BY id DESC LIMIT 1",
+                              (json.dumps(key, sort_keys=True),)).fetchone()
+        return tuning_of(row) if row else None
 
     def forget_searches(self, run_id: int, seqs: list[int]) -> None:
         with self.db:

@@ -17,6 +17,7 @@ from stackbench.model.network import Calibration
 from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.tuning import StoredTuning, TuningMemory
 from stackbench.model.stop import RepetitionStop
 from stackbench.model.visitors import VisitorClasses
 from stackbench.upkeep.pinning import Pinning
@@ -70,6 +71,15 @@ def _cost(row: sqlite3.Row) -> StoredCost:
 def search_of(row: sqlite3.Row) -> StoredSearch:
     return StoredSearch(row["run_id"], row["seq"], row["repetition"], row["stack_label"], row["workload"],
                         bool(row["keepalive"]), row["stopped"], row["seconds"])
+
+
+def tuning_of(row: sqlite3.Row) -> StoredTuning:
+    memory = row["memory_json"]
+    return StoredTuning(row["id"], row["probe_run_id"], row["run_id"], row["stack_id"], row["workload"],
+                        json.loads(row["key_json"]), json.loads(row["question_json"]),
+                        TuningMemory(**json.loads(memory)) if memory else None, json.loads(row["sizes_json"]),
+                        row["chosen_size"],
+                        json.loads(row["knobs_json"]), row["reason"], row["created_at"])
 
 
 def sample_of(row: sqlite3.Row) -> CgroupSample:

@@ -73,7 +73,7 @@ class TerminalProgress(Events):
 
     def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: Pinning) -> None:
         self.run_id, self.plan = run_id, plan
-        self.total = len(cells)
+        self.total, self.done = len(cells), 0  # a tuning's runs, then the plan's, each count from 0
         self.estimate_s = plan.seconds(cells)
         self.reps = self.upto = ""
         if plan.adaptive:
