@@ -12,12 +12,13 @@
 //! (bench/RESULTS.md, "The direct loop"). https runs here too: rustls's records read
 //! and written by this loop (direct_tls.rs), the handshake a phase of the connection.
 //!
-//! What a request does, and how each failure is classed, is the task loop's
-//! (exchange.rs): the response reader, the failure classes, the one retry of a
-//! kept-alive connection the server had closed, the per-request deadline, the
-//! statistics and the schedule are the same code or the same rules. Runs it cannot
-//! carry (`eligible`) run on the task loop; STACKBENCH_LOAD_LOOP=tasks sends every
-//! run there (the A/B, and the engine's tests on the other loop).
+//! What a request does is the task loop's (exchange.rs), by the same code: the
+//! response reader, the schedule and the statistics are shared, and the per-request
+//! rules — the deadline, each failure's class, the one retry of a kept-alive
+//! connection the server had closed, keep-alive after a response — are rules.rs's,
+//! which both loops ask. Runs it cannot carry (`eligible`) run on the task loop;
+//! STACKBENCH_LOAD_LOOP=tasks sends every run there (the A/B; the engine's tests run
+//! their loads on both loops, tests/common/mod.rs).
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -26,11 +27,11 @@ use std::time::Instant;
 
 use super::arrival;
 use super::pacer::{self, Pacer};
-use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct_tls::Session;
-use super::exchange::{DISCARD_AT_LEAST, HEAD_READ, eof_class, failure};
+use super::exchange::{DISCARD_AT_LEAST, HEAD_READ, failed};
 use super::lane::Tally;
+use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict, connect_failed};
 use crate::config::Config;
 use crate::uring::IoMode;
 use crate::cpu::{self, CpuTimes};
@@ -39,7 +40,7 @@ use crate::protocol::reader::Protocol;
 use crate::protocol::reading::{ParseError, Progress};
 use crate::protocol::Reader;
 use crate::schedule::{Next, Plan, Slot};
-use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::stats::{Outcome, Sample, Transfer};
 use crate::tls;
 use crate::urls::Shape;
 
@@ -110,18 +111,17 @@ struct Client {
     /// Requests completed on this TCP connection (--keepalive-requests).
     uses: u32,
     /// The request fails with Timeout here (or is cut off: the run's end).
-    deadline: Instant,
-    cut_by_run_end: bool,
+    deadline: Deadline,
     stopped: bool,
     tally: Tally,
 }
 
-/// How an attempt ended, for `Client::end`.
+/// How an attempt ended, for `Client::end`: a whole response (its status, and
+/// whether it closes the connection), or what failed it (judged by rules.rs:
+/// counted, or tried again on a new connection).
 enum End {
     Completed(u16, bool),
-    Failed(ErrorClass),
-    /// Try again on a fresh connection (the kept-alive one was closed under us).
-    Retry,
+    Failed(Cause),
 }
 
 /// The thread's clock and CPU time when counting started (if it did) and at its end.
@@ -218,9 +218,7 @@ fn poll(ep: RawFd, events: &mut [libc::epoll_event], ms: i32) -> i32 {
 /// The earliest of the `deadlines` of the requests in flight; with none, the earliest
 /// a request begun from `now` on can have.
 pub(super) fn earliest(ctx: &ThreadContext, now: Instant, deadlines: impl Iterator<Item = Instant>) -> Instant {
-    let soonest_new = now + ctx.cfg.timeout;
-    let far = ctx.run_end.map_or(soonest_new, |end| end.min(soonest_new));
-    deadlines.min().unwrap_or(far)
+    deadlines.min().unwrap_or_else(|| Deadline::of(now, ctx.cfg.timeout, ctx.run_end).at)
 }
 
 /// The loop: starts what is queued, checks deadlines when the earliest can have passed
@@ -318,22 +316,22 @@ impl Machine for Loop<'_> {
     fn expire(&mut self, now: Instant) {
         for i in 0..self.clients.len() {
             let c = &self.clients[i];
-            if c.stopped || c.slot.is_none() || now < c.deadline {
+            if c.stopped || c.slot.is_none() || now < c.deadline.at {
                 continue;
             }
-            if c.cut_by_run_end {
+            if c.deadline.run_end {
                 self.close(i);
                 let slot = self.clients[i].slot.take().expect("checked");
                 self.clients[i].phase = Phase::Idle;
                 self.in_flight(i, &slot);
             } else {
-                self.end(i, End::Failed(ErrorClass::Timeout));
+                self.end(i, End::Failed(Cause::Timeout));
             }
         }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline))
+        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline.at))
     }
 
     fn running(&self) -> usize {
@@ -354,7 +352,7 @@ impl Machine for Loop<'_> {
                 // As tokio decides a connect: the socket's pending error, else connected
                 // (a later write or read then fails with its own class).
                 match c.sock.as_ref().expect("checked above").take_error() {
-                    Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
+                    Ok(Some(e)) | Err(e) => return self.refused(i, connect_failed(&e)),
                     Ok(None) => {}
                 }
                 if self.ctx.tls.is_some() {
@@ -413,8 +411,7 @@ impl Client {
             raised: false,
             unread: None,
             uses: 0,
-            deadline: now,
-            cut_by_run_end: false,
+            deadline: Deadline { at: now, run_end: false },
             stopped: false,
             tally: Tally::default(),
         }
@@ -428,11 +425,7 @@ impl Loop<'_> {
         let c = &mut self.clients[i];
         // A closed loop without stages: a request at once, or the end (eligible()).
         let Next::Go(slot) = ctx.scheduler.next_closed(i as u32) else { return self.stop(i) };
-        let request_deadline = slot.start + ctx.cfg.timeout;
-        (c.deadline, c.cut_by_run_end) = match ctx.run_end {
-            Some(end) if end <= request_deadline => (end, true),
-            _ => (request_deadline, false),
-        };
+        c.deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
         c.url = ctx.picker.pick();
         c.t = Transfer::default();
         c.may_retry = true;
@@ -453,7 +446,7 @@ impl Loop<'_> {
         match connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
                 if let Err(e) = watch(self.ep, &sock, i, libc::EPOLL_CTL_ADD) {
-                    return self.end(i, End::Failed(connect_failure(&e).0));
+                    return self.refused(i, connect_failed(&e));
                 }
                 c.reader.reset();
                 c.uses = 0;
@@ -461,7 +454,7 @@ impl Loop<'_> {
                 c.sock = Some(sock);
                 c.phase = Phase::Connecting;
             }
-            Err(e) => self.end(i, End::Failed(connect_failure(&e).0)),
+            Err(e) => self.refused(i, connect_failed(&e)),
         }
     }
 
@@ -491,14 +484,7 @@ impl Loop<'_> {
                 c.phase = Phase::Writing { written: done };
                 return;
             }
-            Err(e) => {
-                let end = if c.reused && c.may_retry && closed_by_peer(&e) {
-                    End::Retry
-                } else {
-                    End::Failed(if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write })
-                };
-                return self.end(i, end);
-            }
+            Err(e) => return self.end(i, End::Failed(Cause::Write(e.kind()))),
         }
         c.t.sent += request.len() as u64;
         c.written_at = Instant::now();
@@ -591,7 +577,7 @@ impl Loop<'_> {
                                 return;
                             }
                         }
-                        Err(e) => return self.end(i, End::Failed(failure(e))),
+                        Err(e) => return self.end(i, End::Failed(Cause::Malformed(e))),
                     }
                     // A short read drained the socket: the next bytes bring an event.
                     if n < max && !ended {
@@ -647,9 +633,8 @@ impl Loop<'_> {
     }
 
     /// The connection of client `i` could not be opened: its request failed with `class`.
-    fn refused(&mut self, i: usize, (class, detail): Refused) {
-        self.clients[i].t.detail = detail;
-        self.end(i, End::Failed(class));
+    fn refused(&mut self, i: usize, failure: Failure) {
+        self.end(i, End::Failed(Cause::Refused(failure)));
     }
 
     /// Reads over TLS: the socket read whole into the thread's buffer, its records
@@ -700,7 +685,7 @@ impl Loop<'_> {
                     return self.refused(i, tls::classify_tls(&e));
                 }
                 // A bad record: the stream is unreadable, as a failed read on the task loop.
-                Err(_) => return self.end(i, End::Failed(ErrorClass::Read)),
+                Err(_) => return self.end(i, End::Failed(Cause::BadRecord)),
             };
             // Bytes left behind this edge (or the server's end) are read once the
             // request is out.
@@ -735,7 +720,7 @@ impl Loop<'_> {
                             return;
                         }
                     }
-                    Err(e) => return self.end(i, End::Failed(failure(e))),
+                    Err(e) => return self.end(i, End::Failed(Cause::Malformed(e))),
                 }
             }
             if taken.closed {
@@ -759,27 +744,17 @@ impl Loop<'_> {
         }
     }
 
+    /// The server ended the connection: the end of a body framed by it, or a failure.
     fn eof(&mut self, i: usize) {
-        let c = &mut self.clients[i];
-        let retry_ok = c.reused && c.may_retry;
-        let end = match c.reader.eof() {
+        let end = match self.clients[i].reader.eof() {
             Ok(done) => End::Completed(done.status, true),
-            Err(e) => match eof_class(e, retry_ok) {
-                Some(class) => End::Failed(class),
-                None => End::Retry,
-            },
+            Err(e) => End::Failed(Cause::Eof(e)),
         };
         self.end(i, end);
     }
 
     fn read_error(&mut self, i: usize, e: &io::Error) {
-        let c = &self.clients[i];
-        let end = if closed_by_peer(e) {
-            if c.reused && c.may_retry && !c.reader.started() { End::Retry } else { End::Failed(ErrorClass::Reset) }
-        } else {
-            End::Failed(ErrorClass::Read)
-        };
-        self.end(i, end);
+        self.end(i, End::Failed(Cause::Read(e.kind())));
     }
 
     fn end(&mut self, i: usize, end: End) {
@@ -792,22 +767,23 @@ impl Loop<'_> {
         let ctx = self.ctx;
         let c = &mut self.clients[i];
         let outcome = match end {
-            End::Retry => {
+            End::Failed(cause) => {
+                let attempt = Attempt { may_retry: c.reused && c.may_retry, nothing_yet: !c.reader.started() };
                 self.close(i);
-                let c = &mut self.clients[i];
-                c.may_retry = false;
-                c.connect_from = now;
-                return self.attempt(i);
-            }
-            End::Failed(class) => {
-                self.close(i);
-                Outcome::Failed(class)
+                match rules::judge(cause, attempt) {
+                    Verdict::Retry => {
+                        let c = &mut self.clients[i];
+                        c.may_retry = false;
+                        c.connect_from = now;
+                        return self.attempt(i);
+                    }
+                    Verdict::Failed(failure) => failed(&mut self.clients[i].t, failure),
+                }
             }
             End::Completed(status, close) => {
                 c.t.body += c.reader.body_bytes();
                 c.uses += 1;
-                let budget_used = ctx.cfg.keepalive_requests.is_some_and(|n| c.uses >= n);
-                if close || !ctx.cfg.keepalive || budget_used {
+                if !rules::keep_open(&ctx.cfg, close, c.uses) {
                     self.close(i);
                 }
                 let c = &self.clients[i];
@@ -820,7 +796,7 @@ impl Loop<'_> {
         let c = &mut self.clients[i];
         c.phase = Phase::Idle;
         let slot = c.slot.take().expect("a request in flight");
-        if ctx.run_end.is_some_and(|e| now > e) {
+        if !rules::counted(now, ctx.run_end) {
             // Answered after the end of the run: not counted, the window stays exact.
             return self.in_flight(i, &slot);
         }

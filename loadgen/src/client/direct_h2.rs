@@ -6,18 +6,19 @@
 //! (bench/RESULTS.md: 0.96–1.05×), a fifth of it in the h2 crate's machinery (its
 //! stream store, header maps, wakers) and tokio's. Here every stream slot of a
 //! connection is a closed-loop client of its own, as on the task loop (the
-//! schedule, the statistics, the failure classes are the same); what the slots
-//! queue in a turn of the loop leaves in one record and one write.
+//! schedule, the statistics and the per-request rules, rules.rs, are the same
+//! code); what the slots queue in a turn of the loop leaves in one record and one
+//! write.
 //!
-//! The rules are the task loop's (h2.rs): the first slot that needs the connection
-//! opens it (its request pays the connect); the others wait for it, and for a
-//! stream when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. A graceful
-//! GOAWAY, or a connection closed before a request's response began, is retried
-//! once on a new connection; a GOAWAY with an error code fails what it cut off
-//! (h2_goaway), a RST_STREAM its stream (h2_rst_stream), a protocol error of the
-//! server every stream of the connection (parse). If the server's ALPN picks
-//! HTTP/1.1, the slots take turns on that connection, as the task loop's fallback
-//! of one connection does.
+//! The connection is handled as on the task loop (h2.rs): the first slot that needs
+//! it opens it (its request pays the connect); the others wait for it, and for a
+//! stream when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. What ends a
+//! request is counted by rules.rs: a graceful GOAWAY, or a connection closed before
+//! a request's response began, is retried once on a new connection; a GOAWAY with an
+//! error code fails what it cut off (h2_goaway), a RST_STREAM its stream
+//! (h2_rst_stream), a protocol error of the server every stream of the connection
+//! (parse). If the server's ALPN picks HTTP/1.1, the slots take turns on that
+//! connection, as the task loop's fallback of one connection does.
 
 use std::collections::VecDeque;
 use std::io;
@@ -27,20 +28,20 @@ use std::time::Instant;
 
 use super::arrival;
 use super::pacer;
-use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct::{self, Machine, Readiness, Samples};
 use super::direct_tls::Session;
-use super::exchange::{eof_class, failure};
+use super::exchange::failed;
 use super::lane::Tally;
+use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict, connect_failed};
 use crate::net::Endpoint;
 use crate::protocol::Reader;
 use crate::protocol::capture::Captures;
-use crate::protocol::h2::client::{ConnError, Connection, Event};
+use crate::protocol::h2::client::{Connection, Event};
 use crate::protocol::h2::frame;
 use crate::protocol::reading::Progress;
 use crate::schedule::{Next, Slot};
-use crate::stats::{Detail, ErrorClass, Outcome, Sample, Transfer};
+use crate::stats::{Outcome, Sample, Transfer};
 use crate::tls::{self, Alpn};
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
@@ -143,8 +144,7 @@ struct StreamSlot {
     connect_us: u64,
     written_at: Instant,
     first_byte: Option<Instant>,
-    deadline: Instant,
-    cut_by_run_end: bool,
+    deadline: Deadline,
     stopped: bool,
     captures: Captures,
     tally: Tally,
@@ -165,8 +165,7 @@ impl StreamSlot {
             connect_us: 0,
             written_at: now,
             first_byte: None,
-            deadline: now,
-            cut_by_run_end: false,
+            deadline: Deadline { at: now, run_end: false },
             stopped: false,
             captures: Captures::new(ctx.watch.clone()),
             tally: Tally::default(),
@@ -196,18 +195,6 @@ fn offer(captures: &mut Captures, reader: &Reader, watch: &[String]) {
             }
         }
     }
-}
-
-/// Why a connection ended.
-enum Lost {
-    /// The server closed it (or reset it: `Io`).
-    Eof,
-    Io(io::Error),
-    /// A write failed.
-    Write(io::Error),
-    /// A record that does not decrypt, or an HTTP/2 protocol error of the server's.
-    Tls,
-    Protocol(ConnError),
 }
 
 struct H2Loop<'a> {
@@ -268,21 +255,21 @@ impl Machine for H2Loop<'_> {
     fn expire(&mut self, now: Instant) {
         for k in 0..self.slots.len() {
             let s = &self.slots[k];
-            if s.stopped || s.slot.is_none() || now < s.deadline {
+            if s.stopped || s.slot.is_none() || now < s.deadline.at {
                 continue;
             }
-            if s.cut_by_run_end {
+            if s.deadline.run_end {
                 self.withdraw(k);
                 let slot = self.slots[k].slot.take().expect("checked");
                 self.in_flight(k, &slot);
             } else {
-                self.fail(k, ErrorClass::Timeout, None);
+                self.judge(k, Cause::Timeout, false);
             }
         }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        direct::earliest(self.ctx, now, self.slots.iter().filter(|s| !s.stopped && s.slot.is_some()).map(|s| s.deadline))
+        direct::earliest(self.ctx, now, self.slots.iter().filter(|s| !s.stopped && s.slot.is_some()).map(|s| s.deadline.at))
     }
 
     fn running(&self) -> usize {
@@ -317,11 +304,7 @@ impl H2Loop<'_> {
         let ci = self.slots[k].home;
         let Next::Go(slot) = ctx.scheduler.next_closed(ci as u32) else { return self.stop(k) };
         let s = &mut self.slots[k];
-        let request_deadline = slot.start + ctx.cfg.timeout;
-        (s.deadline, s.cut_by_run_end) = match ctx.run_end {
-            Some(end) if end <= request_deadline => (end, true),
-            _ => (request_deadline, false),
-        };
+        s.deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
         s.url = ctx.picker.pick();
         s.t = Transfer { h2: true, ..Transfer::default() };
         s.may_retry = true;
@@ -366,14 +349,14 @@ impl H2Loop<'_> {
         match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
                 if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
-                    return self.refused(ci, connect_failure(&e));
+                    return self.refused(ci, connect_failed(&e));
                 }
                 c.sock = Some(sock);
                 c.state = State::Connecting;
                 c.goaway = None;
                 c.blocked = false;
             }
-            Err(e) => self.refused(ci, connect_failure(&e)),
+            Err(e) => self.refused(ci, connect_failed(&e)),
         }
     }
 
@@ -382,7 +365,7 @@ impl H2Loop<'_> {
         let ctx = self.ctx;
         let c = &mut self.conns[ci];
         match c.sock.as_ref().expect("connecting").take_error() {
-            Ok(Some(e)) | Err(e) => return self.refused(ci, connect_failure(&e)),
+            Ok(Some(e)) | Err(e) => return self.refused(ci, connect_failed(&e)),
             Ok(None) => {}
         }
         let tls = ctx.tls.as_ref().expect("https");
@@ -398,13 +381,12 @@ impl H2Loop<'_> {
 
     /// The connection of `ci` could not be opened: its opener's request fails; the
     /// others wait on for the next try (the task loop's `Opening` guard).
-    fn refused(&mut self, ci: usize, (class, detail): Refused) {
+    fn refused(&mut self, ci: usize, failure: Failure) {
         let c = &mut self.conns[ci];
         let opener = c.opener.take();
         self.close(ci);
         if let Some(k) = opener {
-            self.slots[k].t.detail = detail;
-            self.fail(k, class, None);
+            self.judge(k, Cause::Refused(failure), false);
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
@@ -510,7 +492,7 @@ impl H2Loop<'_> {
         if let Some(sock) = &self.conns[d].sock
             && let Err(e) = direct::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
         {
-            self.lost(d, Lost::Io(e));
+            self.lost(d, Cause::Read(e.kind()));
         }
     }
 
@@ -541,11 +523,10 @@ impl H2Loop<'_> {
             tls.queue(&h2.out);
             h2.out.clear();
         }
-        let handshaking = matches!(c.state, State::Handshaking);
         match tls.send(sock) {
             Ok(done) => c.blocked = !done,
-            Err(e) if handshaking => self.refused(ci, tls::classify(&e)),
-            Err(e) => self.lost(ci, Lost::Write(e)),
+            Err(e) if matches!(c.state, State::Handshaking) => self.refused(ci, tls::classify(&e)),
+            Err(e) => self.lost(ci, Cause::Write(e.kind())),
         }
     }
 
@@ -567,7 +548,7 @@ impl H2Loop<'_> {
                     } else if e.kind() == io::ErrorKind::UnexpectedEof {
                         self.end(ci)
                     } else {
-                        self.lost(ci, Lost::Io(e))
+                        self.lost(ci, Cause::Read(e.kind()))
                     };
                 }
             };
@@ -581,7 +562,7 @@ impl H2Loop<'_> {
                     let _ = tls.send(sock);
                     return self.refused(ci, tls::classify_tls(&e));
                 }
-                Err(_) => return self.lost(ci, Lost::Tls),
+                Err(_) => return self.lost(ci, Cause::BadRecord),
             };
             if handshaking {
                 if tls.handshaking() {
@@ -653,7 +634,7 @@ impl H2Loop<'_> {
                         matches!(self.conns[ci].state, State::H2(_))
                     }
                     Err(e) => {
-                        self.lost(ci, Lost::Protocol(e));
+                        self.lost(ci, Cause::Protocol(Some(e.code)));
                         false
                     }
                 }
@@ -661,7 +642,7 @@ impl H2Loop<'_> {
             State::Http1 { reader, current, uses } => {
                 let Some(k) = *current else {
                     // Bytes nobody asked for: the connection is not usable.
-                    self.lost(ci, Lost::Protocol(ConnError { code: frame::PROTOCOL_ERROR, why: "unasked bytes" }));
+                    self.lost(ci, Cause::Protocol(Some(frame::PROTOCOL_ERROR)));
                     return false;
                 };
                 let s = &mut slots[k];
@@ -674,8 +655,7 @@ impl H2Loop<'_> {
                         offer(&mut s.captures, reader, &ctx.watch);
                         *uses += 1;
                         *current = None;
-                        let budget_used = self.ctx.cfg.keepalive_requests.is_some_and(|n| *uses >= n);
-                        let close = done.close || !self.ctx.cfg.keepalive || budget_used;
+                        let close = !rules::keep_open(&self.ctx.cfg, done.close, *uses);
                         self.complete(k, now);
                         if close {
                             self.close(ci);
@@ -690,8 +670,8 @@ impl H2Loop<'_> {
                     Err(e) => {
                         *current = None;
                         self.conns[ci].in_flight.clear();
-                        self.fail(k, failure(e), None);
-                        self.lost(ci, Lost::Eof);
+                        self.judge(k, Cause::Malformed(e), false);
+                        self.lost(ci, Cause::Gone);
                         false
                     }
                 }
@@ -728,70 +708,58 @@ impl H2Loop<'_> {
             }
             Ev::Reset(id, code) => {
                 if let Some(k) = slot_of(self, id) {
-                    self.fail(k, ErrorClass::H2RstStream, Some(Detail::H2(code)));
+                    self.judge(k, Cause::StreamReset(code), true);
                 }
             }
             Ev::GoAway(last, code) => {
                 self.conns[ci].goaway = Some(code);
                 let cut: Vec<usize> = self.conns[ci].in_flight.iter().filter(|&&(id, _)| id > last).map(|&(_, k)| k).collect();
                 for k in cut {
-                    match code {
-                        frame::NO_ERROR if self.slots[k].may_retry => self.retry(k),
-                        // Cut off twice: as the task loop's second try ends (h2.rs, fail).
-                        frame::NO_ERROR => self.fail(k, ErrorClass::Read, None),
-                        _ => self.fail(k, ErrorClass::H2Goaway, Some(Detail::H2(code))),
-                    }
+                    self.judge(k, Cause::GoAway(code), true);
                 }
             }
         }
     }
 
-    /// Connection `ci` is gone: its requests in flight are retried (nothing of their
-    /// response came, the first time) or fail; the waiting ones get a new connection.
-    fn lost(&mut self, ci: usize, why: Lost) {
+    /// Connection `ci` is gone (`why`: what ended it): its requests in flight are
+    /// retried or fail (rules.rs), the waiting ones get a new connection.
+    fn lost(&mut self, ci: usize, why: Cause) {
         let c = &self.conns[ci];
-        let goaway = c.goaway.filter(|&code| code != frame::NO_ERROR);
-        // HTTP/1.1 retries only a kept-alive connection (exchange.rs); HTTP/2 any that
-        // ended before the response began (h2.rs).
-        let (http1, retry_conn) = match &c.state {
-            State::Http1 { uses, .. } => (true, *uses > 0),
-            _ => (false, true),
+        let why = match (&c.state, why) {
+            // The connection's I/O, not one request's: as the h2 crate tells the task
+            // loop's streams (h2.rs, `cause`).
+            (State::H2(_), Cause::Read(kind) | Cause::Write(kind)) => Cause::H2Io(kind),
+            (_, why) => why,
         };
+        let why = why.after_goaway(c.goaway);
+        let retry_conn = self.retry_conn(ci);
         let cut = std::mem::take(&mut self.conns[ci].in_flight);
         self.close(ci);
         for (_, k) in cut {
-            let nothing_yet = self.slots[k].status == 0 && self.slots[k].first_byte.is_none();
-            let retry = retry_conn && nothing_yet && self.slots[k].may_retry;
-            let (class, detail) = match (&why, goaway) {
-                (_, Some(code)) => (ErrorClass::H2Goaway, Some(Detail::H2(code))),
-                (Lost::Protocol(e), None) => (ErrorClass::Parse, Some(Detail::H2(e.code))),
-                (Lost::Eof, None) if retry => {
-                    self.retry(k);
-                    continue;
-                }
-                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) && retry => {
-                    self.retry(k);
-                    continue;
-                }
-                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) => (ErrorClass::Reset, None),
-                (Lost::Write(_), None) if http1 => (ErrorClass::Write, None),
-                _ => (ErrorClass::Read, None),
-            };
-            self.fail(k, class, detail);
+            self.judge(k, why, retry_conn);
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
         }
     }
 
+    /// Whether a request cut off connection `ci` may be retried (rules.rs, `Attempt`):
+    /// on HTTP/1.1 if the connection is a kept-alive one, on HTTP/2 any.
+    fn retry_conn(&self, ci: usize) -> bool {
+        match &self.conns[ci].state {
+            State::Http1 { uses, .. } => *uses > 0,
+            _ => true,
+        }
+    }
+
     /// The server ended connection `ci` (a TCP end, or its close_notify). On HTTP/1.1 the
     /// end may complete the response in flight (a body until close), or fail it by the
-    /// HTTP/1.1 rules (exchange.rs); on HTTP/2 it cuts off what is in flight (`lost`).
+    /// HTTP/1.1 rules (rules.rs); on HTTP/2 it cuts off what is in flight (`lost`).
     fn end(&mut self, ci: usize) {
+        let retry_conn = self.retry_conn(ci);
         let c = &mut self.conns[ci];
-        let State::Http1 { reader, current: Some(k), uses } = &mut c.state else { return self.lost(ci, Lost::Eof) };
+        let State::Http1 { reader, current: Some(k), .. } = &mut c.state else { return self.lost(ci, Cause::Gone) };
         let k = *k;
-        let retry_ok = *uses > 0 && self.slots[k].may_retry;
         let ended = reader.eof();
         let body = reader.body_bytes();
         c.in_flight.clear();
@@ -805,14 +773,13 @@ impl H2Loop<'_> {
                 }
                 Ok(())
             }
-            Err(e) => Err(eof_class(e, retry_ok)),
+            Err(e) => Err(Cause::Eof(e)),
         };
         // Closed before the request ends or is retried: no request may start on it.
         self.close(ci);
         match outcome {
             Ok(()) => self.complete(k, Instant::now()),
-            Err(Some(class)) => self.fail(k, class, None),
-            Err(None) => self.retry(k),
+            Err(cause) => self.judge(k, cause, retry_conn),
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
@@ -881,18 +848,27 @@ impl H2Loop<'_> {
         self.drained(ci);
     }
 
-    /// Slot `k`'s request failed with `class`.
-    fn fail(&mut self, k: usize, class: ErrorClass, detail: Option<Detail>) {
+    /// Slot `k`'s attempt ended with `cause`, on a connection a retry is for or not
+    /// (`retry_conn`): retried or counted, as rules.rs says.
+    fn judge(&mut self, k: usize, cause: Cause, retry_conn: bool) {
+        let s = &self.slots[k];
+        let attempt = Attempt { may_retry: retry_conn && s.may_retry, nothing_yet: s.status == 0 && s.first_byte.is_none() };
+        match rules::judge(cause, attempt) {
+            Verdict::Retry => self.retry(k),
+            Verdict::Failed(failure) => self.fail(k, failure),
+        }
+    }
+
+    /// Slot `k`'s request failed.
+    fn fail(&mut self, k: usize, failure: Failure) {
         self.withdraw(k);
         let ci = self.slots[k].on;
         let c = &mut self.conns[ci];
         let s = &mut self.slots[k];
-        if detail.is_some() {
-            s.t.detail = detail;
-        }
         s.t.received += std::mem::take(&mut c.received);
         s.t.sent += std::mem::take(&mut c.sent);
-        self.record(k, Outcome::Failed(class), Instant::now());
+        let outcome = failed(&mut s.t, failure);
+        self.record(k, outcome, Instant::now());
         self.drained(ci);
     }
 
@@ -900,7 +876,7 @@ impl H2Loop<'_> {
         let ctx = self.ctx;
         let s = &mut self.slots[k];
         let slot = s.slot.take().expect("a request in flight");
-        if ctx.run_end.is_some_and(|e| now > e) {
+        if !rules::counted(now, ctx.run_end) {
             // Answered after the end of the run: not counted, the window stays exact.
             return self.in_flight(k, &slot);
         }

@@ -12,6 +12,7 @@ use super::context::ThreadContext;
 use super::deadline::Watchdog;
 use super::exchange::{self, Conn, Ended};
 use super::h2::{self, H2Conn, StreamSlot};
+use super::rules;
 use crate::protocol::capture::Captures;
 use crate::schedule::Slot;
 use crate::stats::{Outcome, Transfer};
@@ -145,9 +146,9 @@ impl<T: Transport> Lane<T> {
     pub async fn send(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize) -> Fate {
         let ended = self.transport.exchange(ctx, &mut self.watchdog, slot, url).await;
         let (outcome, transfer, end) = match ended {
-            // A response that came in after the end of the run is not counted, so the
-            // measured window is exact (the watchdog only has 1 ms resolution).
-            Ended::Done { outcome, transfer, end } if ctx.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
+            // A response that came in after the end of the run is not counted (rules.rs;
+            // the watchdog only has 1 ms resolution).
+            Ended::Done { outcome, transfer, end } if rules::counted(end, ctx.run_end) => (outcome, transfer, end),
             _ => {
                 self.tally.in_flight(ctx, slot);
                 return Fate::InFlight;

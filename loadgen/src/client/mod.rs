@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! worker      an engine thread: CPU sampling; the direct loop or the task loop
-//!   direct    the direct loop: closed-loop HTTP/1.1 on clear TCP, no task per connection
+//!   direct    the direct loop: closed-loop HTTP/1.1 over TCP (TLS: direct_tls), and
+//!             HTTP/2 (direct_h2); no task per connection
 //!   conn      one connection's loop (closed / open loop)
 //!   page      one visitor's loop (page mode)
 //!     lane    a client connection as the statistics see it (--http2: a stream slot)
@@ -13,6 +14,8 @@
 //!       h2         one request on a shared HTTP/2 connection (falls back to exchange)
 //!         connect  opening a connection: TCP, unix socket, TLS handshake
 //!         deadline, slow_read   per-connection timeout and read pacing
+//! rules       the per-request rules both loops ask: deadline, counted or not, error
+//!             classes, retry, keep-alive after a response; pure, imports none of them
 //! context     the thread context every module above reads (config, schedule,
 //!             picker, statistics, read buffer); imports none of them
 //! ```
@@ -31,5 +34,6 @@ mod join;
 mod lane;
 mod pacer;
 mod page;
+mod rules;
 mod slow_read;
 pub mod worker;
