@@ -26,27 +26,24 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use super::arrival;
 use super::pacer;
 use super::context::{SCRATCH_BYTES, ThreadContext};
-use super::direct::{self, Machine, Readiness, Samples};
-use super::direct_tls::Session;
-use super::exchange::failed;
-use super::lane::Tally;
-use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict, connect_failed};
+use super::direct_loop::{self, Machine, Readiness, Samples};
+use super::direct_tls::{Ending, Session, Took};
+use super::direct_lane::DirectLane;
+use super::rules::{self, Cause, Failure, connect_failed};
 use crate::net::Endpoint;
 use crate::protocol::Reader;
 use crate::protocol::capture::Captures;
 use crate::protocol::h2::client::{Connection, Event};
 use crate::protocol::h2::frame;
 use crate::protocol::reading::Progress;
-use crate::schedule::{Next, Slot};
-use crate::stats::{Outcome, Sample, Transfer};
+use crate::stats::Outcome;
 use crate::tls::{self, Alpn};
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("https targets are TCP") };
-    let ep = direct::epoll()?;
+    let ep = direct_loop::epoll()?;
     let now = Instant::now();
     let per = ctx.cfg.streams.max(1) as usize;
     let slots = connections as usize * per;
@@ -66,7 +63,7 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         fields: Vec::new(),
         running: slots,
     };
-    let samples = direct::drive(ctx, lp.ep, &mut lp);
+    let samples = direct_loop::drive(ctx, lp.ep, &mut lp);
     drop(lp);
     samples
 }
@@ -134,42 +131,16 @@ struct StreamSlot {
     /// The connection its request is on: `home`, or where `home`'s old connection
     /// drains after a GOAWAY (`set_aside`).
     on: usize,
-    slot: Option<Slot>,
-    url: usize,
-    t: Transfer,
+    /// Its request in flight and its tally.
+    lane: DirectLane,
+    /// The response's status; 0 until its head came.
     status: u16,
-    may_retry: bool,
-    connect_from: Instant,
-    connected_at: Instant,
-    connect_us: u64,
-    written_at: Instant,
-    first_byte: Option<Instant>,
-    deadline: Deadline,
-    stopped: bool,
     captures: Captures,
-    tally: Tally,
 }
 
 impl StreamSlot {
     fn new(ctx: &ThreadContext, home: usize, now: Instant) -> StreamSlot {
-        StreamSlot {
-            home,
-            on: home,
-            slot: None,
-            url: 0,
-            t: Transfer::default(),
-            status: 0,
-            may_retry: true,
-            connect_from: now,
-            connected_at: now,
-            connect_us: 0,
-            written_at: now,
-            first_byte: None,
-            deadline: Deadline { at: now, run_end: false },
-            stopped: false,
-            captures: Captures::new(ctx.watch.clone()),
-            tally: Tally::default(),
-        }
+        StreamSlot { home, on: home, lane: DirectLane::new(now), status: 0, captures: Captures::new(ctx.watch.clone()) }
     }
 }
 
@@ -254,22 +225,20 @@ impl Machine for H2Loop<'_> {
 
     fn expire(&mut self, now: Instant) {
         for k in 0..self.slots.len() {
-            let s = &self.slots[k];
-            if s.stopped || s.slot.is_none() || now < s.deadline.at {
-                continue;
-            }
-            if s.deadline.run_end {
-                self.withdraw(k);
-                let slot = self.slots[k].slot.take().expect("checked");
-                self.in_flight(k, &slot);
-            } else {
-                self.judge(k, Cause::Timeout, false);
+            match self.slots[k].lane.overdue(now) {
+                None => {}
+                Some(true) => {
+                    self.withdraw(k);
+                    self.slots[k].lane.cut_off(self.ctx);
+                    self.stop(k);
+                }
+                Some(false) => self.judge(k, Cause::Timeout, false),
             }
         }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        direct::earliest(self.ctx, now, self.slots.iter().filter(|s| !s.stopped && s.slot.is_some()).map(|s| s.deadline.at))
+        direct_loop::earliest(self.ctx, now, self.slots.iter().filter_map(|s| s.lane.due()))
     }
 
     fn running(&self) -> usize {
@@ -300,16 +269,11 @@ impl Machine for H2Loop<'_> {
 impl H2Loop<'_> {
     /// Slot `k`'s next request, or its end when the schedule says stop.
     fn begin(&mut self, k: usize) {
-        let ctx = self.ctx;
-        let ci = self.slots[k].home;
-        let Next::Go(slot) = ctx.scheduler.next_closed(ci as u32) else { return self.stop(k) };
         let s = &mut self.slots[k];
-        s.deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
-        s.url = ctx.picker.pick();
-        s.t = Transfer { h2: true, ..Transfer::default() };
-        s.may_retry = true;
-        s.connect_from = slot.start;
-        s.slot = Some(slot);
+        // Its connection's index: stages would count connections (the task loop's too).
+        if !s.lane.begin(self.ctx, s.home as u32, true) {
+            return self.stop(k);
+        }
         if s.captures.active() {
             s.captures.clear();
         }
@@ -320,9 +284,9 @@ impl H2Loop<'_> {
     fn attempt(&mut self, k: usize) {
         let s = &mut self.slots[k];
         s.status = 0;
-        s.first_byte = None;
-        s.connect_us = 0;
-        s.connected_at = s.slot.as_ref().map_or(s.connect_from, |sl| sl.start);
+        s.lane.first_byte = None;
+        // Until it turns out to open the connection (`handshaken`).
+        s.lane.reuse();
         let ci = s.home;
         s.on = ci;
         let c = &mut self.conns[ci];
@@ -346,9 +310,9 @@ impl H2Loop<'_> {
             return;
         }
         c.opener = Some(k);
-        match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
+        match direct_loop::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
-                if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
+                if let Err(e) = direct_loop::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
                     return self.refused(ci, connect_failed(&e));
                 }
                 c.sock = Some(sock);
@@ -372,7 +336,7 @@ impl H2Loop<'_> {
         let connector = if c.http1 { &tls.http11 } else { &tls.connector };
         match Session::new(connector.config(), &tls.name) {
             Ok(session) => c.tls = Some(Box::new(session)),
-            Err(e) => return self.refused(ci, tls::classify_tls(&e)),
+            Err(failure) => return self.refused(ci, failure),
         }
         c.tcp_done = Instant::now();
         c.state = State::Handshaking;
@@ -397,14 +361,12 @@ impl H2Loop<'_> {
     fn handshaken(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
         let tls = c.tls.as_ref().expect("a handshake");
-        let tcp_from = c.opener.map_or(c.tcp_done, |k| self.slots[k].connect_from);
+        let tcp_from = c.opener.map_or(c.tcp_done, |k| self.slots[k].lane.connect_from);
         let handshake = tls::handshake_of(tls.connection(), c.tcp_done.saturating_duration_since(tcp_from), now - c.tcp_done);
         if let Some(k) = c.opener.take() {
-            let s = &mut self.slots[k];
-            s.t.connections_opened += 1;
-            s.t.handshake = Some(handshake);
-            s.connected_at = now;
-            s.connect_us = now.saturating_duration_since(s.connect_from).as_micros() as u64;
+            let lane = &mut self.slots[k].lane;
+            lane.opened(now);
+            lane.t.handshake = Some(handshake);
         }
         let c = &mut self.conns[ci];
         c.received = 0;
@@ -432,7 +394,7 @@ impl H2Loop<'_> {
             let s = &mut self.slots[k];
             match &mut c.state {
                 State::H2(h2) if h2.can_open() => {
-                    let id = h2.request(&ctx.cfg.h2_requests[s.url].blocks);
+                    let id = h2.request(&ctx.cfg.h2_requests[s.lane.url].blocks);
                     c.in_flight.push((id, k));
                 }
                 // After a GOAWAY: a new connection for the waiting at once, the old one
@@ -447,8 +409,8 @@ impl H2Loop<'_> {
                 State::Http1 { reader, current: current @ None, .. } => {
                     *current = Some(k);
                     reader.start(ctx.head_request);
-                    s.t.h2 = false;
-                    let request = &ctx.cfg.request_bytes[s.url];
+                    s.lane.t.h2 = false;
+                    let request = &ctx.cfg.request_bytes[s.lane.url];
                     c.tls.as_mut().expect("https").queue(request);
                     c.sent += request.len() as u64;
                     c.in_flight.push((0, k));
@@ -456,7 +418,7 @@ impl H2Loop<'_> {
                 _ => return,
             }
             c.waiting.pop_front();
-            s.written_at = now;
+            s.lane.written_at = now;
             self.mark(ci);
         }
     }
@@ -490,7 +452,7 @@ impl H2Loop<'_> {
             self.mark(d);
         }
         if let Some(sock) = &self.conns[d].sock
-            && let Err(e) = direct::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
+            && let Err(e) = direct_loop::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
         {
             self.lost(d, Cause::Read(e.kind()));
         }
@@ -536,45 +498,24 @@ impl H2Loop<'_> {
         loop {
             let c = &mut self.conns[ci];
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
-            let handshaking = matches!(c.state, State::Handshaking);
-            let mut scratch = ctx.scratch.borrow_mut();
-            let (n, landed) = match direct::read_all(sock, &mut scratch) {
-                Ok(Some(read)) => read,
-                Ok(None) => return,
-                Err(e) => {
-                    drop(scratch);
-                    return if handshaking {
-                        self.refused(ci, tls::classify(&e))
-                    } else if e.kind() == io::ErrorKind::UnexpectedEof {
-                        self.end(ci)
-                    } else {
-                        self.lost(ci, Cause::Read(e.kind()))
-                    };
-                }
-            };
             let plain = &mut self.plain;
             plain.clear();
-            let taken = tls.take(&scratch[..n], |p| plain.extend_from_slice(p));
+            let mut scratch = ctx.scratch.borrow_mut();
+            let read = tls.read(sock, &mut scratch, |p| plain.extend_from_slice(p));
             drop(scratch);
-            let taken = match taken {
-                Ok(taken) => taken,
-                Err(e) if handshaking => {
-                    let _ = tls.send(sock);
-                    return self.refused(ci, tls::classify_tls(&e));
-                }
-                Err(_) => return self.lost(ci, Cause::BadRecord),
+            let Took { n, landed, taken, handshaken } = match read {
+                Ok(Some(took)) => took,
+                Ok(None) => return,
+                Err(Ending::Refused(failure)) => return self.refused(ci, failure),
+                Err(Ending::Eof) => return self.end(ci),
+                Err(Ending::Failed(cause)) => return self.lost(ci, cause),
             };
-            if handshaking {
-                if tls.handshaking() {
-                    if taken.closed {
-                        return self.refused(ci, tls::classify(&io::ErrorKind::UnexpectedEof.into()));
-                    }
-                    self.flush(ci);
-                } else {
-                    // Its end when the client is done with the server's last flight, as
-                    // on the task loop.
-                    self.handshaken(ci, Instant::now());
-                }
+            if handshaken {
+                // Its end when the client is done with the server's last flight, as on
+                // the task loop.
+                self.handshaken(ci, Instant::now());
+            } else if matches!(self.conns[ci].state, State::Handshaking) {
+                self.flush(ci);
             }
             if !self.plain.is_empty() {
                 self.conns[ci].received += self.plain.len() as u64;
@@ -646,11 +587,11 @@ impl H2Loop<'_> {
                     return false;
                 };
                 let s = &mut slots[k];
-                s.first_byte.get_or_insert(now);
+                s.lane.first_byte.get_or_insert(now);
                 match reader.feed(plain) {
                     Ok(Progress::More) => true,
                     Ok(Progress::Done(done)) => {
-                        s.t.body += reader.body_bytes();
+                        s.lane.t.body += reader.body_bytes();
                         s.status = done.status;
                         offer(&mut s.captures, reader, &ctx.watch);
                         *uses += 1;
@@ -687,7 +628,7 @@ impl H2Loop<'_> {
                 if let Some(k) = slot_of(self, id) {
                     let s = &mut self.slots[k];
                     s.status = status;
-                    s.first_byte = Some(now);
+                    s.lane.first_byte = Some(now);
                 }
             }
             Ev::Field(id, (n0, n1), (v0, v1)) => {
@@ -698,7 +639,7 @@ impl H2Loop<'_> {
             }
             Ev::Data(id, len) => {
                 if let Some(k) = slot_of(self, id) {
-                    self.slots[k].t.body += len as u64;
+                    self.slots[k].lane.t.body += len as u64;
                 }
             }
             Ev::End(id) => {
@@ -766,7 +707,7 @@ impl H2Loop<'_> {
         let outcome = match ended {
             Ok(done) => {
                 let s = &mut self.slots[k];
-                s.t.body += body;
+                s.lane.t.body += body;
                 s.status = done.status;
                 if let State::Http1 { reader, .. } = &self.conns[ci].state {
                     offer(&mut s.captures, reader, &self.ctx.watch);
@@ -784,15 +725,6 @@ impl H2Loop<'_> {
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
         }
-    }
-
-    /// Slot `k`'s request again, on a new connection (once).
-    fn retry(&mut self, k: usize) {
-        self.withdraw(k);
-        let s = &mut self.slots[k];
-        s.may_retry = false;
-        s.connect_from = Instant::now();
-        self.attempt(k);
     }
 
     /// Takes slot `k` off its connection (its stream cancelled, its place in line given
@@ -835,74 +767,48 @@ impl H2Loop<'_> {
     /// Slot `k`'s response is whole.
     fn complete(&mut self, k: usize, now: Instant) {
         let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        c.in_flight.retain(|&(_, w)| w != k);
-        let s = &mut self.slots[k];
-        s.t.received += std::mem::take(&mut c.received);
-        s.t.sent += std::mem::take(&mut c.sent);
-        let slot = s.slot.as_ref().expect("a request in flight");
-        let (first_byte, end) = arrival::bounded(s.written_at, s.first_byte, now);
-        let sample = Sample::timed(s.status, slot.intended, slot.start, end, s.connect_us, s.written_at,
-                                   first_byte, s.connected_at);
-        self.record(k, Outcome::Completed(sample), now);
+        self.conns[ci].in_flight.retain(|&(_, w)| w != k);
+        let s = &self.slots[k];
+        let outcome = s.lane.completed(s.status, now);
+        self.record(k, outcome, now);
         self.drained(ci);
     }
 
     /// Slot `k`'s attempt ended with `cause`, on a connection a retry is for or not
-    /// (`retry_conn`): retried or counted, as rules.rs says.
+    /// (`retry_conn`): retried on a new connection (once), or failed, as rules.rs says.
     fn judge(&mut self, k: usize, cause: Cause, retry_conn: bool) {
-        let s = &self.slots[k];
-        let attempt = Attempt { may_retry: retry_conn && s.may_retry, nothing_yet: s.status == 0 && s.first_byte.is_none() };
-        match rules::judge(cause, attempt) {
-            Verdict::Retry => self.retry(k),
-            Verdict::Failed(failure) => self.fail(k, failure),
-        }
-    }
-
-    /// Slot `k`'s request failed.
-    fn fail(&mut self, k: usize, failure: Failure) {
+        let s = &mut self.slots[k];
+        let nothing_yet = s.status == 0 && s.lane.first_byte.is_none();
+        let Some(outcome) = s.lane.failed(cause, retry_conn, nothing_yet) else {
+            self.withdraw(k);
+            return self.attempt(k);
+        };
         self.withdraw(k);
         let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        let s = &mut self.slots[k];
-        s.t.received += std::mem::take(&mut c.received);
-        s.t.sent += std::mem::take(&mut c.sent);
-        let outcome = failed(&mut s.t, failure);
         self.record(k, outcome, Instant::now());
         self.drained(ci);
     }
 
+    /// Slot `k`'s request ended: recorded (with the bytes its connection moved since the
+    /// last request ended) and the next one queued, or the slot stopped.
     fn record(&mut self, k: usize, outcome: Outcome, now: Instant) {
-        let ctx = self.ctx;
         let s = &mut self.slots[k];
-        let slot = s.slot.take().expect("a request in flight");
-        if !rules::counted(now, ctx.run_end) {
-            // Answered after the end of the run: not counted, the window stays exact.
-            return self.in_flight(k, &slot);
+        let c = &mut self.conns[s.on];
+        s.lane.t.received += std::mem::take(&mut c.received);
+        s.lane.t.sent += std::mem::take(&mut c.sent);
+        if s.lane.record(self.ctx, &outcome, now, &s.captures) {
+            self.todo.push(k);
+        } else {
+            self.stop(k);
         }
-        s.tally.record(ctx, &slot, s.url, &outcome, &s.t, now, Some(&s.captures));
-        self.todo.push(k);
     }
 
-    /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
-    /// the slot stops.
-    fn in_flight(&mut self, k: usize, slot: &Slot) {
-        self.slots[k].tally.in_flight(self.ctx, slot);
-        self.stop(k);
-    }
-
+    /// Slot `k` stopped (its lane says why); the connection's last slot closes it.
     fn stop(&mut self, k: usize) {
-        let s = &mut self.slots[k];
-        if s.stopped {
-            return;
-        }
-        s.stopped = true;
         self.running -= 1;
-        s.tally.finish(self.ctx);
-        // The connection's last slot: it closes.
-        let ci = s.home;
+        let ci = self.slots[k].home;
         let first = ci * self.per;
-        if self.slots[first..first + self.per].iter().all(|s| s.stopped) {
+        if self.slots[first..first + self.per].iter().all(|s| s.lane.stopped) {
             self.close(ci);
         }
     }

@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 use super::connect;
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::deadline::Watchdog;
-use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict};
+use super::rules::{self, Attempt, Cause, Deadline, Verdict};
 use super::slow_read::{ReadRate, SlowReader};
 use crate::net::Stream;
 use crate::protocol::Reader;
@@ -90,19 +90,11 @@ pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watch
             if deadline.run_end {
                 Ended::Abandoned
             } else {
-                let outcome = failed(&mut transfer, rules::final_class(Cause::Timeout, false));
+                let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
                 Ended::Done { outcome, transfer, end: Instant::now() }
             }
         }
     }
-}
-
-/// A failed request's outcome, its detail (if any) kept in its transfer.
-pub(super) fn failed(t: &mut Transfer, (class, detail): Failure) -> Outcome {
-    if detail.is_some() {
-        t.detail = detail;
-    }
-    Outcome::Failed(class)
 }
 
 fn us(d: Duration) -> u64 {
@@ -223,7 +215,7 @@ pub(super) async fn attempt(
                 retry_unused = false;
                 connect_from = Instant::now();
             }
-            Verdict::Failed(failure) => return (failed(t, failure), Instant::now()),
+            Verdict::Failed(failure) => return (rules::failed(t, failure), Instant::now()),
         }
     }
 }

@@ -29,7 +29,7 @@ use tokio::sync::Notify;
 use super::connect;
 use super::context::ThreadContext;
 use super::deadline::Watchdog;
-use super::exchange::{self, Conn, Ended, failed};
+use super::exchange::{self, Conn, Ended};
 use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict};
 use super::slow_read::{ReadRate, SlowReader};
 use crate::protocol::capture::Captures;
@@ -223,7 +223,7 @@ pub async fn exchange(ctx: &ThreadContext, lane: &mut StreamSlot, watchdog: &mut
         None if deadline.run_end => Ended::Abandoned,
         None => {
             shared.take_bytes(&mut transfer);
-            let outcome = failed(&mut transfer, rules::final_class(Cause::Timeout, false));
+            let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
             Ended::Done { outcome, transfer, end: Instant::now() }
         }
     }
@@ -487,7 +487,7 @@ async fn attempt(
             }
             Verdict::Failed(failure) => {
                 shared.take_bytes(t);
-                return (failed(t, failure), Instant::now());
+                return (rules::failed(t, failure), Instant::now());
             }
         }
     }

@@ -3,10 +3,11 @@
 //! which error class each way an attempt can fail is counted in, when a failed
 //! attempt is retried on a new connection instead, and whether a connection stays
 //! open after a response (loadgen/README.md, "What the numbers mean" and "TLS and
-//! HTTP/2"). Pure functions of what happened: the task loop (exchange.rs, h2.rs)
-//! and the direct loop (direct.rs, direct_h2.rs) each say what happened in their
-//! own terms — a `Cause` and where the attempt stood — and do what the answer
-//! says, so the same events count the same on either loop.
+//! HTTP/2"). Functions of what happened, with no I/O and no state of their own: the
+//! task loop (exchange.rs, h2.rs) and the direct loop (direct.rs, direct_h2.rs,
+//! direct_lane.rs) each say what happened in their own terms — a `Cause` and where
+//! the attempt stood — and do what the answer says, so the same events count the
+//! same on either loop.
 //!
 //! The rules, each asked by the task loop and the direct loop alike:
 //!
@@ -31,7 +32,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::protocol::h2::frame::NO_ERROR;
 use crate::protocol::reading::{EofError, ParseError};
-use crate::stats::{Detail, ErrorClass};
+use crate::stats::{Detail, ErrorClass, Outcome, Transfer};
 
 /// When a request must be over: its connect, write and whole response, a retry
 /// included.
@@ -214,6 +215,15 @@ pub fn final_class(cause: Cause, nothing_yet: bool) -> Failure {
         Verdict::Failed(failure) => failure,
         Verdict::Retry => unreachable!("judge retries only where the attempt may"),
     }
+}
+
+/// A failed request's outcome; its detail, if it has one, kept with what it moved (the
+/// statistics count it in `error_details`).
+pub fn failed(t: &mut Transfer, (class, detail): Failure) -> Outcome {
+    if detail.is_some() {
+        t.detail = detail;
+    }
+    Outcome::Failed(class)
 }
 
 /// The class of a response the reader refused. Exhaustive on purpose: a new kind of
