@@ -140,12 +140,11 @@ impl Machine for Loop<'_> {
         self.running
     }
 
-    fn ready(&mut self, i: usize, flags: u32) {
+    fn ready(&mut self, i: usize, Readiness { readable, ended, writable }: Readiness) {
         let c = &mut self.clients[i];
         if c.sock.is_none() {
             return;
         }
-        let Readiness { readable, ended, writable } = Readiness::of(flags);
         if readable && !matches!(c.phase, Phase::Reading | Phase::Handshaking) {
             c.unread = Some(ended || c.unread == Some(true));
         }

@@ -19,6 +19,13 @@
 //! (h2_rst_stream), a protocol error of the server every stream of the connection
 //! (parse). If the server's ALPN picks HTTP/1.1, the slots take turns on that
 //! connection, as the task loop's fallback of one connection does.
+//!
+//! Here the connections: opened, handshaken, written, read, set aside after a GOAWAY,
+//! lost; direct_h2/slots.rs has the stream slots' requests, direct_h2/receive.rs what
+//! a connection's plaintext says (HTTP/2 frames' events, or an HTTP/1.1 response).
+
+mod receive;
+mod slots;
 
 use std::collections::VecDeque;
 use std::io;
@@ -30,15 +37,12 @@ use super::pacer;
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::direct_loop::{self, Machine, Readiness, Samples};
 use super::direct_tls::{Ending, Session, Took};
-use super::direct_lane::DirectLane;
-use super::rules::{self, Cause, Failure, connect_failed};
+use super::rules::{Cause, Failure, connect_failed};
+use receive::{Ev, offer};
+use slots::StreamSlot;
 use crate::net::Endpoint;
 use crate::protocol::Reader;
-use crate::protocol::capture::Captures;
-use crate::protocol::h2::client::{Connection, Event};
-use crate::protocol::h2::frame;
-use crate::protocol::reading::Progress;
-use crate::stats::Outcome;
+use crate::protocol::h2::client::Connection;
 use crate::tls::{self, Alpn};
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
@@ -124,50 +128,6 @@ impl Conn {
     }
 }
 
-/// One stream slot: a closed-loop client whose requests go on its connection.
-struct StreamSlot {
-    /// Its connection: the schedule's index, where its requests go.
-    home: usize,
-    /// The connection its request is on: `home`, or where `home`'s old connection
-    /// drains after a GOAWAY (`set_aside`).
-    on: usize,
-    /// Its request in flight and its tally.
-    lane: DirectLane,
-    /// The response's status; 0 until its head came.
-    status: u16,
-    captures: Captures,
-}
-
-impl StreamSlot {
-    fn new(ctx: &ThreadContext, home: usize, now: Instant) -> StreamSlot {
-        StreamSlot { home, on: home, lane: DirectLane::new(now), status: 0, captures: Captures::new(ctx.watch.clone()) }
-    }
-}
-
-/// An event of `Connection::receive`, kept until the connection is no longer borrowed.
-enum Ev {
-    Status(u32, u16),
-    /// A field's name and value: ranges of `H2Loop::fields`.
-    Field(u32, (usize, usize), (usize, usize)),
-    Data(u32, usize),
-    End(u32),
-    Reset(u32, u32),
-    GoAway(u32, u32),
-}
-
-/// An HTTP/1.1 response's --count-header values, to the slot's captures (h2.rs does
-/// the same for its fallback).
-fn offer(captures: &mut Captures, reader: &Reader, watch: &[String]) {
-    if captures.active() {
-        let seen = reader.captures();
-        for (i, name) in watch.iter().enumerate().take(seen.watched()) {
-            for value in seen.values(i) {
-                captures.offer(name, value);
-            }
-        }
-    }
-}
-
 struct H2Loop<'a> {
     ctx: &'a ThreadContext,
     addr: SocketAddr,
@@ -245,12 +205,11 @@ impl Machine for H2Loop<'_> {
         self.running
     }
 
-    fn ready(&mut self, ci: usize, flags: u32) {
+    fn ready(&mut self, ci: usize, Readiness { readable, ended, writable }: Readiness) {
         let c = &mut self.conns[ci];
         if c.sock.is_none() {
             return;
         }
-        let Readiness { readable, ended, writable } = Readiness::of(flags);
         if matches!(c.state, State::Connecting) {
             if writable {
                 self.connected(ci);
@@ -267,41 +226,6 @@ impl Machine for H2Loop<'_> {
 }
 
 impl H2Loop<'_> {
-    /// Slot `k`'s next request, or its end when the schedule says stop.
-    fn begin(&mut self, k: usize) {
-        let s = &mut self.slots[k];
-        // Its connection's index: stages would count connections (the task loop's too).
-        if !s.lane.begin(self.ctx, s.home as u32, true) {
-            return self.stop(k);
-        }
-        if s.captures.active() {
-            s.captures.clear();
-        }
-        self.attempt(k);
-    }
-
-    /// Sends slot `k`'s request now if its connection has room, else queues it there.
-    fn attempt(&mut self, k: usize) {
-        let s = &mut self.slots[k];
-        s.status = 0;
-        s.lane.first_byte = None;
-        // Until it turns out to open the connection (`handshaken`).
-        s.lane.reuse();
-        let ci = s.home;
-        s.on = ci;
-        let c = &mut self.conns[ci];
-        c.waiting.push_back(k);
-        match &c.state {
-            State::Closed => {
-                if !self.to_open.contains(&ci) {
-                    self.to_open.push(ci);
-                }
-            }
-            State::H2(_) | State::Http1 { .. } => self.pump(ci),
-            State::Connecting | State::Handshaking => {}
-        }
-    }
-
     /// Opens connection `ci` for the first slot waiting on it (which pays the connect).
     fn open(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
@@ -382,45 +306,6 @@ impl H2Loop<'_> {
             c.state = State::Http1 { reader: Box::new(reader), current: None, uses: 0 };
         }
         self.pump(ci);
-    }
-
-    /// Starts the requests waiting on `ci` that it has room for now.
-    fn pump(&mut self, ci: usize) {
-        let ctx = self.ctx;
-        let now = Instant::now();
-        loop {
-            let c = &mut self.conns[ci];
-            let Some(&k) = c.waiting.front() else { return };
-            let s = &mut self.slots[k];
-            match &mut c.state {
-                State::H2(h2) if h2.can_open() => {
-                    let id = h2.request(&ctx.cfg.h2_requests[s.lane.url].blocks);
-                    c.in_flight.push((id, k));
-                }
-                // After a GOAWAY: a new connection for the waiting at once, the old one
-                // aside until its last streams are done (as the h2 crate reconnects).
-                // (At the start of the next turn: not while its bytes are being read.)
-                State::H2(h2) if h2.going_away() => {
-                    if !self.aside.contains(&ci) {
-                        self.aside.push(ci);
-                    }
-                    return;
-                }
-                State::Http1 { reader, current: current @ None, .. } => {
-                    *current = Some(k);
-                    reader.start(ctx.head_request);
-                    s.lane.t.h2 = false;
-                    let request = &ctx.cfg.request_bytes[s.lane.url];
-                    c.tls.as_mut().expect("https").queue(request);
-                    c.sent += request.len() as u64;
-                    c.in_flight.push((0, k));
-                }
-                _ => return,
-            }
-            c.waiting.pop_front();
-            s.lane.written_at = now;
-            self.mark(ci);
-        }
     }
 
     /// Moves connection `ci` (going away, streams still in flight) to a place of its
@@ -532,136 +417,6 @@ impl H2Loop<'_> {
         }
     }
 
-    /// The plaintext just read on `ci` (its bytes landed at `now`), to its protocol;
-    /// false if the connection is gone.
-    fn take_plain(&mut self, ci: usize, now: Instant) -> bool {
-        let H2Loop { conns, plain, events, fields, slots, ctx, .. } = self;
-        let c = &mut conns[ci];
-        match &mut c.state {
-            State::H2(h2) => {
-                events.clear();
-                fields.clear();
-                let watching = !ctx.watch.is_empty();
-                let received = h2.receive(plain, |e| {
-                    events.push(match e {
-                        Event::Status { stream, status } => Ev::Status(stream, status),
-                        Event::Field { stream, name, value } => {
-                            if !watching {
-                                return;
-                            }
-                            let n = (fields.len(), fields.len() + name.len());
-                            fields.extend_from_slice(name);
-                            let v = (fields.len(), fields.len() + value.len());
-                            fields.extend_from_slice(value);
-                            Ev::Field(stream, n, v)
-                        }
-                        Event::Data { stream, len } => Ev::Data(stream, len),
-                        Event::End { stream } => Ev::End(stream),
-                        Event::Reset { stream, code } => Ev::Reset(stream, code),
-                        Event::GoAway { last, code } => Ev::GoAway(last, code),
-                    })
-                });
-                if !h2.out.is_empty() {
-                    self.mark(ci);
-                }
-                let events = std::mem::take(&mut self.events);
-                for e in &events {
-                    self.event(ci, e, now);
-                }
-                self.events = events;
-                match received {
-                    Ok(()) => {
-                        self.pump(ci);
-                        matches!(self.conns[ci].state, State::H2(_))
-                    }
-                    Err(e) => {
-                        self.lost(ci, Cause::Protocol(Some(e.code)));
-                        false
-                    }
-                }
-            }
-            State::Http1 { reader, current, uses } => {
-                let Some(k) = *current else {
-                    // Bytes nobody asked for: the connection is not usable.
-                    self.lost(ci, Cause::Protocol(Some(frame::PROTOCOL_ERROR)));
-                    return false;
-                };
-                let s = &mut slots[k];
-                s.lane.first_byte.get_or_insert(now);
-                match reader.feed(plain) {
-                    Ok(Progress::More) => true,
-                    Ok(Progress::Done(done)) => {
-                        s.lane.t.body += reader.body_bytes();
-                        s.status = done.status;
-                        offer(&mut s.captures, reader, &ctx.watch);
-                        *uses += 1;
-                        *current = None;
-                        let close = !rules::keep_open(&self.ctx.cfg, done.close, *uses);
-                        self.complete(k, now);
-                        if close {
-                            self.close(ci);
-                            if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
-                                self.to_open.push(ci);
-                            }
-                            return false;
-                        }
-                        self.pump(ci);
-                        true
-                    }
-                    Err(e) => {
-                        *current = None;
-                        self.conns[ci].in_flight.clear();
-                        self.judge(k, Cause::Malformed(e), false);
-                        self.lost(ci, Cause::Gone);
-                        false
-                    }
-                }
-            }
-            _ => true,
-        }
-    }
-
-    fn event(&mut self, ci: usize, e: &Ev, now: Instant) {
-        let slot_of = |lp: &Self, id: u32| lp.conns[ci].in_flight.iter().find(|&&(i, _)| i == id).map(|&(_, k)| k);
-        match *e {
-            Ev::Status(id, status) => {
-                if let Some(k) = slot_of(self, id) {
-                    let s = &mut self.slots[k];
-                    s.status = status;
-                    s.lane.first_byte = Some(now);
-                }
-            }
-            Ev::Field(id, (n0, n1), (v0, v1)) => {
-                if let Some(k) = slot_of(self, id) {
-                    let name = String::from_utf8_lossy(&self.fields[n0..n1]);
-                    self.slots[k].captures.offer(&name, &self.fields[v0..v1]);
-                }
-            }
-            Ev::Data(id, len) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.slots[k].lane.t.body += len as u64;
-                }
-            }
-            Ev::End(id) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.complete(k, now);
-                }
-            }
-            Ev::Reset(id, code) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.judge(k, Cause::StreamReset(code), true);
-                }
-            }
-            Ev::GoAway(last, code) => {
-                self.conns[ci].goaway = Some(code);
-                let cut: Vec<usize> = self.conns[ci].in_flight.iter().filter(|&&(id, _)| id > last).map(|&(_, k)| k).collect();
-                for k in cut {
-                    self.judge(k, Cause::GoAway(code), true);
-                }
-            }
-        }
-    }
-
     /// Connection `ci` is gone (`why`: what ended it): its requests in flight are
     /// retried or fail (rules.rs), the waiting ones get a new connection.
     fn lost(&mut self, ci: usize, why: Cause) {
@@ -724,92 +479,6 @@ impl H2Loop<'_> {
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
-        }
-    }
-
-    /// Takes slot `k` off its connection (its stream cancelled, its place in line given
-    /// up; an opener's connection in progress closed, a half-done HTTP/1.1 exchange too).
-    fn withdraw(&mut self, k: usize) {
-        let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        c.waiting.retain(|&w| w != k);
-        if let Some(i) = c.in_flight.iter().position(|&(_, w)| w == k) {
-            let (id, _) = c.in_flight.swap_remove(i);
-            match &mut c.state {
-                State::H2(h2) => {
-                    h2.cancel(id);
-                    self.mark(ci);
-                    // Its stream is free for one waiting.
-                    self.pump(ci);
-                }
-                State::Http1 { current, .. } => {
-                    *current = None;
-                    self.close(ci);
-                }
-                _ => {}
-            }
-        }
-        let c = &mut self.conns[ci];
-        if c.opener == Some(k) {
-            c.opener = None;
-            if matches!(c.state, State::Connecting | State::Handshaking) {
-                self.close(ci);
-            }
-        }
-        let c = &self.conns[ci];
-        if matches!(c.state, State::Closed) && !c.waiting.is_empty() && !self.to_open.contains(&ci) {
-            self.to_open.push(ci);
-        }
-        // A connection set aside whose last request left (retried, cut by the run's end).
-        self.drained(ci);
-    }
-
-    /// Slot `k`'s response is whole.
-    fn complete(&mut self, k: usize, now: Instant) {
-        let ci = self.slots[k].on;
-        self.conns[ci].in_flight.retain(|&(_, w)| w != k);
-        let s = &self.slots[k];
-        let outcome = s.lane.completed(s.status, now);
-        self.record(k, outcome, now);
-        self.drained(ci);
-    }
-
-    /// Slot `k`'s attempt ended with `cause`, on a connection a retry is for or not
-    /// (`retry_conn`): retried on a new connection (once), or failed, as rules.rs says.
-    fn judge(&mut self, k: usize, cause: Cause, retry_conn: bool) {
-        let s = &mut self.slots[k];
-        let nothing_yet = s.status == 0 && s.lane.first_byte.is_none();
-        let Some(outcome) = s.lane.failed(cause, retry_conn, nothing_yet) else {
-            self.withdraw(k);
-            return self.attempt(k);
-        };
-        self.withdraw(k);
-        let ci = self.slots[k].on;
-        self.record(k, outcome, Instant::now());
-        self.drained(ci);
-    }
-
-    /// Slot `k`'s request ended: recorded (with the bytes its connection moved since the
-    /// last request ended) and the next one queued, or the slot stopped.
-    fn record(&mut self, k: usize, outcome: Outcome, now: Instant) {
-        let s = &mut self.slots[k];
-        let c = &mut self.conns[s.on];
-        s.lane.t.received += std::mem::take(&mut c.received);
-        s.lane.t.sent += std::mem::take(&mut c.sent);
-        if s.lane.record(self.ctx, &outcome, now, &s.captures) {
-            self.todo.push(k);
-        } else {
-            self.stop(k);
-        }
-    }
-
-    /// Slot `k` stopped (its lane says why); the connection's last slot closes it.
-    fn stop(&mut self, k: usize) {
-        self.running -= 1;
-        let ci = self.slots[k].home;
-        let first = ci * self.per;
-        if self.slots[first..first + self.per].iter().all(|s| s.lane.stopped) {
-            self.close(ci);
         }
     }
 

@@ -75,7 +75,7 @@ pub trait Machine {
     /// Clients not stopped.
     fn running(&self) -> usize;
     /// An epoll event for `token`.
-    fn ready(&mut self, token: usize, flags: u32);
+    fn ready(&mut self, token: usize, readiness: Readiness);
 }
 
 /// What an epoll event says of a socket.
@@ -192,7 +192,7 @@ pub fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io::Result
         }
         for ev in &events[..n as usize] {
             let flags = ev.events;
-            m.ready(ev.u64 as usize, flags);
+            m.ready(ev.u64 as usize, Readiness::of(flags));
         }
     }
     ctx.stats.borrow_mut().waits = pacer.filter(|_| start.is_some()).map(|p| p.waits());
