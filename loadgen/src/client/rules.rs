@@ -22,7 +22,7 @@
 //!
 //! Shared the same way, elsewhere: a response's status class (2xx or not, and the
 //! count by status) is the statistics' (`Sample::is_2xx`, stats/mod.rs), recorded
-//! through `Tally::record` (lane.rs) by both loops; a TLS handshake's failure class
+//! through `Tally::ended` (lane.rs) by both loops; a TLS handshake's failure class
 //! is tls.rs's (`classify`, `classify_tls`); what a response's bytes mean (framing,
 //! `Connection: close`, malformed) is the response reader's (protocol/).
 
@@ -176,7 +176,7 @@ pub fn judge(cause: Cause, attempt: Attempt) -> Verdict {
         Cause::Read(_) => ErrorClass::Read,
         // Closed or reset before the response began, the connection is gone: as the h2
         // crate reconnects, once; cut off twice, read.
-        Cause::H2Io(kind) if (closed_by_peer(kind) || kind == io::ErrorKind::UnexpectedEof) && attempt.nothing_yet => {
+        Cause::H2Io(kind) if attempt.nothing_yet && (closed_by_peer(kind) || kind == io::ErrorKind::UnexpectedEof) => {
             if attempt.may_retry {
                 return Verdict::Retry;
             }
@@ -297,6 +297,8 @@ mod tests {
         ];
         for (cause, attempt, verdict) in cases {
             assert_eq!(judge(cause, attempt), verdict, "{cause:?} {attempt:?}");
+            // Without a retry to give, every cause has a class.
+            let _ = super::final_class(cause, attempt.nothing_yet);
         }
     }
 
