@@ -78,6 +78,18 @@ pub enum Ended {
     Abandoned,
 }
 
+impl Ended {
+    /// A request still unanswered at its `deadline`: cut off if that is the run's end,
+    /// else failed now, a timeout (rules.rs).
+    pub(super) fn past(deadline: Deadline, mut transfer: Transfer) -> Ended {
+        if deadline.run_end {
+            return Ended::Abandoned;
+        }
+        let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
+        Ended::Done { outcome, transfer, end: Instant::now() }
+    }
+}
+
 /// Sends request `url` (an index into `Config::request_bytes`) and reads its response.
 pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
     let deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
@@ -87,12 +99,7 @@ pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watch
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         None => {
             conn.close();
-            if deadline.run_end {
-                Ended::Abandoned
-            } else {
-                let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
-                Ended::Done { outcome, transfer, end: Instant::now() }
-            }
+            Ended::past(deadline, transfer)
         }
     }
 }

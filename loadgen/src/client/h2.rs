@@ -220,11 +220,11 @@ pub async fn exchange(ctx: &ThreadContext, lane: &mut StreamSlot, watchdog: &mut
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         // The stream's future was dropped: h2 resets it (CANCEL); the connection stays.
-        None if deadline.run_end => Ended::Abandoned,
         None => {
-            shared.take_bytes(&mut transfer);
-            let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
-            Ended::Done { outcome, transfer, end: Instant::now() }
+            if !deadline.run_end {
+                shared.take_bytes(&mut transfer);
+            }
+            Ended::past(deadline, transfer)
         }
     }
 }
