@@ -6,7 +6,7 @@ mod common;
 use common::{TestServer, assert_valid, engine, engine_json, engine_under_ulimit, engine_with_env, schema, schema_errors, u};
 use serde_json::json;
 
-#[test]
+on_both_loops!(exact_request_count_and_schema);
 fn exact_request_count_and_schema() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "1000", "-c", "8", "-t", "2", &server.url("/cl/12")]);
@@ -31,7 +31,7 @@ fn exact_request_count_and_schema() {
     assert_eq!(schema_errors(&broken).len(), 2, "{:?}", schema_errors(&broken));
 }
 
-#[test]
+on_both_loops!(chunked_bodies_are_read_fully);
 fn chunked_bodies_are_read_fully() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/chunked/1000/7")]);
@@ -41,7 +41,7 @@ fn chunked_bodies_are_read_fully() {
     assert_eq!(u(&doc, "/connections_opened"), 4, "chunked responses keep the connection alive");
 }
 
-#[test]
+on_both_loops!(large_and_until_close_bodies);
 fn large_and_until_close_bodies() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "40", "-c", "2", &server.url("/cl/300000")]);
@@ -54,7 +54,7 @@ fn large_and_until_close_bodies() {
     assert_eq!(u(&doc, "/connections_opened"), 40);
 }
 
-#[test]
+on_both_loops!(bodies_discarded_in_the_kernel_count_as_bodies_read);
 fn bodies_discarded_in_the_kernel_count_as_bodies_read() {
     // Large Content-Length and chunked bodies go by unseen (recv MSG_TRUNC) unless
     // --read-bodies: the same responses, the same body bytes, the same connections.
@@ -73,7 +73,7 @@ fn bodies_discarded_in_the_kernel_count_as_bodies_read() {
     }
 }
 
-#[test]
+on_both_loops!(a_discarded_body_in_pieces_ends_with_its_last_piece_and_holds_nothing_back);
 fn a_discarded_body_in_pieces_ends_with_its_last_piece_and_holds_nothing_back() {
     // A 300 KB body written in 4 pieces 5 ms apart, then a 12-byte response on the
     // same connection: the engine waits for the whole rest of the big body at once
@@ -155,7 +155,7 @@ fn coalesced_waits_are_asked_for_on_http1_say_how_often_and_count_what_the_serve
     }
 }
 
-#[test]
+on_both_loops!(a_server_end_right_behind_a_response_is_seen_before_the_next_request_waits);
 fn a_server_end_right_behind_a_response_is_seen_before_the_next_request_waits() {
     // The server half-closes after each keep-alive response and keeps reading: the
     // next request on that connection would wait for nothing. The end is read first
@@ -167,7 +167,7 @@ fn a_server_end_right_behind_a_response_is_seen_before_the_next_request_waits() 
     assert!(u(&doc, "/duration_us") < 3_000_000, "no request waited for its timeout");
 }
 
-#[test]
+on_both_loops!(no_keepalive_opens_one_connection_per_request);
 fn no_keepalive_opens_one_connection_per_request() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "300", "-c", "4", "--no-keepalive", &server.url("/cl/12")]);
@@ -181,7 +181,7 @@ fn no_keepalive_opens_one_connection_per_request() {
     assert!(u(&doc, "/phases_us/connect/min") > 0);
 }
 
-#[test]
+on_both_loops!(server_closing_kept_connections_is_not_an_error);
 fn server_closing_kept_connections_is_not_an_error() {
     let server = TestServer::start();
     // Announced with Connection: close.
@@ -213,38 +213,38 @@ fn errors_of(path: &str, class: &str) {
     assert!(!doc["warnings"].as_array().unwrap().is_empty());
 }
 
-#[test]
+on_both_loops!(malformed_status_line_is_a_parse_error);
 fn malformed_status_line_is_a_parse_error() {
     errors_of("/badstatus", "parse");
 }
 
-#[test]
+on_both_loops!(bogus_chunk_size_is_a_parse_error);
 fn bogus_chunk_size_is_a_parse_error() {
     errors_of("/badchunk", "parse");
 }
 
-#[test]
+on_both_loops!(huge_head_is_too_large);
 fn huge_head_is_too_large() {
     // 1,100 header lines, 60 KB: over the 100-line bound (README "Bounds").
     errors_of("/hugeheaders", "too_large");
 }
 
-#[test]
+on_both_loops!(short_body_is_a_length_mismatch);
 fn short_body_is_a_length_mismatch() {
     errors_of("/shortbody", "length_mismatch");
 }
 
-#[test]
+on_both_loops!(eof_inside_a_chunk_is_a_length_mismatch);
 fn eof_inside_a_chunk_is_a_length_mismatch() {
     errors_of("/eofmid", "length_mismatch");
 }
 
-#[test]
+on_both_loops!(reset_mid_body_is_a_reset);
 fn reset_mid_body_is_a_reset() {
     errors_of("/rstmid", "reset");
 }
 
-#[test]
+on_both_loops!(timeouts_are_counted_and_bounded);
 fn timeouts_are_counted_and_bounded() {
     let server = TestServer::start();
     let run = engine(&["--json", "-n", "4", "-c", "2", "--timeout", "300ms", &server.url("/stall")]);
@@ -256,7 +256,7 @@ fn timeouts_are_counted_and_bounded() {
     assert!(run.elapsed.as_secs_f64() < 5.0, "took {:?}", run.elapsed);
 }
 
-#[test]
+on_both_loops!(connection_refused_is_a_connect_error);
 fn connection_refused_is_a_connect_error() {
     // Bind then drop: a port that was free a moment ago and has no listener now.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -271,7 +271,7 @@ fn connection_refused_is_a_connect_error() {
     assert!(!warnings.contains("add threads"), "{warnings}");
 }
 
-#[test]
+on_both_loops!(non_2xx_are_complete_responses);
 fn non_2xx_are_complete_responses() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "50", "-c", "2", &server.url("/status/404")]);
@@ -281,7 +281,7 @@ fn non_2xx_are_complete_responses() {
     assert_eq!(u(&doc, "/status_codes/404"), 50);
 }
 
-#[test]
+on_both_loops!(duration_warmup_and_timeline);
 fn duration_warmup_and_timeline() {
     let server = TestServer::start();
     let doc = engine_json(&["-d", "1500ms", "--warmup", "300ms", "-c", "4", &server.url("/cl/12")]);
@@ -363,7 +363,7 @@ fn stages_report_each_step() {
     assert!(stages.iter().all(|s| s["requests"]["completed"].as_u64().unwrap() > 0));
 }
 
-#[test]
+on_both_loops!(text_output_reads_like_ab);
 fn text_output_reads_like_ab() {
     let server = TestServer::start();
     let run = engine(&["-n", "100", "-c", "2", &server.url("/cl/12")]);
@@ -416,7 +416,7 @@ fn too_few_file_descriptors_is_a_usage_error() {
     assert!(run.stdout.is_empty());
 }
 
-#[test]
+on_both_loops!(the_soft_file_descriptor_limit_is_raised);
 fn the_soft_file_descriptor_limit_is_raised() {
     // Soft limit 128, hard limit untouched: 300 connections held open at once (each
     // request takes 300 ms) need the engine to raise its soft limit; otherwise they
@@ -430,7 +430,7 @@ fn the_soft_file_descriptor_limit_is_raised() {
     assert_eq!(u(&doc, "/connections_opened"), 300);
 }
 
-#[test]
+on_both_loops!(head_responses_have_no_body);
 fn head_responses_have_no_body() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "50", "-c", "2", "-m", "HEAD", &server.url("/cl/1000")]);

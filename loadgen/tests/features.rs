@@ -12,7 +12,7 @@ fn warnings(doc: &serde_json::Value) -> String {
     doc["warnings"].to_string()
 }
 
-#[test]
+on_both_loops!(clients_the_server_never_served_are_reported);
 fn clients_the_server_never_served_are_reported() {
     // 2 of 6 connections are served; 4 wait in the accept queue for the whole run,
     // like prefork children all held by keep-alive connections.
@@ -40,7 +40,7 @@ fn clients_the_server_never_served_are_reported() {
     assert!(run.stdout.contains("3 took part, 2 got no response"), "{}", run.stdout);
 }
 
-#[test]
+on_both_loops!(a_healthy_run_has_nothing_unserved);
 fn a_healthy_run_has_nothing_unserved() {
     let server = TestServer::start();
     let doc = engine_json(&["-c", "4", "-d", "500ms", &server.url("/cl/12")]);
@@ -59,7 +59,7 @@ fn a_healthy_run_has_nothing_unserved() {
     assert!(doc["stages"][0]["requests"].get("in_flight_at_end").is_none());
 }
 
-#[test]
+on_both_loops!(slow_requests_cut_off_by_the_end_are_in_flight);
 fn slow_requests_cut_off_by_the_end_are_in_flight() {
     // Each request takes 300 ms; the run lasts 1 s: the last ones are cut off.
     let server = TestServer::start();
@@ -73,7 +73,7 @@ fn slow_requests_cut_off_by_the_end_are_in_flight() {
     assert!((4..=6).contains(&u(&doc, "/requests/completed")), "3 per connection when the machine keeps up");
 }
 
-#[test]
+on_both_loops!(header_values_are_counted);
 fn header_values_are_counted() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "400", "-c", "4", "-t", "2", "--count-header", "X-Cache", "--count-header", "X-None",
@@ -99,7 +99,7 @@ fn header_values_are_counted() {
     assert_eq!(doc["header_counts"], serde_json::json!({}));
 }
 
-#[test]
+on_both_loops!(keepalive_budget_reopens_connections);
 fn keepalive_budget_reopens_connections() {
     let server = TestServer::start();
     // One connection, so the count is exact (two would share the 100 unevenly).
@@ -113,7 +113,7 @@ fn keepalive_budget_reopens_connections() {
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
-#[test]
+on_both_loops!(weighted_url_mix);
 fn weighted_url_mix() {
     let server = TestServer::start();
     let base = server.url("");
@@ -280,7 +280,7 @@ fn now_unix_us() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
 }
 
-#[test]
+on_both_loops!(start_at_waits_for_the_instant_and_reports_when_it_began);
 fn start_at_waits_for_the_instant_and_reports_when_it_began() {
     let server = TestServer::start();
     let asked = now_unix_us() + 400_000;
@@ -295,7 +295,7 @@ fn start_at_waits_for_the_instant_and_reports_when_it_began() {
     assert!(u(&doc, "/started_unix_us") >= asked);
 }
 
-#[test]
+on_both_loops!(without_start_at_the_result_has_no_start_and_no_buckets);
 fn without_start_at_the_result_has_no_start_and_no_buckets() {
     let server = TestServer::start();
     let doc = engine_json(&["-c", "1", "-n", "5", &server.url("/")]);
@@ -320,7 +320,7 @@ fn nearest_rank(buckets: &[(u64, u64)], p: f64, max: u64) -> u64 {
     unreachable!("the counts reach the total")
 }
 
-#[test]
+on_both_loops!(histogram_buckets_reproduce_every_percentile);
 fn histogram_buckets_reproduce_every_percentile() {
     let server = TestServer::start();
     let doc = engine_json(&["-c", "4", "-n", "3000", "--histogram", &server.url("/")]);
@@ -367,12 +367,12 @@ fn clock_probe_answers_each_line_with_the_wall_clock() {
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
-#[test]
+on_both_loops!(watch_stdin_stops_the_load_when_stdin_closes);
 fn watch_stdin_stops_the_load_when_stdin_closes() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::time::{Duration, Instant};
     let server = TestServer::start();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
+    let mut child = common::engine_command()
         .args(["--json", "-c", "2", "-d", "30s", "--watch-stdin", &server.url("/")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

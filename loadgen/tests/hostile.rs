@@ -54,23 +54,23 @@ fn only(behaviour: Hostile, duration_ms: u64, timeout_ms: u64, class: &str) -> V
     doc
 }
 
-#[test]
+on_both_loops!(an_endless_header_is_too_large);
 fn an_endless_header_is_too_large() {
     only(Hostile::EndlessHeader, 1000, 2000, "too_large");
 }
 
-#[test]
+on_both_loops!(a_thousand_header_lines_are_too_large);
 fn a_thousand_header_lines_are_too_large() {
     only(Hostile::ManyHeaders, 1000, 2000, "too_large");
 }
 
-#[test]
+on_both_loops!(a_body_longer_than_its_length_is_a_length_mismatch);
 fn a_body_longer_than_its_length_is_a_length_mismatch() {
     // The excess in the same read: the response does not count as completed.
     only(Hostile::LongerBody, 1000, 2000, "length_mismatch");
 }
 
-#[test]
+on_both_loops!(excess_bytes_arriving_late_fail_the_next_request);
 fn excess_bytes_arriving_late_fail_the_next_request() {
     // The response met its Content-Length and completed; the 10 bytes that came
     // after it are the start of the next one, which is then not HTTP: `parse`.
@@ -81,33 +81,33 @@ fn excess_bytes_arriving_late_fail_the_next_request() {
     assert!(completed.abs_diff(failed) <= CONNECTIONS, "completed {completed}, failed {failed}");
 }
 
-#[test]
+on_both_loops!(a_body_shorter_than_its_length_is_a_length_mismatch_or_a_timeout);
 fn a_body_shorter_than_its_length_is_a_length_mismatch_or_a_timeout() {
     only(Hostile::ShorterBodyThenClose, 1000, 2000, "length_mismatch");
     // The rest never comes and the connection stays open: a timeout.
     only(Hostile::ShorterBodyThenSilence, 2000, 500, "timeout");
 }
 
-#[test]
+on_both_loops!(an_endless_chunked_body_times_out_in_constant_memory);
 fn an_endless_chunked_body_times_out_in_constant_memory() {
     let doc = only(Hostile::EndlessChunked, 2000, 500, "timeout");
     // The body is counted, not kept: far more was read than the memory bound.
     assert!(u(&doc, "/bytes/received") > 4 * (BASE_BYTES + CONNECTIONS * PER_CONNECTION_BYTES), "{:#}", doc["bytes"]);
 }
 
-#[test]
+on_both_loops!(chunk_bounds_are_too_large);
 fn chunk_bounds_are_too_large() {
     only(Hostile::HugeChunkSize, 1000, 2000, "too_large");
     only(Hostile::EndlessChunkExtension, 1000, 2000, "too_large");
     only(Hostile::EndlessTrailers, 1000, 2000, "too_large");
 }
 
-#[test]
+on_both_loops!(endless_interim_responses_time_out);
 fn endless_interim_responses_time_out() {
     only(Hostile::EndlessInterim, 2000, 500, "timeout");
 }
 
-#[test]
+on_both_loops!(a_server_trickling_a_byte_a_second_times_out);
 fn a_server_trickling_a_byte_a_second_times_out() {
     // 3 s with a 2 s timeout: each connection's first request times out with 2
     // bytes read; the second is cut by the end of the run (in flight).
@@ -116,21 +116,21 @@ fn a_server_trickling_a_byte_a_second_times_out() {
     assert_eq!(u(&doc, "/requests/in_flight_at_end"), CONNECTIONS);
 }
 
-#[test]
+on_both_loops!(a_server_that_never_answers_times_out);
 fn a_server_that_never_answers_times_out() {
     let doc = only(Hostile::Silent, 2000, 500, "timeout");
     // 0.5, 1.0, 1.5 s: three timeouts per connection, the fourth request in flight.
     assert_eq!(u(&doc, "/errors/timeout"), 3 * CONNECTIONS, "{doc:#}");
 }
 
-#[test]
+on_both_loops!(a_server_resetting_every_connection);
 fn a_server_resetting_every_connection() {
     // Reset on accept: seen by the engine on its write, its read, or even before
     // its connect completed (ECONNRESET, not a refused connect): `reset` always.
     only(Hostile::ResetEveryConnection, 1000, 2000, "reset");
 }
 
-#[test]
+on_both_loops!(a_server_closing_every_connection_unanswered);
 fn a_server_closing_every_connection_unanswered() {
     // EOF before any byte of the response, on a new connection (no retry).
     only(Hostile::CloseUnanswered, 1000, 2000, "read");

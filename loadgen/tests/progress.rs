@@ -64,7 +64,7 @@ fn check_phase(lines: &[&Value], expected: usize) {
     }
 }
 
-#[test]
+on_both_loops!(progress_lines_once_a_second_per_phase);
 fn progress_lines_once_a_second_per_phase() {
     let server = TestServer::start();
     // A mix so that every counter moves: 2xx, 503 (non-2xx), and a request the
@@ -96,7 +96,7 @@ fn progress_lines_once_a_second_per_phase() {
     assert!(last["completed"].as_u64().unwrap() * 10 >= u(&doc, "/requests/completed") * 7, "{last} vs {doc:#}");
 }
 
-#[test]
+on_both_loops!(without_a_warmup_and_without_the_flag);
 fn without_a_warmup_and_without_the_flag() {
     let server = TestServer::start();
     let run = engine(&["--json", "--progress", "-d", "2500ms", "-c", "2", &server.url("/slow/2/12")]);

@@ -11,7 +11,7 @@ fn ca() -> &'static str {
     &tls::certs().ca
 }
 
-#[test]
+on_both_loops!(https_keepalive_one_full_handshake_per_connection);
 fn https_keepalive_one_full_handshake_per_connection() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "500", "-c", "4", "-t", "2", "--cacert", ca(), &server.url("/")]);
@@ -41,7 +41,7 @@ fn https_keepalive_one_full_handshake_per_connection() {
     assert_eq!(server.get(|c| &c.requests), 500);
 }
 
-#[test]
+on_both_loops!(handshake_full_never_resumes);
 fn handshake_full_never_resumes() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "200", "-c", "2", "--handshake", "full", "--cacert", ca(), &server.url("/")]);
@@ -56,7 +56,7 @@ fn handshake_full_never_resumes() {
     assert_eq!(doc["config"]["keepalive"], false);
 }
 
-#[test]
+on_both_loops!(handshake_resumed_resumes_all_but_the_first_of_each_thread);
 fn handshake_resumed_resumes_all_but_the_first_of_each_thread() {
     let server = TlsServer::start(Options::default());
     // One connection per thread: only its very first handshake is full.
@@ -71,7 +71,7 @@ fn handshake_resumed_resumes_all_but_the_first_of_each_thread() {
     assert_eq!(doc["config"]["tls"]["handshake"], "resumed");
 }
 
-#[test]
+on_both_loops!(no_keepalive_over_https_means_full_handshakes);
 fn no_keepalive_over_https_means_full_handshakes() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "50", "-c", "1", "--no-keepalive", "--pin-cert", &tls::certs().leaf, &server.url("/")]);
@@ -92,7 +92,7 @@ fn failing(args: &[&str]) -> (serde_json::Value, serde_json::Value) {
     (doc["errors"].clone(), doc["error_details"].clone())
 }
 
-#[test]
+on_both_loops!(untrusted_certificates_are_their_own_class);
 fn untrusted_certificates_are_their_own_class() {
     let certs = tls::certs();
     let right = TlsServer::start(Options::default());
@@ -115,7 +115,7 @@ fn untrusted_certificates_are_their_own_class() {
     assert_eq!(details, serde_json::json!({"tls_untrusted": {"expired": 20}}));
 }
 
-#[test]
+on_both_loops!(a_pin_still_checks_the_handshake_signature);
 fn a_pin_still_checks_the_handshake_signature() {
     // The server presents the pinned leaf but signs with another key: a copy of
     // a public certificate must not pass for the server.
@@ -133,7 +133,7 @@ fn a_pin_still_checks_the_handshake_signature() {
     assert_eq!(details, serde_json::json!({"tls_untrusted": {"bad_signature": 20}}));
 }
 
-#[test]
+on_both_loops!(handshake_failures_are_classified_never_hang);
 fn handshake_failures_are_classified_never_hang() {
     // Clear text on the TLS port: an HTTP/1.1 server answering a ClientHello with
     // a 400, as nginx does.
@@ -192,7 +192,7 @@ fn bad_tls_input_is_one_line_and_exit_2() {
     }
 }
 
-#[test]
+on_both_loops!(http2_streams_share_a_connection);
 fn http2_streams_share_a_connection() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "2000", "-c", "2", "--http2", "--streams", "8", "--cacert", ca(), &server.url("/")]);
@@ -219,7 +219,7 @@ fn http2_streams_share_a_connection() {
     assert_eq!(server.get(|c| &c.h2_connections), 1);
 }
 
-#[test]
+on_both_loops!(http2_falls_back_to_http11_when_the_server_picks_it);
 fn http2_falls_back_to_http11_when_the_server_picks_it() {
     let server = TlsServer::start(Options { alpn: vec![b"http/1.1"], ..Options::default() });
     let doc = engine_json(&["-n", "300", "-c", "2", "--http2", "--streams", "4", "--cacert", ca(), &server.url("/")]);
@@ -234,7 +234,7 @@ fn http2_falls_back_to_http11_when_the_server_picks_it() {
     assert_eq!(server.get(|c| &c.requests), 300);
 }
 
-#[test]
+on_both_loops!(http2_graceful_goaway_reconnects_without_errors);
 fn http2_graceful_goaway_reconnects_without_errors() {
     let server = TlsServer::start(Options { goaway_after: Some(100), ..Options::default() });
     let doc = engine_json(&["-n", "1000", "-c", "2", "--http2", "--streams", "10", "--cacert", ca(), &server.url("/")]);
@@ -244,7 +244,7 @@ fn http2_graceful_goaway_reconnects_without_errors() {
     assert!(u(&doc, "/connections_opened") >= 10, "{doc:#}");
 }
 
-#[test]
+on_both_loops!(http2_resets_and_goaways_by_error_code);
 fn http2_resets_and_goaways_by_error_code() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "20", "-c", "1", "--http2", "--streams", "2", "--cacert", ca(), &server.url("/rst")]);
@@ -318,7 +318,7 @@ fn http2_open_loop_and_stages() {
     assert_eq!(u(&doc, "/requests/failed"), 0);
 }
 
-#[test]
+on_both_loops!(text_report_names_the_handshakes);
 fn text_report_names_the_handshakes() {
     let server = TlsServer::start(Options::default());
     let run = engine(&["-n", "20", "-c", "1", "--http2", "--cacert", ca(), &server.url("/")]);
@@ -328,9 +328,11 @@ fn text_report_names_the_handshakes() {
     assert!(run.stdout.contains("Protocol spoken:    h2"), "{}", run.stdout);
     // One stream a connection: every response its own read, so no coalesced waits
     // (client/pacer.rs); several streams a connection pace, and the report says so.
+    // Only the direct loop paces.
     let asked = std::env::var("STACKBENCH_LOAD_WAIT").unwrap_or_default();
-    assert_eq!(run.stdout.contains("Coalesced waits"), asked == "pace", "{}", run.stdout);
-    if asked != "block" {
+    let direct = common::loops::current() == "direct";
+    assert_eq!(run.stdout.contains("Coalesced waits"), direct && asked == "pace", "{}", run.stdout);
+    if direct && asked != "block" {
         let run = engine(&["-n", "200", "-c", "2", "--http2", "--streams", "4", "--cacert", ca(), &server.url("/")]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(run.stdout.contains("Coalesced waits: "), "{}", run.stdout);
@@ -357,7 +359,7 @@ fn slow_readers_over_tls() {
     assert!((400_000..1_500_000).contains(&p50), "{p50}");
 }
 
-#[test]
+on_both_loops!(count_header_over_http2_and_its_fallback);
 fn count_header_over_http2_and_its_fallback() {
     let server = TlsServer::start(Options::default());
     let doc = engine_json(&["-n", "200", "-c", "2", "--http2", "--streams", "4", "--count-header", "X-Served-By", "--cacert", ca(), &server.url("/")]);
@@ -368,7 +370,7 @@ fn count_header_over_http2_and_its_fallback() {
     assert_eq!(doc["header_counts"], serde_json::json!({"X-Served-By": {"h1": 100}}));
 }
 
-#[test]
+on_both_loops!(http2_url_mix_warmup_and_status_codes);
 fn http2_url_mix_warmup_and_status_codes() {
     let server = TlsServer::start(Options::default());
     let (ok, missing) = (server.url("/"), server.url("/404"));
@@ -442,7 +444,7 @@ fn https_runs_on_the_direct_loop_with_the_task_loops_counts() {
     }
 }
 
-#[test]
+on_both_loops!(http2_a_goaway_does_not_hold_new_requests_behind_a_slow_stream);
 fn http2_a_goaway_does_not_hold_new_requests_behind_a_slow_stream() {
     // nginx after keepalive_requests: GOAWAY (NO_ERROR) while a slow response is in
     // flight. New requests go on a new connection at once (as the h2 crate reconnects),

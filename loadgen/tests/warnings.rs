@@ -16,7 +16,7 @@ fn codes(doc: &serde_json::Value) -> Vec<&str> {
     warning_codes(doc).into_iter().filter(|&c| c != "engine_saturated").collect()
 }
 
-#[test]
+on_both_loops!(nobody_served_nothing_ended_and_requests_left_waiting);
 fn nobody_served_nothing_ended_and_requests_left_waiting() {
     // Accepts no connection: every request waits in the accept queue all run.
     let server = TestServer::serving_only(0);
@@ -32,7 +32,7 @@ fn nobody_served_nothing_ended_and_requests_left_waiting() {
     assert_eq!(warning_params(&doc, "short_run")["duration_us"].as_u64(), Some(u(&doc, "/duration_us")));
 }
 
-#[test]
+on_both_loops!(some_clients_unserved);
 fn some_clients_unserved() {
     let server = TestServer::serving_only(1);
     let doc = engine_json(&["-c", "3", "-d", "300ms", "--timeout", "5s", &server.url("/cl/12")]);
@@ -42,7 +42,7 @@ fn some_clients_unserved() {
     assert_eq!((p["without_response"].as_u64(), p["connections"].as_u64()), (Some(2), Some(3)));
 }
 
-#[test]
+on_both_loops!(target_down_and_requests_failed);
 fn target_down_and_requests_failed() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let doc = engine_json(&["-n", "10", "-c", "2", &format!("http://127.0.0.1:{port}/")]);
@@ -54,7 +54,7 @@ fn target_down_and_requests_failed() {
     assert_eq!(p, &serde_json::json!({"share": 1.0, "failed": 10, "attempted": 10, "errors": {"connect": 10}}));
 }
 
-#[test]
+on_both_loops!(server_closing_after_every_response);
 fn server_closing_after_every_response() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "200", "-c", "4", &server.url("/close/12")]);
@@ -65,7 +65,7 @@ fn server_closing_after_every_response() {
     assert_eq!(p["responses"], 200);
 }
 
-#[test]
+on_both_loops!(non_2xx_responses);
 fn non_2xx_responses() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "50", "-c", "2", &server.url("/status/404")]);
@@ -92,7 +92,7 @@ fn open_loop_too_few_connections_for_the_rate() {
     assert!((5.0..100.0).contains(&sent), "sent {sent}/s");
 }
 
-#[test]
+on_both_loops!(a_clean_run_has_no_codes);
 fn a_clean_run_has_no_codes() {
     let server = TestServer::start();
     let doc = engine_json(&["-n", "200", "-c", "2", &server.url("/cl/12")]);

@@ -12,59 +12,33 @@
 //! (bench/RESULTS.md, "The direct loop"). https runs here too: rustls's records read
 //! and written by this loop (direct_tls.rs), the handshake a phase of the connection.
 //!
-//! What a request does, and how each failure is classed, is the task loop's
-//! (exchange.rs): the response reader, the failure classes, the one retry of a
-//! kept-alive connection the server had closed, the per-request deadline, the
-//! statistics and the schedule are the same code or the same rules. Runs it cannot
-//! carry (`eligible`) run on the task loop; STACKBENCH_LOAD_LOOP=tasks sends every
-//! run there (the A/B, and the engine's tests on the other loop).
+//! What a request does is the task loop's (exchange.rs), by the same code: the
+//! response reader, the schedule and the statistics are shared; how a request begins,
+//! ends and counts is direct_lane.rs's, by the per-request rules of rules.rs — the
+//! deadline, each failure's class, the one retry of a kept-alive connection the
+//! server had closed, keep-alive after a response — which both loops ask. The turn of
+//! the loop (epoll, deadlines, coalesced waits) is direct_loop.rs's, shared with
+//! HTTP/2 (direct_h2.rs). Runs it cannot carry (direct_loop.rs, `eligible`) run on
+//! the task loop; STACKBENCH_LOAD_LOOP=tasks sends every run there (the A/B; the
+//! engine's tests run their loads on both loops, tests/common/mod.rs).
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use super::arrival;
-use super::pacer::{self, Pacer};
-use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
-use super::direct_tls::Session;
-use super::exchange::{DISCARD_AT_LEAST, HEAD_READ, eof_class, failure};
-use super::lane::Tally;
-use crate::config::Config;
-use crate::uring::IoMode;
-use crate::cpu::{self, CpuTimes};
+use super::direct_lane::DirectLane;
+use super::direct_loop::{Machine, Readiness, Samples, connect, drive, earliest, epoll, watch};
+use super::direct_tls::{Ending, Session, Took};
+use super::exchange::{DISCARD_AT_LEAST, HEAD_READ};
+use super::pacer;
+use super::rules::{self, Cause, Failure, connect_failed};
 use crate::net::{self, Endpoint};
-use crate::protocol::reader::Protocol;
-use crate::protocol::reading::{ParseError, Progress};
 use crate::protocol::Reader;
-use crate::schedule::{Next, Plan, Slot};
-use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::protocol::reading::{ParseError, Progress};
 use crate::tls;
-use crate::urls::Shape;
-
-/// `tasks`: every run on the task loop; anything else (`direct`): the default, the
-/// direct loop where it carries the run.
-pub const LOOP_ENV: &str = "STACKBENCH_LOAD_LOOP";
-
-/// Whether this run is one the direct loop carries: closed loop, HTTP/1.1 over TCP
-/// (clear or TLS) or HTTP/2 (direct_h2.rs) on epoll, one URL or a mix, all
-/// connections from start to end (no stages), no slow readers. Everything else
-/// (FastCGI, unix sockets, open loop, stages, page mode, --read-rate, io_uring) runs
-/// on the task loop.
-pub fn eligible(cfg: &Config, plan: &Plan) -> bool {
-    std::env::var(LOOP_ENV).as_deref() != Ok("tasks")
-        && cfg.io == IoMode::Epoll
-        && matches!(cfg.endpoint, Endpoint::Tcp(_))
-        && cfg.protocol == Protocol::Http
-        && plan.rate.is_none()
-        && plan.stages.is_empty()
-        && matches!(cfg.shape, Shape::Single | Shape::Mix)
-        && cfg.read_bytes_per_s.is_none()
-}
-
-/// Events taken from the kernel at a time.
-const EVENTS: usize = 256;
 
 enum Phase {
     /// Between requests (or stopped: `stopped`).
@@ -86,20 +60,12 @@ struct Client {
     tls: Option<Box<Session>>,
     phase: Phase,
     reader: Reader,
-    slot: Option<Slot>,
-    url: usize,
-    t: Transfer,
+    /// Its request in flight and its tally.
+    lane: DirectLane,
     /// The current attempt started on a connection already open (a kept-alive one).
     reused: bool,
-    /// The one retry of a kept-alive connection closed by the server is still unused.
-    may_retry: bool,
-    connect_from: Instant,
     /// https: the TCP connect's end, the handshake's start.
     tcp_done: Instant,
-    connected_at: Instant,
-    connect_us: u64,
-    written_at: Instant,
-    first_byte: Option<Instant>,
     /// The low-water mark is raised for a discard (lowered before any other read).
     raised: bool,
     /// An edge said the socket was readable (Some(true): with the peer's end or an
@@ -109,23 +75,15 @@ struct Client {
     unread: Option<bool>,
     /// Requests completed on this TCP connection (--keepalive-requests).
     uses: u32,
-    /// The request fails with Timeout here (or is cut off: the run's end).
-    deadline: Instant,
-    cut_by_run_end: bool,
-    stopped: bool,
-    tally: Tally,
 }
 
-/// How an attempt ended, for `Client::end`.
+/// How an attempt ended, for `Client::end`: a whole response (its status, and
+/// whether it closes the connection), or what failed it (judged by rules.rs:
+/// counted, or tried again on a new connection).
 enum End {
     Completed(u16, bool),
-    Failed(ErrorClass),
-    /// Try again on a fresh connection (the kept-alive one was closed under us).
-    Retry,
+    Failed(Cause),
 }
-
-/// The thread's clock and CPU time when counting started (if it did) and at its end.
-pub type Samples = (Option<(Instant, CpuTimes)>, (Instant, CpuTimes));
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("eligible() takes TCP only") };
@@ -142,160 +100,6 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let samples = drive(ctx, lp.ep, &mut lp);
     drop(lp);
     samples
-}
-
-/// A new epoll instance.
-pub(super) fn epoll() -> io::Result<OwnedFd> {
-    // SAFETY: epoll_create1 returns a new descriptor (or -1), owned from here.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if ep < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(ep) })
-}
-
-/// What the loop asks of the connections it drives: the HTTP/1.1 clients here, the
-/// HTTP/2 connections and their streams in direct_h2.rs.
-pub(super) trait Machine {
-    /// Starts what is queued (next requests) and writes what is pending.
-    fn start_queued(&mut self);
-    /// Something is queued: it failed at once (a refused connect) or ended in this turn
-    /// (a timeout). The loop then polls epoll without waiting, so the others' events and
-    /// the clock are still seen, and such a request fails as fast as it is refused.
-    fn queued(&self) -> bool;
-    /// Requests past their deadline: failed (Timeout), or cut off by the run's end.
-    fn expire(&mut self, now: Instant);
-    /// No request in flight has a deadline before this; every request begun from `now`
-    /// on has a later one (its start + the timeout, or the run's end).
-    fn next_deadline(&self, now: Instant) -> Instant;
-    /// Clients not stopped.
-    fn running(&self) -> usize;
-    /// An epoll event for `token`.
-    fn ready(&mut self, token: usize, flags: u32);
-}
-
-/// What an epoll event says of a socket.
-pub(super) struct Readiness {
-    /// Not on a bare EPOLLOUT: a read would find nothing.
-    pub readable: bool,
-    /// The peer's end (or an error) came on this edge: reads go on past a short read
-    /// to reach it, no later edge would say it again.
-    pub ended: bool,
-    pub writable: bool,
-}
-
-impl Readiness {
-    pub fn of(flags: u32) -> Readiness {
-        Readiness {
-            readable: flags & !(libc::EPOLLOUT as u32) != 0,
-            ended: flags & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0,
-            writable: flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0,
-        }
-    }
-}
-
-/// Watches `sock` in `ep` under `token` (`op`: EPOLL_CTL_ADD, or _MOD for a new token),
-/// edge-triggered for reads, writes and the peer's end.
-pub(super) fn watch(ep: RawFd, sock: &TcpStream, token: usize, op: i32) -> io::Result<()> {
-    let mut ev = libc::epoll_event {
-        events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-        u64: token as u64,
-    };
-    // SAFETY: a live socket of the caller's, an epoll descriptor of ours.
-    if unsafe { libc::epoll_ctl(ep, op, sock.as_raw_fd(), &mut ev) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// One `epoll_wait` for up to EVENTS events, waiting up to `ms` (-1 with errno set).
-fn poll(ep: RawFd, events: &mut [libc::epoll_event], ms: i32) -> i32 {
-    // SAFETY: `events` has room for as many entries as it says.
-    unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, ms) }
-}
-
-/// The earliest of the `deadlines` of the requests in flight; with none, the earliest
-/// a request begun from `now` on can have.
-pub(super) fn earliest(ctx: &ThreadContext, now: Instant, deadlines: impl Iterator<Item = Instant>) -> Instant {
-    let soonest_new = now + ctx.cfg.timeout;
-    let far = ctx.run_end.map_or(soonest_new, |end| end.min(soonest_new));
-    deadlines.min().unwrap_or(far)
-}
-
-/// The loop: starts what is queued, checks deadlines when the earliest can have passed
-/// (so a turn costs nothing per connection), waits for events, hands them out.
-pub(super) fn drive(ctx: &ThreadContext, ep: RawFd, m: &mut impl Machine) -> io::Result<Samples> {
-    let mut start = None;
-    let mut next_check = Instant::now();
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    let mut pacer = Pacer::for_run(next_check, &ctx.cfg);
-    loop {
-        m.start_queued();
-        let now = Instant::now();
-        if let Some(p) = pacer.as_mut() {
-            p.saw(ctx.ended.get(), now);
-        }
-        if start.is_none() && now >= ctx.measure_start {
-            start = Some((now, cpu::this_thread()));
-            if let Some(p) = pacer.as_mut() {
-                p.count_from_here();
-            }
-        }
-        if now >= next_check {
-            m.expire(now);
-            next_check = m.next_deadline(now);
-        }
-        if m.running() == 0 {
-            break;
-        }
-        // Also at the start of counting, to sample the thread's CPU there.
-        let wake = if start.is_none() { next_check.min(ctx.measure_start) } else { next_check };
-        let ms = if m.queued() {
-            0
-        } else {
-            wake.saturating_duration_since(now).as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-        };
-        // Blocking has a price on loopback: a server whose next response finds us asleep
-        // pays for the wake-up inside its write. While responses come fast, a short
-        // timed sleep first (pacer.rs: by default where a read carries several HTTP/2
-        // streams' responses); what landed is timed when it landed (arrival.rs).
-        let mut n = 0;
-        let mut slept = false;
-        if let Some(p) = pacer.as_mut()
-            && ms > 0
-            && p.worth_it(m.running())
-        {
-            n = poll(ep, &mut events, 0);
-            if n == 0 {
-                p.sleep();
-                slept = true;
-                n = poll(ep, &mut events, 0);
-                p.found(n.max(0) as u32);
-            }
-        }
-        if pacer.is_some() {
-            // A sleep that found nothing leaves nothing waiting: the next turn's reads
-            // are a blocking wake-up's, at their own time.
-            arrival::after_sleep(slept && n > 0);
-        }
-        if n == 0 {
-            n = poll(ep, &mut events, ms);
-        }
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        for ev in &events[..n as usize] {
-            let flags = ev.events;
-            m.ready(ev.u64 as usize, flags);
-        }
-    }
-    ctx.stats.borrow_mut().waits = pacer.filter(|_| start.is_some()).map(|p| p.waits());
-    Ok((start, (Instant::now(), cpu::this_thread())))
 }
 
 impl Machine for Loop<'_> {
@@ -317,35 +121,30 @@ impl Machine for Loop<'_> {
 
     fn expire(&mut self, now: Instant) {
         for i in 0..self.clients.len() {
-            let c = &self.clients[i];
-            if c.stopped || c.slot.is_none() || now < c.deadline {
-                continue;
-            }
-            if c.cut_by_run_end {
-                self.close(i);
-                let slot = self.clients[i].slot.take().expect("checked");
-                self.clients[i].phase = Phase::Idle;
-                self.in_flight(i, &slot);
-            } else {
-                self.end(i, End::Failed(ErrorClass::Timeout));
+            match self.clients[i].lane.overdue(now) {
+                None => {}
+                Some(true) => {
+                    self.clients[i].lane.cut_off(self.ctx);
+                    self.stop(i);
+                }
+                Some(false) => self.end(i, End::Failed(Cause::Timeout)),
             }
         }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        earliest(self.ctx, now, self.clients.iter().filter(|c| !c.stopped && c.slot.is_some()).map(|c| c.deadline))
+        earliest(self.ctx, now, self.clients.iter().filter_map(|c| c.lane.due()))
     }
 
     fn running(&self) -> usize {
         self.running
     }
 
-    fn ready(&mut self, i: usize, flags: u32) {
+    fn ready(&mut self, i: usize, Readiness { readable, ended, writable }: Readiness) {
         let c = &mut self.clients[i];
         if c.sock.is_none() {
             return;
         }
-        let Readiness { readable, ended, writable } = Readiness::of(flags);
         if readable && !matches!(c.phase, Phase::Reading | Phase::Handshaking) {
             c.unread = Some(ended || c.unread == Some(true));
         }
@@ -354,7 +153,7 @@ impl Machine for Loop<'_> {
                 // As tokio decides a connect: the socket's pending error, else connected
                 // (a later write or read then fails with its own class).
                 match c.sock.as_ref().expect("checked above").take_error() {
-                    Ok(Some(e)) | Err(e) => return self.end(i, End::Failed(connect_failure(&e).0)),
+                    Ok(Some(e)) | Err(e) => return self.refused(i, connect_failed(&e)),
                     Ok(None) => {}
                 }
                 if self.ctx.tls.is_some() {
@@ -399,24 +198,12 @@ impl Client {
             tls: None,
             phase: Phase::Idle,
             reader: Reader::new(ctx.cfg.protocol, ctx.cfg.keepalive, ctx.watch.clone(), &ctx.head_memo),
-            slot: None,
-            url: 0,
-            t: Transfer::default(),
+            lane: DirectLane::new(now),
             reused: false,
-            may_retry: true,
-            connect_from: now,
             tcp_done: now,
-            connected_at: now,
-            connect_us: 0,
-            written_at: now,
-            first_byte: None,
             raised: false,
             unread: None,
             uses: 0,
-            deadline: now,
-            cut_by_run_end: false,
-            stopped: false,
-            tally: Tally::default(),
         }
     }
 }
@@ -424,21 +211,11 @@ impl Client {
 impl Loop<'_> {
     /// The next request of client `i`, or its end when the schedule says stop.
     fn begin(&mut self, i: usize) {
-        let ctx = self.ctx;
-        let c = &mut self.clients[i];
-        // A closed loop without stages: a request at once, or the end (eligible()).
-        let Next::Go(slot) = ctx.scheduler.next_closed(i as u32) else { return self.stop(i) };
-        let request_deadline = slot.start + ctx.cfg.timeout;
-        (c.deadline, c.cut_by_run_end) = match ctx.run_end {
-            Some(end) if end <= request_deadline => (end, true),
-            _ => (request_deadline, false),
-        };
-        c.url = ctx.picker.pick();
-        c.t = Transfer::default();
-        c.may_retry = true;
-        c.connect_from = slot.start;
-        c.slot = Some(slot);
-        self.attempt(i);
+        if self.clients[i].lane.begin(self.ctx, i as u32, false) {
+            self.attempt(i);
+        } else {
+            self.stop(i);
+        }
     }
 
     /// Starts (or starts again, after a retry) the current request: connect if needed, write.
@@ -446,14 +223,13 @@ impl Loop<'_> {
         let c = &mut self.clients[i];
         c.reused = c.sock.is_some();
         if c.reused {
-            c.connect_us = 0;
-            c.connected_at = c.slot.as_ref().map_or(c.connect_from, |s| s.start);
+            c.lane.reuse();
             return self.write(i);
         }
         match connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
                 if let Err(e) = watch(self.ep, &sock, i, libc::EPOLL_CTL_ADD) {
-                    return self.end(i, End::Failed(connect_failure(&e).0));
+                    return self.refused(i, connect_failed(&e));
                 }
                 c.reader.reset();
                 c.uses = 0;
@@ -461,14 +237,14 @@ impl Loop<'_> {
                 c.sock = Some(sock);
                 c.phase = Phase::Connecting;
             }
-            Err(e) => self.end(i, End::Failed(connect_failure(&e).0)),
+            Err(e) => self.refused(i, connect_failed(&e)),
         }
     }
 
     fn write(&mut self, i: usize) {
         let ctx = self.ctx;
         let c = &mut self.clients[i];
-        let request = &ctx.cfg.request_bytes[c.url];
+        let request = &ctx.cfg.request_bytes[c.lane.url];
         let mut done = match c.phase {
             Phase::Writing { written } => written,
             _ => {
@@ -491,18 +267,11 @@ impl Loop<'_> {
                 c.phase = Phase::Writing { written: done };
                 return;
             }
-            Err(e) => {
-                let end = if c.reused && c.may_retry && closed_by_peer(&e) {
-                    End::Retry
-                } else {
-                    End::Failed(if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write })
-                };
-                return self.end(i, end);
-            }
+            Err(e) => return self.end(i, End::Failed(Cause::Write(e.kind()))),
         }
-        c.t.sent += request.len() as u64;
-        c.written_at = Instant::now();
-        c.first_byte = None;
+        c.lane.t.sent += request.len() as u64;
+        c.lane.written_at = Instant::now();
+        c.lane.first_byte = None;
         // The response comes with an event (edge-triggered: bytes that arrive from
         // now on make one), not with a read tried now that would find nothing —
         // unless an edge already came and was not read.
@@ -541,8 +310,8 @@ impl Loop<'_> {
                 match discarded {
                     Ok((0, _)) => return self.eof(i),
                     Ok((n, now)) => {
-                        c.t.received += n as u64;
-                        c.first_byte.get_or_insert(now);
+                        c.lane.t.received += n as u64;
+                        c.lane.first_byte.get_or_insert(now);
                         let progress = c.reader.skipped(n as u64);
                         if self.progressed(i, progress, now) {
                             if ended {
@@ -566,7 +335,7 @@ impl Loop<'_> {
                 }
                 continue;
             }
-            let max = if discard && c.first_byte.is_none() { HEAD_READ } else { SCRATCH_BYTES };
+            let max = if discard && c.lane.first_byte.is_none() { HEAD_READ } else { SCRATCH_BYTES };
             let mut scratch = ctx.scratch.borrow_mut();
             match arrival::read(sock.as_raw_fd(), &mut scratch[..max]) {
                 Ok((0, _)) => {
@@ -576,8 +345,8 @@ impl Loop<'_> {
                 Ok((n, now)) => {
                     // When the read's bytes landed: the first byte's time, and the end's
                     // when they end the response.
-                    c.t.received += n as u64;
-                    c.first_byte.get_or_insert(now);
+                    c.lane.t.received += n as u64;
+                    c.lane.first_byte.get_or_insert(now);
                     let fed = c.reader.feed(&scratch[..n]);
                     drop(scratch);
                     match fed {
@@ -591,7 +360,7 @@ impl Loop<'_> {
                                 return;
                             }
                         }
-                        Err(e) => return self.end(i, End::Failed(failure(e))),
+                        Err(e) => return self.end(i, End::Failed(Cause::Malformed(e))),
                     }
                     // A short read drained the socket: the next bytes bring an event.
                     if n < max && !ended {
@@ -610,10 +379,7 @@ impl Loop<'_> {
 
     /// Client `i`'s connection is open (and its TLS handshake done): the request goes.
     fn connected(&mut self, i: usize, now: Instant) {
-        let c = &mut self.clients[i];
-        c.connected_at = now;
-        c.connect_us = now.saturating_duration_since(c.connect_from).as_micros() as u64;
-        c.t.connections_opened += 1;
+        self.clients[i].lane.opened(now);
         self.write(i);
     }
 
@@ -623,7 +389,7 @@ impl Loop<'_> {
         let c = &mut self.clients[i];
         match Session::new(tls.connector.config(), &tls.name) {
             Ok(session) => c.tls = Some(Box::new(session)),
-            Err(e) => return self.refused(i, tls::classify_tls(&e)),
+            Err(failure) => return self.refused(i, failure),
         }
         c.tcp_done = Instant::now();
         c.phase = Phase::Handshaking;
@@ -647,9 +413,8 @@ impl Loop<'_> {
     }
 
     /// The connection of client `i` could not be opened: its request failed with `class`.
-    fn refused(&mut self, i: usize, (class, detail): Refused) {
-        self.clients[i].t.detail = detail;
-        self.end(i, End::Failed(class));
+    fn refused(&mut self, i: usize, failure: Failure) {
+        self.end(i, End::Failed(Cause::Refused(failure)));
     }
 
     /// Reads over TLS: the socket read whole into the thread's buffer, its records
@@ -662,28 +427,10 @@ impl Loop<'_> {
         loop {
             let c = &mut self.clients[i];
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
-            let handshaking = tls.handshaking();
-            let mut scratch = ctx.scratch.borrow_mut();
-            let (n, landed) = match read_all(sock, &mut scratch) {
-                Ok(Some(read)) => read,
-                Ok(None) => return,
-                Err(e) => {
-                    drop(scratch);
-                    return if handshaking {
-                        // The server closed or reset during the handshake (tls::classify).
-                        self.refused(i, tls::classify(&e))
-                    } else if e.kind() == io::ErrorKind::UnexpectedEof {
-                        // A clean close_notify or not, the reader says what the end means.
-                        self.eof(i)
-                    } else {
-                        self.read_error(i, &e)
-                    };
-                }
-            };
             let reader = &mut c.reader;
             let mut fed = Ok(Progress::More);
-            // No plaintext before the handshake's end (no early data is offered).
-            let taken = tls.take(&scratch[..n], |plain| {
+            let mut scratch = ctx.scratch.borrow_mut();
+            let read = tls.read(sock, &mut scratch, |plain| {
                 fed = match fed {
                     Ok(Progress::More) => reader.feed(plain),
                     // Plaintext behind a whole response (or a refused one).
@@ -692,40 +439,36 @@ impl Loop<'_> {
                 };
             });
             drop(scratch);
-            let taken = match taken {
-                Ok(taken) => taken,
-                Err(e) if handshaking => {
-                    // The alert rustls queued for the server, if the socket takes it.
-                    let _ = tls.send(sock);
-                    return self.refused(i, tls::classify_tls(&e));
-                }
-                // A bad record: the stream is unreadable, as a failed read on the task loop.
-                Err(_) => return self.end(i, End::Failed(ErrorClass::Read)),
+            let Took { n, landed, taken, handshaken } = match read {
+                Ok(Some(took)) => took,
+                Ok(None) => return,
+                Err(Ending::Refused(failure)) => return self.refused(i, failure),
+                // A clean close_notify or not, the reader says what the end means.
+                Err(Ending::Eof) => return self.eof(i),
+                Err(Ending::Failed(cause)) => return self.end(i, End::Failed(cause)),
             };
             // Bytes left behind this edge (or the server's end) are read once the
             // request is out.
             let behind = ended || taken.closed || n == SCRATCH_BYTES;
-            if handshaking {
-                if !tls.handshaking() {
-                    // Its end when the client is done with the server's last flight
-                    // (its checks and keys included), as on the task loop.
-                    let now = Instant::now();
-                    c.t.handshake = Some(tls::handshake_of(tls.connection(), c.tcp_done - c.connect_from, now - c.tcp_done));
-                    if behind {
-                        c.unread = Some(ended || taken.closed);
-                    }
-                    return self.connected(i, now);
+            if handshaken {
+                // Its end when the client is done with the server's last flight (its
+                // checks and keys included), as on the task loop.
+                let now = Instant::now();
+                let (tcp_us, tls_us) = (c.tcp_done - c.lane.connect_from, now - c.tcp_done);
+                c.lane.t.handshake = Some(tls::handshake_of(tls.connection(), tcp_us, tls_us));
+                if behind {
+                    c.unread = Some(ended || taken.closed);
                 }
-                if taken.closed {
-                    return self.refused(i, tls::classify(&io::ErrorKind::UnexpectedEof.into()));
-                }
+                return self.connected(i, now);
+            }
+            if tls.handshaking() {
                 if let Err(e) = tls.send(sock) {
                     return self.refused(i, tls::classify(&e));
                 }
             } else if taken.plaintext > 0 {
                 let now = landed;
-                c.t.received += taken.plaintext as u64;
-                c.first_byte.get_or_insert(now);
+                c.lane.t.received += taken.plaintext as u64;
+                c.lane.first_byte.get_or_insert(now);
                 match fed {
                     Ok(progress) => {
                         if self.progressed(i, progress, now) {
@@ -735,7 +478,7 @@ impl Loop<'_> {
                             return;
                         }
                     }
-                    Err(e) => return self.end(i, End::Failed(failure(e))),
+                    Err(e) => return self.end(i, End::Failed(Cause::Malformed(e))),
                 }
             }
             if taken.closed {
@@ -759,90 +502,60 @@ impl Loop<'_> {
         }
     }
 
+    /// The server ended the connection: the end of a body framed by it, or a failure.
     fn eof(&mut self, i: usize) {
-        let c = &mut self.clients[i];
-        let retry_ok = c.reused && c.may_retry;
-        let end = match c.reader.eof() {
+        let end = match self.clients[i].reader.eof() {
             Ok(done) => End::Completed(done.status, true),
-            Err(e) => match eof_class(e, retry_ok) {
-                Some(class) => End::Failed(class),
-                None => End::Retry,
-            },
+            Err(e) => End::Failed(Cause::Eof(e)),
         };
         self.end(i, end);
     }
 
     fn read_error(&mut self, i: usize, e: &io::Error) {
-        let c = &self.clients[i];
-        let end = if closed_by_peer(e) {
-            if c.reused && c.may_retry && !c.reader.started() { End::Retry } else { End::Failed(ErrorClass::Reset) }
-        } else {
-            End::Failed(ErrorClass::Read)
-        };
-        self.end(i, end);
+        self.end(i, End::Failed(Cause::Read(e.kind())));
     }
 
     fn end(&mut self, i: usize, end: End) {
         self.end_at(i, end, Instant::now());
     }
 
-    /// The attempt of client `i` ended at `now`: retried, or recorded (lane.rs) and the
-    /// next one queued.
+    /// The attempt of client `i` ended at `now`: retried, or recorded (direct_lane.rs)
+    /// and the next one queued.
     fn end_at(&mut self, i: usize, end: End, now: Instant) {
         let ctx = self.ctx;
         let c = &mut self.clients[i];
         let outcome = match end {
-            End::Retry => {
+            End::Failed(cause) => {
+                let (retry_conn, nothing_yet) = (c.reused, !c.reader.started());
                 self.close(i);
-                let c = &mut self.clients[i];
-                c.may_retry = false;
-                c.connect_from = now;
-                return self.attempt(i);
-            }
-            End::Failed(class) => {
-                self.close(i);
-                Outcome::Failed(class)
+                match self.clients[i].lane.failed(cause, retry_conn, nothing_yet) {
+                    Some(outcome) => outcome,
+                    None => return self.attempt(i),
+                }
             }
             End::Completed(status, close) => {
-                c.t.body += c.reader.body_bytes();
+                c.lane.t.body += c.reader.body_bytes();
                 c.uses += 1;
-                let budget_used = ctx.cfg.keepalive_requests.is_some_and(|n| c.uses >= n);
-                if close || !ctx.cfg.keepalive || budget_used {
+                if !rules::keep_open(&ctx.cfg, close, c.uses) {
                     self.close(i);
                 }
-                let c = &self.clients[i];
-                let slot = c.slot.as_ref().expect("a request in flight");
-                let (first_byte, end) = arrival::bounded(c.written_at, c.first_byte, now);
-                Outcome::Completed(Sample::timed(status, slot.intended, slot.start, end, c.connect_us, c.written_at,
-                                                 first_byte, c.connected_at))
+                self.clients[i].lane.completed(status, now)
             }
         };
         let c = &mut self.clients[i];
         c.phase = Phase::Idle;
-        let slot = c.slot.take().expect("a request in flight");
-        if ctx.run_end.is_some_and(|e| now > e) {
-            // Answered after the end of the run: not counted, the window stays exact.
-            return self.in_flight(i, &slot);
+        if c.lane.record(ctx, &outcome, now, c.reader.captures()) {
+            self.todo.push(i);
+        } else {
+            self.stop(i);
         }
-        c.tally.record(ctx, &slot, c.url, &outcome, &c.t, now, Some(c.reader.captures()));
-        self.todo.push(i);
     }
 
-    /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
-    /// the client stops (lane.rs, Fate::InFlight).
-    fn in_flight(&mut self, i: usize, slot: &Slot) {
-        self.clients[i].tally.in_flight(self.ctx, slot);
-        self.stop(i);
-    }
-
+    /// Client `i` stopped (its lane says why): its connection closes.
     fn stop(&mut self, i: usize) {
         self.close(i);
-        let c = &mut self.clients[i];
-        if !c.stopped {
-            c.stopped = true;
-            self.running -= 1;
-            c.tally.finish(self.ctx);
-        }
+        self.clients[i].phase = Phase::Idle;
+        self.running -= 1;
     }
 
     /// An edge of client `i` not read to its end: read after its next request is written
@@ -865,21 +578,6 @@ impl Loop<'_> {
     }
 }
 
-/// One read of what the socket holds, up to `buf`'s size: Some(bytes read, when they
-/// landed), None (nothing there: an edge will say when), or the end of stream as
-/// UnexpectedEof.
-pub(super) fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<(usize, Instant)>> {
-    loop {
-        return match arrival::read(sock.as_raw_fd(), buf) {
-            Ok((0, _)) => Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(read) => Ok(Some(read)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => Err(e),
-        };
-    }
-}
-
 /// Writes `request` from `done` on. Ok(true): all of it is out; Ok(false): the socket
 /// is full (the rest waits for EPOLLOUT).
 fn write_some(sock: &mut TcpStream, request: &[u8], done: &mut usize) -> io::Result<bool> {
@@ -892,28 +590,4 @@ fn write_some(sock: &mut TcpStream, request: &[u8], done: &mut usize) -> io::Res
         }
     }
     Ok(true)
-}
-
-/// A non-blocking TCP connect (in progress or done), with the run's socket options.
-/// `stamped`: the loop may sleep (pacer.rs), so its responses may wait and need the
-/// kernel's arrival stamp (every stamp is taken on the sender's core: the server's).
-pub(super) fn connect(addr: SocketAddr, opts: &net::ConnectOptions, stamped: bool) -> io::Result<TcpStream> {
-    let domain = if addr.is_ipv4() { socket2::Domain::IPV4 } else { socket2::Domain::IPV6 };
-    let socket = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), None)?;
-    if let Some(bytes) = opts.rcvbuf {
-        // Before connect(): the window scale is fixed in the SYN (net.rs, connect_tcp).
-        socket.set_recv_buffer_size(bytes as usize)?;
-    }
-    if opts.nodelay {
-        socket.set_tcp_nodelay(true)?;
-    }
-    if stamped {
-        arrival::stamp(socket.as_raw_fd())?;
-    }
-    match socket.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(socket.into())
 }

@@ -6,18 +6,26 @@
 //! (bench/RESULTS.md: 0.96–1.05×), a fifth of it in the h2 crate's machinery (its
 //! stream store, header maps, wakers) and tokio's. Here every stream slot of a
 //! connection is a closed-loop client of its own, as on the task loop (the
-//! schedule, the statistics, the failure classes are the same); what the slots
-//! queue in a turn of the loop leaves in one record and one write.
+//! schedule, the statistics and the per-request rules, rules.rs, are the same
+//! code); what the slots queue in a turn of the loop leaves in one record and one
+//! write.
 //!
-//! The rules are the task loop's (h2.rs): the first slot that needs the connection
-//! opens it (its request pays the connect); the others wait for it, and for a
-//! stream when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. A graceful
-//! GOAWAY, or a connection closed before a request's response began, is retried
-//! once on a new connection; a GOAWAY with an error code fails what it cut off
-//! (h2_goaway), a RST_STREAM its stream (h2_rst_stream), a protocol error of the
-//! server every stream of the connection (parse). If the server's ALPN picks
-//! HTTP/1.1, the slots take turns on that connection, as the task loop's fallback
-//! of one connection does.
+//! The connection is handled as on the task loop (h2.rs): the first slot that needs
+//! it opens it (its request pays the connect); the others wait for it, and for a
+//! stream when the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. What ends a
+//! request is counted by rules.rs: a graceful GOAWAY, or a connection closed before
+//! a request's response began, is retried once on a new connection; a GOAWAY with an
+//! error code fails what it cut off (h2_goaway), a RST_STREAM its stream
+//! (h2_rst_stream), a protocol error of the server every stream of the connection
+//! (parse). If the server's ALPN picks HTTP/1.1, the slots take turns on that
+//! connection, as the task loop's fallback of one connection does.
+//!
+//! Here the connections: opened, handshaken, written, read, set aside after a GOAWAY,
+//! lost; direct_h2/slots.rs has the stream slots' requests, direct_h2/receive.rs what
+//! a connection's plaintext says (HTTP/2 frames' events, or an HTTP/1.1 response).
+
+mod receive;
+mod slots;
 
 use std::collections::VecDeque;
 use std::io;
@@ -25,27 +33,21 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use super::arrival;
 use super::pacer;
-use super::connect::{Refused, closed_by_peer, connect_failure};
 use super::context::{SCRATCH_BYTES, ThreadContext};
-use super::direct::{self, Machine, Readiness, Samples};
-use super::direct_tls::Session;
-use super::exchange::{eof_class, failure};
-use super::lane::Tally;
+use super::direct_loop::{self, Machine, Readiness, Samples};
+use super::direct_tls::{Ending, Session, Took};
+use super::rules::{Cause, Failure, connect_failed};
+use receive::{Ev, offer};
+use slots::StreamSlot;
 use crate::net::Endpoint;
 use crate::protocol::Reader;
-use crate::protocol::capture::Captures;
-use crate::protocol::h2::client::{ConnError, Connection, Event};
-use crate::protocol::h2::frame;
-use crate::protocol::reading::Progress;
-use crate::schedule::{Next, Slot};
-use crate::stats::{Detail, ErrorClass, Outcome, Sample, Transfer};
+use crate::protocol::h2::client::Connection;
 use crate::tls::{self, Alpn};
 
 pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
     let Endpoint::Tcp(addr) = ctx.cfg.endpoint else { unreachable!("https targets are TCP") };
-    let ep = direct::epoll()?;
+    let ep = direct_loop::epoll()?;
     let now = Instant::now();
     let per = ctx.cfg.streams.max(1) as usize;
     let slots = connections as usize * per;
@@ -65,7 +67,7 @@ pub fn run(ctx: &ThreadContext, connections: u32) -> io::Result<Samples> {
         fields: Vec::new(),
         running: slots,
     };
-    let samples = direct::drive(ctx, lp.ep, &mut lp);
+    let samples = direct_loop::drive(ctx, lp.ep, &mut lp);
     drop(lp);
     samples
 }
@@ -126,90 +128,6 @@ impl Conn {
     }
 }
 
-/// One stream slot: a closed-loop client whose requests go on its connection.
-struct StreamSlot {
-    /// Its connection: the schedule's index, where its requests go.
-    home: usize,
-    /// The connection its request is on: `home`, or where `home`'s old connection
-    /// drains after a GOAWAY (`set_aside`).
-    on: usize,
-    slot: Option<Slot>,
-    url: usize,
-    t: Transfer,
-    status: u16,
-    may_retry: bool,
-    connect_from: Instant,
-    connected_at: Instant,
-    connect_us: u64,
-    written_at: Instant,
-    first_byte: Option<Instant>,
-    deadline: Instant,
-    cut_by_run_end: bool,
-    stopped: bool,
-    captures: Captures,
-    tally: Tally,
-}
-
-impl StreamSlot {
-    fn new(ctx: &ThreadContext, home: usize, now: Instant) -> StreamSlot {
-        StreamSlot {
-            home,
-            on: home,
-            slot: None,
-            url: 0,
-            t: Transfer::default(),
-            status: 0,
-            may_retry: true,
-            connect_from: now,
-            connected_at: now,
-            connect_us: 0,
-            written_at: now,
-            first_byte: None,
-            deadline: now,
-            cut_by_run_end: false,
-            stopped: false,
-            captures: Captures::new(ctx.watch.clone()),
-            tally: Tally::default(),
-        }
-    }
-}
-
-/// An event of `Connection::receive`, kept until the connection is no longer borrowed.
-enum Ev {
-    Status(u32, u16),
-    /// A field's name and value: ranges of `H2Loop::fields`.
-    Field(u32, (usize, usize), (usize, usize)),
-    Data(u32, usize),
-    End(u32),
-    Reset(u32, u32),
-    GoAway(u32, u32),
-}
-
-/// An HTTP/1.1 response's --count-header values, to the slot's captures (h2.rs does
-/// the same for its fallback).
-fn offer(captures: &mut Captures, reader: &Reader, watch: &[String]) {
-    if captures.active() {
-        let seen = reader.captures();
-        for (i, name) in watch.iter().enumerate().take(seen.watched()) {
-            for value in seen.values(i) {
-                captures.offer(name, value);
-            }
-        }
-    }
-}
-
-/// Why a connection ended.
-enum Lost {
-    /// The server closed it (or reset it: `Io`).
-    Eof,
-    Io(io::Error),
-    /// A write failed.
-    Write(io::Error),
-    /// A record that does not decrypt, or an HTTP/2 protocol error of the server's.
-    Tls,
-    Protocol(ConnError),
-}
-
 struct H2Loop<'a> {
     ctx: &'a ThreadContext,
     addr: SocketAddr,
@@ -267,34 +185,31 @@ impl Machine for H2Loop<'_> {
 
     fn expire(&mut self, now: Instant) {
         for k in 0..self.slots.len() {
-            let s = &self.slots[k];
-            if s.stopped || s.slot.is_none() || now < s.deadline {
-                continue;
-            }
-            if s.cut_by_run_end {
-                self.withdraw(k);
-                let slot = self.slots[k].slot.take().expect("checked");
-                self.in_flight(k, &slot);
-            } else {
-                self.fail(k, ErrorClass::Timeout, None);
+            match self.slots[k].lane.overdue(now) {
+                None => {}
+                Some(true) => {
+                    self.withdraw(k);
+                    self.slots[k].lane.cut_off(self.ctx);
+                    self.stop(k);
+                }
+                Some(false) => self.judge(k, Cause::Timeout, false),
             }
         }
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
-        direct::earliest(self.ctx, now, self.slots.iter().filter(|s| !s.stopped && s.slot.is_some()).map(|s| s.deadline))
+        direct_loop::earliest(self.ctx, now, self.slots.iter().filter_map(|s| s.lane.due()))
     }
 
     fn running(&self) -> usize {
         self.running
     }
 
-    fn ready(&mut self, ci: usize, flags: u32) {
+    fn ready(&mut self, ci: usize, Readiness { readable, ended, writable }: Readiness) {
         let c = &mut self.conns[ci];
         if c.sock.is_none() {
             return;
         }
-        let Readiness { readable, ended, writable } = Readiness::of(flags);
         if matches!(c.state, State::Connecting) {
             if writable {
                 self.connected(ci);
@@ -311,50 +226,6 @@ impl Machine for H2Loop<'_> {
 }
 
 impl H2Loop<'_> {
-    /// Slot `k`'s next request, or its end when the schedule says stop.
-    fn begin(&mut self, k: usize) {
-        let ctx = self.ctx;
-        let ci = self.slots[k].home;
-        let Next::Go(slot) = ctx.scheduler.next_closed(ci as u32) else { return self.stop(k) };
-        let s = &mut self.slots[k];
-        let request_deadline = slot.start + ctx.cfg.timeout;
-        (s.deadline, s.cut_by_run_end) = match ctx.run_end {
-            Some(end) if end <= request_deadline => (end, true),
-            _ => (request_deadline, false),
-        };
-        s.url = ctx.picker.pick();
-        s.t = Transfer { h2: true, ..Transfer::default() };
-        s.may_retry = true;
-        s.connect_from = slot.start;
-        s.slot = Some(slot);
-        if s.captures.active() {
-            s.captures.clear();
-        }
-        self.attempt(k);
-    }
-
-    /// Sends slot `k`'s request now if its connection has room, else queues it there.
-    fn attempt(&mut self, k: usize) {
-        let s = &mut self.slots[k];
-        s.status = 0;
-        s.first_byte = None;
-        s.connect_us = 0;
-        s.connected_at = s.slot.as_ref().map_or(s.connect_from, |sl| sl.start);
-        let ci = s.home;
-        s.on = ci;
-        let c = &mut self.conns[ci];
-        c.waiting.push_back(k);
-        match &c.state {
-            State::Closed => {
-                if !self.to_open.contains(&ci) {
-                    self.to_open.push(ci);
-                }
-            }
-            State::H2(_) | State::Http1 { .. } => self.pump(ci),
-            State::Connecting | State::Handshaking => {}
-        }
-    }
-
     /// Opens connection `ci` for the first slot waiting on it (which pays the connect).
     fn open(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
@@ -363,17 +234,17 @@ impl H2Loop<'_> {
             return;
         }
         c.opener = Some(k);
-        match direct::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
+        match direct_loop::connect(self.addr, &self.ctx.cfg.connect, pacer::pacing(&self.ctx.cfg)) {
             Ok(sock) => {
-                if let Err(e) = direct::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
-                    return self.refused(ci, connect_failure(&e));
+                if let Err(e) = direct_loop::watch(self.ep, &sock, ci, libc::EPOLL_CTL_ADD) {
+                    return self.refused(ci, connect_failed(&e));
                 }
                 c.sock = Some(sock);
                 c.state = State::Connecting;
                 c.goaway = None;
                 c.blocked = false;
             }
-            Err(e) => self.refused(ci, connect_failure(&e)),
+            Err(e) => self.refused(ci, connect_failed(&e)),
         }
     }
 
@@ -382,14 +253,14 @@ impl H2Loop<'_> {
         let ctx = self.ctx;
         let c = &mut self.conns[ci];
         match c.sock.as_ref().expect("connecting").take_error() {
-            Ok(Some(e)) | Err(e) => return self.refused(ci, connect_failure(&e)),
+            Ok(Some(e)) | Err(e) => return self.refused(ci, connect_failed(&e)),
             Ok(None) => {}
         }
         let tls = ctx.tls.as_ref().expect("https");
         let connector = if c.http1 { &tls.http11 } else { &tls.connector };
         match Session::new(connector.config(), &tls.name) {
             Ok(session) => c.tls = Some(Box::new(session)),
-            Err(e) => return self.refused(ci, tls::classify_tls(&e)),
+            Err(failure) => return self.refused(ci, failure),
         }
         c.tcp_done = Instant::now();
         c.state = State::Handshaking;
@@ -398,13 +269,12 @@ impl H2Loop<'_> {
 
     /// The connection of `ci` could not be opened: its opener's request fails; the
     /// others wait on for the next try (the task loop's `Opening` guard).
-    fn refused(&mut self, ci: usize, (class, detail): Refused) {
+    fn refused(&mut self, ci: usize, failure: Failure) {
         let c = &mut self.conns[ci];
         let opener = c.opener.take();
         self.close(ci);
         if let Some(k) = opener {
-            self.slots[k].t.detail = detail;
-            self.fail(k, class, None);
+            self.judge(k, Cause::Refused(failure), false);
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
@@ -415,14 +285,12 @@ impl H2Loop<'_> {
     fn handshaken(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
         let tls = c.tls.as_ref().expect("a handshake");
-        let tcp_from = c.opener.map_or(c.tcp_done, |k| self.slots[k].connect_from);
+        let tcp_from = c.opener.map_or(c.tcp_done, |k| self.slots[k].lane.connect_from);
         let handshake = tls::handshake_of(tls.connection(), c.tcp_done.saturating_duration_since(tcp_from), now - c.tcp_done);
         if let Some(k) = c.opener.take() {
-            let s = &mut self.slots[k];
-            s.t.connections_opened += 1;
-            s.t.handshake = Some(handshake);
-            s.connected_at = now;
-            s.connect_us = now.saturating_duration_since(s.connect_from).as_micros() as u64;
+            let lane = &mut self.slots[k].lane;
+            lane.opened(now);
+            lane.t.handshake = Some(handshake);
         }
         let c = &mut self.conns[ci];
         c.received = 0;
@@ -438,45 +306,6 @@ impl H2Loop<'_> {
             c.state = State::Http1 { reader: Box::new(reader), current: None, uses: 0 };
         }
         self.pump(ci);
-    }
-
-    /// Starts the requests waiting on `ci` that it has room for now.
-    fn pump(&mut self, ci: usize) {
-        let ctx = self.ctx;
-        let now = Instant::now();
-        loop {
-            let c = &mut self.conns[ci];
-            let Some(&k) = c.waiting.front() else { return };
-            let s = &mut self.slots[k];
-            match &mut c.state {
-                State::H2(h2) if h2.can_open() => {
-                    let id = h2.request(&ctx.cfg.h2_requests[s.url].blocks);
-                    c.in_flight.push((id, k));
-                }
-                // After a GOAWAY: a new connection for the waiting at once, the old one
-                // aside until its last streams are done (as the h2 crate reconnects).
-                // (At the start of the next turn: not while its bytes are being read.)
-                State::H2(h2) if h2.going_away() => {
-                    if !self.aside.contains(&ci) {
-                        self.aside.push(ci);
-                    }
-                    return;
-                }
-                State::Http1 { reader, current: current @ None, .. } => {
-                    *current = Some(k);
-                    reader.start(ctx.head_request);
-                    s.t.h2 = false;
-                    let request = &ctx.cfg.request_bytes[s.url];
-                    c.tls.as_mut().expect("https").queue(request);
-                    c.sent += request.len() as u64;
-                    c.in_flight.push((0, k));
-                }
-                _ => return,
-            }
-            c.waiting.pop_front();
-            s.written_at = now;
-            self.mark(ci);
-        }
     }
 
     /// Moves connection `ci` (going away, streams still in flight) to a place of its
@@ -508,9 +337,9 @@ impl H2Loop<'_> {
             self.mark(d);
         }
         if let Some(sock) = &self.conns[d].sock
-            && let Err(e) = direct::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
+            && let Err(e) = direct_loop::watch(self.ep, sock, d, libc::EPOLL_CTL_MOD)
         {
-            self.lost(d, Lost::Io(e));
+            self.lost(d, Cause::Read(e.kind()));
         }
     }
 
@@ -541,11 +370,10 @@ impl H2Loop<'_> {
             tls.queue(&h2.out);
             h2.out.clear();
         }
-        let handshaking = matches!(c.state, State::Handshaking);
         match tls.send(sock) {
             Ok(done) => c.blocked = !done,
-            Err(e) if handshaking => self.refused(ci, tls::classify(&e)),
-            Err(e) => self.lost(ci, Lost::Write(e)),
+            Err(e) if matches!(c.state, State::Handshaking) => self.refused(ci, tls::classify(&e)),
+            Err(e) => self.lost(ci, Cause::Write(e.kind())),
         }
     }
 
@@ -555,45 +383,24 @@ impl H2Loop<'_> {
         loop {
             let c = &mut self.conns[ci];
             let (Some(sock), Some(tls)) = (c.sock.as_mut(), c.tls.as_mut()) else { return };
-            let handshaking = matches!(c.state, State::Handshaking);
-            let mut scratch = ctx.scratch.borrow_mut();
-            let (n, landed) = match direct::read_all(sock, &mut scratch) {
-                Ok(Some(read)) => read,
-                Ok(None) => return,
-                Err(e) => {
-                    drop(scratch);
-                    return if handshaking {
-                        self.refused(ci, tls::classify(&e))
-                    } else if e.kind() == io::ErrorKind::UnexpectedEof {
-                        self.end(ci)
-                    } else {
-                        self.lost(ci, Lost::Io(e))
-                    };
-                }
-            };
             let plain = &mut self.plain;
             plain.clear();
-            let taken = tls.take(&scratch[..n], |p| plain.extend_from_slice(p));
+            let mut scratch = ctx.scratch.borrow_mut();
+            let read = tls.read(sock, &mut scratch, |p| plain.extend_from_slice(p));
             drop(scratch);
-            let taken = match taken {
-                Ok(taken) => taken,
-                Err(e) if handshaking => {
-                    let _ = tls.send(sock);
-                    return self.refused(ci, tls::classify_tls(&e));
-                }
-                Err(_) => return self.lost(ci, Lost::Tls),
+            let Took { n, landed, taken, handshaken } = match read {
+                Ok(Some(took)) => took,
+                Ok(None) => return,
+                Err(Ending::Refused(failure)) => return self.refused(ci, failure),
+                Err(Ending::Eof) => return self.end(ci),
+                Err(Ending::Failed(cause)) => return self.lost(ci, cause),
             };
-            if handshaking {
-                if tls.handshaking() {
-                    if taken.closed {
-                        return self.refused(ci, tls::classify(&io::ErrorKind::UnexpectedEof.into()));
-                    }
-                    self.flush(ci);
-                } else {
-                    // Its end when the client is done with the server's last flight, as
-                    // on the task loop.
-                    self.handshaken(ci, Instant::now());
-                }
+            if handshaken {
+                // Its end when the client is done with the server's last flight, as on
+                // the task loop.
+                self.handshaken(ci, Instant::now());
+            } else if matches!(self.conns[ci].state, State::Handshaking) {
+                self.flush(ci);
             }
             if !self.plain.is_empty() {
                 self.conns[ci].received += self.plain.len() as u64;
@@ -610,324 +417,68 @@ impl H2Loop<'_> {
         }
     }
 
-    /// The plaintext just read on `ci` (its bytes landed at `now`), to its protocol;
-    /// false if the connection is gone.
-    fn take_plain(&mut self, ci: usize, now: Instant) -> bool {
-        let H2Loop { conns, plain, events, fields, slots, ctx, .. } = self;
-        let c = &mut conns[ci];
-        match &mut c.state {
-            State::H2(h2) => {
-                events.clear();
-                fields.clear();
-                let watching = !ctx.watch.is_empty();
-                let received = h2.receive(plain, |e| {
-                    events.push(match e {
-                        Event::Status { stream, status } => Ev::Status(stream, status),
-                        Event::Field { stream, name, value } => {
-                            if !watching {
-                                return;
-                            }
-                            let n = (fields.len(), fields.len() + name.len());
-                            fields.extend_from_slice(name);
-                            let v = (fields.len(), fields.len() + value.len());
-                            fields.extend_from_slice(value);
-                            Ev::Field(stream, n, v)
-                        }
-                        Event::Data { stream, len } => Ev::Data(stream, len),
-                        Event::End { stream } => Ev::End(stream),
-                        Event::Reset { stream, code } => Ev::Reset(stream, code),
-                        Event::GoAway { last, code } => Ev::GoAway(last, code),
-                    })
-                });
-                if !h2.out.is_empty() {
-                    self.mark(ci);
-                }
-                let events = std::mem::take(&mut self.events);
-                for e in &events {
-                    self.event(ci, e, now);
-                }
-                self.events = events;
-                match received {
-                    Ok(()) => {
-                        self.pump(ci);
-                        matches!(self.conns[ci].state, State::H2(_))
-                    }
-                    Err(e) => {
-                        self.lost(ci, Lost::Protocol(e));
-                        false
-                    }
-                }
-            }
-            State::Http1 { reader, current, uses } => {
-                let Some(k) = *current else {
-                    // Bytes nobody asked for: the connection is not usable.
-                    self.lost(ci, Lost::Protocol(ConnError { code: frame::PROTOCOL_ERROR, why: "unasked bytes" }));
-                    return false;
-                };
-                let s = &mut slots[k];
-                s.first_byte.get_or_insert(now);
-                match reader.feed(plain) {
-                    Ok(Progress::More) => true,
-                    Ok(Progress::Done(done)) => {
-                        s.t.body += reader.body_bytes();
-                        s.status = done.status;
-                        offer(&mut s.captures, reader, &ctx.watch);
-                        *uses += 1;
-                        *current = None;
-                        let budget_used = self.ctx.cfg.keepalive_requests.is_some_and(|n| *uses >= n);
-                        let close = done.close || !self.ctx.cfg.keepalive || budget_used;
-                        self.complete(k, now);
-                        if close {
-                            self.close(ci);
-                            if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
-                                self.to_open.push(ci);
-                            }
-                            return false;
-                        }
-                        self.pump(ci);
-                        true
-                    }
-                    Err(e) => {
-                        *current = None;
-                        self.conns[ci].in_flight.clear();
-                        self.fail(k, failure(e), None);
-                        self.lost(ci, Lost::Eof);
-                        false
-                    }
-                }
-            }
-            _ => true,
-        }
-    }
-
-    fn event(&mut self, ci: usize, e: &Ev, now: Instant) {
-        let slot_of = |lp: &Self, id: u32| lp.conns[ci].in_flight.iter().find(|&&(i, _)| i == id).map(|&(_, k)| k);
-        match *e {
-            Ev::Status(id, status) => {
-                if let Some(k) = slot_of(self, id) {
-                    let s = &mut self.slots[k];
-                    s.status = status;
-                    s.first_byte = Some(now);
-                }
-            }
-            Ev::Field(id, (n0, n1), (v0, v1)) => {
-                if let Some(k) = slot_of(self, id) {
-                    let name = String::from_utf8_lossy(&self.fields[n0..n1]);
-                    self.slots[k].captures.offer(&name, &self.fields[v0..v1]);
-                }
-            }
-            Ev::Data(id, len) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.slots[k].t.body += len as u64;
-                }
-            }
-            Ev::End(id) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.complete(k, now);
-                }
-            }
-            Ev::Reset(id, code) => {
-                if let Some(k) = slot_of(self, id) {
-                    self.fail(k, ErrorClass::H2RstStream, Some(Detail::H2(code)));
-                }
-            }
-            Ev::GoAway(last, code) => {
-                self.conns[ci].goaway = Some(code);
-                let cut: Vec<usize> = self.conns[ci].in_flight.iter().filter(|&&(id, _)| id > last).map(|&(_, k)| k).collect();
-                for k in cut {
-                    match code {
-                        frame::NO_ERROR if self.slots[k].may_retry => self.retry(k),
-                        // Cut off twice: as the task loop's second try ends (h2.rs, fail).
-                        frame::NO_ERROR => self.fail(k, ErrorClass::Read, None),
-                        _ => self.fail(k, ErrorClass::H2Goaway, Some(Detail::H2(code))),
-                    }
-                }
-            }
-        }
-    }
-
-    /// Connection `ci` is gone: its requests in flight are retried (nothing of their
-    /// response came, the first time) or fail; the waiting ones get a new connection.
-    fn lost(&mut self, ci: usize, why: Lost) {
+    /// Connection `ci` is gone (`why`: what ended it): its requests in flight are
+    /// retried or fail (rules.rs), the waiting ones get a new connection.
+    fn lost(&mut self, ci: usize, why: Cause) {
         let c = &self.conns[ci];
-        let goaway = c.goaway.filter(|&code| code != frame::NO_ERROR);
-        // HTTP/1.1 retries only a kept-alive connection (exchange.rs); HTTP/2 any that
-        // ended before the response began (h2.rs).
-        let (http1, retry_conn) = match &c.state {
-            State::Http1 { uses, .. } => (true, *uses > 0),
-            _ => (false, true),
+        let why = match (&c.state, why) {
+            // The connection's I/O, not one request's: as the h2 crate tells the task
+            // loop's streams (h2.rs, `cause`).
+            (State::H2(_), Cause::Read(kind) | Cause::Write(kind)) => Cause::H2Io(kind),
+            (_, why) => why,
         };
+        let why = why.after_goaway(c.goaway);
+        let retry_conn = self.retry_conn(ci);
         let cut = std::mem::take(&mut self.conns[ci].in_flight);
         self.close(ci);
         for (_, k) in cut {
-            let nothing_yet = self.slots[k].status == 0 && self.slots[k].first_byte.is_none();
-            let retry = retry_conn && nothing_yet && self.slots[k].may_retry;
-            let (class, detail) = match (&why, goaway) {
-                (_, Some(code)) => (ErrorClass::H2Goaway, Some(Detail::H2(code))),
-                (Lost::Protocol(e), None) => (ErrorClass::Parse, Some(Detail::H2(e.code))),
-                (Lost::Eof, None) if retry => {
-                    self.retry(k);
-                    continue;
-                }
-                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) && retry => {
-                    self.retry(k);
-                    continue;
-                }
-                (Lost::Io(e) | Lost::Write(e), None) if closed_by_peer(e) => (ErrorClass::Reset, None),
-                (Lost::Write(_), None) if http1 => (ErrorClass::Write, None),
-                _ => (ErrorClass::Read, None),
-            };
-            self.fail(k, class, detail);
+            self.judge(k, why, retry_conn);
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
         }
     }
 
+    /// Whether a request cut off connection `ci` may be retried (rules.rs, `Attempt`):
+    /// on HTTP/1.1 if the connection is a kept-alive one, on HTTP/2 any.
+    fn retry_conn(&self, ci: usize) -> bool {
+        match &self.conns[ci].state {
+            State::Http1 { uses, .. } => *uses > 0,
+            _ => true,
+        }
+    }
+
     /// The server ended connection `ci` (a TCP end, or its close_notify). On HTTP/1.1 the
     /// end may complete the response in flight (a body until close), or fail it by the
-    /// HTTP/1.1 rules (exchange.rs); on HTTP/2 it cuts off what is in flight (`lost`).
+    /// HTTP/1.1 rules (rules.rs); on HTTP/2 it cuts off what is in flight (`lost`).
     fn end(&mut self, ci: usize) {
+        let retry_conn = self.retry_conn(ci);
         let c = &mut self.conns[ci];
-        let State::Http1 { reader, current: Some(k), uses } = &mut c.state else { return self.lost(ci, Lost::Eof) };
+        let State::Http1 { reader, current: Some(k), .. } = &mut c.state else { return self.lost(ci, Cause::Gone) };
         let k = *k;
-        let retry_ok = *uses > 0 && self.slots[k].may_retry;
         let ended = reader.eof();
         let body = reader.body_bytes();
         c.in_flight.clear();
         let outcome = match ended {
             Ok(done) => {
                 let s = &mut self.slots[k];
-                s.t.body += body;
+                s.lane.t.body += body;
                 s.status = done.status;
                 if let State::Http1 { reader, .. } = &self.conns[ci].state {
                     offer(&mut s.captures, reader, &self.ctx.watch);
                 }
                 Ok(())
             }
-            Err(e) => Err(eof_class(e, retry_ok)),
+            Err(e) => Err(Cause::Eof(e)),
         };
         // Closed before the request ends or is retried: no request may start on it.
         self.close(ci);
         match outcome {
             Ok(()) => self.complete(k, Instant::now()),
-            Err(Some(class)) => self.fail(k, class, None),
-            Err(None) => self.retry(k),
+            Err(cause) => self.judge(k, cause, retry_conn),
         }
         if !self.conns[ci].waiting.is_empty() && !self.to_open.contains(&ci) {
             self.to_open.push(ci);
-        }
-    }
-
-    /// Slot `k`'s request again, on a new connection (once).
-    fn retry(&mut self, k: usize) {
-        self.withdraw(k);
-        let s = &mut self.slots[k];
-        s.may_retry = false;
-        s.connect_from = Instant::now();
-        self.attempt(k);
-    }
-
-    /// Takes slot `k` off its connection (its stream cancelled, its place in line given
-    /// up; an opener's connection in progress closed, a half-done HTTP/1.1 exchange too).
-    fn withdraw(&mut self, k: usize) {
-        let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        c.waiting.retain(|&w| w != k);
-        if let Some(i) = c.in_flight.iter().position(|&(_, w)| w == k) {
-            let (id, _) = c.in_flight.swap_remove(i);
-            match &mut c.state {
-                State::H2(h2) => {
-                    h2.cancel(id);
-                    self.mark(ci);
-                    // Its stream is free for one waiting.
-                    self.pump(ci);
-                }
-                State::Http1 { current, .. } => {
-                    *current = None;
-                    self.close(ci);
-                }
-                _ => {}
-            }
-        }
-        let c = &mut self.conns[ci];
-        if c.opener == Some(k) {
-            c.opener = None;
-            if matches!(c.state, State::Connecting | State::Handshaking) {
-                self.close(ci);
-            }
-        }
-        let c = &self.conns[ci];
-        if matches!(c.state, State::Closed) && !c.waiting.is_empty() && !self.to_open.contains(&ci) {
-            self.to_open.push(ci);
-        }
-        // A connection set aside whose last request left (retried, cut by the run's end).
-        self.drained(ci);
-    }
-
-    /// Slot `k`'s response is whole.
-    fn complete(&mut self, k: usize, now: Instant) {
-        let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        c.in_flight.retain(|&(_, w)| w != k);
-        let s = &mut self.slots[k];
-        s.t.received += std::mem::take(&mut c.received);
-        s.t.sent += std::mem::take(&mut c.sent);
-        let slot = s.slot.as_ref().expect("a request in flight");
-        let (first_byte, end) = arrival::bounded(s.written_at, s.first_byte, now);
-        let sample = Sample::timed(s.status, slot.intended, slot.start, end, s.connect_us, s.written_at,
-                                   first_byte, s.connected_at);
-        self.record(k, Outcome::Completed(sample), now);
-        self.drained(ci);
-    }
-
-    /// Slot `k`'s request failed with `class`.
-    fn fail(&mut self, k: usize, class: ErrorClass, detail: Option<Detail>) {
-        self.withdraw(k);
-        let ci = self.slots[k].on;
-        let c = &mut self.conns[ci];
-        let s = &mut self.slots[k];
-        if detail.is_some() {
-            s.t.detail = detail;
-        }
-        s.t.received += std::mem::take(&mut c.received);
-        s.t.sent += std::mem::take(&mut c.sent);
-        self.record(k, Outcome::Failed(class), Instant::now());
-        self.drained(ci);
-    }
-
-    fn record(&mut self, k: usize, outcome: Outcome, now: Instant) {
-        let ctx = self.ctx;
-        let s = &mut self.slots[k];
-        let slot = s.slot.take().expect("a request in flight");
-        if ctx.run_end.is_some_and(|e| now > e) {
-            // Answered after the end of the run: not counted, the window stays exact.
-            return self.in_flight(k, &slot);
-        }
-        s.tally.record(ctx, &slot, s.url, &outcome, &s.t, now, Some(&s.captures));
-        self.todo.push(k);
-    }
-
-    /// A request still unanswered at the run's end: counted in `in_flight_at_end`, and
-    /// the slot stops.
-    fn in_flight(&mut self, k: usize, slot: &Slot) {
-        self.slots[k].tally.in_flight(self.ctx, slot);
-        self.stop(k);
-    }
-
-    fn stop(&mut self, k: usize) {
-        let s = &mut self.slots[k];
-        if s.stopped {
-            return;
-        }
-        s.stopped = true;
-        self.running -= 1;
-        s.tally.finish(self.ctx);
-        // The connection's last slot: it closes.
-        let ci = s.home;
-        let first = ci * self.per;
-        if self.slots[first..first + self.per].iter().all(|s| s.stopped) {
-            self.close(ci);
         }
     }
 

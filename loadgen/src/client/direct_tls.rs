@@ -6,14 +6,22 @@
 //! rustls's own chunks, not copied again. What rustls has to send (the handshake's
 //! flights, the request's records) goes out in one vectored write.
 //!
-//! The handshake's outcome and failures are classed by tls.rs, as on the task loop.
+//! What a read comes to is classed here for both direct loops (`Session::read`): a
+//! failed handshake by tls.rs, as on the task loop; a failure after it as rules.rs
+//! says.
 
 use std::io::{self, BufRead, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
+
+use super::arrival;
+use super::rules::{Cause, Failure};
+use crate::tls;
 
 /// One connection's TLS session.
 pub struct Session {
@@ -29,10 +37,33 @@ pub struct Taken {
     pub closed: bool,
 }
 
+/// What a read of the socket brought (`Session::read`).
+pub struct Took {
+    /// Bytes read, and when they landed (arrival.rs).
+    pub n: usize,
+    pub landed: Instant,
+    pub taken: Taken,
+    /// This read ended the handshake (the client is done with the server's last flight).
+    pub handshaken: bool,
+}
+
+/// Why a read of the socket ended the connection's use (`Session::read`).
+pub enum Ending {
+    /// The handshake failed, classed by tls.rs: the request that opened the connection
+    /// fails with it.
+    Refused(Failure),
+    /// The server ended the connection after the handshake (its TCP end, without
+    /// close_notify): the response reader says what the end means.
+    Eof,
+    /// Reading failed after the handshake (rules.rs classes it).
+    Failed(Cause),
+}
+
 impl Session {
-    /// A new session; its ClientHello is queued (`send` writes it).
-    pub fn new(config: &Arc<ClientConfig>, name: &ServerName<'static>) -> Result<Session, rustls::Error> {
-        let mut conn = ClientConnection::new(config.clone(), name.clone())?;
+    /// A new session; its ClientHello is queued (`send` writes it). Err: the handshake
+    /// failed at once, classed by tls.rs.
+    pub fn new(config: &Arc<ClientConfig>, name: &ServerName<'static>) -> Result<Session, Failure> {
+        let mut conn = ClientConnection::new(config.clone(), name.clone()).map_err(|e| tls::classify_tls(&e))?;
         // rustls holds at most 64 KB of records to send by default and takes only part
         // of a write past it: what a turn of the loop queues (a first flight of many
         // HTTP/2 streams, large headers) must all go, at the socket's pace.
@@ -69,6 +100,36 @@ impl Session {
         Ok(true)
     }
 
+    /// Reads what `sock` holds into `buf` and takes its records, the plaintext to `out`
+    /// (none before the handshake's end: no early data is offered). Ok(None): nothing
+    /// there, an edge will say when. While handshaking the caller answers the server's
+    /// flight (`send`).
+    pub fn read(&mut self, sock: &mut TcpStream, buf: &mut [u8], out: impl FnMut(&[u8])) -> Result<Option<Took>, Ending> {
+        let handshaking = self.handshaking();
+        let (n, landed) = match read_all(sock, buf) {
+            Ok(Some(read)) => read,
+            Ok(None) => return Ok(None),
+            // The server closed or reset during the handshake.
+            Err(e) if handshaking => return Err(Ending::Refused(tls::classify(&e))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(Ending::Eof),
+            Err(e) => return Err(Ending::Failed(Cause::Read(e.kind()))),
+        };
+        let taken = match self.take(&buf[..n], out) {
+            Ok(taken) => taken,
+            Err(e) if handshaking => {
+                // The alert rustls queued for the server, if the socket takes it.
+                let _ = self.send(sock);
+                return Err(Ending::Refused(tls::classify_tls(&e)));
+            }
+            // The stream is unreadable, as a failed read on the task loop.
+            Err(_) => return Err(Ending::Failed(Cause::BadRecord)),
+        };
+        if self.handshaking() && taken.closed {
+            return Err(Ending::Refused(tls::classify(&io::ErrorKind::UnexpectedEof.into())));
+        }
+        Ok(Some(Took { n, landed, taken, handshaken: handshaking && !self.handshaking() }))
+    }
+
     /// Takes `bytes` read from the socket: every complete record is processed, and
     /// the plaintext goes to `out` piece by piece, in order. A record cut at the
     /// end of `bytes` waits in rustls for the rest.
@@ -99,6 +160,21 @@ impl Session {
                 return Ok(taken);
             }
         }
+    }
+}
+
+/// One read of what the socket holds, up to `buf`'s size: Some(bytes read, when they
+/// landed), None (nothing there: an edge will say when), or the end of stream as
+/// UnexpectedEof.
+fn read_all(sock: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<(usize, Instant)>> {
+    loop {
+        return match arrival::read(sock.as_raw_fd(), buf) {
+            Ok((0, _)) => Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(read) => Ok(Some(read)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
     }
 }
 

@@ -1,5 +1,6 @@
 //! One request/response on one connection: connect if needed, write the
-//! pre-formatted request, read and frame the response, classify any failure.
+//! pre-formatted request, read and frame the response; a failure retried or counted
+//! in its class as rules.rs says.
 //!
 //! Hot path (keep-alive): one write, one read, three clock reads, no allocation.
 //! Reads go into the thread's shared scratch buffer, borrowed only inside a
@@ -16,16 +17,17 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
-use super::connect::{self, closed_by_peer};
+use super::connect;
 use super::context::{SCRATCH_BYTES, ThreadContext};
 use super::deadline::Watchdog;
+use super::rules::{self, Attempt, Cause, Deadline, Verdict};
 use super::slow_read::{ReadRate, SlowReader};
 use crate::net::Stream;
 use crate::protocol::Reader;
 use crate::protocol::capture::Captures;
-use crate::protocol::reading::{EofError, ParseError, Progress};
+use crate::protocol::reading::{ParseError, Progress};
 use crate::schedule::Slot;
-use crate::stats::{ErrorClass, Outcome, Sample, Transfer};
+use crate::stats::{Outcome, Sample, Transfer};
 
 /// A connection's state between requests.
 pub struct Conn {
@@ -76,24 +78,28 @@ pub enum Ended {
     Abandoned,
 }
 
+impl Ended {
+    /// A request still unanswered at its `deadline`: cut off if that is the run's end,
+    /// else failed now, a timeout (rules.rs).
+    pub(super) fn past(deadline: Deadline, mut transfer: Transfer) -> Ended {
+        if deadline.run_end {
+            return Ended::Abandoned;
+        }
+        let outcome = rules::failed(&mut transfer, rules::final_class(Cause::Timeout, false));
+        Ended::Done { outcome, transfer, end: Instant::now() }
+    }
+}
+
 /// Sends request `url` (an index into `Config::request_bytes`) and reads its response.
 pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
-    let request_deadline = slot.start + ctx.cfg.timeout;
-    let (deadline, cut_by_run_end) = match ctx.run_end {
-        Some(end) if end <= request_deadline => (end, true),
-        _ => (request_deadline, false),
-    };
+    let deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
     let mut transfer = Transfer::default();
-    let result = watchdog.run(deadline.into(), attempt(ctx, conn, slot, url, &mut transfer)).await;
+    let result = watchdog.run(deadline.at.into(), attempt(ctx, conn, slot, url, &mut transfer)).await;
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         None => {
             conn.close();
-            if cut_by_run_end {
-                Ended::Abandoned
-            } else {
-                Ended::Done { outcome: Outcome::Failed(ErrorClass::Timeout), transfer, end: Instant::now() }
-            }
+            Ended::past(deadline, transfer)
         }
     }
 }
@@ -102,29 +108,9 @@ fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
-/// The error class of a connection that ended before its response did; None: retry
-/// (a kept-alive connection the server closed while idle, `retry_ok`).
-pub(super) fn eof_class(e: EofError, retry_ok: bool) -> Option<ErrorClass> {
-    match e {
-        EofError::BeforeResponse if retry_ok => None,
-        EofError::BeforeResponse | EofError::InHead => Some(ErrorClass::Read),
-        EofError::InBody => Some(ErrorClass::LengthMismatch),
-    }
-}
-
-/// The error class of a response the reader refused. Exhaustive on purpose: a new
-/// kind of refusal must be given its class here.
-pub(super) fn failure(e: ParseError) -> ErrorClass {
-    match e {
-        ParseError::Head | ParseError::BadContentLength | ParseError::Chunk | ParseError::Upgrade => ErrorClass::Parse,
-        ParseError::TooLarge(_) => ErrorClass::TooLarge,
-        ParseError::TrailingBytes => ErrorClass::LengthMismatch,
-        ParseError::Rejected => ErrorClass::Rejected,
-    }
-}
-
 /// One request on `conn` (HTTP/1.1 or FastCGI), without the deadline: exchange()
-/// and the HTTP/1.1 fallback of an h2 connection (h2.rs) bound it.
+/// and the HTTP/1.1 fallback of an h2 connection (h2.rs) bound it. A failed attempt
+/// is retried or counted as rules.rs says.
 pub(super) async fn attempt(
     ctx: &ThreadContext,
     conn: &mut Conn,
@@ -134,135 +120,110 @@ pub(super) async fn attempt(
 ) -> (Outcome, Instant) {
     let cfg = &*ctx.cfg;
     let request = &cfg.request_bytes[url];
-    // A kept-alive connection the server closed while idle fails on first use with
-    // EOF or a reset before any response byte. That is not a failed request: retry
-    // once on a fresh connection (as browsers and hyper do) and count no error.
-    let mut may_retry = true;
+    let mut retry_unused = true;
     let mut connect_from = slot.start;
-    'attempt: loop {
+    loop {
         let reused = conn.stream.is_some();
-        let connected_at = if reused {
-            slot.start
-        } else {
-            // Boxed: a connect in progress (and its address resolution) would otherwise sit
-            // in every connection's task for its whole life: 464 bytes each (lane.rs's size test).
-            match Box::pin(connect::open(ctx, conn.http11_only)).await {
-                Ok(opened) => {
-                    conn.stream = Some(opened.stream);
-                    conn.reader.reset();
-                    conn.uses = 0;
-                    t.connections_opened += 1;
-                    t.handshake = opened.handshake;
-                    Instant::now()
-                }
-                Err((class, detail)) => {
-                    t.detail = detail;
-                    return (Outcome::Failed(class), Instant::now());
-                }
-            }
-        };
-        let connect_us = if reused { 0 } else { us(connected_at - connect_from) };
-        let retry_ok = reused && may_retry;
-        let Some(stream) = conn.stream.as_mut() else { unreachable!("connected above") };
-        conn.reader.start(ctx.head_request);
-
-        let mut written = stream.write_all(request).await;
-        // TLS: rustls may keep the record it could not write yet; push it out.
-        if written.is_ok() && matches!(stream, Stream::Tls(_)) {
-            written = stream.flush().await;
-        }
-        if let Err(e) = written {
-            conn.close();
-            if retry_ok && closed_by_peer(&e) {
-                may_retry = false;
-                connect_from = Instant::now();
-                continue 'attempt;
-            }
-            let class = if closed_by_peer(&e) { ErrorClass::Reset } else { ErrorClass::Write };
-            return (Outcome::Failed(class), Instant::now());
-        }
-        t.sent += request.len() as u64;
-        let written = Instant::now();
-        let mut first_byte: Option<Instant> = None;
-        let max_read = match &mut conn.slow {
-            Some(slow) => {
-                slow.begin(written);
-                slow.slice_bytes(SCRATCH_BYTES)
-            }
-            None => SCRATCH_BYTES,
-        };
-        // Bodies nobody looks at go by unseen where the stream can discard (clear-text
-        // TCP): the first read takes the head and a small body (at most HEAD_READ
-        // bytes, so little of a large body is copied), the kernel drops the rest of a
-        // Content-Length body or a large chunk; small chunks are read as before.
-        let discard = cfg.discard_bodies && stream.can_discard();
-        let head_read = if discard { max_read.min(HEAD_READ) } else { max_read };
-
-        let (done, end) = loop {
-            if let Some(slow) = &mut conn.slow {
-                slow.wait().await;
-            }
-            let skippable = conn.reader.skippable();
-            let step = if discard && skippable >= DISCARD_AT_LEAST {
-                discard_some(stream, &mut conn.reader, skippable, conn.slow.is_some(), max_read).await
+        // One attempt: connect if needed, write, read the response; what ended it, if it
+        // failed. (A block, not a function of its own: its future would sit beside this
+        // one's in every connection's task, lane.rs's size test.)
+        let cause = 'attempt: {
+            let connected_at = if reused {
+                slot.start
             } else {
-                let max = if first_byte.is_none() { head_read } else { max_read };
-                read_some(&ctx.scratch, stream, &mut conn.reader, max).await
+                // Boxed: a connect in progress (and its address resolution) would otherwise sit
+                // in every connection's task for its whole life: 464 bytes each (lane.rs's size test).
+                match Box::pin(connect::open(ctx, conn.http11_only)).await {
+                    Ok(opened) => {
+                        conn.stream = Some(opened.stream);
+                        conn.reader.reset();
+                        conn.uses = 0;
+                        t.connections_opened += 1;
+                        t.handshake = opened.handshake;
+                        Instant::now()
+                    }
+                    Err(refused) => break 'attempt Cause::Refused(refused),
+                }
             };
-            match step {
-                Ok(Read::Data(n, progress)) => {
-                    let now = Instant::now();
-                    t.received += n as u64;
-                    if let Some(slow) = &mut conn.slow {
-                        slow.consumed(n, now);
-                    }
-                    first_byte.get_or_insert(now);
-                    if let Progress::Done(c) = progress {
-                        break (c, now);
-                    }
-                }
-                Ok(Read::Eof) => match conn.reader.eof() {
-                    Ok(c) => break (c, Instant::now()),
-                    Err(e) => {
-                        conn.close();
-                        match eof_class(e, retry_ok) {
-                            Some(c) => return (Outcome::Failed(c), Instant::now()),
-                            None => {
-                                may_retry = false;
-                                connect_from = Instant::now();
-                                continue 'attempt;
-                            }
-                        }
-                    }
-                },
-                Ok(Read::Bad(e)) => {
-                    conn.close();
-                    return (Outcome::Failed(failure(e)), Instant::now());
-                }
-                Err(e) => {
-                    let nothing_yet = !conn.reader.started();
-                    conn.close();
-                    if closed_by_peer(&e) {
-                        if retry_ok && nothing_yet {
-                            may_retry = false;
-                            connect_from = Instant::now();
-                            continue 'attempt;
-                        }
-                        return (Outcome::Failed(ErrorClass::Reset), Instant::now());
-                    }
-                    return (Outcome::Failed(ErrorClass::Read), Instant::now());
-                }
+            let connect_us = if reused { 0 } else { us(connected_at - connect_from) };
+            let Some(stream) = conn.stream.as_mut() else { unreachable!("connected above") };
+            conn.reader.start(ctx.head_request);
+
+            let mut written = stream.write_all(request).await;
+            // TLS: rustls may keep the record it could not write yet; push it out.
+            if written.is_ok() && matches!(stream, Stream::Tls(_)) {
+                written = stream.flush().await;
             }
+            if let Err(e) = written {
+                break 'attempt Cause::Write(e.kind());
+            }
+            t.sent += request.len() as u64;
+            let written = Instant::now();
+            let mut first_byte: Option<Instant> = None;
+            let max_read = match &mut conn.slow {
+                Some(slow) => {
+                    slow.begin(written);
+                    slow.slice_bytes(SCRATCH_BYTES)
+                }
+                None => SCRATCH_BYTES,
+            };
+            // Bodies nobody looks at go by unseen where the stream can discard (clear-text
+            // TCP): the first read takes the head and a small body (at most HEAD_READ
+            // bytes, so little of a large body is copied), the kernel drops the rest of a
+            // Content-Length body or a large chunk; small chunks are read as before.
+            let discard = cfg.discard_bodies && stream.can_discard();
+            let head_read = if discard { max_read.min(HEAD_READ) } else { max_read };
+
+            let (done, end) = loop {
+                if let Some(slow) = &mut conn.slow {
+                    slow.wait().await;
+                }
+                let skippable = conn.reader.skippable();
+                let step = if discard && skippable >= DISCARD_AT_LEAST {
+                    discard_some(stream, &mut conn.reader, skippable, conn.slow.is_some(), max_read).await
+                } else {
+                    let max = if first_byte.is_none() { head_read } else { max_read };
+                    read_some(&ctx.scratch, stream, &mut conn.reader, max).await
+                };
+                match step {
+                    Ok(Read::Data(n, progress)) => {
+                        let now = Instant::now();
+                        t.received += n as u64;
+                        if let Some(slow) = &mut conn.slow {
+                            slow.consumed(n, now);
+                        }
+                        first_byte.get_or_insert(now);
+                        if let Progress::Done(c) = progress {
+                            break (c, now);
+                        }
+                    }
+                    Ok(Read::Eof) => match conn.reader.eof() {
+                        Ok(c) => break (c, Instant::now()),
+                        Err(e) => break 'attempt Cause::Eof(e),
+                    },
+                    Ok(Read::Bad(e)) => break 'attempt Cause::Malformed(e),
+                    Err(e) => break 'attempt Cause::Read(e.kind()),
+                }
+            };
+            t.body += conn.reader.body_bytes();
+            conn.uses += 1;
+            if !rules::keep_open(cfg, done.close, conn.uses) {
+                conn.close();
+            }
+            let first_byte = first_byte.unwrap_or(end);
+            let sample =
+                Sample::timed(done.status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
+            return (Outcome::Completed(sample), end);
         };
-        t.body += conn.reader.body_bytes();
-        conn.uses += 1;
-        let budget_used = cfg.keepalive_requests.is_some_and(|n| conn.uses >= n);
-        if done.close || !cfg.keepalive || budget_used {
-            conn.close();
+        let attempt = Attempt { may_retry: reused && retry_unused, nothing_yet: !conn.reader.started() };
+        conn.close();
+        match rules::judge(cause, attempt) {
+            Verdict::Retry => {
+                retry_unused = false;
+                connect_from = Instant::now();
+            }
+            Verdict::Failed(failure) => return (rules::failed(t, failure), Instant::now()),
         }
-        let first_byte = first_byte.unwrap_or(end);
-        let sample = Sample::timed(done.status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
-        return (Outcome::Completed(sample), end);
     }
 }
 

@@ -26,15 +26,17 @@ use h2::client::SendRequest;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
-use super::connect::{self, Refused, closed_by_peer};
+use super::connect;
 use super::context::ThreadContext;
 use super::deadline::Watchdog;
 use super::exchange::{self, Conn, Ended};
+use super::rules::{self, Attempt, Cause, Deadline, Failure, Verdict};
 use super::slow_read::{ReadRate, SlowReader};
 use crate::protocol::capture::Captures;
 use crate::net::Stream;
 use crate::schedule::Slot;
-use crate::stats::{Detail, ErrorClass, Outcome, Sample, Transfer};
+use crate::protocol::h2::frame::NO_ERROR;
+use crate::stats::{Outcome, Sample, Transfer};
 use crate::tls::Alpn;
 
 /// Flow-control windows we announce, per stream and per connection: 2^30 − 1,
@@ -212,20 +214,17 @@ impl Drop for Opening<'_> {
 /// (exchange.rs's contract: bounded by the timeout and the end of the run).
 pub async fn exchange(ctx: &ThreadContext, lane: &mut StreamSlot, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
     let StreamSlot { shared, captures, slow } = lane;
-    let request_deadline = slot.start + ctx.cfg.timeout;
-    let (deadline, cut_by_run_end) = match ctx.run_end {
-        Some(end) if end <= request_deadline => (end, true),
-        _ => (request_deadline, false),
-    };
+    let deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
     let mut transfer = Transfer { h2: true, ..Transfer::default() };
-    let result = watchdog.run(deadline.into(), attempt(ctx, shared, captures, slow, slot, url, &mut transfer)).await;
+    let result = watchdog.run(deadline.at.into(), attempt(ctx, shared, captures, slow, slot, url, &mut transfer)).await;
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         // The stream's future was dropped: h2 resets it (CANCEL); the connection stays.
-        None if cut_by_run_end => Ended::Abandoned,
         None => {
-            shared.take_bytes(&mut transfer);
-            Ended::Done { outcome: Outcome::Failed(ErrorClass::Timeout), transfer, end: Instant::now() }
+            if !deadline.run_end {
+                shared.take_bytes(&mut transfer);
+            }
+            Ended::past(deadline, transfer)
         }
     }
 }
@@ -234,7 +233,7 @@ fn us(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
-async fn get<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Refused> {
+async fn get<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Failure> {
     loop {
         // Made before looking at the state, so a change in between still wakes us.
         let notified = shared.changed.notified();
@@ -270,7 +269,7 @@ async fn get<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) 
 }
 
 /// Opens one more HTTP/1.1 connection of a fallback (get() counted it in `open`).
-async fn open_http1<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Refused> {
+async fn open_http1<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Failure> {
     let opened = match connect::open(ctx, false).await {
         Ok(opened) => opened,
         Err(refused) => {
@@ -286,7 +285,7 @@ async fn open_http1<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Tra
 }
 
 /// Opens the connection (this lane set the state to Connecting).
-async fn open<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Refused> {
+async fn open<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer) -> Result<Got<'a>, Failure> {
     let mut opening = Opening { shared, armed: true };
     let opened = connect::open(ctx, false).await?;
     t.connections_opened += 1;
@@ -338,49 +337,28 @@ async fn open<'a>(ctx: &ThreadContext, shared: &'a Rc<H2Conn>, t: &mut Transfer)
     Ok(Got::H2 { send, generation, opened: Some(Instant::now()) })
 }
 
-/// How one attempt on the h2 connection failed.
-enum Failure {
-    /// The connection was gone before this request was taken: retry once.
-    Retry,
-    Failed(ErrorClass, Option<Detail>),
-}
-
-/// The error class of an h2 error; `before_response`: nothing of this request's
-/// response arrived, so a connection that went away may be retried.
-fn failure(e: &h2::Error, before_response: bool) -> Failure {
+/// What failed a request, in rules.rs's terms, from the h2 crate's error.
+fn cause(e: &h2::Error) -> Cause {
+    let code = || e.reason().map_or(NO_ERROR, u32::from);
     if e.is_go_away() && e.is_remote() {
-        let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
-        return if reason == h2::Reason::NO_ERROR && before_response {
-            Failure::Retry
-        } else {
-            Failure::Failed(ErrorClass::H2Goaway, Some(Detail::H2(reason.into())))
-        };
+        return Cause::GoAway(code());
     }
     if e.is_reset() && e.is_remote() {
-        let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
-        return Failure::Failed(ErrorClass::H2RstStream, Some(Detail::H2(reason.into())));
+        return Cause::StreamReset(code());
     }
     if let Some(io_error) = e.get_io() {
-        if before_response && (closed_by_peer(io_error) || io_error.kind() == io::ErrorKind::UnexpectedEof) {
-            return Failure::Retry;
-        }
-        let class = if closed_by_peer(io_error) { ErrorClass::Reset } else { ErrorClass::Read };
-        return Failure::Failed(class, None);
+        return Cause::H2Io(io_error.kind());
     }
-    // The connection is gone (closed by the server while idle, or by our side)
-    // and this request never went out.
-    if before_response && e.is_library() && e.reason().is_none() {
-        return Failure::Retry;
+    // The connection is gone (closed by the server while idle, or by our side).
+    if e.is_library() && e.reason().is_none() {
+        return Cause::Gone;
     }
     // A protocol error the h2 crate detected in what the server sent.
-    Failure::Failed(ErrorClass::Parse, e.reason().map(|r| Detail::H2(r.into())))
+    Cause::Protocol(e.reason().map(u32::from))
 }
 
-fn classify(e: &h2::Error) -> Refused {
-    match failure(e, false) {
-        Failure::Failed(class, detail) => (class, detail),
-        Failure::Retry => (ErrorClass::Read, None),
-    }
+fn classify(e: &h2::Error) -> Failure {
+    rules::final_class(cause(e), false)
 }
 
 /// A stream cut off by the connection's end may see it before the driver has
@@ -397,38 +375,18 @@ async fn settle(shared: &H2Conn, generation: u64, e: &h2::Error) {
     }
 }
 
-/// Ends a request with h2 error `e`, or None: retry it on a new connection.
-fn fail(
-    shared: &H2Conn,
-    generation: u64,
-    e: &h2::Error,
-    before_response: bool,
-    may_retry: bool,
-    t: &mut Transfer,
-) -> Option<(Outcome, Instant)> {
-    // Anything but a reset of this one stream means the connection is gone.
+/// What h2 error `e` on connection `generation` means for the request it failed;
+/// the connection is lost for the next requests unless only this stream was reset.
+async fn lost_to(shared: &H2Conn, generation: u64, e: &h2::Error) -> Cause {
+    settle(shared, generation, e).await;
     if !e.is_reset() || e.is_go_away() {
         shared.lost(generation);
     }
-    // Cut off by a GOAWAY with an error code: that is the cause, not the close.
-    if e.is_io()
-        && let Some((g, reason)) = shared.goaway.get()
-        && g == generation
-        && reason != h2::Reason::NO_ERROR
-    {
-        t.detail = Some(Detail::H2(reason.into()));
-        return Some((Outcome::Failed(ErrorClass::H2Goaway), Instant::now()));
-    }
-    match failure(e, before_response) {
-        Failure::Retry if may_retry => None,
-        Failure::Retry => Some((Outcome::Failed(ErrorClass::Read), Instant::now())),
-        Failure::Failed(class, detail) => {
-            t.detail = detail;
-            Some((Outcome::Failed(class), Instant::now()))
-        }
-    }
+    let goaway = shared.goaway.get().filter(|&(g, _)| g == generation).map(|(_, reason)| u32::from(reason));
+    cause(e).after_goaway(goaway)
 }
 
+/// One request on the shared connection, retried or counted as rules.rs says.
 async fn attempt(
     ctx: &ThreadContext,
     shared: &Rc<H2Conn>,
@@ -439,121 +397,99 @@ async fn attempt(
     t: &mut Transfer,
 ) -> (Outcome, Instant) {
     // Off (no --count-header): one branch per response.
-    let watching = captures.active();
-    if watching {
+    if captures.active() {
         captures.clear();
     }
     let mut may_retry = true;
     let mut connect_from = slot.start;
     loop {
-        let got = match get(ctx, shared, t).await {
-            Ok(got) => got,
-            Err((class, detail)) => {
-                t.detail = detail;
-                shared.take_bytes(t);
-                return (Outcome::Failed(class), Instant::now());
-            }
-        };
-        let (send, generation, opened) = match got {
-            Got::Http1(mut lease) => {
-                t.h2 = false;
-                let conn = lease.conn.as_mut().expect("a lease holds its connection");
-                let result = exchange::attempt(ctx, conn, slot, url, t).await;
-                lease.finished = true;
-                if watching {
-                    let seen = conn.captures();
-                    for i in 0..seen.watched() {
-                        for value in seen.values(i) {
-                            captures.offer(&ctx.watch[i], value);
+        // One attempt: a stream on the shared connection (opened if need be), or a turn
+        // on the HTTP/1.1 fallback's connections; what ended it if it failed, and whether
+        // that was before any of its response. (A block, as in exchange.rs.)
+        let (cause, nothing_yet) = 'attempt: {
+            let got = match get(ctx, shared, t).await {
+                Ok(got) => got,
+                Err(refused) => break 'attempt (Cause::Refused(refused), true),
+            };
+            let (send, generation, opened) = match got {
+                Got::Http1(mut lease) => {
+                    t.h2 = false;
+                    let conn = lease.conn.as_mut().expect("a lease holds its connection");
+                    let result = exchange::attempt(ctx, conn, slot, url, t).await;
+                    lease.finished = true;
+                    if captures.active() {
+                        let seen = conn.captures();
+                        for i in 0..seen.watched() {
+                            for value in seen.values(i) {
+                                captures.offer(&ctx.watch[i], value);
+                            }
                         }
                     }
+                    return result;
                 }
-                return result;
-            }
-            Got::H2 { send, generation, opened } => (send, generation, opened),
-            Got::Open | Got::OpenHttp1 => unreachable!("get() opens the connection itself"),
-        };
-        let connected_at = opened.unwrap_or(slot.start);
-        let connect_us = opened.map_or(0, |at| us(at - connect_from));
-        // Waits for a stream the server allows (its SETTINGS_MAX_CONCURRENT_STREAMS).
-        let sent = match send.ready().await {
-            Ok(mut ready) => ready.send_request(ctx.cfg.h2_requests[url].request(), true),
-            Err(e) => Err(e),
-        };
-        let response = match sent {
-            Ok((response, _stream)) => response,
-            Err(e) => {
-                settle(shared, generation, &e).await;
-                match fail(shared, generation, &e, true, may_retry, t) {
-                    Some(done) => {
-                        shared.take_bytes(t);
-                        return done;
-                    }
-                    None => {
-                        shared.lost(generation);
-                        may_retry = false;
-                        connect_from = Instant::now();
-                        continue;
-                    }
-                }
-            }
-        };
-        let written = Instant::now();
-        let response = match response.await {
-            Ok(r) => r,
-            Err(e) => {
-                settle(shared, generation, &e).await;
-                match fail(shared, generation, &e, true, may_retry, t) {
-                    Some(done) => {
-                        shared.take_bytes(t);
-                        return done;
-                    }
-                    None => {
-                        may_retry = false;
-                        connect_from = Instant::now();
-                        continue;
-                    }
-                }
-            }
-        };
-        let first_byte = Instant::now();
-        if let Some(slow) = slow {
-            slow.begin(written);
-        }
-        let status = response.status().as_u16();
-        if watching {
-            for (name, value) in response.headers() {
-                captures.offer(name.as_str(), value.as_bytes());
-            }
-        }
-        let mut body = response.into_body();
-        loop {
+                Got::H2 { send, generation, opened } => (send, generation, opened),
+                Got::Open | Got::OpenHttp1 => unreachable!("get() opens the connection itself"),
+            };
+            let connected_at = opened.unwrap_or(slot.start);
+            let connect_us = opened.map_or(0, |at| us(at - connect_from));
+            // Waits for a stream the server allows (its SETTINGS_MAX_CONCURRENT_STREAMS).
+            let sent = match send.ready().await {
+                Ok(mut ready) => ready.send_request(ctx.cfg.h2_requests[url].request(), true),
+                Err(e) => Err(e),
+            };
+            let response = match sent {
+                Ok((response, _stream)) => response,
+                Err(e) => break 'attempt (lost_to(shared, generation, &e).await, true),
+            };
+            let written = Instant::now();
+            let response = match response.await {
+                Ok(r) => r,
+                Err(e) => break 'attempt (lost_to(shared, generation, &e).await, true),
+            };
+            let first_byte = Instant::now();
             if let Some(slow) = slow {
-                slow.wait().await;
+                slow.begin(written);
             }
-            let Some(chunk) = body.data().await else { break };
-            match chunk {
-                Ok(data) => {
-                    t.body += data.len() as u64;
-                    if let Some(slow) = slow {
-                        slow.consumed(data.len(), Instant::now());
+            let status = response.status().as_u16();
+            if captures.active() {
+                for (name, value) in response.headers() {
+                    captures.offer(name.as_str(), value.as_bytes());
+                }
+            }
+            let mut body = response.into_body();
+            loop {
+                if let Some(slow) = slow {
+                    slow.wait().await;
+                }
+                let Some(chunk) = body.data().await else { break };
+                match chunk {
+                    Ok(data) => {
+                        t.body += data.len() as u64;
+                        if let Some(slow) = slow {
+                            slow.consumed(data.len(), Instant::now());
+                        }
+                        // Consumed: give the window back so the server goes on (a slow
+                        // reader gives it back only at its pace, through the wait above).
+                        let _ = body.flow_control().release_capacity(data.len());
                     }
-                    // Consumed: give the window back so the server goes on (a slow
-                    // reader gives it back only at its pace, through the wait above).
-                    let _ = body.flow_control().release_capacity(data.len());
+                    Err(e) => break 'attempt (lost_to(shared, generation, &e).await, false),
                 }
-                Err(e) => {
-                    settle(shared, generation, &e).await;
-                    let done = fail(shared, generation, &e, false, false, t).unwrap_or_else(|| (Outcome::Failed(ErrorClass::Read), Instant::now()));
-                    shared.take_bytes(t);
-                    return done;
-                }
+            }
+            let end = Instant::now();
+            shared.take_bytes(t);
+            let sample = Sample::timed(status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
+            return (Outcome::Completed(sample), end);
+        };
+        match rules::judge(cause, Attempt { may_retry, nothing_yet }) {
+            Verdict::Retry => {
+                may_retry = false;
+                connect_from = Instant::now();
+            }
+            Verdict::Failed(failure) => {
+                shared.take_bytes(t);
+                return (rules::failed(t, failure), Instant::now());
             }
         }
-        let end = Instant::now();
-        shared.take_bytes(t);
-        let sample = Sample::timed(status, slot.intended, slot.start, end, connect_us, written, first_byte, connected_at);
-        return (Outcome::Completed(sample), end);
     }
 }
 

@@ -12,6 +12,7 @@ use super::context::ThreadContext;
 use super::deadline::Watchdog;
 use super::exchange::{self, Conn, Ended};
 use super::h2::{self, H2Conn, StreamSlot};
+use super::rules;
 use crate::protocol::capture::Captures;
 use crate::schedule::Slot;
 use crate::stats::{Outcome, Transfer};
@@ -73,8 +74,8 @@ impl Tally {
     /// A request that ended at `end` (not after the run's end) with `outcome`.
     /// `captures`: the response's --count-header values, if its reader has them.
     #[allow(clippy::too_many_arguments)]
-    pub fn record(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, outcome: &Outcome, transfer: &Transfer,
-                  end: Instant, captures: Option<&Captures>) {
+    fn record(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, outcome: &Outcome, transfer: &Transfer,
+              end: Instant, captures: Option<&Captures>) {
         if let Some(live) = &ctx.live {
             live.record(slot.measured, outcome);
         }
@@ -94,6 +95,20 @@ impl Tally {
                 stats.headers.record(captures);
             }
         }
+    }
+
+    /// A request that ended at `end` with `outcome`: recorded, true; or, answered after
+    /// the run's end (rules.rs, `counted`), in flight at the end, false: the client
+    /// must stop.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ended(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, outcome: &Outcome, transfer: &Transfer,
+                 end: Instant, captures: Option<&Captures>) -> bool {
+        if !rules::counted(end, ctx.run_end) {
+            self.in_flight(ctx, slot);
+            return false;
+        }
+        self.record(ctx, slot, url, outcome, transfer, end, captures);
+        true
     }
 
     /// A request still unanswered when the run ended (or answered after it): counted
@@ -145,15 +160,17 @@ impl<T: Transport> Lane<T> {
     pub async fn send(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize) -> Fate {
         let ended = self.transport.exchange(ctx, &mut self.watchdog, slot, url).await;
         let (outcome, transfer, end) = match ended {
-            // A response that came in after the end of the run is not counted, so the
-            // measured window is exact (the watchdog only has 1 ms resolution).
-            Ended::Done { outcome, transfer, end } if ctx.run_end.is_none_or(|e| end <= e) => (outcome, transfer, end),
-            _ => {
+            Ended::Done { outcome, transfer, end } => (outcome, transfer, end),
+            Ended::Abandoned => {
                 self.tally.in_flight(ctx, slot);
                 return Fate::InFlight;
             }
         };
-        self.tally.record(ctx, slot, url, &outcome, &transfer, end, self.transport.captures());
+        // A response that came in after the end of the run is not counted (the
+        // watchdog only has 1 ms resolution).
+        if !self.tally.ended(ctx, slot, url, &outcome, &transfer, end, self.transport.captures()) {
+            return Fate::InFlight;
+        }
         let completed = matches!(outcome, Outcome::Completed(_));
         if completed { Fate::Completed(end) } else { Fate::Failed(end) }
     }

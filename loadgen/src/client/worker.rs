@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::task::LocalSet;
 
 use super::context::ThreadContext;
-use super::{conn, direct, direct_h2, page};
+use super::{conn, direct, direct_h2, direct_loop, page};
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
@@ -30,9 +30,9 @@ pub enum EventLoop {
 }
 
 impl EventLoop {
-    /// The direct loop where it carries the run (direct::eligible), else the tasks.
+    /// The direct loop where it carries the run (direct_loop::eligible), else the tasks.
     pub fn for_run(cfg: &Config, plan: &Plan) -> EventLoop {
-        if direct::eligible(cfg, plan) { EventLoop::Direct } else { EventLoop::Tasks }
+        if direct_loop::eligible(cfg, plan) { EventLoop::Direct } else { EventLoop::Tasks }
     }
 
     pub fn name(self) -> &'static str {

@@ -32,6 +32,7 @@
 
 pub mod fcgi;
 pub mod hostile;
+pub mod loops;
 pub mod mass;
 pub mod schema;
 pub mod tls;
@@ -342,17 +343,24 @@ fn io_from_env(args: &[&str]) -> Vec<String> {
     }
 }
 
+/// The engine binary as a command, on this test's event loop (`loops`).
+pub fn engine_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
+    loops::apply(&mut command);
+    command
+}
+
 /// Runs the engine with a hard wall-clock limit so a bug can never hang the suite.
 pub fn engine(args: &[&str]) -> EngineRun {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
+    let mut command = engine_command();
     command.args(io_from_env(args)).args(args);
     run_bounded(command, args)
 }
 
 /// Runs the engine with extra environment variables (the io_uring set-up's
-/// failure hook, uring/setup.rs).
+/// failure hook, uring/setup.rs; the event loop, STACKBENCH_LOAD_LOOP).
 pub fn engine_with_env(env: &[(&str, &str)], args: &[&str]) -> EngineRun {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stackbench-load"));
+    let mut command = engine_command();
     command.envs(env.iter().copied()).args(args);
     run_bounded(command, args)
 }
@@ -361,6 +369,7 @@ pub fn engine_with_env(env: &[(&str, &str)], args: &[&str]) -> EngineRun {
 /// `ulimit` = `-n 256` (soft and hard limits) or `-S -n 256` (soft only).
 pub fn engine_under_ulimit(ulimit: &str, args: &[&str]) -> EngineRun {
     let mut command = Command::new("sh");
+    loops::apply(&mut command);
     command
         .arg("-c")
         .arg(format!("ulimit {ulimit} && exec \"$0\" \"$@\""))
@@ -404,13 +413,10 @@ fn run_bounded(mut command: Command, args: &[&str]) -> EngineRun {
         }
         thread::sleep(Duration::from_millis(5));
     };
-    EngineRun {
-        code: status.code().unwrap_or(-1),
-        stdout: out_thread.join().unwrap(),
-        stderr: err_thread.join().unwrap(),
-        elapsed: start.elapsed(),
-        peak_rss_bytes,
-    }
+    let stdout = out_thread.join().unwrap();
+    loops::saw(&stdout);
+    let stderr = err_thread.join().unwrap();
+    EngineRun { code: status.code().unwrap_or(-1), stdout, stderr, elapsed: start.elapsed(), peak_rss_bytes }
 }
 
 /// The `VmHWM` line of /proc/PID/status (the peak RSS of the process's current
