@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--knob", action="append", metavar="K=V", help="a knob fixed beside the pool (repeatable)")
     tu.add_argument("--no-keepalive", action="store_true", help="clients open a connection per request")
     tu.add_argument("--duration", default="4s", help="each run's window (default 4s)")
-    tu.add_argument("--warmup", default="1s", help="each run's warm-up (default 1s)")
+    tu.add_argument("--warmup", default="0s", help="each run's warm-up (default none: a slow page's abandoned warm-up requests would run on into the window)")
     tu.add_argument("--repetitions", type=int, default=3, help="runs of each candidate (default 3)")
     tu.add_argument("--dry-run", action="store_true", help="check the question and say what it will measure")
     tu.add_argument("--quiet", action="store_true", help="no progress: the tuning's answer only")

@@ -29,7 +29,7 @@ def cmd_scenario_show(args: argparse.Namespace) -> int:
     s = scenarios.get(args.name)
     style = Style(sys.stdout)
     print(style.bold(s.name) + ": " + s.question)
-    for label, text in (("the argument", s.seed), ("what to look at", s.look_at)):
+    for label, text in (("the argument", s.seed), ("what to look at", s.look_at), ("its pools", s.knobs)):
         if text:
             print(textwrap.fill(f"{label}: {text}", width=100, subsequent_indent="  "))
     if s.missing:

@@ -37,7 +37,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
             "protocol", "tls", "streams", "cpu_idle", "budget"}
-SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants"}
+SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants", "knobs"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
 MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's

@@ -28,7 +28,7 @@ class TuneQuestion:
     slo: dict[str, Any] | None = None  # as a plan's `slo` table (latency, errors)
     keepalive: bool = True
     duration: str = "4s"
-    warmup: str = "1s"
+    warmup: str = "0s"
     timeout: str = "30s"
     repetitions: int = 3
     knobs: dict[str, Any] = field(default_factory=dict)  # fixed beside the pool (the plan's own)

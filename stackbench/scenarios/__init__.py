@@ -8,7 +8,9 @@ met when the workload is registered, `load:NAME` when the plan format has that l
 
 `[scenario.quick]` holds the keys `--quick` replaces; `[scenario.variants.NAME]` the keys
 `--variant NAME` replaces after them (e.g. `https`: the same question asked over TLS), so
-a variant has a quick form too.
+a variant has a quick form too — and `[scenario.variants.NAME.quick]` what its own quick
+form replaces last (a variant with stacks of its own). `knobs` in [scenario] says whether
+the scenario's pools are tuned or fixed, and why (`scenario show`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Scenario:
     requires: tuple[str, ...]
     text: str  # the TOML as shipped
     variants: tuple[str, ...] = ()  # [scenario.variants.NAME], in the file's order
+    knobs: str = ""  # tuned or fixed, and why
 
     @property
     def missing(self) -> list[str]:
@@ -61,7 +64,11 @@ class Scenario:
         if quick:
             data.update(data["scenario"].get("quick", {}))
         if variant is not None:
-            data.update(data["scenario"]["variants"][variant])
+            changes = dict(data["scenario"]["variants"][variant])
+            own_quick = changes.pop("quick", {})  # a variant's own quick form: [scenario.variants.V.quick]
+            data.update(changes)
+            if quick:
+                data.update(own_quick)
         if quick:
             _adapt(data)
         return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else "")
@@ -101,7 +108,7 @@ def get(name: str) -> Scenario:
     text = resources.files(__name__).joinpath(f"{name}.toml").read_text()
     meta: dict[str, Any] = tomllib.loads(text)["scenario"]
     return Scenario(name, meta["question"], meta.get("seed", ""), meta.get("look_at", ""),
-                    tuple(meta.get("requires", ())), text, tuple(meta.get("variants", {})))
+                    tuple(meta.get("requires", ())), text, tuple(meta.get("variants", {})), meta.get("knobs", ""))
 
 
 def all_scenarios() -> list[Scenario]:
