@@ -373,11 +373,11 @@ def test_the_way_down_is_compared_with_the_way_up(lab):
     store = Store()
     _, outcome = run_plan(store, fake, 'concurrency = [1, 8, 32]\nramp = "updown"\nwarmup = "0s"\nsyscalls = false\n'
                           'keepalive = [true]\nworkloads = ["static-12b"]\nrepetitions = 5\n' + STACKS)
-    from stackbench.analysis import ramps
+    from stackbench.analysis import axes, ramps
     vs = ramps.decide(store.cells(outcome.run_id))
     at8 = [v for v in vs.for_metric("throughput") if v.question.concurrency == 8]
-    assert {v.question.workload for v in at8} == {"A · static-12b", "B · static-12b"}
-    assert all(v.candidate == ramps.DOWN and v.better for v in at8)
+    assert {(v.within, v.question.workload) for v in at8} == {("A", "static-12b"), ("B", "static-12b")}
+    assert all(v.candidate == axes.DOWN and v.better for v in at8)
     out = io.StringIO()
     run_report.render(analyze(store.run(outcome.run_id), store.cells(outcome.run_id)), out)
     assert "A · static-12b c=8 keep-alive: way down is 105 % faster than way up" in out.getvalue()

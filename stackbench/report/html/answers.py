@@ -74,7 +74,7 @@ def _verdicts(vs: Verdicts, title: str) -> str:
     items = []
     for v in through:
         also = ", ".join(aside(x) for x in asides(vs, v))
-        items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question))}:</strong> '
+        items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question, v.within))}:</strong> '
                      f"{escape(headline(v, vs.band, vs.self_comparison) + fallback_note(v))}"
                      + (f'<span class="also"> — and {escape(also)}</span>' if also else "") + "</li>")
     # the terminal's notes, as sentences; the runs left out are listed in the warnings below

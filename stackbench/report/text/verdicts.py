@@ -3,7 +3,7 @@
 A verdict line reads: `php-hello c=16 keep-alive: apache-prefork-modphp is 58 % faster than
 nginx-fpm (95 % CI 51–66 %, 5 vs 5 runs) — and uses 0.61x the CPU per request`. The
 throughput verdict is always shown; another metric joins it when it is significant and
-at least LARGE apart (the rest are in `stackbench export`). Where the runs' outcomes
+at least verdicts.NOTABLE apart (the rest are in `stackbench export`). Where the runs' outcomes
 decide (analysis/verdicts.py: decided), the line says so in its first words: "Apache
 mod_php fails this load: 16 of 16 measured visitors unserved …; nginx + FPM served
 3,321 req/s (p99 6.7 ms)", "neither stack serves this load: …", "h2o is at least 76 %
@@ -27,11 +27,12 @@ from stackbench.report.text import bottleneck as bottleneck_text, table
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
-LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
 
-def question_name(q: Question) -> str:
-    return f"{q.workload} {q.level()} {q.mode()}"
+def question_name(q: Question, within: str | None = None) -> str:
+    """"php-hello c=16 keep-alive" — "nginx + FPM · php-hello c=16 keep-alive" when the
+    sides compared are conditions of one stack (Verdict.within: an axis other than the stack's)."""
+    return (f"{within} · " if within else "") + f"{q.workload} {q.level()} {q.mode()}"
 
 
 def _pct(ratio: float) -> str:
@@ -288,14 +289,8 @@ def aside(v: Verdict) -> str:
 
 
 def asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
-    """The other metrics of a throughput verdict's comparison that are significant and at
-    least LARGE apart — none when the outcomes decided it (a stack that fails the load
-    is not "also 0.6x the memory")."""
-    if v.kind in verdicts_mod.FAILURE_KINDS:
-        return []
-    return [x for x in vs.verdicts if x.metric.key != "throughput" and x.question == v.question
-            and x.candidate == v.candidate and x.decided is None and x.better is not None
-            and x.comparison.ratio is not None and abs(x.comparison.ratio - 1) >= LARGE]
+    """The other metrics worth a word beside a throughput verdict (Verdicts.asides decides)."""
+    return vs.asides(v)
 
 
 # The test a comparison made (stats.Comparison.test), in words; None: a comparison from
@@ -327,7 +322,7 @@ def notes(vs: Verdicts) -> list[str]:
                    "were busy ≥ 90 % too: the figure is a lower bound of what the stack serves, its latency left out")
     if vs.excluded:
         listed = ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
-        cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
+        cells = "; ".join(f"{e.side or e.stack_label} {question_name(e.question, e.within)} #{e.seq}" for e in vs.excluded[:3])
         more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
         out.append(f"left out of verdicts: {len(vs.excluded)} invalid measurement(s) ({listed}): {cells}{more}")
     return out
@@ -347,7 +342,7 @@ def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
         return
     out.write("\n" + style.bold(title or f"verdicts (baseline: {vs.baseline})") + "\n")
     for v in through:
-        line = f"{question_name(v.question)}: " + headline(v, vs.band, vs.self_comparison) + fallback_note(v)
+        line = f"{question_name(v.question, v.within)}: " + headline(v, vs.band, vs.self_comparison) + fallback_note(v)
         extra = asides(vs, v)
         if extra:
             line += " — and " + ", ".join(aside(x) for x in extra)
