@@ -77,7 +77,7 @@ def test_a_machine_axis_compares_each_stack_on_two_machine_profiles():
     rows = [r for r in export.verdict_rows(vs) if r["metric"] == "throughput"]
     assert {(r["axis"], r["stack"], r["workload"]) for r in rows} == {
         ("machine", "nginx", "nginx · php-hello"), ("machine", "apache", "apache · php-hello")}
-    assert axes.machine_words(None) == axes.UNCONFINED
+    assert axes.size_words(None) == axes.UNCONFINED
 
 
 def test_a_self_comparison_keeps_the_cells_as_they_are():

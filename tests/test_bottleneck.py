@@ -20,7 +20,8 @@ from stackbench.report import export
 from stackbench.report.html import bottleneck as html_bottleneck
 from stackbench.report.html.colors import Palette
 from stackbench.report.html.figure import Context
-from stackbench.report.text import bottleneck as words, run_report, table
+from stackbench.report.text import run_report, table
+from stackbench.report.words import bottleneck as words
 from stackbench.store import Store
 from cells import stored_cell, stored_run
 

@@ -133,11 +133,11 @@ def machine(runs: Iterable[StoredRun]) -> Axis:
     each stack against itself: a cell's side is its run's profile (the plan's `machine`,
     as the run recorded it: docs/guide/machine-profiles.md), so the runs compared are
     one per size."""
-    sizes = {r.id: machine_words((r.environment or {}).get("machine_profile")) for r in runs}
+    sizes = {r.id: size_words((r.environment or {}).get("machine_profile")) for r in runs}
     return Axis("machine", lambda c: sizes.get(c.run_id, UNCONFINED), questions.of, _stack)
 
 
-def machine_words(profile: Mapping[str, Any] | None) -> str:
+def size_words(profile: Mapping[str, Any] | None) -> str:
     """A recorded machine profile, shortly: "1 CPU, 512 MiB"; UNCONFINED without one."""
     if not profile:
         return UNCONFINED

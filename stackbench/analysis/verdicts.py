@@ -184,6 +184,23 @@ class Verdict:
         return self.decided or self.comparison.verdict.value
 
     @property
+    def short(self) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+        """The sides short of stats.MIN_RUNS valid runs, candidate first: (label, valid
+        runs, runs still needed, the reasons its invalid runs were left out)."""
+        return tuple((label, n, stats.MIN_RUNS - n, excluded) for label, n, excluded in (
+            (self.candidate, self.comparison.n_b, self.candidate_excluded),
+            (self.baseline, self.comparison.n_a, self.baseline_excluded)) if n < stats.MIN_RUNS)
+
+    @property
+    def lost_to_holm(self) -> bool:
+        """Alone the test says "different"; the difference does not survive the
+        adjustment for the run's many comparisons (its interval, drawn at Holm's level,
+        contains 0): more runs would settle it."""
+        c = self.comparison
+        return (c.verdict == stats.Verdict.NO_DIFFERENCE and c.p_adjusted is not None and c.p_value is not None
+                and c.p_value < stats.ALPHA)
+
+    @property
     def better(self) -> bool | None:
         """True: the candidate is better on this metric (significantly, or because the
         baseline failed the load, or by a lower bound); False: worse; None: no

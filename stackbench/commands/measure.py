@@ -18,7 +18,7 @@ from stackbench.analysis.run import analyze
 from stackbench.errors import ServerError, StorageError, UsageError
 from stackbench.network import calibrate
 from stackbench.report.text import dry_run, run_report
-from stackbench.report.text.clients import server_line
+from stackbench.report.words.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
 from stackbench.states import RunStatus

@@ -9,7 +9,7 @@ from stackbench.analysis.cache import HitRatio
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
-from stackbench.report.text.verdicts import question_name
+from stackbench.report.words.verdicts import question_name
 from stackbench.units import MiB
 
 TOP_CALLS = 10  # side by side

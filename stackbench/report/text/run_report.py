@@ -21,9 +21,9 @@ def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
         elif levels:
             table.render(run, levels, a.warnings, out, wide)
         else:  # capacity searches only: each probe's shortfall is in its search's table
-            table.header(run, out)
+            table.header(run, out, a.warnings.machine)
     else:
-        table.header(run, out)
+        table.header(run, out, a.warnings.machine)
         verdicts_text.render_summary(a.summaries, run.stop, out, wide, a.verdicts)
         out.write(f"(every repetition: `stackbench show {run.id} --all`)\n")
         table.warnings(a.warnings_every, out)

@@ -1,0 +1,13 @@
+"""The machine profile a run emulated, in words (the terminal's header and the HTML
+report's "reproduce it")."""
+
+from __future__ import annotations
+
+from stackbench.planning.machine import MachineProfile
+
+
+def machine_words(profile: dict) -> str:
+    """A stored machine profile in words (the plan's `machine`, as the run applied it)."""
+    words = MachineProfile(profile.get("cpus"), profile.get("memory_bytes")).describe()
+    cores = profile.get("server_cpus")
+    return words + (f"; the stack on cores {cores}" if cores is not None and profile.get("cpus") else "")
