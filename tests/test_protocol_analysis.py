@@ -113,7 +113,8 @@ def test_the_terminal_report_carries_the_protocol_the_verdicts_and_the_cost():
     one = cells(reps=1)
     run_report.render(analyze(run, one), out)
     text = out.getvalue()
-    assert "protocol" in text.splitlines()[3] and "h2 → http/1.1" in text and " full " in text
+    head = next(x for x in text.splitlines() if x.startswith("#"))
+    assert "protocol" in head and "h2 → http/1.1" in text and " full " in text
     out = io.StringIO()
     run_report.render(analyze(run, cells()), out)
     text = out.getvalue()

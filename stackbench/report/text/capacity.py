@@ -10,7 +10,7 @@ from typing import TextIO
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.capacity_results import CapacityResult, StackCapacity, on_probes
 from stackbench.analysis.verdicts import Verdict
-from stackbench.report.text import grid
+from stackbench.report.text import grid, legend
 from stackbench.report.text.style import Style
 from stackbench.report.words.capacity import (METHOD, PROBES_NOTE, SEARCHES_NOTE, STOPPED, capacity, ci, met,
                                               sentence)
@@ -18,7 +18,10 @@ from stackbench.units import MiB, format_num, format_rate, format_us
 
 
 def render(found: list[CapacityResult], slo: SLO, verdicts: list[Verdict], out: TextIO, *,
-           curves: bool = True, stacks: list[StackCapacity] | tuple[StackCapacity, ...] = ()) -> None:
+           curves: bool = True, stacks: list[StackCapacity] | tuple[StackCapacity, ...] = (),
+           explain: bool = True) -> None:
+    """The searches, then their verdicts (`verdicts`: () when they were shown with the
+    answers: render_verdicts); `explain`: the method in full, else a short legend."""
     if not found:
         return
     style = Style(out)
@@ -35,9 +38,12 @@ def render(found: list[CapacityResult], slo: SLO, verdicts: list[Verdict], out: 
             "mem MiB", "s", "stopped")
     for line in grid.lines(head, body, ("stack", "workload", "keep-alive", "capacity", "95 % CI", "stopped")):
         out.write(line + "\n")
-    out.write(style.dim(METHOD + "; met = probes that met the target, of the probes made (a probe whose load "
-                        "engine saturated is left out); p99, CPU and memory: the stack at the highest rate it met at "
-                        "or below its capacity") + "\n")
+    if explain:
+        out.write(style.dim(METHOD + "; met = probes that met the target, of the probes made (a probe whose load "
+                            "engine saturated is left out); p99, CPU and memory: the stack at the highest rate it "
+                            "met at or below its capacity") + "\n")
+    else:
+        legend.short(["capacity", "met"], out)
     for reason in dict.fromkeys(r.stopped for r in found if r.stopped != "converged"):
         out.write(style.warn(f"note: {', '.join(sorted({r.stack_label for r in found if r.stopped == reason}))}: "
                              f"{STOPPED.get(reason, reason)}") + "\n")
@@ -52,15 +58,23 @@ def render(found: list[CapacityResult], slo: SLO, verdicts: list[Verdict], out: 
     if curves:
         for r in found:
             _curve(r, out, style)
-    if verdicts:
-        out.write("\n" + style.bold(f"capacity verdicts (baseline: {verdicts[0].baseline})") + "\n")
-        for v in verdicts:
-            line = f"{v.question.workload} {'keep-alive' if v.question.keepalive else 'no keep-alive'}: " + sentence(v)
-            out.write((style.good(line) if v.better else line) + "\n")
-        notes = ([PROBES_NOTE] if any(on_probes(v) for v in verdicts) else []) + (
-            [SEARCHES_NOTE] if not all(on_probes(v) for v in verdicts) else [])
-        for note in notes:
-            out.write(style.dim(note) + "\n")
+    render_verdicts(verdicts, out)
+
+
+def render_verdicts(verdicts: list[Verdict] | tuple[Verdict, ...], out: TextIO, explain: bool = True) -> None:
+    """The capacities against the baseline's, a line each; `explain`: how they were
+    compared (on the probes, or the searches' edges)."""
+    if not verdicts:
+        return
+    style = Style(out)
+    out.write("\n" + style.bold(f"capacity verdicts (baseline: {verdicts[0].baseline})") + "\n")
+    for v in verdicts:
+        line = f"{v.question.workload} {'keep-alive' if v.question.keepalive else 'no keep-alive'}: " + sentence(v)
+        out.write((style.good(line) if v.better else line) + "\n")
+    notes = ([PROBES_NOTE] if any(on_probes(v) for v in verdicts) else []) + (
+        [SEARCHES_NOTE] if not all(on_probes(v) for v in verdicts) else [])
+    for note in notes if explain else ():
+        out.write(style.dim(note) + "\n")
 
 
 def _curve(r: CapacityResult, out: TextIO, style: Style) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Sequence, TextIO
 
 from stackbench.analysis.protocols import HandshakeCost
+from stackbench.report.text import legend
 from stackbench.report.text.style import Style
 from stackbench.report.words.protocols import COST_NOTE, HEAD, cost_rows
 
 
-def render(costs: Sequence[HandshakeCost], out: TextIO) -> None:
+def render(costs: Sequence[HandshakeCost], out: TextIO, explain: bool = True) -> None:
+    """`explain`: how the cost per connection is made, in full, else a short legend."""
     if not costs:
         return
     style = Style(out)
@@ -24,4 +26,7 @@ def render(costs: Sequence[HandshakeCost], out: TextIO) -> None:
     out.write(style.bold(line(HEAD)) + "\n")
     for r in body:
         out.write(line(r) + "\n")
-    out.write(style.dim(COST_NOTE) + "\n")
+    if explain:
+        out.write(style.dim(COST_NOTE) + "\n")
+    else:
+        legend.short(["CPU µs/new conn"], out)

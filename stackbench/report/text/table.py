@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Sequence, TextIO
 
 from stackbench.analysis import cells as cells_mod
@@ -14,6 +13,8 @@ from stackbench.analysis.questions import Question
 from stackbench.analysis.run_warnings import NoisyMachine, Warnings
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
+from stackbench.report.text import legend
+from stackbench.report.text.legend import wrap
 from stackbench.report.text.style import Style
 from stackbench.report.words import bottleneck as bottleneck_text, warnings as warning_words
 from stackbench.report.words.clients import server_line
@@ -27,7 +28,6 @@ COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "
 NARROW = ("#", "workload", "load", "keep-alive", "stack", "req/s", "p99 ms", "errors", "unserved", "mem MiB",
           "CPU µs/req")
 NUMERIC = (set(COLUMNS) | {"errors"}) - {"#", "workload", "load", "keep-alive", "stack"}
-WIDTH = 120  # the default table and its warnings fit a 120-column terminal
 INVALID_MARK = "×"  # after a cell's number: an invalid measurement (never in a verdict)
 
 
@@ -127,9 +127,11 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "limit": bottleneck_text.word(f.bottleneck), **bottleneck_text.busy_values(f.bottleneck)}
 
 
-def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False) -> None:
-    """`warned`: the errors and caveats of these same cells (RunAnalysis.warnings or
-    .warnings_every)."""
+def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False,
+           explain: bool = True) -> None:
+    """The table under the run's header (`header`), its legend, and the warnings.
+    `warned`: the errors and caveats of these same cells (RunAnalysis.warnings or
+    .warnings_every); `explain`: every note in full, else a short legend."""
     style = Style(out)
     cols = columns(cells, wide)
     body = rows(cells, cols)
@@ -139,7 +141,6 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
         return "  ".join(v.rjust(w) if h in NUMERIC else v.ljust(w)
                          for v, w, h in zip(values, widths, cols)).rstrip()
 
-    header(run, out, warned.machine)
     out.write(style.bold(line(cols)) + "\n")
     previous = None
     grouped_by = [cols.index(c) for c in ("workload", "load", "protocol", "keep-alive") if c in cols]
@@ -150,14 +151,21 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
         previous = group
         out.write(line(r) + "\n")
 
+    page_mode = any(PAGE_MARK in r[cols.index("req/s")] for r in body)
+    invalid = any(INVALID_MARK in r[0] for r in body)
+    if not explain:
+        out.write("\n")
+        legend.short(["#", "×" if invalid else "", "pg" if page_mode else "", *cols], out)
+        warnings(warned, out)
+        return
     notes = ["", "unserved = connections that got no response in the measured phase: the latencies describe only "
              "the clients that were served",
              f"# = cell: `stackbench explain {run.id}:A {run.id}:B` compares two cells' costs"]
     if not wide:
         notes.append("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 latency, "
                      "failed and non-2xx apart, system calls per request")
-    notes += footnotes(cols, any(PAGE_MARK in r[cols.index("req/s")] for r in body))
-    if any(INVALID_MARK in r[0] for r in body):
+    notes += footnotes(cols, page_mode)
+    if invalid:
         notes.append(f"{INVALID_MARK} after # = an invalid measurement (the outcome column and a warning below say "
                      "why): shown, never part of a verdict")
     if OUTCOME_COLUMNS[0] in cols:
@@ -165,11 +173,6 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
     for note in notes:
         out.write(style.dim(wrap(note)) + "\n")
     warnings(warned, out)
-
-
-def wrap(text: str) -> str:
-    """Prose wrapped to the table's 120 columns, continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ") if text else text
 
 
 def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
@@ -225,7 +228,6 @@ def header(run: StoredRun, out: TextIO, noisy: NoisyMachine | None = None) -> No
         out.write(style.dim(f"idle cores: {env['cpu_idle']['why']}") + "\n")
     if noisy is not None:
         out.write(style.warn(wrap("warning: " + warning_words.noisy(noisy))) + "\n")
-    out.write("\n")
 
 
 def server_cores(pin: dict) -> str:

@@ -12,14 +12,18 @@ from stackbench.analysis.compare import CompareResult
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
 from stackbench.analysis.verdicts import Verdicts
-from stackbench.report.text import table
+from stackbench.report.text import legend, table
 from stackbench.report.text.style import Style
 from stackbench.report.words import bottleneck as bottleneck_text
 from stackbench.report.words.verdicts import aside, asides, fallback_note, headline, notes, question_name, signed
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
 
-def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
+def render(vs: Verdicts, out: TextIO, title: str | None = None, explain: bool = True,
+           said: set[str] | None = None) -> None:
+    """The throughput verdicts, a line each; `explain`: how to read them, in full, after
+    them (without it, the one who renders several blocks says it once: legend.VERDICTS),
+    each note once over the blocks that share `said`. The runs left out are said either way."""
     style = Style(out)
     through = vs.for_metric("throughput")
     if not through:
@@ -32,8 +36,13 @@ def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
             line += " — and " + ", ".join(aside(x) for x in extra)
         color = style.good if v.better else (lambda s: s)  # green: the candidate wins
         out.write(color(line) + "\n")
+    said = set() if said is None else said
     for text in notes(vs):
-        out.write((style.warn if text.startswith("left out") else style.dim)(text) + "\n")
+        if text.startswith("left out"):
+            out.write(style.warn(text) + "\n")
+        elif explain and text not in said:
+            out.write(style.dim(text) + "\n")
+            said.add(text)
 
 
 def render_compare(result: CompareResult, out: TextIO) -> None:
@@ -85,7 +94,8 @@ def summary_outcome(r: CellSummary) -> str:
 
 
 def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide: bool = False,
-                   vs: Verdicts | None = None) -> None:
+                   vs: Verdicts | None = None, explain: bool = True) -> None:
+    """`explain`: every note in full, else a short legend."""
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
     with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
@@ -145,19 +155,22 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
             out.write("\n")
         previous = b[:3]
         out.write(line(b) + "\n")
-    if verdict_of:
-        out.write(style.dim(table.wrap(
+    if not explain:
+        bound = any("≥" in v for b in body for v in b)
+        legend.short(["≥" if bound else "", "pg" if any(r.page_mode for r in rows) else "", *head], out)
+    elif verdict_of:
+        out.write(style.dim(legend.wrap(
             "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
             "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
             "load, n.sep. not separable at the generator's limit, n.res. not resolvable with the responses a "
-            "client completed in the window, ? too few valid runs (the verdicts below say "
+            "client completed in the window, ? too few valid runs (the verdicts say "
             "more)")) + "\n")
-    if with_outcome:
-        out.write(style.dim(table.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
+    if with_outcome and explain:
+        out.write(style.dim(legend.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
                                        "(≥: a lower bound)")) + "\n")
-    for note in table.footnotes(head, any(r.page_mode for r in rows)) + (
-            [bottleneck_text.SUMMARY_NOTE] if with_limit else []):
-        out.write(style.dim(table.wrap(note)) + "\n")
+    for note in (table.footnotes(head, any(r.page_mode for r in rows))
+                 + ([bottleneck_text.SUMMARY_NOTE] if with_limit else [])) if explain else ():
+        out.write(style.dim(legend.wrap(note)) + "\n")
     if stop:
         out.write(style.dim(stop_sentence(stop)) + "\n")
 
