@@ -42,11 +42,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python: a venv with the package in editable mode plus test dependencies.
+# Python: a venv with the package in editable mode plus test dependencies and the type
+# checker (mypy, the `dev` extra: tests/test_types.py runs it).
 if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt .venv/.installed ]; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e '.[test]'
+  .venv/bin/pip install -q -e '.[test,dev]'
   touch .venv/.installed
 fi
 

@@ -21,6 +21,10 @@ SERVER_LIMIT = "server_limit"
 MEMORY_LIMIT = "memory_limit"
 OOM_KILLED = "oom_killed"
 NON_2XX = "non_2xx"  # the engine's code for answers outside 2xx (a load failure above NON_2XX_SHARE)
+# The engine's codes of a load failure (loadgen/README.md), spelled once for their readers.
+NO_RESPONSE_ALL, CLIENTS_UNSERVED = "no_response_all", "clients_unserved"
+REQUESTS_FAILED, NO_REQUESTS, TARGET_DOWN = "requests_failed", "no_requests", "target_down"
+RATE_NOT_REACHED = "rate_not_reached"
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
@@ -51,18 +55,18 @@ MEASUREMENT_FAILURES: dict[str, str] = {
 # LOAD FAILURES: the stack did not serve the load it was given. A result, not a void:
 # the repetition is valid, counts with what it delivered, and the stack loses.
 LOAD_FAILURES: dict[str, str] = {
-    "no_response_all": "no connection got a response in the whole window: every client went unserved",
-    "clients_unserved": "some connections got no response in the whole window: their clients went unserved "
+    NO_RESPONSE_ALL: "no connection got a response in the whole window: every client went unserved",
+    CLIENTS_UNSERVED: "some connections got no response in the whole window: their clients went unserved "
                         "(prefork children held by keep-alive or by slow visitors, a pool that could not grow)",
-    "requests_failed": "more than 1 % of requests failed (resets, timeouts: the engine's threshold)",
+    REQUESTS_FAILED: "more than 1 % of requests failed (resets, timeouts: the engine's threshold)",
     NON_2XX: f"more than {NON_2XX_SHARE:.0%} of responses were errors (a fast 502 is not a fast stack)",
-    "no_requests": "nothing completed or failed in the window",
+    NO_REQUESTS: "nothing completed or failed in the window",
     # With a result from the engine the stack was up when the load began (a stack that
     # never came up has no engine result and is not a load result): it stopped accepting.
-    "target_down": "no connection to the stack succeeded during the load",
+    TARGET_DOWN: "no connection to the stack succeeded during the load",
     # Open loop: requests fell due and were never sent because every connection was still
     # waiting on the stack (the engine's threshold: under 95 % of the rate sent).
-    "rate_not_reached": "due requests were never sent: every connection was waiting on the stack",
+    RATE_NOT_REACHED: "due requests were never sent: every connection was waiting on the stack",
     OOM_KILLED: "the OOM killer took processes of the stack (in the window or its warm-up) under the machine "
                 "profile's memory limit: on that machine the stack does not fit this load",
 }

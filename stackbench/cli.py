@@ -15,7 +15,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import clean, inspect, measure, report, scenario
+from stackbench.commands import clean, inspect, measure, report, scenario, tune
 from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -72,6 +72,31 @@ def build_parser() -> argparse.ArgumentParser:
     _output_flags(run)
     run.add_argument("--resume", type=int, metavar="RUN",
                      help="finish an interrupted run: cells already stored are not run again")
+
+    tu = sub.add_parser("tune", help="a stack's best pool of PHP workers for one question on a machine, measured",
+                        description="Measures what one worker holds, then pools of 1, 2, 4 … workers up to what "
+                                    "the machine's memory fits and the clients can use, and keeps the smallest "
+                                    "as good as the best (docs/methods/tuning.md). Stored: a plan's "
+                                    "knobs = \"tuned\" takes it.")
+    tu.add_argument("stack", help="a stack id (`stackbench stacks`)")
+    tu.add_argument("--workload", required=True, help="the page to serve (docs/reference/workloads.md)")
+    tu.add_argument("-c", "--concurrency", type=int, required=True, help="clients (closed loop)")
+    tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M (a plan's machine table)")
+    tu.add_argument("--slo", help="what a run must meet, e.g. p99=2s,errors=0 (a plan's slo table); default: "
+                                  "every client served, no errors, no server dies")
+    tu.add_argument("--knob", action="append", metavar="K=V", help="a knob fixed beside the pool (repeatable)")
+    tu.add_argument("--no-keepalive", action="store_true", help="clients open a connection per request")
+    tu.add_argument("--duration", default="4s", help="each run's window (default 4s)")
+    tu.add_argument("--warmup", default="1s", help="each run's warm-up (default 1s)")
+    tu.add_argument("--repetitions", type=int, default=3, help="runs of each candidate (default 3)")
+    tu.add_argument("--dry-run", action="store_true", help="check the question and say what it will measure")
+    tu.add_argument("--quiet", action="store_true", help="no progress: the tuning's answer only")
+    tu.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    tu.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+
+    tus = sub.add_parser("tunings", help="the stored tunings, or one of them in full")
+    tus.add_argument("id", nargs="?", type=int, help="a tuning's id (default: list them)")
+    tus.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     sc = sub.add_parser("scenario", help="named questions: list, show, run")
     sc_sub = sc.add_subparsers(dest="scenario_command", required=True)
@@ -223,6 +248,7 @@ COMMANDS = {
     "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
     "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
+    "tune": tune.cmd_tune, "tunings": tune.cmd_tunings,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,
 }

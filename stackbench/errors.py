@@ -6,9 +6,14 @@ traceback only appears with --debug (the pattern of HTTPie and hyperfine).
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class StackbenchError(Exception):
     exit_code = 1
+    # What a stack start that failed on another host left (its files, run directory,
+    # machine events), carried back with the error (hosts/wire.py); None elsewhere.
+    state: dict[str, Any] | None = None
 
     def __init__(self, message: str, *, detail: str | None = None, hint: str | None = None):
         super().__init__(message)

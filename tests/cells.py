@@ -15,7 +15,10 @@ from typing import Any
 
 from stackbench.engine.result import Caveat
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import Environment
+from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun
+from stackbench.model.stop import RepetitionStop
 from stackbench.states import RunStatus
 from stackbench.store.rows import cell_of
 
@@ -89,4 +92,9 @@ def stored_run(**fields: Any) -> StoredRun:
     if unknown:
         raise TypeError(f"stored_run: no field {sorted(unknown)}")
     run.update(fields)
+    # Documents as the store's row mapping parses them (store/rows.py).
+    typed = {"plan_checked": CheckedPlan.from_dict, "stop": RepetitionStop.from_dict,
+             "environment": Environment.from_dict}
+    run |= {k: parse(run[k]) for k, parse in typed.items() if isinstance(run[k], dict)}
+    run["environment"] = run["environment"] or Environment()  # a record with nothing in it
     return StoredRun(**{**run, "status": RunStatus(run["status"])})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from stackbench.monitor import cpu_noise
 from stackbench.stacks import installed
 from stackbench.stacks.registry import STACKS
 
@@ -25,6 +26,10 @@ from stackbench.stacks.registry import STACKS
 # child, so Python there installs its own KeyboardInterrupt as a user's terminal would.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The CPU-steadiness probe (monitor/cpu_noise.py) spends 2 s before every run; no test
+# but its own reads the figure (docs/reference/tests.md).
+os.environ[cpu_noise.SKIP_VAR] = "off"
 
 
 def require_stack(stack_id: str) -> None:

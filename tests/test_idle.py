@@ -128,6 +128,7 @@ def test_show_and_the_report_say_what_the_idle_cores_did():
     import io
 
     from cells import stored_run
+    from stackbench.model.environment import Environment
     from stackbench.report.html.reproduce import environment_rows
     from stackbench.report.text import table
 
@@ -135,7 +136,7 @@ def test_show_and_the_report_say_what_the_idle_cores_did():
     out = io.StringIO()
     table.header(stored_run(environment={"pinning": {"server_cpus": [0], "engine_cpus": [1]}, "cpu_idle": held}), out)
     assert "idle cores: polled, not halted, during the run" in out.getvalue()
-    assert ("idle cores", held["why"]) in environment_rows({"cpu_idle": held})
+    assert ("idle cores", held["why"]) in environment_rows(Environment.from_dict({"cpu_idle": held}))
     older = io.StringIO()  # a run stored before the lab held idle cores says nothing of them
     table.header(stored_run(environment={"pinning": {"server_cpus": [0], "engine_cpus": [1]}}), older)
     assert "idle cores" not in older.getvalue()

@@ -16,7 +16,10 @@ from stackbench.planning import machine, plan as plan_mod
 from stackbench.errors import PlanError
 from stackbench.model.cost import MemoryEvents
 from stackbench.monitor import machine_cgroup, memory_events
-from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.model.cell import StoredCell
+from stackbench.model.environment import MachineShape
+from stackbench.model.cost import StoredCost
+from stackbench.monitor.session import StackMonitor
 from stackbench.upkeep.pinning import Pinning
 from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
@@ -24,7 +27,7 @@ from stackbench.analysis.run import analyze
 from stackbench.report.text import run_report
 from stackbench.report.words.caveats import sentence
 from stackbench.states import CellStatus
-from stackbench.store import CellRecord, Store
+from stackbench.store import Store
 
 MiB = 2**20
 
@@ -179,15 +182,14 @@ def test_a_cell_stores_the_differences_and_the_kills_before_its_window(tmp_path)
                                        under_oom=False)
     last_cell_end = memory_events.MemoryCounters(limit_hits=3, oom_kills=0)
     d = memory_events.difference(start, end, limit_bytes=512 * MiB, previous=last_cell_end, peak_bytes=500 * MiB)
-    assert (d["limit_hits"], d["oom_kills"], d["pressure_some_us"], d["refaults"]) == (240, 3, 800, 0)
-    assert d["oom_kills_before"] == 1  # during the warm-up, after the last cell
-    assert (d["limit_bytes"], d["peak_bytes"], d["under_oom"]) == (512 * MiB, 500 * MiB, False)
-    assert d["pgscan"] is None  # not reported is None, never 0
-    assert memory_events.total_kills(d) == 4
-    assert memory_events.total_kills(None) == 0
+    assert (d.limit_hits, d.oom_kills, d.pressure_some_us, d.refaults) == (240, 3, 800, 0)
+    assert d.oom_kills_before == 1  # during the warm-up, after the last cell
+    assert (d.limit_bytes, d.peak_bytes, d.under_oom) == (512 * MiB, 500 * MiB, False)
+    assert d.pgscan is None  # not reported is None, never 0
+    assert d.total_kills == 4
     # the first cell of a start: every kill since the machine started counts as before
     first = memory_events.difference(start, end, limit_bytes=512 * MiB)
-    assert first["oom_kills_before"] == 1
+    assert first.oom_kills_before == 1
 
 
 class _NoFiles:
@@ -218,14 +220,15 @@ def test_kills_during_the_system_call_pass_are_the_cells_not_the_next_ones():
     # readings: cell 1 begins (0), ends (1), its system-call pass ends (3); cell 2 (3, 3)
     monitor = StackMonitor(None, machine=_CountersInTurn(0, 1, 3, 3, 3))
     monitor.begin_cell()
-    first = monitor.end_cell()
-    monitor.end_profile(first, SimpleNamespace(started_unix_us=0, ended_unix_us=1))
+    readings = monitor.end_cell()
+    monitor.end_profile(readings, SimpleNamespace(started_unix_us=0, ended_unix_us=1))
+    first = readings.cost.memory_events
     monitor.begin_cell()
-    second = monitor.end_cell()
-    assert (first.memory_events["oom_kills"], first.memory_events["oom_kills_profile"]) == (1, 2)
-    assert memory_events.total_kills(first.memory_events) == 3
-    assert second.memory_events["oom_kills_before"] == 0 and memory_events.total_kills(second.memory_events) == 0
-    said = sentence(caveats.memory_limit(first.memory_events)[0])
+    second = monitor.end_cell().cost.memory_events
+    assert (first.oom_kills, first.oom_kills_profile) == (1, 2) and readings.cost.oom_kills == 1
+    assert first.total_kills == 3
+    assert second.oom_kills_before == 0 and second.total_kills == 0
+    said = sentence(caveats.memory_limit(first.as_dict())[0])
     assert "1 process during the measured window and 2 processes after it (the system-call pass)" in said
 
 
@@ -243,11 +246,12 @@ def test_an_agent_there_sends_the_system_call_pass_kills_back():
 
     here = RemoteMonitor(SimpleNamespace(sid=1, session=SimpleNamespace(link=Link(), offset=None)))
     here.begin_cell()
-    cost = here.end_cell()
-    assert memory_events.total_kills(cost.memory_events) == 0
-    here.end_profile(cost, SimpleNamespace(started_unix_us=0, ended_unix_us=1, requests_per_s=None,
-                                           requests=SimpleNamespace(completed=0)))
-    assert cost.memory_events["oom_kills_profile"] == 2 and memory_events.total_kills(cost.memory_events) == 2
+    readings = here.end_cell()
+    assert readings.cost.memory_events.total_kills == 0
+    here.end_profile(readings, SimpleNamespace(started_unix_us=0, ended_unix_us=1, requests_per_s=None,
+                                               requests=SimpleNamespace(completed=0)))
+    events = readings.cost.memory_events
+    assert events.oom_kills_profile == 2 and events.total_kills == 2
 
 
 # -- caveats, store, tables -------------------------------------------------------------
@@ -273,16 +277,17 @@ def test_caveats_name_oom_kills_then_limit_hits_and_never_gate_a_run():
     assert not any(caveats.invalidates(c) for c in killed + hits)
 
 
-def record(seq: int, cost: CellCost | None, status=CellStatus.OK, error=None, found=()) -> CellRecord:
+def record(seq: int, cost: StoredCost, status=CellStatus.OK, error=None, found=(), repetition=0) -> StoredCell:
     from stackbench.engine import EngineResult
 
     doc = {"schema_version": 1, "started_unix_us": 1, "duration_us": 1_000_000, "requests_per_s": 900.0,
            "requests": {"completed": 900, "ok_2xx": 880, "non_2xx": 0, "failed": 20},
            "latency_us": {"mean": 10.0, "percentiles": {"50": 9, "99": 20}}, "warnings": [], "warning_codes": []}
-    return CellRecord(seq=seq, repetition=0, stack_id="apache-prefork-modphp", stack_label="prefork",
-                      knobs={}, workload="php-hello", concurrency=256, keepalive=True, status=status,
-                      versions={}, pinning={"server_cpus": [0], "engine_cpus": [1], "shared": False},
-                      result=EngineResult.from_doc(doc), cost=cost, error=error, caveats=list(found))
+    return StoredCell(id=0, run_id=0, seq=seq, repetition=repetition, stack_id="apache-prefork-modphp",
+                      stack_label="prefork", knobs={}, workload="php-hello", concurrency=256, keepalive=True,
+                      status=status, error=error, config_hash=None, versions={},
+                      pinning=Pinning([0], [1]),
+                      engine=EngineResult.from_doc(doc), cost=cost, caveats=tuple(found))
 
 
 def test_the_store_keeps_memory_events_and_oom_kills():
@@ -291,10 +296,11 @@ def test_the_store_keeps_memory_events_and_oom_kills():
            "machine_profile": {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}}
     run_id = store.begin_run("vps", "vps.toml", {}, {}, env)
     ev = events(oom_kills=3, limit_hits=900)
-    store.record_cell(run_id, record(0, CellCost(memory_events=ev, oom_kills=3), CellStatus.FAILED,
+    store.record_cell(run_id, record(0, StoredCost(memory_events=MemoryEvents.from_dict(ev), oom_kills=3),
+                                     CellStatus.FAILED,
                                      "apache2 exited with status -9 during the load (3 processes OOM-killed "
                                      "under the 512 MiB limit)", caveats.memory_limit(ev)))
-    store.record_cell(run_id, record(1, CellCost()))  # no limit read: NULL, not 0
+    store.record_cell(run_id, record(1, StoredCost()))  # no limit read: NULL, not 0
     killed, plain = store.cells(run_id)
     assert killed.cost.memory_events == MemoryEvents.from_dict(ev) and killed.cost.oom_kills == 3
     assert (plain.cost.memory_events, plain.cost.oom_kills) == (None, None)
@@ -320,9 +326,8 @@ def test_the_summary_adds_oom_kills_over_every_repetition():
     store = Store()
     run_id = store.begin_run("vps", "vps.toml", {}, {}, {})
     for rep, kills in enumerate((2, 0, 1)):
-        r = record(rep, CellCost(memory_events=events(oom_kills=kills), oom_kills=kills))
-        r.repetition = rep
-        store.record_cell(run_id, r)
+        events_in = MemoryEvents.from_dict(events(oom_kills=kills))
+        store.record_cell(run_id, record(rep, StoredCost(memory_events=events_in, oom_kills=kills), repetition=rep))
     (row,) = summary.summarize(store.cells(run_id))
     assert row.oom_kills == 3
 
@@ -345,7 +350,7 @@ class FakeMachine:
     profile = machine.MachineProfile(1, 512 * MiB)
 
     def since_start(self):
-        return events(oom_kills=2, limit_hits=300)
+        return MemoryEvents.from_dict(events(oom_kills=2, limit_hits=300))
 
 
 def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(lab, monkeypatch):
@@ -373,5 +378,6 @@ def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(l
         ("apache-prefork-modphp", "ok"), ("apache-prefork-modphp", "ok")]  # the plan went on
     assert cells[1].error == "fake exited (2 processes OOM-killed under the 512 MiB limit)"
     run_row = store.run(outcome.run_id)
-    assert run_row.environment["machine_profile"] == {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}
-    assert run_row.plan_checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}
+    assert run_row.environment.machine_profile == MachineShape(1, 512 * MiB, [0])
+    checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs").fetchone()[0])
+    assert checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}

@@ -5,9 +5,8 @@ from __future__ import annotations
 import io
 
 from stackbench.analysis import metrics
-from stackbench.monitor.cgroup_stats import CgroupSample
-from stackbench.monitor.processes import ProcessMemory
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import CgroupSample, StoredCost
+from stackbench.monitor.session import CellReadings, count_syscalls, derive
 from stackbench.monitor.syscalls import WindowCounts
 from stackbench.report.text import explain
 from stackbench.store import Store
@@ -21,14 +20,17 @@ def sample(t_s: float, cpu_us: int, rss: int) -> CgroupSample:
     return CgroupSample(int(t_s * 1e6), rss * 2, rss, 1000, 5000, cpu_us, cpu_us // 2, cpu_us // 2, 3, 4)
 
 
-def cost(openat: int) -> CellCost:
-    c = CellCost(samples=[sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)], peak_mem_bytes=30 << 20,
-                 processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
-                            ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)],
-                 syscalls=WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0),
-                 syscalls_requests_per_s=1234.5)
-    c.derive()
-    return c
+def readings(openat: int) -> CellReadings:
+    samples = [sample(0, 0, 10 << 20), sample(2, 200_000, 12 << 20)]
+    r = CellReadings(cost=derive(StoredCost(peak_mem_bytes=30 << 20), samples), samples=samples,
+                     processes=[ProcessMemory(1, 0, "apache2", 8 << 20, 2 << 20, 1),
+                                ProcessMemory(2, 1, "apache2", 8 << 20, 4 << 20, 1)])
+    count_syscalls(r, WindowCounts({"total": 50_000 + openat, "read": 20_000, "openat": openat}, 2.0), 1234.5)
+    return r
+
+
+def stored(store: Store, run_id: int, seq: int, r: CellReadings, **kw) -> int:
+    return store.record_cell(run_id, record(seq, cost=r.cost, **kw), readings=r).id
 
 
 def test_none_when_not_computable():
@@ -43,8 +45,8 @@ def test_none_when_not_computable():
 def test_store_and_explain_a_pair():
     store = Store()
     run_id = store.begin_run("p", "s", {}, {}, {})
-    a = store.record_cell(run_id, record(0, cost=cost(openat=0)))
-    b = store.record_cell(run_id, record(1, stack_label="apache All", cost=cost(openat=10_000)))
+    a = stored(store, run_id, 0, readings(openat=0))
+    b = stored(store, run_id, 1, readings(openat=10_000), stack_label="apache All")
     cells = store.cells(run_id)
     c = cells[0]
     # 2469 requests (see test_store.engine_doc); the profile pass ran at 1234.5 req/s for 2 s
@@ -54,11 +56,11 @@ def test_store_and_explain_a_pair():
     assert c.cost.procs_max == 3 and c.cost.threads_max == 4
     assert store.syscalls(a)["other"] == 30_000 and store.syscalls(b)["openat"] == 10_000
     pss = metrics.per_process_pss(store.processes(a))
-    assert pss["apache2"] == {"count": 2, "pss_total_bytes": 6 << 20, "pss_mean_bytes": 3 << 20}
+    assert pss["apache2"] == metrics.ProcessGroup(2, 6 << 20) and pss["apache2"].pss_mean_bytes == 3 << 20
 
     out = io.StringIO()
-    explain.render(cells[0], cells[1], {"processes": store.processes(a), "syscalls": store.syscalls(a)},
-                   {"processes": store.processes(b), "syscalls": store.syscalls(b)}, out)
+    explain.render(cells[0], cells[1], explain.CellExtras(store.processes(a), store.syscalls(a)),
+                   explain.CellExtras(store.processes(b), store.syscalls(b)), out)
     text = out.getvalue()
     lines = text.splitlines()
     first_call = lines[lines.index(next(x for x in lines if x.startswith("call"))) + 1]

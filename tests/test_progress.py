@@ -12,7 +12,7 @@ from stackbench.engine import EngineResult
 from stackbench.upkeep.pinning import Pinning
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.states import CellStatus
-from stackbench.store import CellRecord
+from stackbench.model.cell import StoredCell
 
 PLAN = plan_mod.parse(tomllib.loads('concurrency = [1, 8]\nkeepalive = [true]\nworkloads = ["php-hello"]\n'
                                     'duration = "2s"\nwarmup = "0s"\nsyscalls = false\n[[stacks]]\nid = "nginx-fpm"\n'),
@@ -23,9 +23,11 @@ def record(cell, rps=1234.5, failed=0):
     doc = {"schema_version": 1, "started_unix_us": 1, "duration_us": 1_000_000, "requests_per_s": rps,
            "requests": {"completed": 100, "ok_2xx": 100, "non_2xx": 0, "failed": failed},
            "latency_us": {"mean": 10.0, "percentiles": {"50": 900, "99": 2500}}, "warnings": [], "warning_codes": []}
-    return CellRecord(seq=cell.seq, repetition=0, stack_id="nginx-fpm", stack_label=cell.stack.label, knobs={},
-                      workload=cell.workload, concurrency=cell.concurrency, keepalive=True, status=CellStatus.OK,
-                      versions={}, pinning={}, result=EngineResult.from_doc(doc))
+    return StoredCell(id=cell.seq + 1, run_id=7, seq=cell.seq, repetition=0, stack_id="nginx-fpm",
+                      stack_label=cell.stack.label, knobs={}, workload=cell.workload, concurrency=cell.concurrency,
+                      keepalive=True, status=CellStatus.OK, error=None, config_hash=None, versions={},
+                      pinning=Pinning([0], [1]),
+                      engine=EngineResult.from_doc(doc))
 
 
 def drive(progress):

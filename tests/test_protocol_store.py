@@ -30,8 +30,9 @@ def tls_doc() -> dict:
 def test_a_tls_cell_goes_in_and_comes_back_typed():
     store = Store(":memory:")
     run_id = store.begin_run("p", "p.toml", {}, {}, {})
-    store.record_cell(run_id, record(0, protocol="h2", handshake="keep-alive", streams=10, negotiated=NEGOTIATED,
-                                     result=EngineResult.from_doc(tls_doc())))
+    store.record_cell(run_id, record(0, protocol="h2", handshake="keep-alive", streams=10,
+                                     negotiated=Negotiated.from_dict(NEGOTIATED),
+                                     engine=EngineResult.from_doc(tls_doc())))
     store.record_cell(run_id, record(1))
     tls_cell, clear = store.cells(run_id)
     assert (tls_cell.protocol, tls_cell.handshake, tls_cell.streams) == ("h2", "keep-alive", 10)

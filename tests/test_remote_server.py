@@ -29,8 +29,9 @@ from stackbench.hosts import bundle, wire
 from stackbench.planning import hosts as spec
 from stackbench.hosts.agent import boot_id
 from stackbench.hosts.server import PREPARE_TIMEOUT_S, START_TIMEOUT_S, AgentLink
-from stackbench.monitor.cgroup_stats import CgroupSample
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import CgroupSample
+from stackbench.model.cost import StoredCost
+from stackbench.monitor.session import CellReadings, derive
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.planning.plan import parse
 from stackbench.workloads import mariadb
@@ -62,21 +63,22 @@ def test_a_server_host_is_read_and_its_database_goes_with_it():
     plan = parse(tomllib.loads(plan_text('server = "ssh:root@web1"')), "plan.toml")
     assert plan.hosts.remote_server and plan.hosts.server.destination == "root@web1"
     assert plan.hosts.clients == (spec.Client("local"),)  # the load still comes from here
-    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+    assert spec.resume_flags(plan.checked()["hosts"]) == " --allow-remote-target"
     same = parse(tomllib.loads(plan_text('server = "ssh:root@web1"\ndb = "ssh:root@web1"')), "plan.toml")
     assert same.hosts == plan.hosts
 
 
 # -- what crosses the channel ----------------------------------------------------------
 def test_a_cost_crosses_with_its_times_moved_to_the_labs_clock():
-    cost = CellCost(samples=[CgroupSample(1_000_500, 10, 5, 1, 2, 700, 400, 300, 6, 9),
-                             CgroupSample(2_000_500, 12, 6, 1, 2, 900, 500, 400, 7, 9)],
-                    status=[StatusSample(1_500_500, "php-fpm", {"active": 3})], notes=["n"])
-    cost.derive()
-    back = wire.cost_from_dict(json.loads(json.dumps(wire.cost_to_dict(cost))), offset_us=500)
+    samples = [CgroupSample(1_000_500, 10, 5, 1, 2, 700, 400, 300, 6, 9),
+               CgroupSample(2_000_500, 12, 6, 1, 2, 900, 500, 400, 7, 9)]
+    readings = CellReadings(cost=derive(StoredCost(notes=("n",)), samples), samples=samples,
+                            status=[StatusSample(1_500_500, "php-fpm", {"active": 3})])
+    back = wire.readings_from_dict(json.loads(json.dumps(wire.readings_to_dict(readings))), offset_us=500)
     assert [s.t_unix_us for s in back.samples] == [1_000_000, 2_000_000]
     assert back.status == [StatusSample(1_500_000, "php-fpm", {"active": 3})]
-    assert (back.cpu_total_us, back.procs_max, back.notes) == (200, 7, ["n"])
+    assert (back.cost.cpu_total_us, back.cost.procs_max, back.cost.notes) == (200, 7, ("n",))
+    assert back.cost == readings.cost  # the figures cross as they are
 
 
 def test_an_error_there_is_the_same_class_here_and_says_where():
@@ -315,7 +317,7 @@ def test_on_a_host_of_its_own_the_agent_holds_its_run_lock_and_pins_there(agent)
 def test_a_database_host_is_read_and_needs_a_workload_with_one():
     plan = parse(tomllib.loads(plan_text('db = "ssh:root@db1"').replace('"php-hello"', '"wordpress-home"')), "p.toml")
     assert plan.hosts.remote_db and plan.hosts.db.destination == "root@db1" and not plan.hosts.remote_server
-    assert spec.resume_flags(plan.checked()) == " --allow-remote-target"
+    assert spec.resume_flags(plan.checked()["hosts"]) == " --allow-remote-target"
 
 
 @pytest.mark.servers

@@ -25,9 +25,10 @@ from stackbench.analysis import verdicts
 from stackbench.analysis.run import analyze
 from stackbench.cli import main
 from stackbench.engine import EngineResult
-from stackbench.monitor.cgroup_stats import CgroupSample
+from stackbench.model.cost import CgroupSample
 from stackbench.monitor.processes import ProcessMemory
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import StoredCost
+from stackbench.monitor.session import CellReadings, count_syscalls, derive
 from stackbench.monitor.syscalls import WindowCounts
 from stackbench.upkeep.pinning import Pinning
 from stackbench.report.html import page, reproduce
@@ -85,26 +86,24 @@ class FakeStackMonitor:
     def begin_cell(self):
         pass
 
-    def end_cell(self) -> CellCost:
+    def end_cell(self) -> CellReadings:
         n = self.state["cells"] = self.state.get("cells", 0) + 1
         grow = 4 if "Apache" in self.label or "AllowOverride" in self.label else 0
-        cost = CellCost(samples=[CgroupSample(T0 + k * 500_000, None, (20 + k * grow) * 2**20, 2**20, 0,
-                                              k * 150_000 + n, None, None, 3 + k * grow // 4, 3 + k * grow // 4)
-                                 for k in range(7)], peak_mem_bytes=40 * 2**20)
-        cost.derive()
+        samples = [CgroupSample(T0 + k * 500_000, None, (20 + k * grow) * 2**20, 2**20, 0,
+                                k * 150_000 + n, None, None, 3 + k * grow // 4, 3 + k * grow // 4) for k in range(7)]
         kind = "apache2" if grow else "php-fpm8.2"
-        cost.processes = [ProcessMemory(100 + i, 1, kind, 12 * 2**20, (4 + i % 2) * 2**20, 1) for i in range(5)]
-        return cost
+        return CellReadings(cost=derive(StoredCost(peak_mem_bytes=40 * 2**20), samples), samples=samples,
+                            processes=[ProcessMemory(100 + i, 1, kind, 12 * 2**20, (4 + i % 2) * 2**20, 1)
+                                       for i in range(5)])
 
     def begin_profile(self) -> bool:
         return True
 
-    def end_profile(self, cost: CellCost, result: EngineResult) -> None:
+    def end_profile(self, readings: CellReadings, result: EngineResult) -> None:
         per_request = {"openat": 1 + EXTRA_OPENAT.get(self.label, 0), "read": 2, "writev": 1, "epoll_wait": 2}
         rps = result.requests_per_s
         counts = {k: int(v * rps) for k, v in per_request.items()}
-        cost.syscalls = WindowCounts({**counts, "total": sum(counts.values())}, 1.0)
-        cost.syscalls_requests_per_s = rps
+        count_syscalls(readings, WindowCounts({**counts, "total": sum(counts.values())}, 1.0), rps)
 
     def stop(self):
         pass

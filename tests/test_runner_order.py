@@ -4,6 +4,7 @@ and what survives a Ctrl-C or a server that dies."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from contextlib import contextmanager
 
@@ -16,6 +17,8 @@ from stackbench.upkeep import leftovers
 from stackbench.engine import EngineResult
 from stackbench.errors import ServerExited, UsageError
 from stackbench.upkeep.idle import IdleState
+from stackbench.model.environment import IdleCores
+from stackbench.model.stop import RepetitionStop
 from stackbench.upkeep.pinning import Pinning
 from stackbench.store import Store
 
@@ -186,8 +189,7 @@ def test_order_of_a_plan(lab):
         (a, 1, "ok"), (a, 8, "ok"), (b, 1, "ok"), (b, 8, "ok")]
     assert store.run(outcome.run_id).status == "complete"
     # What the idle cores did is part of the run's environment (show, the report, compare).
-    assert store.run(outcome.run_id).environment["cpu_idle"] == {"asked": "auto", "polled": False,
-                                                                  "why": "auto (fake)", "engine_polled": False}
+    assert store.run(outcome.run_id).environment.cpu_idle == IdleCores("auto", False, "auto (fake)", False)
 
 
 def test_ctrl_c_stops_the_stack_and_keeps_what_was_measured(lab):
@@ -223,7 +225,7 @@ def test_a_plan_that_polls_holds_it_for_the_run_and_one_that_cannot_starts_nothi
     outcome = run(store, fake, 'cpu_idle = "poll"\n' + PLAN)
     assert log[2] == ("idle held", "poll") and log[-1] == ("idle released", "poll")
     assert state["idle_cpus"] == [1], "the engine's cores (Pinning([0], [1])), never the server's"
-    assert store.run(outcome.run_id).environment["cpu_idle"]["polled"] is True
+    assert store.run(outcome.run_id).environment.cpu_idle.polled is True
     log.clear()
     state["idle_refused"] = True
     with pytest.raises(UsageError):
@@ -269,7 +271,7 @@ def test_a_new_run_records_how_its_cells_were_ordered(lab):
     _, _, fake = lab
     store = Store()
     outcome = run(store, fake)
-    assert store.run(outcome.run_id).environment["mode_order"] == "alternate"
+    assert store.run(outcome.run_id).environment.mode_order == "alternate"
 
 
 def test_a_run_stored_before_auto_was_the_default_resumes_as_it_was_measured():
@@ -331,7 +333,8 @@ def test_the_checked_plan_is_stored_with_the_run(lab):
     _, _, fake = lab
     store = Store()
     outcome = run(store, fake)
-    checked = store.run(outcome.run_id).plan_checked
+    checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs WHERE id = ?",
+                                          (outcome.run_id,)).fetchone()[0])
     assert checked["duration_s"] == 1.0 and checked["warmup_s"] == 0.2 and checked["restart"] == "stack"
     assert [s["id"] for s in checked["stacks"]] == ["nginx-fpm", "apache-prefork-modphp"]
 
@@ -356,7 +359,7 @@ def test_adaptive_repetitions_stop_when_the_intervals_are_narrow(lab):
     assert len(measured) == 5 * 2  # whole repetitions, two stacks each
     reps = [c.repetition for c in store.cells(outcome.run_id)]
     assert reps == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]  # interleaved A B A B
-    assert store.run(outcome.run_id).stop == outcome.stop
+    assert store.run(outcome.run_id).stop == RepetitionStop.from_dict(outcome.stop)
 
 
 def test_adaptive_repetitions_stop_at_the_cap_when_noise_stays_high(lab):

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
 from stackbench.engine import Caveat, EngineResult
 from stackbench.engine.result import ClientShare, Clients, Second, StartSync
 from stackbench.errors import UsageError
+from stackbench.model.cell import StoredCell
+from stackbench.model.plan import CheckedPlan
 from stackbench.model.cost import MemoryEvents, StoredCost
 from stackbench.monitor import memory_events
-from stackbench.monitor.session import CellCost
+from stackbench.monitor.session import CellReadings
 from stackbench.monitor.syscalls import WindowCounts
 from stackbench.states import CellStatus
-from stackbench.store import SCHEMA_VERSION, CellRecord, Store
+from stackbench.store import SCHEMA_VERSION, Store
+from stackbench.upkeep.pinning import Pinning
 
 
 def engine_doc(rps: float = 1234.5) -> dict:
@@ -26,27 +30,33 @@ def engine_doc(rps: float = 1234.5) -> dict:
             "warnings": ["w"], "warning_codes": [{"code": "short_run", "params": {"duration_us": 2}}]}
 
 
-def record(seq: int, **kw) -> CellRecord:
-    base = dict(seq=seq, repetition=0, stack_id="nginx-fpm", stack_label="nginx-fpm", knobs={"pm": "dynamic"},
-                workload="php-hello", concurrency=16, keepalive=True, status="ok",
-                versions={"nginx": "1.22.1"}, pinning={"server_cpus": [0], "engine_cpus": [1]},
-                files={"nginx/nginx.conf": "daemon off;\n"}, result=EngineResult.from_doc(engine_doc()),
-                caveats=[Caveat("short_run", {"duration_us": 2})])
+FILES = {"nginx/nginx.conf": "daemon off;\n"}
+
+
+def record(seq: int, **kw) -> StoredCell:
+    """A cell as the runner hands it to the store."""
+    base = dict(id=0, run_id=0, seq=seq, repetition=0, stack_id="nginx-fpm", stack_label="nginx-fpm",
+                knobs={"pm": "dynamic"}, workload="php-hello", concurrency=16, keepalive=True, status=CellStatus.OK,
+                error=None, config_hash=None, versions={"nginx": "1.22.1"},
+                pinning=Pinning([0], [1]), engine=EngineResult.from_doc(engine_doc()),
+                caveats=(Caveat("short_run", {"duration_us": 2}),))
     base.update(kw)
-    return CellRecord(**base)
+    return StoredCell(**base)
 
 
 def test_round_trip():
     store = Store(":memory:")
     run_id = store.begin_run("default", "<default plan>", {"name": "default"}, {"name": "default", "x": 1},
                              {"kernel": "6.1"})
-    store.record_cell(run_id, record(0))
-    store.record_cell(run_id, record(1, status="failed", result=None, error="nginx exited", caveats=[]))
+    kept = store.record_cell(run_id, record(0), files=FILES)
+    store.record_cell(run_id, record(1, status=CellStatus.FAILED, engine=None, error="nginx exited", caveats=()),
+                      files=FILES)
     store.finish_run(run_id, "complete")
 
     run = store.run(run_id)
-    assert run.status == "complete" and run.environment == {"kernel": "6.1"} and run.finished_at
-    assert run.plan == {"name": "default"} and run.plan_checked == {"name": "default", "x": 1}
+    assert run.status == "complete" and run.environment.kernel == "6.1" and run.finished_at
+    assert run.environment.document == {"kernel": "6.1"}
+    assert run.plan == {"name": "default"} and run.plan_checked == CheckedPlan()  # nothing a reader asks of it
     cells = store.cells(run_id)
     assert [c.seq for c in cells] == [0, 1]
     ok, failed = cells
@@ -58,6 +68,7 @@ def test_round_trip():
     assert ok.engine.clients == Clients(16, 0) and ok.engine.engine_cpu_us == 400_000
     assert store.config_files(ok.config_hash) == {"nginx/nginx.conf": "daemon off;\n"}
     assert store.cell(run_id, 1) == failed
+    assert kept == ok  # what the store was handed is what it gives back, its row id and config hash set
     # Not computable stays NULL, never 0.
     assert failed.engine is None and failed.error == "nginx exited" and failed.status == CellStatus.FAILED
     assert failed.cost == StoredCost()
@@ -67,26 +78,27 @@ def test_round_trip():
 def test_the_stored_cost_comes_back_as_the_monitor_derived_it():
     store = Store(":memory:")
     run_id = store.begin_run("default", "<default plan>", {}, {}, {})
-    cost = CellCost(peak_mem_bytes=30, anon_peak_bytes=20, cpu_user_us=7, cpu_system_us=3, cpu_total_us=11,
-                    window_us=2_000_000, procs_max=4, threads_max=9, syscalls=WindowCounts({"total": 50}, 2.0),
-                    syscalls_requests_per_s=100.0, notes=["n"], server_steal_share=0.25,
-                    service_mem_peak_bytes=5, service_cpu_us=6, memory_events={"limit_bytes": 1, "oom_kills": 2},
-                    oom_kills=2)
-    store.record_cell(run_id, record(0, cost=cost))
-    assert store.cells(run_id)[0].cost == StoredCost(
+    cost = StoredCost(
         peak_mem_bytes=30, anon_peak_bytes=20, cpu_user_us=7, cpu_system_us=3, cpu_total_us=11, window_us=2_000_000,
         procs_max=4, threads_max=9, syscalls_total=50, syscalls_window_us=2_000_000, syscalls_requests_per_s=100.0,
         notes=("n",), server_steal_share=0.25, service_mem_peak_bytes=5, service_cpu_us=6,
         memory_events=MemoryEvents(limit_bytes=1, oom_kills=2), oom_kills=2)
+    readings = CellReadings(cost=cost, syscalls=WindowCounts({"total": 50}, 2.0))
+    store.record_cell(run_id, record(0, cost=cost), readings=readings)
+    assert store.cells(run_id)[0].cost == cost
+    assert store.syscalls(store.cells(run_id)[0].id) == {"total": 50, "other": 50}
 
 
 def test_memory_events_type_every_counter_the_monitor_stores():
     """A counter memory_events.difference stores but MemoryEvents does not name would be
     dropped when the cell is read back."""
     before = memory_events.MemoryCounters(**{name: 0 for name in memory_events.COUNTERS})
-    stored = memory_events.difference(before, before, limit_bytes=1, peak_bytes=2) | {"oom_kills_profile": 0}
+    events = memory_events.difference(before, before, limit_bytes=1, peak_bytes=2)
+    assert all(getattr(events, name) == 0 for name in memory_events.COUNTERS)
+    stored = replace(events, oom_kills_profile=0).as_dict()
     assert set(stored) == set(MemoryEvents.__dataclass_fields__)
     assert MemoryEvents.from_dict(stored).as_dict() == stored
+    assert "oom_kills_profile" not in events.as_dict()  # no profile pass: stored as before the events were typed
 
 
 def test_engine_result_reads_what_analysis_needs_and_none_from_an_old_document():
@@ -120,7 +132,7 @@ def test_identical_configs_are_stored_once():
     store = Store(":memory:")
     run_id = store.begin_run("p", "s", {}, {}, {})
     for seq in range(3):
-        store.record_cell(run_id, record(seq))
+        store.record_cell(run_id, record(seq), files=FILES)
     assert store.db.execute("SELECT COUNT(*) FROM configs").fetchone()[0] == 1
 
 
@@ -146,3 +158,28 @@ def test_a_store_from_the_future_is_refused(tmp_path):
 def test_unknown_run_is_a_clear_error():
     with pytest.raises(UsageError, match="no run 42"):
         Store(":memory:").run(42)
+
+
+def test_each_profiles_calibration_is_added_to_the_runs_and_comes_back_typed():
+    from stackbench.model.network import Calibration, Direction, Rtt
+    from stackbench.report.network import lines
+
+    store = Store(":memory:")
+    run_id = store.begin_run("p", "s", {}, {}, {})
+    assert store.run(run_id).network is None
+    lan = {"profile": "lan", "emulation": "netem on veth", "asked": {"down": {"rate_bit_s": 1e8, "delay_ms": 1.0,
+                                                                             "jitter_ms": 0.0, "loss": 0.0},
+                                                                    "up": {"rate_bit_s": 1e8, "delay_ms": 1.0}},
+           "measured": {"rtt_ms": {"probes": 25, "answered": 25, "p50": 2.01, "min": 2.0, "p99": 2.2},
+                        "down_bit_s": 9.5e7, "up_bit_s": 9.4e7}}
+    store.add_calibration(run_id, "lan", lan)
+    store.add_calibration(run_id, "far", lan | {"measured": {"rtt_ms": {"probes": 25, "answered": 0}}})
+    network = store.run(run_id).network
+    assert list(network) == ["lan", "far"]
+    assert network["lan"] == Calibration("netem on veth", network["lan"].asked, Rtt(25, 25, 2.01, 2.2), 9.5e7, 9.4e7)
+    assert network["lan"].asked.up == Direction(1e8, 1.0)
+    assert lines(("lan", "far"), network) == [
+        "lan: netem on veth; asked 100 Mbit/s, 1 ms one way each way; measured RTT p50 2.01 ms (p99 2.2, 25/25 "
+        "probes), down 95 Mbit/s, up 94 Mbit/s",
+        "far: netem on veth; asked 100 Mbit/s, 1 ms one way each way; measured no RTT probe answered, down "
+        "unshaped, up unshaped"]

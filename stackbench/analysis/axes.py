@@ -15,11 +15,12 @@ its side, and its stack never folded into its workload.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Hashable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable
 
 from stackbench.analysis import questions
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import MachineShape
 from stackbench.model.run import StoredRun
 
 
@@ -45,7 +46,7 @@ class Group:
     within: str | None = None
     same: Hashable = None
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, tuple[Any, ...], str]:
         return (self.within or "", self.question.sort_key(), repr(self.same))
 
 
@@ -133,16 +134,16 @@ def machine(runs: Iterable[StoredRun]) -> Axis:
     each stack against itself: a cell's side is its run's profile (the plan's `machine`,
     as the run recorded it: docs/guide/machine-profiles.md), so the runs compared are
     one per size."""
-    sizes = {r.id: size_words((r.environment or {}).get("machine_profile")) for r in runs}
+    sizes = {r.id: size_words(r.environment.machine_profile) for r in runs}
     return Axis("machine", lambda c: sizes.get(c.run_id, UNCONFINED), questions.of, _stack)
 
 
-def size_words(profile: Mapping[str, Any] | None) -> str:
+def size_words(profile: MachineShape | None) -> str:
     """A recorded machine profile, shortly: "1 CPU, 512 MiB"; UNCONFINED without one."""
     if not profile:
         return UNCONFINED
     parts = []
-    cpus, memory = profile.get("cpus"), profile.get("memory_bytes")
+    cpus, memory = profile.cpus, profile.memory_bytes
     if cpus is not None:
         parts.append(f"{cpus} CPU{'s' if cpus != 1 else ''}")
     if memory is not None:

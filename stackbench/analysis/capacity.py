@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from stackbench.engine.result import EngineResult
 from stackbench.states import CellStatus
@@ -61,11 +61,12 @@ class SLO:
             parts.append(f"unserved ≤ {self.unserved}")
         return ", ".join(parts)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"latency_us": self.latency_us, "errors": self.errors, "unserved": self.unserved}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "SLO":
+    def from_dict(cls, d: Mapping[str, Any]) -> "SLO":
+        # As the checked plan stores it (as_dict), or a plan's own table: its one parser.
         return cls(dict(d["latency_us"]), d.get("errors"), d.get("unserved"))
 
     @property
@@ -192,11 +193,12 @@ class Search:
         if self._middle is not None:
             if self.edge_probes >= p.edge:
                 return self.stop("converged")
-            return self._series_rate()
+            return self._series_rate(self._middle)
         low, high = self.low, self.high
         if not self.probes:
             return _round_rate(min(max(p.start, p.floor), p.ceiling))
         if high is None:  # every probe passed: climb
+            assert low is not None  # the highest of them
             nxt = low * p.factor
             if low >= p.ceiling:
                 return self.stop("ceiling")
@@ -217,15 +219,16 @@ class Search:
             return self.stop("converged")
         # The up-and-down series, from the bracket's geometric middle.
         self._middle, self._began, self._level = math.sqrt(low * high), len(self.probes), 0
-        return self._series_rate()
+        return self._series_rate(self._middle)
 
-    def _series_rate(self) -> float:
+    def _series_rate(self, middle: float) -> float:
         p = self.params
-        rate = self._middle * (1 + p.precision) ** self._level
+        rate = middle * (1 + p.precision) ** self._level
         return _round_rate(min(max(rate, p.floor), p.ceiling))
 
-    def stop(self, reason: str) -> None:
-        """End the search (the runner's time budget ends it from outside)."""
+    def stop(self, reason: str) -> float | None:
+        """End the search (the runner's time budget ends it from outside); the next rate
+        is then none, so `return self.stop(why)` ends next_rate too."""
         self.stopped = reason
         return None
 

@@ -211,10 +211,10 @@ def fit(probes: Iterable[tuple[float, bool]]) -> Edge | None:
 def compare(a: Edge, b: Edge) -> EdgeComparison | None:
     """B's edge against A's (see the module docstring). None when either edge's interval
     is unbounded (a one-sided edge cannot be compared this way)."""
-    if None in (a.low, a.high, b.low, b.high):
+    if a.low is None or a.high is None or b.low is None or b.high is None:
         return None
     # The lattice: 0.2 % apart, coarser when an interval is wide (at most ~300 points a side).
-    step = max(_FINE, max(math.log(e.high / e.low) for e in (a, b)) / 300)
+    step = max(_FINE, max(math.log(a.high / a.low), math.log(b.high / b.low)) / 300)
     da, db = _deviance_on_lattice(a, step), _deviance_on_lattice(b, step)
     # Joint profile deviance of δ, the minimum over the pairs of lattice points δ apart.
     joint: dict[int, float] = {}
@@ -285,6 +285,7 @@ def _bound(deviance: Callable[[float], float], x_hat: float, side: int) -> float
 def _deviance_on_lattice(e: Edge, step: float) -> dict[int, float]:
     """The profile deviance at the lattice points k·step inside the edge's interval (and
     one beyond each end): where a joint deviance within χ²₁ can come from."""
+    assert e.low is not None and e.high is not None, "compare() takes bounded edges only"
     prof = _Profile(e.data)
     top = prof.at(math.log(e.rate))[0]
     k0, k1 = math.floor(math.log(e.low) / step) - 1, math.ceil(math.log(e.high) / step) + 1

@@ -92,10 +92,10 @@ class StackCapacity:
 
 def plan_parts(run: StoredRun) -> tuple[SLO, SearchParams] | None:
     """The SLO and search parameters a run's checked plan stored (None: not a capacity run)."""
-    load = (run.plan_checked or {}).get("load") or {}
-    if load.get("kind") != "capacity" or not load.get("slo"):
+    load = run.checked.load
+    if load.kind != "capacity" or not load.slo:
         return None
-    return SLO.from_dict(load["slo"]), SearchParams(**load["search"])
+    return SLO.from_dict(load.slo), SearchParams(**load.search or {})
 
 
 def results(run: StoredRun, cells: list[StoredCell], searches: list[StoredSearch]) -> list[CapacityResult]:
@@ -121,7 +121,8 @@ def results(run: StoredRun, cells: list[StoredCell], searches: list[StoredSearch
 
 
 def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchParams) -> CapacityResult:
-    checked = [(c.rate, capacity.check(c.status, c.error, c.engine, slo), c) for c in probes]
+    # A probe is asked a rate (a cell of the search without one is not a probe).
+    checked = [(c.rate, capacity.check(c.status, c.error, c.engine, slo), c) for c in probes if c.rate is not None]
     search = capacity.replay(params, ((r, ch) for r, ch, _ in checked), s.stopped)
     # Over TLS the protocol and handshake mode are part of what was asked: searches of
     # one workload in two protocols are never pooled nor compared with each other.

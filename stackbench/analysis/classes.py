@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.questions import Question
@@ -37,22 +37,22 @@ def _median(values: Iterable[float | None]) -> float | None:
 
 def of(cells: Iterable[CellAnalysis]) -> list[ClassesRow]:
     """Rows by stack, then question (table order), over the cells at a named level."""
-    groups: dict[tuple, list[CellAnalysis]] = {}
+    groups: dict[tuple[str, Question], list[CellAnalysis]] = {}
     for c in sorted((c for c in cells if c.at_level),
                     key=lambda c: (c.figures.stack_label, c.figures.question.sort_key(), c.figures.seq)):
         groups.setdefault((c.figures.stack_label, c.figures.question), []).append(c)
     out = []
     for (label, q), group in groups.items():
-        others = [{k: v for k, v in (c.cell.classes or {}).items() if k != "server"} for c in group]
-        servers = [(c.cell.classes or {}).get("server") or {} for c in group]
-        busy = _median(sum(x.get("busy_max", {}).values()) or None for x in servers)
+        others = [c.cell.classes.others if c.cell.classes else {} for c in group]
+        servers = [c.cell.classes.server if c.cell.classes else None for c in group]
+        busy = _median(x.busy if x else None for x in servers)
         out.append(ClassesRow(
             stack_label=label, question=q,
             requests_per_s=_median(c.figures.requests_per_s for c in group),
             p99_us=_median(c.figures.latency_p99_us for c in group),
-            others_completed=_median(sum(o.get("completed") or 0 for o in x.values()) if x else None for x in others),
-            others_p99_us=_median(max((o["latency_p99_us"] for o in x.values() if o.get("latency_p99_us")),
+            others_completed=_median(sum(o.completed or 0 for o in x.values()) if x else None for x in others),
+            others_p99_us=_median(max((o.latency_p99_us for o in x.values() if o.latency_p99_us),
                                       default=None) if x else None for x in others),
-            busy=busy, unanswered=busy is None and any(x.get("unanswered") for x in servers),
+            busy=busy, unanswered=busy is None and any(x.unanswered for x in servers if x),
             procs=_median(c.figures.procs_max for c in group)))
     return out

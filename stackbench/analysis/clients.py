@@ -5,7 +5,7 @@ over the run's cells, and the worst start spread of any cell."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from stackbench.model.cell import StoredCell
@@ -31,7 +31,7 @@ class Clients:
 
 
 def of(cells: Iterable[StoredCell]) -> Clients | None:
-    totals: dict[str, dict] = {}
+    totals: dict[str, ClientTotals] = {}
     spreads: list[int] = []
     uncertainty = 0
     for cell in cells:
@@ -42,13 +42,11 @@ def of(cells: Iterable[StoredCell]) -> Clients | None:
             spreads.append(sync.spread_us)
         uncertainty = max(uncertainty, sync.clock_uncertainty_us if sync is not None else 0)
         for c in cell.engine.client_shares:
-            t = totals.setdefault(c.host, {"cells": 0, "completed": 0, "failed": 0, "offset_us": c.offset_us,
-                                           "uncertainty_us": c.offset_uncertainty_us, "cpus": c.cpus})
-            t["cells"] += 1
-            t["completed"] += c.completed
-            t["failed"] += c.failed
+            t = totals.get(c.host) or ClientTotals(c.host, 0, 0, 0, c.offset_us, c.offset_uncertainty_us, c.cpus)
+            totals[c.host] = replace(t, cells=t.cells + 1, completed=t.completed + c.completed,
+                                     failed=t.failed + c.failed)
     if not totals:
         return None
     spreads.sort()
-    return Clients([ClientTotals(host, **t) for host, t in totals.items()], spreads[-1] if spreads else None,
+    return Clients(list(totals.values()), spreads[-1] if spreads else None,
                    spreads[len(spreads) // 2] if spreads else None, uncertainty)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.analysis import figures, questions
 from stackbench.analysis.questions import Question
@@ -44,7 +44,7 @@ class Curve:
 def of(cells: Iterable[StoredCell]) -> list[Curve]:
     """One curve per (stack, workload, keep-alive) with more than one level, points in
     the order of the first repetition's walk (run order)."""
-    groups: dict[tuple, dict[Question, list[StoredCell]]] = {}
+    groups: dict[tuple[Any, ...], dict[Question, list[StoredCell]]] = {}
     for c in sorted(questions.levels(cells), key=lambda c: (c.repetition, c.seq)):
         q = questions.of(c)
         groups.setdefault((c.stack_label, q.workload, q.keepalive, q.mode() if q.tls else None), {}

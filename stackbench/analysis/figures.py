@@ -5,6 +5,7 @@ load, and how). None when not computable, never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from stackbench.analysis import bottleneck as bottleneck_mod, metrics, outcomes, questions
 from stackbench.engine.result import Caveat
 from stackbench.model.cell import StoredCell
@@ -111,20 +112,21 @@ def of(cell: StoredCell) -> CellFigures:
     return CellFigures(
         run_id=cell.run_id, seq=cell.seq, repetition=cell.repetition, stack_label=cell.stack_label,
         question=questions.of(cell), status=cell.status, error=cell.error, measured=e is not None,
-        requests_per_s=e and e.requests_per_s, latency_mean_us=e and e.latency.mean_us,
-        latency_p50_us=e and e.latency.p50_us, latency_p99_us=e and e.latency.p99_us,
-        requests_failed=e and e.requests.failed, non_2xx=e and e.requests.non_2xx, unserved=unserved,
+        requests_per_s=e.requests_per_s if e else None, latency_mean_us=e.latency.mean_us if e else None,
+        latency_p50_us=e.latency.p50_us if e else None, latency_p99_us=e.latency.p99_us if e else None,
+        requests_failed=e.requests.failed if e else None, non_2xx=e.requests.non_2xx if e else None,
+        unserved=unserved,
         memory_peak_bytes=metrics.memory_peak_bytes(cell), cgroup_peak_bytes=cost.peak_mem_bytes,
         cpu_us_per_request=cpu, engine_cpu_us_per_request=engine_cpu,
         syscalls_per_request=metrics.syscalls_per_request(cell),
         procs_max=cost.procs_max, threads_max=cost.threads_max, caveats=cell.caveats,
-        pages_per_s=pages and pages.per_s, page_load_p50_us=pages and pages.load_p50_us,
-        page_load_p99_us=pages and pages.load_p99_us,
-        php_opcache=(cell.php or {}).get("opcache"),
+        pages_per_s=pages.per_s if pages else None, page_load_p50_us=pages.load_p50_us if pages else None,
+        page_load_p99_us=pages.load_p99_us if pages else None,
+        php_opcache=cell.php.opcache if cell.php else None,
         service_memory_peak_bytes=cost.service_mem_peak_bytes,
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
         oom_kills=None if events is None else events.total_kills,
-        memory_limit_bytes=events and events.limit_bytes,
+        memory_limit_bytes=events.limit_bytes if events else None,
         outcome=outcome,
         bottleneck=bottleneck_mod.of(e, outcome.server_busy, cpu, engine_cpu),
         protocol=questions.spoken_label(cell),
@@ -132,11 +134,11 @@ def of(cell: StoredCell) -> CellFigures:
     )
 
 
-def _tls(cell: StoredCell) -> dict:
+def _tls(cell: StoredCell) -> dict[str, Any]:
     """The TLS figures of a cell; what was negotiated as the engine saw it (by most
     connections), else as the stack read back when verified."""
     tls = cell.engine.tls if cell.engine is not None else None
-    out: dict = {}
+    out: dict[str, Any] = {}
     if tls is not None:
         out = {"handshakes_full": tls.full, "handshakes_resumed": tls.resumed,
                "handshake_p50_us": tls.handshake.p50_us, "handshake_p99_us": tls.handshake.p99_us,

@@ -5,6 +5,9 @@ None when not computable (nothing measured, zero requests) — never 0.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
 
@@ -53,19 +56,26 @@ def memory_peak_bytes(cell: StoredCell) -> int | None:
     return cell.cost.anon_peak_bytes
 
 
-def per_process_pss(processes: list[ProcessMemory]) -> dict[str, dict]:
+@dataclass(frozen=True)
+class ProcessGroup:
+    """The processes of one command name: how many, their PSS in all and per process."""
+
+    count: int
+    pss_total_bytes: int
+
+    @property
+    def pss_mean_bytes(self) -> float:
+        return self.pss_total_bytes / self.count
+
+
+def per_process_pss(processes: list[ProcessMemory]) -> dict[str, ProcessGroup]:
     """PSS grouped by command name: count, total and mean per process — 'memory per
     Apache child', 'memory per PHP-FPM worker'."""
-    groups: dict[str, dict] = {}
+    pss: dict[str, list[int]] = {}
     for p in processes:
-        if p.pss_bytes is None:
-            continue
-        g = groups.setdefault(p.comm, {"count": 0, "pss_total_bytes": 0})
-        g["count"] += 1
-        g["pss_total_bytes"] += p.pss_bytes
-    for g in groups.values():
-        g["pss_mean_bytes"] = g["pss_total_bytes"] / g["count"]
-    return groups
+        if p.pss_bytes is not None:
+            pss.setdefault(p.comm, []).append(p.pss_bytes)
+    return {comm: ProcessGroup(len(values), sum(values)) for comm, values in pss.items()}
 
 
 def syscalls_per_request_by_name(cell: StoredCell, calls: dict[str, int]) -> dict[str, float]:
@@ -89,10 +99,10 @@ def syscall_differences(cell_a: StoredCell, calls_a: dict[str, int], cell_b: Sto
         return None
     names = (set(a) | set(b)) - {"total"}
     ranked = sorted(names, key=lambda n: (-abs(b.get(n, 0) - a.get(n, 0)), n))[:top]
-    return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in ranked + ["total"]]
+    return [(n, a.get(n, 0.0), b.get(n, 0.0)) for n in [*ranked, "total"]]  # the total last
 
 
-def per_url(cell: StoredCell) -> list[dict]:
+def per_url(cell: StoredCell) -> list[dict[str, Any]]:
     """Per URL of a mix or a page's assets, as the engine measured them: path, requests
     completed / failed / non-2xx, p50 and p99 in µs. [] for one URL."""
     if cell.engine is None:

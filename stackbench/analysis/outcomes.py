@@ -79,9 +79,12 @@ class Failure:
     exit_status: int | None = None
 
 
+# The ways a repetition fails the load: named as the engine's caveat where there is one.
+UNSERVED, NOT_SENT, SERVER_DIED = "unserved", "not_sent", "server_died"
+TARGET_DOWN, NO_REQUESTS, REQUESTS_FAILED = caveats.TARGET_DOWN, caveats.NO_REQUESTS, caveats.REQUESTS_FAILED
+NON_2XX, OOM_KILLED = caveats.NON_2XX, caveats.OOM_KILLED
 # In the order a sentence names them: who went unserved first, then what broke.
-FAILURE_CODES = ("unserved", "target_down", "no_requests", "requests_failed", "non_2xx", "not_sent", "server_died",
-                 "oom_killed")
+FAILURE_CODES = (UNSERVED, TARGET_DOWN, NO_REQUESTS, REQUESTS_FAILED, NON_2XX, NOT_SENT, SERVER_DIED, OOM_KILLED)
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ class Outcome:
 def server_busy(cell: StoredCell) -> float | None:
     """The share of its cores the stack's cgroup kept busy over the sampled window; None
     when the CPU, the window or the cores were not recorded (older stores, no cgroup)."""
-    cores = len((cell.pinning or {}).get("server_cpus") or ())
+    cores = len(cell.pinning.server_cpus)
     cpu, window = cell.cost.cpu_total_us, cell.cost.window_us
     if not cores or cpu is None or not window:
         return None
@@ -139,11 +142,12 @@ def of(cell: StoredCell) -> Outcome:
     o = _of(cell)
     if cell.engine is None or cell.load != "closed":  # an open loop's rate is asked, not counted
         return o
-    return replace(o, **resolution(cell.engine, cell.concurrency))
+    step_per_s, per_client = resolution(cell.engine, cell.concurrency)
+    return replace(o, step_per_s=step_per_s, per_client=per_client)
 
 
-def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
-    """How finely a window counted its throughput: `step_per_s`, one response over the
+def resolution(e: EngineResult, clients: int) -> tuple[float | None, float | None]:
+    """How finely a window counted its throughput, as (step_per_s, per_client): the step, one response over the
     window's length when it was a fixed time (its throughput moves in those steps), None
     when it ended at a response — a count asked of the engine (`-n`) ended it, so its
     length moved with the stack and count / length moves in no step; and `per_client`,
@@ -151,7 +155,7 @@ def resolution(e: EngineResult, clients: int) -> dict[str, float | None]:
     n = e.pages.completed if e.pages is not None else e.requests.completed
     seconds = e.duration_us / 1e6
     step = None if e.count_ended or seconds <= 0 else 1.0 / seconds
-    return {"step_per_s": step, "per_client": n / clients if clients else None}
+    return step, n / clients if clients else None
 
 
 def _of(cell: StoredCell) -> Outcome:
@@ -174,9 +178,9 @@ def _of(cell: StoredCell) -> Outcome:
     failures = _failures(cell, e)
     pending = 0 if _refused(e) else _unserved(cell, e)
     kind = INVALID if invalid else FAILED if failures else SERVED
-    beside = tuple((name, int(v.get("connections") or 0)) for name, v in (cell.classes or {}).items()
-                   if name != "server" and isinstance(v, dict))
-    held = ((cell.classes or {}).get("server") or {}).get("busy_max") or {}
+    classes = cell.classes
+    beside = tuple((name, int(v.connections or 0)) for name, v in classes.others.items()) if classes else ()
+    held = classes.server.busy_max if classes and classes.server else {}
     busy_workers = sum(held.values()) if held else None
     window = e.duration_us or None
     if kind == FAILED:
@@ -184,16 +188,16 @@ def _of(cell: StoredCell) -> Outcome:
         p99, f99 = _latency(e, "99", 0.99, failures, window)
         return Outcome(kind, (), failures, bound, busy, window, _delivered(e, window), p50, p99, f50, f99,
                        beside, busy_workers)
-    page = e.pages is not None
-    throughput = e.pages.per_s if page else e.requests_per_s
+    pages = e.pages
+    throughput = pages.per_s if pages else e.requests_per_s
     if pending and not bound:
         # Clients still waiting when the window ended: slower, with their wait as a floor.
         slow = (Failure("unserved", pending, e.clients.measured),)
         (p50, f50), (p99, f99) = (_latency(e, key, q, slow, window) for key, q in (("50", 0.50), ("99", 0.99)))
         return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99, f50, f99,
                        beside=beside, busy_workers=busy_workers, pending=pending)
-    p50 = None if bound else (e.pages.load_p50_us if page else e.latency.p50_us)
-    p99 = None if bound else (e.pages.load_p99_us if page else e.latency.p99_us)
+    p50 = None if bound else (pages.load_p50_us if pages else e.latency.p50_us)
+    p99 = None if bound else (pages.load_p99_us if pages else e.latency.p99_us)
     return Outcome(kind, tuple(invalid), failures, bound, busy, window, throughput, p50, p99,
                    beside=beside, busy_workers=busy_workers)
 
@@ -225,7 +229,7 @@ def _unserved(cell: StoredCell, e: EngineResult) -> int:
     for c in cell.caveats:
         if c.code in ("no_response_all", "clients_unserved"):
             count = caveats.failure_figures(c)[0]
-            return int(e.clients.without_response if count is None else count)
+            return int(e.clients.without_response or 0 if count is None else count)
     return 0
 
 
@@ -234,48 +238,47 @@ def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
     (caveats.LOAD_FAILURES, their figures from caveats.failure_figures — the engine's
     typed counts where a caveat does not carry them) and from its status (the server
     died under the load)."""
-    found: dict[str, Failure] = {}
+    found: list[Failure] = []
     codes = {c.code: c for c in cell.caveats if caveats.load_failure(c)}
     if not _refused(e):
         # Nobody waited past the deadline, nor was held back while others were served: a
         # client without a response, or a window with nothing completed, is slow, not refused.
-        codes = {k: v for k, v in codes.items() if k not in ("no_response_all", "clients_unserved", "no_requests")}
-    for code in ("no_response_all", "clients_unserved"):
-        if code in codes:
-            count, total, _ = caveats.failure_figures(codes[code])  # the figures the engine warned with
-            count = e.clients.without_response if count is None else count
-            total = e.clients.measured if total is None else total
-            found["unserved"] = Failure("unserved", count, total, _share(count, total))
-            break
-    if "target_down" in codes:
-        found["target_down"] = Failure("target_down", caveats.failure_figures(codes["target_down"])[0])
-    if "no_requests" in codes:
-        u = found.get("unserved")
+        slow = (caveats.NO_RESPONSE_ALL, caveats.CLIENTS_UNSERVED, caveats.NO_REQUESTS)
+        codes = {k: v for k, v in codes.items() if k not in slow}
+    unserved = codes.get(caveats.NO_RESPONSE_ALL) or codes.get(caveats.CLIENTS_UNSERVED)
+    if unserved is not None:
+        count, total, _ = caveats.failure_figures(unserved)  # the figures the engine warned with
+        count = e.clients.without_response if count is None else count
+        total = e.clients.measured if total is None else total
+        found.append(Failure(UNSERVED, count, total, _share(count, total)))
+    if caveats.TARGET_DOWN in codes:
+        found.append(Failure(TARGET_DOWN, caveats.failure_figures(codes[caveats.TARGET_DOWN])[0]))
+    if caveats.NO_REQUESTS in codes:
+        u = found[0] if found and found[0].code == UNSERVED else None
         if not (u and u.count is not None and u.count == u.of):  # every client unserved says it already
-            found["no_requests"] = Failure("no_requests", 0, None)
-    if "requests_failed" in codes:
-        count, attempted, share = caveats.failure_figures(codes["requests_failed"])
+            found.append(Failure(NO_REQUESTS, 0, None))
+    if caveats.REQUESTS_FAILED in codes:
+        count, attempted, share = caveats.failure_figures(codes[caveats.REQUESTS_FAILED])
         count = e.requests.failed if count is None else count
         attempted = e.requests.attempted if attempted is None else attempted
-        found["requests_failed"] = Failure("requests_failed", count, attempted,
-                                           _share(count, attempted) if share is None else share)
+        found.append(Failure(REQUESTS_FAILED, count, attempted, _share(count, attempted) if share is None else share))
     if caveats.NON_2XX in codes:  # the caveat's code (the document's key of the same name is not read here)
         count, _, share = caveats.failure_figures(codes[caveats.NON_2XX])
-        found["non_2xx"] = Failure("non_2xx", e.requests.non_2xx if count is None else count,
-                                   e.requests.completed or None, share)
-    if "rate_not_reached" in codes:
-        not_sent, due, _ = caveats.failure_figures(codes["rate_not_reached"])
+        found.append(Failure(NON_2XX, e.requests.non_2xx if count is None else count,
+                             e.requests.completed or None, share))
+    if caveats.RATE_NOT_REACHED in codes:
+        not_sent, due, _ = caveats.failure_figures(codes[caveats.RATE_NOT_REACHED])
         not_sent = e.requests.not_sent if not_sent is None else not_sent
         due = e.requests.due if due is None else due
         if not_sent is None or not_sent > 0:  # all sent, only late: their latency counts from when due
-            found["not_sent"] = Failure("not_sent", not_sent, due, _share(not_sent, due))
+            found.append(Failure(NOT_SENT, not_sent, due, _share(not_sent, due)))
     if cell.status != CellStatus.OK:
         died = _DIED.match(cell.error or "")
-        found["server_died"] = Failure("server_died", process=died.group(1) if died else None,
-                                       exit_status=int(died.group(2)) if died else None)
+        found.append(Failure(SERVER_DIED, process=died.group(1) if died else None,
+                             exit_status=int(died.group(2)) if died else None))
     if caveats.OOM_KILLED in codes:
-        found["oom_killed"] = Failure("oom_killed", caveats.failure_figures(codes[caveats.OOM_KILLED])[0])
-    return tuple(found[c] for c in FAILURE_CODES if c in found)
+        found.append(Failure(OOM_KILLED, caveats.failure_figures(codes[caveats.OOM_KILLED])[0]))
+    return tuple(found)  # in FAILURE_CODES' order
 
 
 def _share(count: int | None, total: int | None) -> float | None:
@@ -305,9 +308,10 @@ def _latency(e: EngineResult, key: str, q: float, failures: tuple[Failure, ...],
     table cannot say more). Nothing completed: every quantile is the window, a floor.
     Page mode counts visitors, not the connections the engine reports unserved, so there
     only "nothing completed" makes a floor."""
-    page = e.pages is not None
-    n = e.pages.completed if page else e.requests.completed
-    own = (e.pages.load_p50_us if key == "50" else e.pages.load_p99_us) if page else e.latency.percentile_us(key)
+    pages = e.pages
+    page = pages is not None
+    n = pages.completed if pages else e.requests.completed
+    own = (pages.load_p50_us if key == "50" else pages.load_p99_us) if pages else e.latency.percentile_us(key)
     if not n:
         return (float(window_us), True) if window_us else (None, False)
     unserved = next((f.count for f in failures if f.code == "unserved"), None) or 0

@@ -6,7 +6,7 @@ spectrum)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.analysis import figures, questions, verdicts
 from stackbench.analysis.questions import Question
@@ -16,7 +16,7 @@ from stackbench.model.cell import StoredCell
 def top_questions(cells: Iterable[StoredCell]) -> list[Question]:
     """Per (workload, keep-alive, protocol and handshake): the highest level asked — the
     most clients, or the highest rate — on the way up when a ramp walked it both ways."""
-    best: dict[tuple, tuple[tuple, Question]] = {}
+    best: dict[tuple[Any, ...], tuple[tuple[Any, ...], Question]] = {}
     for c in questions.levels(cells):
         q = questions.of(c)
         rank = (q.rate is not None, q.rate or q.concurrency, q.leg != "down")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from stackbench.analysis import questions, student_t
 from stackbench.analysis.stats import ALPHA, MIN_RUNS
@@ -173,7 +173,7 @@ def noise(valid: Iterable[StoredCell]) -> Noise | None:
     """The machine's noise from stored cells (the valid ones: verdicts.split_valid): for
     every (run, stack, question) with at least MIN_GROUP_RUNS runs, the CV of its
     throughput; their median (a typical pair, not the noisiest one)."""
-    groups: dict[tuple, list[float]] = {}
+    groups: dict[tuple[Any, ...], list[float]] = {}
     for c in valid:
         rps = c.engine.requests_per_s if c.engine is not None else None
         if rps:

@@ -89,7 +89,8 @@ class HandshakeCost:
 
 def handshake_costs(cells: Iterable[StoredCell]) -> list[HandshakeCost]:
     """Per stack, protocol, workload and level: each new-connection mode against keep-alive."""
-    by: dict[tuple, list[figures.CellFigures]] = {}
+    Where = tuple[str, str, int, float | None, str | None, str, str, str]
+    by: dict[tuple[Where, str], list[figures.CellFigures]] = {}
     for c in questions.levels(cells):
         q = questions.of(c)
         if not q.tls or q.handshake is None:
@@ -98,13 +99,12 @@ def handshake_costs(cells: Iterable[StoredCell]) -> list[HandshakeCost]:
         if f.outcome is not None and not f.outcome.valid:
             continue
         key = (c.stack_label, q.workload, q.concurrency, q.rate, q.leg, q.network, q.background, q.protocol)
-        by.setdefault(key + (q.handshake,), []).append(f)
+        by.setdefault((key, q.handshake), []).append(f)
     out = []
-    for key, fs in by.items():
-        *where, handshake = key
+    for (where, handshake), fs in by.items():
         if handshake not in NEW_CONNECTION:
             continue
-        kept = by.get(tuple(where) + ("keep-alive",), [])
+        kept = by.get((where, "keep-alive"), [])
         if not kept:
             continue
         label, workload, protocol = where[0], where[1], where[7]

@@ -11,7 +11,7 @@ labelled so ("h2 → http/1.1", `spoken_label`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from stackbench.model.cell import StoredCell
 
@@ -48,7 +48,7 @@ class Question:
             return f"{self.protocol} {kept}"
         return f"{self.protocol} {self.handshake}" + (" handshakes" if self.handshake != "keep-alive" else "")
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[Any, ...]:
         """Table order: by workload, closed loops before open ones, by level, the way up
         before the way down, keep-alive on before off; a level's networks and
         backgrounds in the order the plan is likely to list them (loopback, none first)."""

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from stackbench.analysis import (backgrounds, cache, capacity_results, cells as cells_mod, classes, clients, curves,
                                  levels, picks, protocols, ramps, run_warnings, stats, summary,
                                  verdicts)
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.cells import CellAnalysis
+from stackbench.analysis.protocols import HandshakeCost
 from stackbench.analysis.questions import Question
+from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.model.cell import StoredCell
-from stackbench.model.run import StoredRun
+from stackbench.model.run import StoredRun, StoredSearch
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class Pick:
 class Capacity:
     slo: SLO
     results: tuple[capacity_results.CapacityResult, ...]  # one per search
-    verdicts: tuple[verdicts.Verdict, ...]  # the capacities against the baseline's; () without one
+    verdicts: tuple[Verdict, ...]  # the capacities against the baseline's; () without one
     stacks: tuple[capacity_results.StackCapacity, ...] = ()  # per stack: the edge of all its searches' probes
 
 
@@ -47,9 +49,9 @@ class Capacity:
 class RunAnalysis:
     run: StoredRun
     cells: tuple[CellAnalysis, ...]  # every cell, in run order (a capacity search's probes too)
-    searches: tuple[Mapping, ...]  # how each capacity search ended (Store.search_rows)
+    searches: tuple[StoredSearch, ...]  # how each capacity search ended (Store.search_rows)
     baseline: str | None  # the stack the others are compared with: the one asked for, else the plan's
-    verdicts: verdicts.Verdicts | None  # None: no baseline
+    verdicts: Verdicts | None  # None: no baseline
 
     @property
     def stored_cells(self) -> list[StoredCell]:
@@ -79,8 +81,7 @@ class RunAnalysis:
     @property
     def walked(self) -> bool:
         """The plan walked or swept the load (ramps, stages, rate sweeps): curves say the most."""
-        load = (self.run.plan_checked or {}).get("load") or {}
-        return bool(load.get("walk")) or load.get("kind") in ("rate", "stages")
+        return self.run.checked.load.walked
 
     @cached_property
     def summaries(self) -> list[summary.CellSummary]:
@@ -105,33 +106,33 @@ class RunAnalysis:
     def capacity(self) -> Capacity | None:
         """None when the run stored no capacity search."""
         found = capacity_results.results(self.run, self.stored_cells, list(self.searches))
-        if not found:
+        parts = capacity_results.plan_parts(self.run)
+        if not found or parts is None:  # results come only from a capacity run's plan parts
             return None
-        slo, _ = capacity_results.plan_parts(self.run)
+        slo, _ = parts
         pooled = capacity_results.stacks(found)
         decided = capacity_results.decide(found, self.baseline, pooled) if self.baseline else []
         return Capacity(slo, tuple(found), tuple(decided), tuple(pooled))
 
     @cached_property
-    def ramps(self) -> verdicts.Verdicts | None:
+    def ramps(self) -> Verdicts | None:
         """Each stack's way down against its way up; None when no level was walked both ways."""
         return ramps.decide(self.stored_cells)
 
     @cached_property
-    def backgrounds(self) -> verdicts.Verdicts | None:
+    def backgrounds(self) -> Verdicts | None:
         """The measured visitors alone against with other classes beside them; None without
         other classes."""
         return backgrounds.decide(self.stored_cells)
 
     @cached_property
-    def protocols(self) -> verdicts.Verdicts | None:
+    def protocols(self) -> Verdicts | None:
         """HTTPS and HTTP/2 against clear HTTP/1.1 on each stack (same workload, level and
         connection policy); None when no stack was asked both."""
-        band = (self.run.plan_checked or {}).get("equivalence", stats.DEFAULT_EQUIVALENCE)
-        return protocols.decide(self.stored_cells, band)
+        return protocols.decide(self.stored_cells, stats.band_of(self.run.checked.equivalence))
 
     @cached_property
-    def handshake_costs(self) -> list[protocols.HandshakeCost]:
+    def handshake_costs(self) -> list[HandshakeCost]:
         """The server's CPU per new TLS connection, per stack and handshake mode; [] when
         no stack was measured both kept alive and with a new connection per request."""
         return protocols.handshake_costs(self.stored_cells)
@@ -173,11 +174,10 @@ class RunAnalysis:
                                         bool(self.capacity))
 
 
-def analyze(run: StoredRun, cells: Sequence[StoredCell], searches: Sequence[Mapping] = (),
+def analyze(run: StoredRun, cells: Sequence[StoredCell], searches: Sequence[StoredSearch] = (),
             baseline: str | None = None) -> RunAnalysis:
     """`baseline`: a stack of the run to compare the others with instead of the plan's
     (UsageError when the run has no such stack); `searches`: Store.search_rows."""
     cells = list(cells)
     found = verdicts.for_run(run, cells, baseline)
-    return RunAnalysis(run, cells_mod.of(cells), tuple(searches), baseline or (run.plan_checked or {}).get("baseline"),
-                       found)
+    return RunAnalysis(run, cells_mod.of(cells), tuple(searches), baseline or run.checked.baseline, found)

@@ -8,7 +8,7 @@ both renderers use)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from stackbench.analysis import stats
 from stackbench.analysis.cells import CellAnalysis
@@ -36,7 +36,7 @@ class NoisyMachine:
 
 def noisy_machine(run: StoredRun) -> NoisyMachine | None:
     """None when the probe did not run or the machine was steady enough."""
-    cv = (run.environment or {}).get("cpu_noise_cv")
+    cv = run.environment.cpu_noise_cv
     return NoisyMachine(cv) if cv is not None and cv > NOISY_CV else None
 
 
@@ -102,12 +102,13 @@ class Warnings:
 
 def of(cells: Iterable[CellAnalysis], run: StoredRun | None = None) -> Warnings:
     errors: dict[tuple[str, str], list[CellAnalysis]] = {}
-    seen: dict[tuple, list[tuple[CellAnalysis, Caveat]]] = {}
+    seen: dict[tuple[str, Any], list[tuple[CellAnalysis, Caveat]]] = {}
     for c in cells:
         f = c.figures
         if f.error:
             errors.setdefault((f.stack_label, f.error), []).append(c)
         for caveat in f.caveats:
+            # A free-text caveat (the engine's own words) is grouped by its text.
             seen.setdefault((caveat.code, caveat.params.get("text")), []).append((c, caveat))
     return Warnings(
         tuple(ErrorGroup(label, error, tuple(cs)) for (label, error), cs in errors.items()),

@@ -115,6 +115,11 @@ from stackbench.analysis import student_t
 
 ALPHA = 0.05
 DEFAULT_EQUIVALENCE = 0.02  # ±2 %: the default practical band (plan key `equivalence`)
+
+
+def band_of(stored: float | None) -> float:
+    """The equivalence band a run's checked plan stored (the default when it stored none)."""
+    return DEFAULT_EQUIVALENCE if stored is None else stored
 MIN_RUNS = 5  # fewer a side -> no verdict (see the module docstring)
 WELCH_LOG = "welch_log"  # Comparison.test: Welch's t on the logs of the values
 MANN_WHITNEY = "mann_whitney"  # the fallback when a value is <= 0
@@ -440,6 +445,16 @@ def _log_difference(a: Sequence[float], b: Sequence[float]) -> LogDifference | N
     return LogDifference(m_b - m_a, math.sqrt(se_a + se_b), df)
 
 
+def ratio_interval(a: Iterable[float], b: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float] | None:
+    """B / A as the ratio of geometric means with Welch's interval on the logs: (ratio,
+    low, high). None when a side has fewer than 2 values or a value <= 0."""
+    est = _log_difference(_clean(a), _clean(b))
+    if est is None:
+        return None
+    lo, hi = est.interval(confidence)
+    return math.exp(est.diff), lo, hi
+
+
 def _welch_log(a: Sequence[float], b: Sequence[float]) -> tuple[float, int] | None:
     """Two-sided p of Welch's t on the logs, and the direction of B against A (sign of
     mean log B − mean log A). None when a side has fewer than 2 values or a value <= 0."""
@@ -466,7 +481,9 @@ def _test(a: Sequence[float], b: Sequence[float]) -> tuple[float, int, str]:
     r = _welch_log(a, b)
     if r is not None:
         return r[0], r[1], WELCH_LOG
-    p, direction = _rank_test(a, b)
+    ranked = _rank_test(a, b)
+    assert ranked is not None, "compare() tests only sides with runs"
+    p, direction = ranked
     return p, direction, MANN_WHITNEY
 
 
@@ -479,12 +496,13 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     ascending, p̃_(i) = max_{j ≤ i} min(1, (k − j + 1)·p_(j)). Monotone in p, capped at 1,
     never below p; None (no test made) stays None and does not count in k. Rejecting
     p̃ < α controls the family-wise error rate at α under any dependence."""
-    idx = sorted((i for i, p in enumerate(p_values) if p is not None), key=lambda i: p_values[i])
+    made = {i: float(p) for i, p in enumerate(p_values) if p is not None}
+    idx = sorted(made, key=lambda i: made[i])
     k = len(idx)
     out: list[float | None] = [None] * len(p_values)
     running = 0.0
     for rank, i in enumerate(idx):
-        p = float(p_values[i])
+        p = made[i]
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"a p-value must lie in [0, 1], got {p!r}")
         running = max(running, min(1.0, (k - rank) * p))

@@ -24,7 +24,8 @@ class CellSummary:
     page_mode: bool = False  # throughput is page views/s, latencies page load times
     # Shown beside the stack's own cost, never in a verdict: the services' (a database's)
     # memory and CPU per request, and the share of valid runs with opcache in force.
-    extras: dict[str, stats.Summary] | None = None
+    service_memory: stats.Summary | None = None
+    service_cpu_per_request: stats.Summary | None = None
     opcache_runs: tuple[int, int] | None = None  # (runs with opcache on, runs read back)
     # A machine profile's memory limit: processes OOM-killed over *all* the runs (a run the
     # kills made invalid still killed them); None without a limit.
@@ -74,8 +75,8 @@ def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
         out.append(CellSummary(q, label, total, len(fs), {
             m.key: _summary(m.value(f) for f in fs) for m in verdicts.METRICS},
             page_mode=any(f.page_mode for f in fs),
-            extras={"service_memory": _summary(f.service_memory_peak_bytes for f in fs),
-                    "service_cpu_per_request": _summary(f.service_cpu_us_per_request for f in fs)},
+            service_memory=_summary(f.service_memory_peak_bytes for f in fs),
+            service_cpu_per_request=_summary(f.service_cpu_us_per_request for f in fs),
             opcache_runs=(sum(read), len(read)) if read else None,
             oom_kills=_total(f.oom_kills for f in every[(q, label)]),
             failed=sum(1 for o in done if o.failed), engine_bound=sum(1 for o in done if o.engine_bound),

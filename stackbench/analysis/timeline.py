@@ -4,8 +4,9 @@ same wall clock (the engine's started_unix_us and the samples' t_unix_us)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import StoredSample
+from stackbench.model.cost import CgroupSample
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Second:
     cpu_share: float | None  # the stack's CPU time over wall time: 1.0 = one core busy
 
 
-def seconds(cell: StoredCell, samples: list[StoredSample]) -> list[Second]:
+def seconds(cell: StoredCell, samples: list[CgroupSample]) -> list[Second]:
     """`samples`: the stack's cgroup samples during the cell (Store.samples)."""
     if cell.engine is None:
         return []
@@ -56,12 +57,12 @@ def walk_of(cells: list[StoredCell], cell: StoredCell) -> list[StoredCell]:
     return sorted((c for c in cells if c.step is not None and _walk_key(c) == _walk_key(cell)), key=lambda c: c.seq)
 
 
-def _walk_key(c: StoredCell) -> tuple:
+def _walk_key(c: StoredCell) -> tuple[Any, ...]:
     return (c.repetition, c.stack_label, c.workload, c.keepalive, c.load)
 
 
 def walk_seconds(walk: list[StoredCell],
-                 samples: dict[int, list[StoredSample]]) -> list[tuple[StoredCell, Second]]:
+                 samples: dict[int, list[CgroupSample]]) -> list[tuple[StoredCell, Second]]:
     """Every step's seconds on one clock, from the first step's start: the stack's
     processes and memory over the whole walk (the gaps between steps, where the engine
     restarts, are not sampled). `samples`: each step's samples, by cell id."""

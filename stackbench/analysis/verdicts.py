@@ -49,17 +49,17 @@ def _outcome(f: figures.CellFigures) -> outcomes.Outcome:
                                                                     f.throughput, f.p50_us, f.p99_us)
 
 
-METRICS: tuple[Metric, ...] = (
-    # In page mode these are page views/s and page load time (CellFigures.throughput).
-    # What a repetition gives a verdict is its outcome's (outcomes.py): a failed run's
-    # delivered throughput and its latency counting the unserved clients; an engine-bound
-    # run's throughput (a lower bound) and no latency (the generator's queueing is in it).
-    Metric("throughput", "throughput", True, lambda f: _outcome(f).throughput),
-    Metric("latency_p50", "p50 latency", False, lambda f: _outcome(f).p50_us),
-    Metric("latency_p99", "p99 latency", False, lambda f: _outcome(f).p99_us),
-    Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes),
-    Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request),
-)
+# In page mode these are page views/s and page load time (CellFigures.throughput).
+# What a repetition gives a verdict is its outcome's (outcomes.py): a failed run's
+# delivered throughput and its latency counting the unserved clients; an engine-bound
+# run's throughput (a lower bound) and no latency (the generator's queueing is in it).
+# Named, so a reader picks one by its constant (summaries and points are keyed by .key).
+THROUGHPUT = Metric("throughput", "throughput", True, lambda f: _outcome(f).throughput)
+LATENCY_P50 = Metric("latency_p50", "p50 latency", False, lambda f: _outcome(f).p50_us)
+LATENCY_P99 = Metric("latency_p99", "p99 latency", False, lambda f: _outcome(f).p99_us)
+MEMORY = Metric("memory", "peak memory", False, lambda f: f.memory_peak_bytes)
+CPU_PER_REQUEST = Metric("cpu_per_request", "CPU per request", False, lambda f: f.cpu_us_per_request)
+METRICS: tuple[Metric, ...] = (THROUGHPUT, LATENCY_P50, LATENCY_P99, MEMORY, CPU_PER_REQUEST)
 METRIC = {m.key: m for m in METRICS}
 
 # What a comparison says (Verdict.kind): the statistics' own verdicts (stats.Verdict
@@ -71,7 +71,7 @@ AT_LEAST_HIGHER = "at_least_higher"  # the candidate's runs are lower bounds, an
 AT_LEAST_LOWER = "at_least_lower"  # the baseline's runs are lower bounds, and the candidate still lower
 NOT_SEPARABLE = "not_separable"  # lower bounds that the comparison cannot settle
 NOT_RESOLVABLE = "not_resolvable"  # throughput counted in steps of one response coarser than the question
-FAILURE_KINDS = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
+FAILURE_KINDS: frozenset[str | None] = frozenset({CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES})
 # What more runs can settle: no significant difference yet, too few valid runs.
 OPEN_KINDS = frozenset({stats.Verdict.NO_DIFFERENCE.value, stats.Verdict.INSUFFICIENT.value})
 BOUND_KINDS = frozenset({AT_LEAST_HIGHER, AT_LEAST_LOWER, NOT_SEPARABLE})
@@ -306,7 +306,7 @@ def _split(cells: Iterable[StoredCell], axis: Axis = axes.STACK) -> tuple[dict[K
     return by, excluded
 
 
-def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side,
+def decided(metric: Metric, comparison: stats.Comparison, base: Side | None, cand: Side | None,
             band: float = stats.DEFAULT_EQUIVALENCE) -> str | None:
     """What the sides' outcomes decide of a comparison; None when the statistics do.
 
@@ -335,7 +335,9 @@ def decided(metric: Metric, comparison: stats.Comparison, base: Side, cand: Side
     every run 10.7 req/s, an interval of zero width), and a difference within two steps
     may be one response more or less — not resolvable with that many responses a client.
     Steps are set against the baseline's figure: a stack that served nothing beside one
-    that served hundreds in the window is resolved."""
+    that served hundreds in the window is resolved. Sides not known (None): the statistics."""
+    if base is None or cand is None:
+        return None
     if base.runs and cand.runs:
         if base.fails and cand.fails:
             return NEITHER_SERVES
@@ -419,7 +421,7 @@ def decide(cells: Iterable[StoredCell], baseline: str, *, axis: Axis = axes.STAC
 def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None) -> Verdicts | None:
     """A stored run's verdicts: against `baseline` when given (it must be one of the
     run's stacks), else the plan's; None when there is neither."""
-    checked = run.plan_checked or {}
+    checked = run.checked
     if baseline is not None:
         labels = list(dict.fromkeys(c.stack_label for c in cells))
         if baseline not in labels:
@@ -427,10 +429,10 @@ def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None
             raise UsageError(f"run {run.id} has no stack {baseline!r}"
                              + (f" (did you mean {close[0]!r}?)" if close else ""),
                              hint=f"its stacks: {', '.join(labels)}")
-    baseline = baseline or checked.get("baseline")
+    baseline = baseline or checked.baseline
     if not baseline:
         return None
-    return decide(cells, baseline, band=checked.get("equivalence", stats.DEFAULT_EQUIVALENCE))
+    return decide(cells, baseline, band=stats.band_of(checked.equivalence))
 
 
 def _reasons(excluded: list[Excluded]) -> tuple[str, ...]:

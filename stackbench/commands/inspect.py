@@ -27,7 +27,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     run_report.render(analysis, sys.stdout, every_run=args.all, wide=args.wide, explain=args.explain)
     if _unfinished(run.status, lock.holder()):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}"
-              f"{hosts_spec.resume_flags(run.plan_checked)}", file=sys.stderr)
+              f"{hosts_spec.resume_flags(run.checked.hosts)}", file=sys.stderr)
     return 0
 
 
@@ -56,7 +56,7 @@ def cmd_stacks(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     cells = [_find_cell(store, ref, args) for ref in (args.a, args.b)]
-    extras = [{"processes": store.processes(c.id), "syscalls": store.syscalls(c.id)} for c in cells]
+    extras = [explain.CellExtras(store.processes(c.id), store.syscalls(c.id)) for c in cells]
     explain.render(cells[0], cells[1], extras[0], extras[1], sys.stdout)
     return 0
 
@@ -83,7 +83,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = (_side(args.a), _side(args.b))
     if names[0] == names[1]:
         names = (f"A ({names[0]})", f"B ({names[1]})")
-    idle = tuple(_idle_regime(store, side) for side in (a, b))
+    idle = (_idle_regime(store, a), _idle_regime(store, b))
     result = compare_mod.compare(a, b, *names, band=args.equivalence, idle=idle)
     if not result.verdicts.verdicts:
         raise UsageError(f"{args.a} and {args.b} share no stack and question to compare",
@@ -106,7 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError("--verdicts picks the CSV table; the JSON document holds cells and verdicts anyway")
     cells_only = args.format == "csv" and not args.verdicts  # the cells' table needs no verdict
     analysis = None if cells_only else analyze(run, cells, store.search_rows(run_id), args.baseline)
-    if args.verdicts and analysis.verdicts is None:
+    if args.verdicts and analysis is not None and analysis.verdicts is None:
         raise UsageError(f"run {run_id} has no baseline, so no verdicts",
                          hint="name one with --baseline LABEL (a stack of the run)")
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from stackbench import scenarios
 from stackbench.planning import machine, plan as plan_mod, target
+from stackbench.planning import tune as tune_plan
 from stackbench.upkeep import idle, lock, pinning
 from stackbench.analysis import power, verdicts
 from stackbench.analysis.run import analyze
@@ -21,7 +22,10 @@ from stackbench.report.text import dry_run, run_report
 from stackbench.report.words.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
+from stackbench.runner import tune as tune_runner
+from stackbench.model.tuning import StoredTuning
 from stackbench.states import RunStatus
+from stackbench.model.environment import HostFacts
 from stackbench.model.run import StoredRun
 from stackbench.store import Store
 from stackbench.planning import hosts as hosts_spec
@@ -50,6 +54,10 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     store = Store(args.db)
     store.ensure_writable()
     progress = TerminalProgress(mode=_mode(args))
+    plan = tune_runner.resolve(plan, store, progress, _options(args))
+    for v in plan.stacks:
+        if v.tuning is not None and _mode(args) == "auto":
+            print(f"{v.label}: tuning {v.tuning} (`stackbench tunings {v.tuning}` shows every candidate)")
     outcome = None
     try:
         outcome = run_plan(plan, store, progress, _options(args))
@@ -97,7 +105,7 @@ def _as_measured(plan: plan_mod.Plan, run: StoredRun) -> plan_mod.Plan:
     asked = run.idle_asked
     if asked == idle.AUTO:
         asked = idle.POLL_ENGINE if run.idle_regime == idle.POLL_ENGINE else idle.AS_IS
-    return replace(plan, cpu_idle=asked, mode_order=(run.environment or {}).get("mode_order", "as-written"))
+    return replace(plan, cpu_idle=asked, mode_order=run.environment.mode_order or "as-written")
 
 
 def _idle_flag(plan: plan_mod.Plan, args: argparse.Namespace) -> plan_mod.Plan:
@@ -128,12 +136,19 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
         run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
                           wide=getattr(args, "wide", False), explain=getattr(args, "explain", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
-    flags = hosts_spec.resume_flags(store.run(run_id).plan_checked)
+    flags = hosts_spec.resume_flags(store.run(run_id).checked.hosts)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}{flags}", file=sys.stderr)
     elif outcome.status == RunStatus.FAILED:
         print(f"after fixing the cause, measure its failed cells again with: stackbench run --resume {run_id} "
               f"--db {args.db}{flags}", file=sys.stderr)
+
+
+def _stored_tuning(plan: plan_mod.Plan, v: plan_mod.StackVariant, db: str) -> StoredTuning | None:
+    """The tuning a run would reuse for a tuned stack (a dry run makes no store)."""
+    if not Path(db).exists():
+        return None
+    return Store(db, must_exist=True).latest_tuning(tune_runner.question_for(plan, v).key())
 
 
 def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
@@ -146,8 +161,8 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     print(dry_run.load_line(plan))
     if dry_run.protocol_line(plan):
         print(dry_run.protocol_line(plan))
-    for host in hosts:
-        print(f"{host['role']}: {server_line(host)} (connected to check its packages and configs there)")
+    for facts in map(HostFacts.from_dict, hosts):
+        print(f"{facts.role}: {server_line(facts)} (connected to check its packages and configs there)")
     if not plan.hosts.single_local:
         print(dry_run.clients_line(plan))
     for line in dry_run.network_lines(plan):
@@ -160,6 +175,10 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     if plan.cpu_idle != idle.AS_IS:
         pins = machine.pinning(plan.machine, pinning.choose())
         print(dry_run.idle_line(plan.cpu_idle, engine_here=not plan.hosts.remote and not pins.shared))
+    for v in plan.stacks:
+        if v.tuned:
+            print(dry_run.tuned_line(v, _stored_tuning(plan, v, args.db), tune_runner.question_for(plan, v),
+                                     tune_plan.pool_of(v.id)))
     for c in cells:
         print(dry_run.cell_line(c, plan))
     # Each profile off loopback is measured once per run (runner/network.py): its time.

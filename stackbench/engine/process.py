@@ -161,7 +161,9 @@ def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None
     # progress lines reach the terminal while it runs.
     chunks: list[bytes] = []
     errors: list[bytes] = []
-    readers = [threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True),
+    stdout = proc.stdout
+    assert stdout is not None  # asked for as a pipe
+    readers = [threading.Thread(target=lambda: chunks.append(stdout.read()), daemon=True),
                threading.Thread(target=_read_stderr, args=(proc.stderr, errors, spec.on_progress), daemon=True)]
     for t in readers:
         t.start()

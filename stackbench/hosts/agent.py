@@ -39,7 +39,8 @@ from stackbench.hosts import clock, wire
 from stackbench.hosts.database import DatabaseInstance
 from stackbench.upkeep.lock import RunLock
 from stackbench.monitor.run import RunMonitor
-from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.model.cost import MemoryEvents
+from stackbench.monitor.session import CellReadings, StackMonitor
 from stackbench.stacks import installed, registry
 from stackbench.stacks.lifecycle import StackInstance
 
@@ -90,6 +91,11 @@ def _window(started_unix_us: int, ended_unix_us: int, completed: int, requests_p
                            requests=SimpleNamespace(completed=completed), requests_per_s=requests_per_s)
 
 
+def _events(events: MemoryEvents | None) -> dict | None:
+    """A machine's memory events as they cross the channel (wire.events_from_dict)."""
+    return events.as_dict() if events else None
+
+
 class Agent:
     def __init__(self) -> None:
         self.lock: RunLock | None = None
@@ -99,7 +105,7 @@ class Agent:
         self.address: str | None = None
         self.instances: dict[int, StackInstance] = {}
         self.monitors: dict[int, StackMonitor] = {}
-        self.costs: dict[int, CellCost] = {}
+        self.readings: dict[int, CellReadings] = {}
         self.databases: dict[int, DatabaseInstance] = {}
         self._next = 1
 
@@ -172,7 +178,8 @@ class Agent:
             # What the lab keeps of a start that failed, as it would of a local one: the
             # rendered files, where they are (--keep-rundir), the machine's events so far.
             e.state = {"files": instance.files, "rundir": str(instance.ctx.rundir) if instance.ctx else None,
-                       "since_start": instance.machine_cgroup.since_start() if instance.machine_cgroup else None}
+                       "since_start": _events(instance.machine_cgroup.since_start() if instance.machine_cgroup
+                                              else None)}
             raise
         sid, self._next = self._next, self._next + 1
         self.instances[sid] = instance
@@ -194,11 +201,11 @@ class Agent:
 
     def op_since_start(self, sid: int) -> dict | None:
         cgroup = self.instances[sid].machine_cgroup
-        return cgroup.since_start() if cgroup else None
+        return _events(cgroup.since_start() if cgroup else None)
 
     def op_down(self, sid: int) -> None:
         monitor = self.monitors.pop(sid, None)
-        self.costs.pop(sid, None)
+        self.readings.pop(sid, None)
         try:
             if monitor:
                 monitor.stop()
@@ -240,20 +247,22 @@ class Agent:
         self.monitors[sid].begin_cell()
 
     def op_end_cell(self, sid: int) -> dict:
-        cost = self.costs[sid] = self.monitors[sid].end_cell()
-        return wire.cost_to_dict(cost)
+        readings = self.readings[sid] = self.monitors[sid].end_cell()
+        return wire.readings_to_dict(readings)
 
     def op_begin_profile(self, sid: int) -> bool:
         return self.monitors[sid].begin_profile()
 
     def op_end_profile(self, sid: int, started_unix_us: int, ended_unix_us: int, completed: int,
                        requests_per_s: float | None) -> dict:
-        cost = self.costs.pop(sid, None) or CellCost()
-        notes = len(cost.notes)
-        self.monitors[sid].end_profile(cost, _window(started_unix_us, ended_unix_us, completed, requests_per_s))
-        return {"syscalls": dataclasses.asdict(cost.syscalls) if cost.syscalls else None,
-                "syscalls_requests_per_s": cost.syscalls_requests_per_s, "notes": cost.notes[notes:],
-                "memory_events": cost.memory_events}  # with the pass's OOM kills
+        readings = self.readings.pop(sid, None) or CellReadings()
+        notes = len(readings.cost.notes)
+        self.monitors[sid].end_profile(readings, _window(started_unix_us, ended_unix_us, completed, requests_per_s))
+        events = readings.cost.memory_events
+        return {"syscalls": dataclasses.asdict(readings.syscalls) if readings.syscalls else None,
+                "syscalls_requests_per_s": readings.cost.syscalls_requests_per_s,
+                "notes": list(readings.cost.notes[notes:]),
+                "memory_events": events.as_dict() if events else None}  # with the pass's OOM kills
 
     # -- the end -----------------------------------------------------------------------------
     def close(self) -> None:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from stackbench.errors import HostError, ServerExited
 from stackbench.hosts.agent import provision_facts
 from stackbench.hosts.server import PREPARE_TIMEOUT_S, START_TIMEOUT_S, Dead, ServerSession
-from stackbench.monitor.session import CellCost
+from stackbench.monitor.session import CellReadings
 
 
 def open_database(plan, pins, server: ServerSession | None) -> ServerSession:
@@ -131,12 +131,13 @@ class MonitorWithDatabase:
         if self.stack.did is not None:
             self.stack.db.link.call("db_begin_cell", did=self.stack.did)
 
-    def end_cell(self) -> CellCost:
-        cost = self.inner.end_cell()
+    def end_cell(self) -> CellReadings:
+        readings = self.inner.end_cell()
         if self.stack.did is not None:
             there = self.stack.db.link.call("db_end_cell", did=self.stack.did)
-            cost.service_mem_peak_bytes, cost.service_cpu_us = there["service_mem_peak_bytes"], there["service_cpu_us"]
-        return cost
+            readings.cost = replace(readings.cost, service_mem_peak_bytes=there["service_mem_peak_bytes"],
+                                    service_cpu_us=there["service_cpu_us"])
+        return readings
 
 
 class RunMonitorWithDatabase:

@@ -33,7 +33,8 @@ from stackbench.hosts import bundle, clock, wire
 from stackbench.hosts.agent import boot_id
 from stackbench.planning.hosts import Client, Hosts
 from stackbench.hosts.ssh import Ssh, detached
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import MemoryEvents
+from stackbench.monitor.session import CellReadings, count_syscalls
 from stackbench.upkeep.pinning import Pinning
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.stacks import registry
@@ -303,7 +304,7 @@ class RemoteStack:
             if state.get("rundir"):
                 self.ctx = SimpleNamespace(rundir=f"{self.session.label}:{state['rundir']}")
             if state.get("since_start") is not None:
-                self.machine_cgroup = RemoteMachineCgroup(self, state["since_start"])
+                self.machine_cgroup = RemoteMachineCgroup(self, wire.events_from_dict(state["since_start"]))
             raise
         self.sid, self.host, self._port = started["id"], started["host"], started["port"]
         self.files, self.cpus, self.knobs = started["files"], started["cpus"], started["knobs"]
@@ -344,13 +345,13 @@ class RemoteMachineCgroup:
     """The machine profile's cgroup there: what the runner asks of it when a stack fails
     (`known`: what a start that failed there reported)."""
 
-    def __init__(self, stack: RemoteStack, known: dict | None = None):
+    def __init__(self, stack: RemoteStack, known: MemoryEvents | None = None):
         self.stack, self.known = stack, known
 
-    def since_start(self) -> dict | None:
+    def since_start(self) -> MemoryEvents | None:
         if self.stack.sid is None:
             return self.known
-        return self.stack.session.link.call("since_start", sid=self.stack.sid)
+        return wire.events_from_dict(self.stack.session.link.call("since_start", sid=self.stack.sid))
 
 
 class RemoteMonitor:
@@ -368,22 +369,22 @@ class RemoteMonitor:
     def begin_cell(self) -> None:
         self.link.call("begin_cell", sid=self.stack.sid)
 
-    def end_cell(self) -> CellCost:
-        return wire.cost_from_dict(self.link.call("end_cell", sid=self.stack.sid), self._offset())
+    def end_cell(self) -> CellReadings:
+        return wire.readings_from_dict(self.link.call("end_cell", sid=self.stack.sid), self._offset())
 
     def begin_profile(self) -> bool:
         return bool(self.link.call("begin_profile", sid=self.stack.sid))
 
-    def end_profile(self, cost: CellCost, result) -> None:
+    def end_profile(self, readings: CellReadings, result) -> None:
         counted = self.link.call("end_profile", sid=self.stack.sid,
                                  started_unix_us=result.started_unix_us + self._offset(),
                                  ended_unix_us=result.ended_unix_us + self._offset(),
                                  completed=result.requests.completed, requests_per_s=result.requests_per_s)
-        cost.syscalls = wire.syscalls_from_dict(counted["syscalls"])
-        cost.syscalls_requests_per_s = counted["syscalls_requests_per_s"]
-        cost.notes += counted["notes"]
-        if counted.get("memory_events") is not None:
-            cost.memory_events = counted["memory_events"]
+        count_syscalls(readings, wire.syscalls_from_dict(counted["syscalls"]), counted["syscalls_requests_per_s"],
+                       counted["notes"])
+        events = wire.events_from_dict(counted.get("memory_events"))
+        if events is not None:
+            readings.cost = replace(readings.cost, memory_events=events)
 
     def stop(self) -> None:
         pass  # the agent stops the stack's sampler and counters when the stack goes down

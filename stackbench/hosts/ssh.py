@@ -58,7 +58,7 @@ class Ssh:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.master.poll() is not None:
-                err = self.master.stderr.read().decode(errors="replace").strip()
+                err = (self.master.stderr.read() if self.master.stderr else b"").decode(errors="replace").strip()
                 raise HostError(f"{self.destination}: SSH failed (exit status {self.master.returncode})",
                                 detail=err or None, hint=self._hint())
             check = subprocess.run(self._options("no") + ["-O", "check", "--", self.destination],

@@ -17,9 +17,8 @@ import json
 from typing import Any
 
 from stackbench import errors
-from stackbench.monitor.cgroup_stats import CgroupSample
-from stackbench.monitor.processes import ProcessMemory
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
+from stackbench.monitor.session import CellReadings
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.monitor.syscalls import WindowCounts
 
@@ -39,10 +38,10 @@ def error_to_dict(e: errors.StackbenchError) -> dict:
             "state": getattr(e, "state", None)}
 
 
-def _kinds(base: type = errors.StackbenchError) -> dict[str, type]:
+def _kinds(base: type[errors.StackbenchError] = errors.StackbenchError) -> dict[str, type[errors.StackbenchError]]:
     """Every StackbenchError class loaded, by name (some live beside their module:
     NetworkError, MachineUnavailable)."""
-    found = {base.__name__: base}
+    found: dict[str, type[errors.StackbenchError]] = {base.__name__: base}
     for sub in base.__subclasses__():
         found |= _kinds(sub)
     return found
@@ -60,18 +59,27 @@ def error_from_dict(d: dict, where: str) -> errors.StackbenchError:
     return e
 
 
-def cost_to_dict(cost: CellCost) -> dict:
-    return dataclasses.asdict(cost)
+def readings_to_dict(readings: CellReadings) -> dict:
+    return dataclasses.asdict(readings)
 
 
-def cost_from_dict(d: dict, offset_us: int = 0) -> CellCost:
-    """A cost the agent measured, its sample times moved to the lab's clock."""
-    d = dict(d)
-    d["samples"] = [CgroupSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("samples") or []]
-    d["processes"] = [ProcessMemory(**p) for p in d.get("processes") or []]
-    d["status"] = [StatusSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("status") or []]
-    d["syscalls"] = syscalls_from_dict(d.get("syscalls"))
-    return CellCost(**d)
+def readings_from_dict(d: dict, offset_us: int = 0) -> CellReadings:
+    """What the agent's monitor read over a cell, its sample times moved to the lab's clock."""
+    return CellReadings(
+        cost=cost_from_dict(d.get("cost") or {}),
+        samples=[CgroupSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("samples") or []],
+        processes=[ProcessMemory(**p) for p in d.get("processes") or []],
+        status=[StatusSample(**{**s, "t_unix_us": s["t_unix_us"] - offset_us}) for s in d.get("status") or []],
+        syscalls=syscalls_from_dict(d.get("syscalls")), sampler_cost_s=d.get("sampler_cost_s", 0.0))
+
+
+def cost_from_dict(d: dict) -> StoredCost:
+    return StoredCost(**{**d, "notes": tuple(d.get("notes") or ()),
+                         "memory_events": events_from_dict(d.get("memory_events"))})
+
+
+def events_from_dict(d: dict | None) -> MemoryEvents | None:
+    return MemoryEvents.from_dict(d) if d is not None else None
 
 
 def syscalls_from_dict(d: dict | None) -> WindowCounts | None:

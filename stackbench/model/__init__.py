@@ -1,4 +1,6 @@
-"""The typed model of a stored run: what the store gives back, as frozen values — a run
-(run.py), its cells (cell.py) and what each cell cost the stack (cost.py). Types only:
-no SQL (the store maps its rows onto these), no measuring (the monitor and the engine
-make the write side's types), no figure derived from more than one field (analysis)."""
+"""The typed model of a run, one type per concept from write to read: the runner and the
+monitor make these frozen values, the store keeps them and gives the same back — a run
+(run.py) and what it stored with it (plan.py, environment.py, network.py, stop.py), its
+cells (cell.py), what each cost the stack (cost.py), its visitor classes (visitors.py)
+and PHP's state (php.py). Types only: no SQL (the store maps its rows onto these), no
+measuring, no figure derived from more than one field (analysis)."""

@@ -1,6 +1,7 @@
-"""A stored cell, as the store gives it back: where it sits in the plan, how it ended,
-what the engine saw (the same EngineResult the runner had, parsed from the stored
-document by the same parser) and what it cost the stack (cost.py).
+"""A cell as the store keeps it: where it sits in the plan, how it ended, what the engine
+saw and what it cost the stack (cost.py). One type from write to read: the runner makes
+one when a cell ends and hands it to the store (Store.record_cell), which gives the same
+back — the EngineResult parsed from the stored document by the same parser.
 
 Analysis and the reports read these attributes; none of them reads a store column or a
 key of the engine's document (the store's row mapping and engine/result.py do)."""
@@ -12,12 +13,15 @@ from typing import Any
 
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cost import StoredCost
+from stackbench.model.php import PhpState
+from stackbench.model.visitors import VisitorClasses
+from stackbench.upkeep.pinning import Pinning
 from stackbench.states import CellStatus
 
 
 @dataclass(frozen=True)
 class StoredCell:
-    id: int
+    id: int  # the store's row (0 until stored: Store.record_cell returns the cell with its own)
     run_id: int
     seq: int
     repetition: int
@@ -29,20 +33,20 @@ class StoredCell:
     keepalive: bool
     status: CellStatus
     error: str | None
-    config_hash: str | None
+    config_hash: str | None  # its config files, deduplicated in the store (None until stored, or none)
     versions: dict[str, str | None]
-    pinning: dict[str, Any]
+    pinning: Pinning  # the cores of the stack and of the engine
     engine: EngineResult | None  # None: the engine never ran (the server failed first)
     cost: StoredCost = field(default_factory=StoredCost)
     caveats: tuple[Caveat, ...] = ()
-    php: dict[str, Any] | None = None  # PHP's state in force, read back while verifying
+    php: PhpState | None = None  # PHP's state in force, read back while verifying
     load: str = "closed"  # closed | rate | stages | capacity (a search's probe)
     rate: float | None = None  # open loop: requests/s asked
     leg: str | None = None  # up | down in an up-then-down ramp
     step: int | None = None  # position in a walk on one running stack
     network: str = "loopback"  # the network profile between the measured visitors and the stack
     background: str = "none"  # visitor classes that loaded the stack at the same time
-    classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
+    classes: VisitorClasses | None = None  # what those classes got, and what the server held
     protocol: str = "http/1.1"  # asked: http/1.1 (clear text) | https | h2
     handshake: str | None = None  # TLS: keep-alive | resumed | full (None: clear text)
     streams: int | None = None  # HTTP/2: concurrent streams per connection

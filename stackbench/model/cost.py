@@ -1,16 +1,16 @@
-"""What a stored cell cost the stack, as the store gives it back.
+"""What a cell cost the stack: one type from the monitor (which derives the figures)
+through the store (which keeps them) to analysis (which reads them back).
 
-Not the monitor's CellCost itself: that one carries what the monitor gathered to derive
-its figures (every cgroup sample, the process snapshot, the status-page samples, the
-system-call counts), which the store keeps in tables of their own and reads one cell at
-a time (Store.samples, .processes, .status_samples, .syscalls). A StoredCost is the
-derived figures CellCost had when the cell was recorded, field for field, under the
-same names — so the write side and the read side speak of one cost in one vocabulary.
+The figures are a StoredCost. What the monitor gathered to derive them — every cgroup
+sample, the process snapshot, the status-page samples, the system-call counts — travels
+beside it (monitor/session.py's CellReadings) and the store keeps it in tables of its
+own, read one cell at a time (Store.samples, .processes, .status_samples, .syscalls) as
+the types below.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 # Where a cell's stored OOM kills happened: its measured window, just before it (stack
@@ -52,27 +52,25 @@ class MemoryEvents(MemoryCounters):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MemoryEvents":
-        known = {k: v for k, v in d.items() if k in _EVENT_FIELDS}
-        return cls(**known)
+        """Events as stored (cells.memory_events_json) or sent by an agent: keys the
+        model does not know are left out, and a key missing (an older store) is None."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-_EVENT_FIELDS = frozenset(MemoryEvents.__dataclass_fields__)
-
-
-def total_kills(events: dict | None) -> int:
-    """The same total over events still as the monitor's dict (before they are stored)."""
-    if not events:
-        return 0
-    return sum(events.get(name) or 0 for name in KILL_FIELDS)
+        """As stored: a key for each figure set, so a profile pass that never ran (its
+        kills never counted) stores none, as before the events were typed."""
+        out = asdict(self)
+        if out["oom_kills_profile"] is None:
+            del out["oom_kills_profile"]
+        return out
 
 
 @dataclass(frozen=True)
 class StoredCost:
-    """The stack's cost during a cell's measured window, as stored (None: not measured).
-    Every stored cell has one; a cell measured without a cgroup has one of Nones."""
+    """The stack's cost during a cell's measured window (None: not measured), derived by
+    the monitor once and stored as it is. Every stored cell has one; a cell measured
+    without a cgroup, or never measured, has one of Nones."""
 
     peak_mem_bytes: int | None = None  # the cgroup's own peak, page cache included
     anon_peak_bytes: int | None = None  # highest sampled anonymous + shared memory
@@ -94,16 +92,16 @@ class StoredCost:
 
 
 @dataclass(frozen=True)
-class StoredSample:
-    """One sample of the stack's cgroup during a cell (the samples table; the monitor's
-    CgroupSample as stored). Cumulative CPU since the cgroup was made; None: not read."""
+class CgroupSample:
+    """One sample of the stack's cgroup during a cell: what monitor/cgroup_stats.py reads
+    and the samples table keeps. Cumulative CPU since the cgroup was made; None: not read."""
 
     t_unix_us: int  # the engine's clock (its started_unix_us)
-    mem_usage_bytes: int | None
-    mem_rss_bytes: int | None
-    mem_shmem_bytes: int | None
-    mem_cache_bytes: int | None
-    cpu_usage_us: int | None
+    mem_usage_bytes: int | None  # everything charged: process memory + page cache
+    mem_rss_bytes: int | None  # anonymous memory of the processes
+    mem_shmem_bytes: int | None  # shared memory (opcache's segment lives here)
+    mem_cache_bytes: int | None  # page cache incl. shmem, as the kernel reports it
+    cpu_usage_us: int | None  # user + system
     cpu_user_us: int | None
     cpu_system_us: int | None
     procs: int | None

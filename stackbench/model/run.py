@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stackbench.model.environment import Environment, IdleCores
+from stackbench.model.network import Calibration
+from stackbench.model.plan import CheckedPlan
+from stackbench.model.stop import RepetitionStop
 from stackbench.states import RunStatus
 
 
@@ -18,10 +22,15 @@ class StoredRun:
     plan_name: str
     plan_source: str
     plan: dict[str, Any]  # the plan file's data as written
-    plan_checked: dict[str, Any] | None  # every default resolved (None: a store before v4)
-    environment: dict[str, Any]
-    stop: dict[str, Any] | None  # repetitions run and why they stopped (None: before v5)
-    network: dict[str, Any] | None  # network profiles asked and measured (None: loopback only)
+    plan_checked: CheckedPlan | None  # every default resolved (None: a store before v4)
+    environment: Environment
+    stop: RepetitionStop | None  # repetitions run and why they stopped (None: before v5)
+    network: dict[str, Calibration] | None  # by profile, asked and measured (None: loopback only)
+
+    @property
+    def checked(self) -> CheckedPlan:
+        """The checked plan; a store before v4 did not keep it: every field not known."""
+        return self.plan_checked or CheckedPlan()
 
     # Idle cores (upkeep/idle.py), read in one place: what the run asked, and what its
     # cores did. Words, not imports: the model sits below the lab.
@@ -30,18 +39,18 @@ class StoredRun:
         """The plan's cpu_idle as written, else what the run recorded it asked (the default
         of its day), else "as-is" — the default before the lab recorded it."""
         if "cpu_idle" in (self.plan or {}):
-            return self.plan["cpu_idle"]
-        return self._idle_record.get("asked", "as-is")
+            return str(self.plan["cpu_idle"])  # the plan as written: a document, not typed
+        return self._idle.asked or "as-is"
 
     @property
     def idle_regime(self) -> str:
         """What its idle cores did: "poll" (all held), "poll-engine" (the engine's), "as-is"."""
-        held = self._idle_record
-        return "poll" if held.get("polled") else "poll-engine" if held.get("engine_polled") else "as-is"
+        held = self._idle
+        return "poll" if held.polled else "poll-engine" if held.engine_polled else "as-is"
 
     @property
-    def _idle_record(self) -> dict[str, Any]:
-        return (self.environment or {}).get("cpu_idle") or {}
+    def _idle(self) -> IdleCores:
+        return self.environment.cpu_idle or IdleCores()
 
 
 @dataclass(frozen=True)

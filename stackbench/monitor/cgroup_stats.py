@@ -10,26 +10,12 @@ well under 1 ms.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from stackbench.model.cost import CgroupSample
 from stackbench.monitor.cgroup import Cgroup
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
-
-
-@dataclass(frozen=True)
-class CgroupSample:
-    t_unix_us: int
-    mem_usage_bytes: int | None  # everything charged: process memory + page cache
-    mem_rss_bytes: int | None  # anonymous memory of the processes
-    mem_shmem_bytes: int | None  # shared memory (opcache's segment lives here)
-    mem_cache_bytes: int | None  # page cache incl. shmem, as the kernel reports it
-    cpu_usage_us: int | None  # user + system
-    cpu_user_us: int | None
-    cpu_system_us: int | None
-    procs: int | None
-    threads: int | None
 
 
 class CgroupReader:

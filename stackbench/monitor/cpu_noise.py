@@ -6,6 +6,10 @@ not: on the 2-core VMs this lab was built on, a pure CPU loop varied by a CV of 
 from one second to the next (bench/RESULTS.md, session 2) — the host's other guests,
 not anything the lab does. No measurement of a stack can be steadier than that, so the
 figure is stored with the run and reports warn when it is high.
+
+STACKBENCH_CPU_PROBE=off skips it (the figure is then "not measured"): the test suite
+sets it, since its ~2 s before each of the suite's many short runs was minutes of
+`make test` (docs/reference/tests.md); the probe's own test unsets it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import os
 import statistics
 import subprocess
 import sys
+
+SKIP_VAR = "STACKBENCH_CPU_PROBE"
 
 # The loop: iterations of a trivial Python statement completed in each slice.
 _PROBE = """
@@ -30,7 +36,11 @@ print(" ".join(map(str, out)))
 """
 
 def measure(cpus: list[int], slices: int = 10, slice_s: float = 0.2) -> float | None:
-    """CV of the loop's speed over `slices` slices on `cpus`; None if it could not run."""
+    """CV of the loop's speed over `slices` slices on `cpus`; None if it could not run or
+    STACKBENCH_CPU_PROBE is "off"."""
+    if os.environ.get(SKIP_VAR, "").lower() == "off":
+        return None
+
     def pin() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus[:1])

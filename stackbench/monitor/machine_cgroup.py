@@ -185,7 +185,7 @@ class MachineCgroup:
             return self.final
         return memory_events.read(self.memory_dir, self.cgroup.path("unified"))
 
-    def since_start(self) -> dict | None:
+    def since_start(self) -> memory_events.MemoryEvents | None:
         """The memory events since this machine started (its counters began at 0):
         what a stack start that failed before any cell was measured leaves to store.
         None without a memory limit."""

@@ -24,7 +24,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from stackbench.model.cost import MemoryCounters, total_kills  # noqa: F401  (one type and one count, read and stored)
+from stackbench.model.cost import MemoryCounters, MemoryEvents
 from stackbench.monitor.cgroup import subdirs
 from stackbench.monitor.cgroup_stats import read_int, read_kv
 
@@ -61,24 +61,25 @@ def read(memory_dir: Path | None, unified_dir: Path | None = None) -> MemoryCoun
 
 
 def difference(before: MemoryCounters, after: MemoryCounters, *, limit_bytes: int | None,
-               previous: MemoryCounters | None = None, peak_bytes: int | None = None) -> dict[str, Any]:
+               previous: MemoryCounters | None = None, peak_bytes: int | None = None) -> MemoryEvents:
     """What a cell stores (cells.memory_events_json): each counter over the cell's
     window (None when either reading lacks it), the OOM state at its end, and the OOM
     kills between `previous` (the last cell's end, or the machine's start: all zero)
     and this cell's start — a warm-up or the stack's start can meet the limit too, and
     those kills belong to no measured window but must not vanish."""
-    out: dict[str, Any] = {"limit_bytes": limit_bytes}
+    counters: dict[str, int | None] = {}
     for name in COUNTERS:
         a, b = getattr(before, name), getattr(after, name)
-        out[name] = None if a is None or b is None else b - a
-    out["under_oom"] = after.under_oom
-    out["oom_kills_before"] = (None if before.oom_kills is None
-                               else before.oom_kills - ((previous.oom_kills or 0) if previous else 0))
-    out["peak_bytes"] = peak_bytes  # the machine's peak in the window: stack + services
-    return out
+        counters[name] = None if a is None or b is None else b - a
+    return MemoryEvents(
+        **counters, under_oom=after.under_oom, limit_bytes=limit_bytes,
+        oom_kills_before=(None if before.oom_kills is None
+                          else before.oom_kills - ((previous.oom_kills or 0) if previous else 0)),
+        peak_bytes=peak_bytes)  # the machine's peak in the window: stack + services
 
 
-ZERO = MemoryCounters(**{name: 0 for name in COUNTERS})  # a new cgroup's counters
+_ZEROS: dict[str, Any] = {name: 0 for name in COUNTERS}
+ZERO = MemoryCounters(**_ZEROS)  # a new cgroup's counters
 
 
 def kills_between(earlier: MemoryCounters, later: MemoryCounters) -> int | None:
@@ -100,7 +101,7 @@ def _tree(root: Path) -> list[Path]:
 def _pressure(path: Path) -> dict[str, int]:
     """PSI's cumulative stall time per line: {"some": µs, "full": µs} (empty when the
     file is missing: a kernel without PSI, or psi=0)."""
-    out = {}
+    out: dict[str, int] = {}
     try:
         text = path.read_text()
     except OSError:

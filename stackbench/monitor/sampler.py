@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 import time
 
-from stackbench.monitor.cgroup_stats import CgroupReader, CgroupSample
+from stackbench.model.cost import CgroupSample
+from stackbench.monitor.cgroup_stats import CgroupReader
 
 DEFAULT_INTERVAL_S = 0.1
 

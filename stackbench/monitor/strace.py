@@ -66,7 +66,8 @@ class StraceCounter:
                                       stderr=subprocess.PIPE, preexec_fn=preexec)
         time.sleep(0.3)  # attaching to every thread takes a moment; calls before are not counted
         if self._proc.poll() is not None:
-            raise RuntimeError(f"strace exited: {self._proc.stderr.read().decode(errors='replace')[:300]}")
+            stderr = self._proc.stderr.read() if self._proc.stderr else b""  # asked for as a pipe
+            raise RuntimeError(f"strace exited: {stderr.decode(errors='replace')[:300]}")
         self._t0 = time.monotonic()
 
     def stop(self, wait: bool = True) -> threading.Thread | None:

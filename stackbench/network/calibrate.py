@@ -19,6 +19,7 @@ import statistics
 import struct
 import threading
 import time
+from typing import Any
 
 from stackbench.network.topology import Side, Topology
 
@@ -37,7 +38,7 @@ def expected_seconds(profile) -> float:
 
 def link(topo: Topology, side: Side) -> dict:
     """Asked and measured figures of one visitor class's link."""
-    measured = {"rtt_ms": _rtt(topo, side)}
+    measured: dict[str, Any] = {"rtt_ms": _rtt(topo, side)}
     duration = TRANSFER_S + 10 * (side.profile.down.delay_s + side.profile.up.delay_s)  # see expected_seconds
     measured["down_bit_s"] = _transfer(topo, side, duration, server_sends=True)
     measured["up_bit_s"] = _transfer(topo, side, duration, server_sends=False)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from stackbench.keys import reject_unknown
 
@@ -138,9 +138,9 @@ def _client(text: str, fail: Callable[[str], Exception], role: str = "client") -
                f"{', '.join(KINDS)}")
 
 
-def resume_flags(plan_checked: dict | None) -> str:
-    """What `run --resume` of a stored run needs besides its id: a plan with SSH clients
-    needs --allow-remote-target again, and so does one with its server on another host."""
-    hosts = (plan_checked or {}).get("hosts") or {}
+def resume_flags(hosts: Mapping[str, Any]) -> str:
+    """What `run --resume` of a stored run needs besides its id (`hosts`: the checked
+    plan's, as stored): a plan with SSH clients needs --allow-remote-target again, and so
+    does one with its server on another host."""
     named = [*(hosts.get("clients") or []), hosts.get("server") or {}, hosts.get("db") or {}]
     return " --allow-remote-target" if any(c.get("kind") == "ssh" for c in named) else ""

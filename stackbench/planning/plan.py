@@ -43,6 +43,7 @@ DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparis
 MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's
 START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
+TUNED = "tuned"  # knobs = "tuned": the stack's pool sized for the plan's machine and question (runner/tune.py)
 # What a workload needs that a stack may lack (Workload.needs, Stack.offers), in words.
 NEEDS_WORDS = {"php": "PHP", "front_controller": "rewrite rules for a front controller"}
 
@@ -55,6 +56,10 @@ class StackVariant:
     label: str
     knobs: dict[str, Any]  # only what the plan set; defaults are resolved by the stack
     port: int | None = None
+    # knobs = "tuned": the pool is sized for the plan's machine and question before the
+    # run (runner/tune.py resolve); then `tuning` names the stored tuning it took
+    tuned: bool = False
+    tuning: int | None = None
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,10 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         own = next(w.id for w in resolved.values() if w.docroot)
         raise fail(f"workload {own!r} serves a tree of its own, so it cannot share a stack start with "
                    'other workloads: use restart = "cell", or a plan per workload')
+    if any(v.tuned for v in variants):
+        if len(wl) != 1 or load.kind != "closed":
+            raise fail('knobs = "tuned" sizes a pool for one question: one workload, clients in a closed loop '
+                       "(the largest concurrency level is the one tuned for)")
     labels = [v.label for v in variants]
     dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
     if dup:
@@ -508,8 +517,13 @@ def _variant(entry: Any, index: int, source: str) -> StackVariant:
     try:
         stack = registry.get(entry["id"])
         knobs = entry.get("knobs", {})
+        tuned = knobs == TUNED
+        if tuned:
+            if stack.pool is None:
+                raise PlanError(f"knobs = \"tuned\": stack {stack.id!r} has no pool of PHP workers to size")
+            knobs = {}
         if not isinstance(knobs, dict):
-            raise PlanError("knobs must be a table, e.g. knobs = { pm = \"static\" }")
+            raise PlanError("knobs must be a table, e.g. knobs = { pm = \"static\" }, or \"tuned\"")
         resolved = stack.resolve_knobs(knobs)
     except UsageError as e:
         raise PlanError(f"{where}: {e.message}", hint=e.hint) from None
@@ -519,7 +533,7 @@ def _variant(entry: Any, index: int, source: str) -> StackVariant:
     port = entry.get("port")
     if port is not None and (not isinstance(port, int) or not 1 <= port <= 65535):
         raise PlanError(f"{where}: port must be 1..65535, not {port!r}")
-    return StackVariant(stack.id, str(label), dict(knobs), port)
+    return StackVariant(stack.id, str(label), dict(knobs), port, tuned)
 
 
 def _whole(data: dict, key: str, default: int, fail) -> int:

@@ -115,12 +115,13 @@ def _excluded(e: verdicts.Excluded) -> dict[str, Any]:
 
 def document(a: RunAnalysis) -> dict[str, Any]:
     run, vs = a.run, a.verdicts
-    baseline, band = (vs.baseline, vs.band) if vs else (None, (run.plan_checked or {}).get("equivalence"))
+    baseline, band = (vs.baseline, vs.band) if vs else (None, run.checked.equivalence)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {"id": run.id, "plan_name": run.plan_name, "status": run.status.value,
                 "started_at": run.started_at, "finished_at": run.finished_at, "baseline": baseline,
-                "equivalence_band": band, "stop": run.stop, "environment": run.environment},
+                "equivalence_band": band, "stop": dict(run.stop.document) if run.stop else None,
+                "environment": dict(run.environment.document)},
         # Per URL (a mix, a page's assets) only here: a CSV row has no room for a list.
         "cells": [row | {"per_url": metrics.per_url(c.cell), "failure_details": failure_details(c)}
                   for row, c in zip(cell_rows(a.cells), a.cells)],

@@ -4,6 +4,10 @@ it asked and what calibration measured. Shared by the terminal and the HTML repo
 
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
+from stackbench.model.network import Asked, Calibration, Direction, Rtt
+
 
 def rate(bit_s: float | None) -> str:
     if not bit_s:
@@ -14,35 +18,34 @@ def rate(bit_s: float | None) -> str:
     return f"{bit_s:,.0f} bit/s"
 
 
-def _direction(shape: dict) -> str:
-    parts = [rate(shape.get("rate_bit_s"))]
-    if shape.get("delay_ms"):
-        parts.append(f"{shape['delay_ms']:g} ms one way")
-    if shape.get("jitter_ms"):
-        parts.append(f"± {shape['jitter_ms']:g} ms")
-    if shape.get("loss"):
-        parts.append(f"{shape['loss']:.2%} loss")
+def _direction(shape: Direction) -> str:
+    parts = [rate(shape.rate_bit_s)]
+    if shape.delay_ms:
+        parts.append(f"{shape.delay_ms:g} ms one way")
+    if shape.jitter_ms:
+        parts.append(f"± {shape.jitter_ms:g} ms")
+    if shape.loss:
+        parts.append(f"{shape.loss:.2%} loss")
     return ", ".join(parts)
 
 
-def asked(a: dict) -> str:
-    down, up = _direction(a.get("down", {})), _direction(a.get("up", {}))
+def asked(a: Asked) -> str:
+    down, up = _direction(a.down), _direction(a.up)
     return f"{down} each way" if down == up else f"down {down}; up {up}"
 
 
-def measured(m: dict) -> str:
-    rtt = m.get("rtt_ms") or {}
-    text = (f"RTT p50 {rtt['p50']:.3g} ms (p99 {rtt['p99']:.3g}, {rtt['answered']}/{rtt['probes']} probes)"
-            if rtt.get("answered") else "no RTT probe answered")
-    return f"{text}, down {rate(m.get('down_bit_s'))}, up {rate(m.get('up_bit_s'))}"
+def measured(cal: Calibration) -> str:
+    rtt: Rtt = cal.rtt
+    text = (f"RTT p50 {rtt.p50:.3g} ms (p99 {rtt.p99:.3g}, {rtt.answered}/{rtt.probes} probes)"
+            if rtt.answered else "no RTT probe answered")
+    return f"{text}, down {rate(cal.down_bit_s)}, up {rate(cal.up_bit_s)}"
 
 
-def lines(plan_checked: dict | None, network: dict | None) -> list[str]:
-    """One line per profile the run used; loopback alone is one plain line."""
-    names = [p["name"] for p in (plan_checked or {}).get("networks") or [{"name": "loopback"}]]
-    names += [n for n in ((plan_checked or {}).get("links") or {}) if n not in names]
+def lines(profiles: Sequence[str], network: Mapping[str, Calibration] | None) -> list[str]:
+    """One line per profile the run used (CheckedPlan.profiles); loopback alone is one
+    plain line."""
     out = []
-    for name in names:
+    for name in profiles:
         if name == "loopback":
             out.append("loopback: server and load engine on one machine, the host's loopback")
             continue
@@ -50,5 +53,5 @@ def lines(plan_checked: dict | None, network: dict | None) -> list[str]:
         if cal is None:
             out.append(f"{name}: not calibrated (no cell of the run reached it)")
             continue
-        out.append(f"{name}: {cal['emulation']}; asked {asked(cal['asked'])}; measured {measured(cal['measured'])}")
+        out.append(f"{name}: {cal.emulation}; asked {asked(cal.asked)}; measured {measured(cal)}")
     return out

@@ -35,7 +35,7 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
             break
         record = measure_and_store(run, stack, probe)
         # The typed result the probe already has: nothing is repacked for the check.
-        outcome = capacity.check(record.status, record.error, record.result, plan.load.slo)
+        outcome = capacity.check(record.status, record.error, record.engine, plan.load.slo)
         rates.record(rate, outcome.met, outcome.generator_limited)
         k += 1
         stack.instance.check_alive()

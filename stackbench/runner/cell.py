@@ -19,8 +19,12 @@ from stackbench import caveats
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
 from stackbench.engine.result import Negotiated
-from stackbench.monitor import memory_events, status_pages
-from stackbench.monitor.session import CellCost
+from stackbench.model.cell import StoredCell
+from stackbench.model.cost import StoredCost
+from stackbench.model.php import PhpState
+from stackbench.model.visitors import ClassSummary, ServerHeld, VisitorClasses
+from stackbench.monitor import status_pages
+from stackbench.monitor.session import CellReadings
 from stackbench.network.visitors import members
 from stackbench.planning import machine as machine_mod, target, window
 from stackbench.planning.plan import Cell, Plan
@@ -29,20 +33,23 @@ from stackbench.runner.cleanup import quietly
 from stackbench.runner.context import Run, StartedStack
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus
-from stackbench.store import CellRecord
 from stackbench.upkeep.pinning import Pinning
 
 
-def measure_and_store(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
+def measure_and_store(run: Run, stack: StartedStack, cell: Cell) -> StoredCell:
     """The cell measured and stored, its observer told before and after."""
     run.events.cell_started(cell)
-    record = measure(run, stack, cell)
-    run.store.record_cell(run.run_id, record)
-    run.events.cell_finished(cell, record)
-    return record
+    stored = keep(run, stack, *measure(run, stack, cell))
+    run.events.cell_finished(cell, stored)
+    return stored
 
 
-def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
+def keep(run: Run, stack: StartedStack, cell: StoredCell, readings: CellReadings | None) -> StoredCell:
+    """The cell stored, with its stack's config files and what the monitor read."""
+    return run.store.record_cell(run.run_id, cell, files=dict(stack.instance.files), readings=readings)
+
+
+def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, CellReadings]:
     plan, lab, pins, monitor = run.plan, run.lab, run.pins, stack.monitor
     spec = load_spec(cell, plan, stack.instance, pins)
     spec = replace(spec, on_progress=lambda progress: run.events.cell_progress(cell, progress))
@@ -66,7 +73,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
             # of their own (an agent there gone) replacing the one that stopped the load.
             quietly(monitor.end_cell)
             raise
-        cost = monitor.end_cell()
+        readings = monitor.end_cell()
         if _sizable(run, cell):
             run.paces[_question(cell)] = _pace(result, failing=bool(stack.instance.dead_servers()))
         if plan.syscall_profile_s and not stack.instance.dead_servers() and monitor.begin_profile():
@@ -74,18 +81,20 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> CellRecord:
             # system call, so counting during the measured window would bias it (syscalls.py).
             with in_client():
                 profile = lab.load(_pass(spec, "profile", plan.syscall_profile_s), pins.engine_cpus)
-            monitor.end_profile(cost, profile)
+            monitor.end_profile(readings, profile)
     finally:
         classes = background.finish() if background else None
     dead = stack.instance.dead_servers()
     if dead:
         # The server died under load: keep what the engine saw, marked failed.
         error = f"{dead[0].name} exited with status {dead[0].exit_status} during the load"
-        oom = machine_mod.oom_reason(memory_events.total_kills(cost.memory_events if cost else None), plan.machine)
+        events = readings.cost.memory_events
+        oom = machine_mod.oom_reason(events.total_kills if events else 0, plan.machine)
         if oom:
             error += f" ({oom})"
-        return record(run, stack, cell, CellStatus.FAILED, result=result, error=error, cost=cost, classes=classes)
-    return record(run, stack, cell, CellStatus.OK, result=result, cost=cost, classes=classes)
+        return record(run, stack, cell, CellStatus.FAILED, result=result, error=error, readings=readings,
+                      classes=classes), readings
+    return record(run, stack, cell, CellStatus.OK, result=result, readings=readings, classes=classes), readings
 
 
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) -> LoadSpec:
@@ -197,30 +206,34 @@ def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
 
 
 def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result: EngineResult | None = None,
-           error: str | None = None, cost: CellCost | None = None, classes: dict | None = None) -> CellRecord:
+           error: str | None = None, readings: CellReadings | None = None, classes: dict | None = None) -> StoredCell:
     """What is stored of a cell: how it was run, what the engine and the monitor saw, and
     the caveats that limit trust in it."""
-    instance, pin = stack.instance, run.pins.as_dict()
+    instance = stack.instance
+    cost = readings.cost if readings else StoredCost()
+    pages = readings.status if readings else []  # the status pages' samples (not the cell's status)
+    visitors = None
     if classes is not None or cell.background != "none" or cell.network != "loopback":
         # Where visitors differ, what the server held is the point: keep its own count.
-        pages = cost.status if cost else []  # the status pages' samples (not the cell's status)
-        classes = {**(classes or {}), "server": {"busy_max": status_pages.busy_max(pages),
-                                                 "unanswered": status_pages.unanswered(pages),
-                                                 "procs_max": cost.procs_max if cost else None}}
+        visitors = VisitorClasses({name: ClassSummary.from_dict(got) for name, got in (classes or {}).items()},
+                                  ServerHeld(status_pages.busy_max(pages), status_pages.unanswered(pages),
+                                             cost.procs_max))
     found = []
     if result:
-        found = caveats.for_cell(result, pin, cost.server_steal_share if cost else None)
-        found += caveats.server_limits(cost.status if cost else [], instance.knobs, cell.concurrency)
-        found += caveats.memory_limit(cost.memory_events if cost else None)
-    return CellRecord(
-        seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id, stack_label=cell.stack.label,
-        knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency, keepalive=cell.keepalive,
-        status=status, versions=stack.versions, pinning=pin, files=dict(instance.files), result=result,
-        error=error, cost=cost, php=instance.php_state, caveats=found,
+        found = caveats.for_cell(result, run.pins.as_dict(), cost.server_steal_share)
+        found += caveats.server_limits(pages, instance.knobs, cell.concurrency)
+        found += caveats.memory_limit(cost.memory_events.as_dict() if cost.memory_events else None)
+    # What the stack agreed to when verified over this protocol (read back, not assumed).
+    read_back = instance.negotiated.get(cell.protocol) if cell.tls else None
+    return StoredCell(
+        id=0, run_id=run.run_id, seq=cell.seq, repetition=cell.repetition, stack_id=cell.stack.id,
+        stack_label=cell.stack.label, knobs=instance.knobs, workload=cell.workload, concurrency=cell.concurrency,
+        keepalive=cell.keepalive, status=status, error=error, config_hash=None, versions=stack.versions,
+        pinning=run.pins, engine=result, cost=cost, caveats=tuple(found),
+        php=PhpState.from_dict(instance.php_state) if instance.php_state is not None else None,
         load=cell.load, rate=cell.rate, leg=cell.leg, step=cell.step,
-        network=cell.network, background=cell.background, classes=classes,
+        network=cell.network, background=cell.background, classes=visitors,
         protocol=cell.protocol, handshake=cell.handshake,
         streams=run.plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else None,
-        # What the stack agreed to when verified over this protocol (read back, not assumed).
-        negotiated=instance.negotiated.get(cell.protocol) if cell.tls else None,
+        negotiated=Negotiated.from_dict(read_back) if read_back is not None else None,
     )

@@ -27,7 +27,7 @@ class NetworkSession:
         """`cpus`: where the forwarders run — the load engine's cores, so emulating the
         network never takes the server's CPU."""
         self.plan, self.store, self.run_id, self.cpus = plan, store, run_id, cpus
-        self.calibrated: dict[str, dict] = dict(store.run(run_id).network or {})
+        self.calibrated: set[str] = set(store.run(run_id).network or {})  # a resumed run's, already stored
         self.starts = 0
 
     @contextmanager
@@ -47,8 +47,8 @@ class NetworkSession:
         try:
             for side in topo.sides.values():
                 if side.profile.name not in self.calibrated:
-                    self.calibrated[side.profile.name] = calibrate.link(topo, side)
-                    self.store.set_network(self.run_id, self.calibrated)
+                    self.store.add_calibration(self.run_id, side.profile.name, calibrate.link(topo, side))
+                    self.calibrated.add(side.profile.name)
             yield topo
         finally:
             topo.close()

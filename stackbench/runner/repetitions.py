@@ -104,7 +104,8 @@ def _adaptive(run: Run, cells: list[Cell], measure_batch: Callable[[list[Cell]],
     instead of a standard deviation, and Stein's two-stage sample size (power.readiness)."""
     plan, store, run_id = run.plan, run.store, run.run_id
     by_rep = {rep: list(group) for rep, group in itertools.groupby(cells, key=lambda c: c.repetition)}
-    began, took = time.monotonic(), []
+    began = time.monotonic()
+    took: list[float] = []  # each repetition's seconds
     for rep in range(plan.max_repetitions):
         if rep >= plan.min_repetitions:
             stored = store.cells(run_id)
@@ -135,7 +136,7 @@ def _throughput(stored: list, plan: Plan) -> verdicts.Verdicts | None:
     (None without a baseline: no comparison to wait for)."""
     if not plan.baseline:
         return None
-    return verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.METRIC["throughput"],))
+    return verdicts.decide(stored, plan.baseline, band=plan.equivalence, metrics=(verdicts.THROUGHPUT,))
 
 
 def _all_decided(through: verdicts.Verdicts | None) -> bool:

@@ -11,6 +11,8 @@ run (`dry_check`) makes the same checks on the same hosts, and stores nothing.
 
 from __future__ import annotations
 
+import os
+
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -40,6 +42,10 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
     lock.acquire()
     clients: ClientSession | None = None
     events = events or Events()
+    # This process's cores as it came: a session pins it to the engine's (below), and the
+    # next session of the same process (a tuning's runs, then the plan's) must choose its
+    # cores from all of them again, not from the engine's alone.
+    cores_before = sorted(os.sched_getaffinity(0))
     try:
         swept = lab.sweep()
         events.lab_tidied(swept, store.mark_crashed())
@@ -66,6 +72,7 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
                     if clients is not None:
                         clients.close()
     finally:
+        pinning_mod.pin_self(cores_before)
         lock.release()
 
 

@@ -17,12 +17,13 @@ from dataclasses import replace
 from typing import Iterator
 
 from stackbench.errors import ServerError
-from stackbench.monitor.session import CellCost, StackMonitor
+from stackbench.model.cost import StoredCost
+from stackbench.monitor.session import CellReadings, StackMonitor
 from stackbench.network.topology import Topology
 from stackbench.planning import machine as machine_mod, target
 from stackbench.planning.plan import Cell, Plan
 from stackbench.runner import capacity_search
-from stackbench.runner.cell import measure_and_store, record
+from stackbench.runner.cell import keep, measure_and_store, record
 from stackbench.runner.context import Run, StartedStack
 from stackbench.states import CellStatus
 
@@ -84,18 +85,19 @@ def serve(run: Run, cells: list[Cell], topo: Topology | None = None,
         # Killed by the small machine's OOM killer: a finding about the stack on that
         # machine, stored with the cells; the run itself did not fail.
         since = instance.machine_cgroup.since_start() if instance.machine_cgroup else None
-        oom = machine_mod.oom_reason(since["oom_kills"] if since else 0, plan.machine)
+        oom = machine_mod.oom_reason((since.oom_kills or 0) if since else 0, plan.machine)
         if oom and oom not in e.message:
             e.message += f" ({oom})"
         # A start that failed before any cell was measured: the machine's events so far
         # go with its first cell (once cells were measured, they are in theirs).
-        cost = CellCost(memory_events=since, oom_kills=since["oom_kills"]) if since and not done else None
+        readings = (CellReadings(cost=StoredCost(memory_events=since, oom_kills=since.oom_kills))
+                    if since and not done else None)
         for cell in cells[done:]:
             if cell.load == "capacity":  # its probes so far are stored; the search is not
                 store.record_search(run.run_id, cell, "failed", None)
                 continue
-            store.record_cell(run.run_id, record(run, stack, cell, CellStatus.FAILED, error=e.message, cost=cost))
-            cost = None
+            keep(run, stack, record(run, stack, cell, CellStatus.FAILED, error=e.message, readings=readings), readings)
+            readings = None
         events.stack_failed(variant, e)
         return None if oom else e
     finally:

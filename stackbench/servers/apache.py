@@ -12,7 +12,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.servers.base import Knob, Requirement, Server, render
+from stackbench.servers.base import Knob, Pool, Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, tcp_probe
 
 MODULES = "/usr/lib/apache2/modules"
@@ -47,6 +47,20 @@ FCGID_KNOBS = (
                                    "(spawned lazily all the same: warm up)"),
     Knob("opcache", True, "PHP opcache on or off in every php-cgi (each has its own cache)"),
 )
+
+
+
+def _prefork(n: int) -> dict[str, int]:
+    # all n children forked at start and kept (no spare-server churn under the load)
+    return {"start_servers": n, "min_spare_servers": n, "max_spare_servers": n, "max_request_workers": n}
+
+
+# prefork + mod_php: each child runs PHP and holds one client connection while it is open;
+# behind a front (nginx, Varnish) the front holds the clients' connections instead.
+PREFORK_POOL = Pool("prefork children", "apache2", _prefork, holds_connections=True, one="prefork child")
+PROXIED_PREFORK_POOL = Pool("prefork children", "apache2", _prefork, one="prefork child")
+FCGID_POOL = Pool("php-cgi processes", "php-cgi", lambda n: {"fcgid_max_processes": n, "fcgid_min_processes": n},
+                  one="php-cgi process")
 
 REQUIREMENTS = [Requirement("apache2", "apache2")]
 MOD_PHP = Requirement(f"{MODULES}/libphp8.2.so", "libapache2-mod-php8.2")

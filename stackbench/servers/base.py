@@ -16,7 +16,7 @@ import signal
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -59,6 +59,32 @@ class Knob:
             choices = ", ".join(map(str, self.choices))
             raise UsageError(f"knob {self.name!r} is one of {choices}, not {value!r}")
         return value
+
+
+@dataclass(frozen=True)
+class Pool:
+    """What sizes a stack for its machine: the pool of processes that run PHP, set to `n`
+    by `knobs(n)` (every process started up front, as a box sized for its traffic has
+    them), its workers found among the stack's processes by `worker` (their command name
+    starts with it; the one whose parent is not one of them is the master, not a worker).
+    `holds_connections`: each worker serves one client connection at a time for as long as
+    it stays open (prefork with mod_php in front), so how long a connection is kept is a
+    knob to tune with it (docs/methods/tuning.md)."""
+
+    what: str  # "PHP-FPM children"
+    worker: str
+    sizes: Callable[[int], dict[str, Any]]
+    holds_connections: bool = False
+    one: str = ""  # the noun for one worker ("PHP-FPM child"); `what` when empty
+
+    def describe(self, n: int) -> str:
+        """"9 PHP-FPM children", "1 PHP-FPM child"."""
+        return f"{n} {self.one if n == 1 and self.one else self.what}"
+
+    def knobs(self, n: int) -> dict[str, Any]:
+        if n < 1:
+            raise ValueError(f"a pool has at least one worker, not {n!r}")
+        return self.sizes(n)
 
 
 @dataclass(frozen=True)

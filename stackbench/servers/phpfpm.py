@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stackbench.servers.base import Context, Knob, Requirement, Server, render
+from stackbench.servers.base import Context, Knob, Pool, Requirement, Server, render
 from stackbench.upkeep.supervise import Probe, tcp_probe, unix_probe
 
 BINARY = "php-fpm8.2"
@@ -22,6 +22,9 @@ KNOBS = (
     Knob("opcache", True, "PHP opcache on or off"),
     Knob("fpm_listen", "unix", "how the front reaches PHP-FPM", ("unix", "tcp")),
 )
+# A sized pool: `pm = static`, every child started up front (what the PHP-FPM manual
+# advises for a box given to one site), so no child is forked under the load.
+POOL = Pool("PHP-FPM children", "php-fpm", lambda n: {"pm": "static", "pm_max_children": n}, one="PHP-FPM child")
 REQUIREMENTS = [Requirement(BINARY, "php8.2-fpm"), Requirement("/etc/php/8.2/mods-available/opcache.ini", "php8.2-opcache")]
 CONF = "php-fpm/php-fpm.conf"
 

@@ -17,6 +17,7 @@ class ApacheEventFpm(Stack):
     # mod_ssl, and mod_http2 (event allows it).
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.THREADED_KNOBS + (apache.MODULE_SET,) + phpfpm.KNOBS
+    pool = phpfpm.POOL
 
     def requirements(self) -> list[Requirement]:
         return apache.REQUIREMENTS + [apache.MOD_PROXY_FCGI] + phpfpm.REQUIREMENTS

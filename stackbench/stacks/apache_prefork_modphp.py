@@ -21,6 +21,7 @@ class ApachePreforkModphp(Stack):
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.PREFORK_KNOBS + (apache.ALLOW_OVERRIDE, apache.MODULE_SET,
                                                       apache.MODPHP_OPCACHE)
+    pool = apache.PREFORK_POOL
 
     def requirements(self) -> list[Requirement]:
         return apache.REQUIREMENTS + [apache.MOD_PHP]

@@ -18,6 +18,7 @@ class ApacheWorkerFcgid(Stack):
     # mod_ssl, and mod_http2 (worker allows it).
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + apache.THREADED_KNOBS + (apache.MODULE_SET,) + apache.FCGID_KNOBS
+    pool = apache.FCGID_POOL
 
     def requirements(self) -> list[Requirement]:
         return apache.REQUIREMENTS + apache.MOD_FCGID

@@ -13,7 +13,9 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from stackbench.errors import UsageError
-from stackbench.servers.base import Context, Knob, Requirement, Server
+from stackbench.servers.base import Context, Knob, Pool, Requirement, Server
+
+__all__ = ["PROTOCOLS", "Pool", "Stack"]
 
 # The protocols a plan can ask of a stack: clear HTTP/1.1, HTTP/1.1 over TLS, HTTP/2 over TLS.
 PROTOCOLS = ("http/1.1", "https", "h2")
@@ -32,6 +34,9 @@ class Stack(ABC):
     # What its front serves (protocols()): every packaged front here speaks TLS and
     # HTTP/2, but a family says so itself rather than inherit it.
     serves: frozenset[str] = frozenset({"http/1.1"})
+    # The pool of processes that run PHP, which `stackbench tune` sizes for the machine
+    # (analysis/tuning.py); None: nothing here to size (a static front).
+    pool: Pool | None = None
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:

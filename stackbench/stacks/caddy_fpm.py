@@ -9,5 +9,6 @@ class CaddyFpm(FpmFrontStack):
     id = "caddy-fpm"
     description = "Caddy 2 + PHP-FPM (FastCGI over a unix socket or TCP)"
     knobs = keepalive_knobs(requests_unsupported_by="Caddy") + caddy.KNOBS + phpfpm.KNOBS
+    pool = phpfpm.POOL
     front_requirements = caddy.REQUIREMENTS
     front_class = caddy.Caddy

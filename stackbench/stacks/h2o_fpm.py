@@ -9,5 +9,6 @@ class H2oFpm(FpmFrontStack):
     id = "h2o-fpm"
     description = "h2o + PHP-FPM (FastCGI over a unix socket or TCP)"
     knobs = keepalive_knobs(requests_unsupported_by="h2o") + h2o.KNOBS + phpfpm.KNOBS
+    pool = phpfpm.POOL
     front_requirements = h2o.REQUIREMENTS
     front_class = h2o.H2o

@@ -9,5 +9,6 @@ class LighttpdFpm(FpmFrontStack):
     id = "lighttpd-fpm"
     description = "lighttpd + PHP-FPM (mod_fastcgi over a unix socket or TCP)"
     knobs = KEEPALIVE_KNOBS + lighttpd.KNOBS + phpfpm.KNOBS
+    pool = phpfpm.POOL
     front_requirements = lighttpd.REQUIREMENTS
     front_class = lighttpd.Lighttpd

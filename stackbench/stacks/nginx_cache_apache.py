@@ -20,6 +20,7 @@ class NginxCacheApache(Stack):
     serves = frozenset(PROTOCOLS)
     count_headers = ("X-Cache",)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + (nginx.CACHE_TTL,) + nginx.PROXY_KEEPALIVE_KNOBS + BACKEND_KNOBS
+    pool = apache.PROXIED_PREFORK_POOL
 
     def requirements(self) -> list[Requirement]:
         return nginx.REQUIREMENTS + apache.REQUIREMENTS + [apache.MOD_PHP]

@@ -17,6 +17,7 @@ class NginxFpm(Stack):
     # nginx terminates TLS (ssl, http2 on the listen line).
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + nginx.FASTCGI_KEEPALIVE_KNOBS + phpfpm.KNOBS
+    pool = phpfpm.POOL
 
     def requirements(self) -> list[Requirement]:
         return nginx.REQUIREMENTS + phpfpm.REQUIREMENTS

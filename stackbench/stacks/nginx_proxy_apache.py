@@ -32,6 +32,7 @@ class NginxProxyApache(Stack):
     # nginx terminates TLS; Apache behind it stays clear text.
     serves = frozenset(PROTOCOLS)
     knobs = KEEPALIVE_KNOBS + nginx.KNOBS + nginx.PROXY_KEEPALIVE_KNOBS + BACKEND_KNOBS
+    pool = apache.PROXIED_PREFORK_POOL
 
     def requirements(self) -> list[Requirement]:
         return nginx.REQUIREMENTS + apache.REQUIREMENTS + [apache.MOD_PHP]

@@ -21,6 +21,7 @@ class VarnishApache(Stack):
     count_headers = ("X-Cache",)
     knobs = keepalive_knobs(requests_unsupported_by="Varnish",
                                 note=" (Apache behind it uses it)") + varnish.KNOBS + hitch.KNOBS + BACKEND_KNOBS
+    pool = apache.PROXIED_PREFORK_POOL
 
     def requirements(self) -> list[Requirement]:
         return varnish.REQUIREMENTS + hitch.REQUIREMENTS + apache.REQUIREMENTS + [apache.MOD_PHP]

@@ -2,7 +2,7 @@
 the model's types (stackbench/model/), schema.py is the current schema, migrations.py
 brings older stores up to it."""
 
-from stackbench.store.db import CellRecord, Store
+from stackbench.store.db import Store
 from stackbench.store.schema import VERSION as SCHEMA_VERSION
 
-__all__ = ["CellRecord", "Store", "SCHEMA_VERSION"]
+__all__ = ["Store", "SCHEMA_VERSION"]

@@ -3,9 +3,10 @@
 A run id on every row; one transaction per cell, so a cell is stored whole or not at all
 and an interrupted plan keeps everything measured before the interruption; WAL, so a
 kill -9 at any moment leaves a consistent file. The schema version lives in PRAGMA
-user_version; older stores are migrated (migrations.py). Measurement writes here (a
-CellRecord, with the runner's EngineResult and the monitor's CellCost); analysis reads
-the model's types back (rows.py); nothing here computes a figure.
+user_version; older stores are migrated (migrations.py). Measurement writes the model's
+types here (a StoredCell, with the runner's EngineResult and the monitor's StoredCost,
+and the monitor's readings beside it); analysis reads the same types back (rows.py);
+nothing here computes a figure.
 """
 
 from __future__ import annotations
@@ -14,56 +15,23 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
-from stackbench.engine.result import Caveat, EngineResult
+from stackbench.engine.result import Negotiated
 from stackbench.errors import StorageError, UsageError
 from stackbench.model.cell import StoredCell
-from stackbench.model.run import StoredRun
-from stackbench.monitor.session import CellCost
+from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
+from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.tuning import StoredTuning
+from stackbench.monitor.session import CellReadings
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
-from stackbench.model.cost import ProcessMemory, StoredSample
-from stackbench.model.run import StoredSearch
-from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of
+from stackbench.store.schema import VERSION as SCHEMA_VERSION
+from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of, tuning_of
 
 CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
-
-
-@dataclass
-class CellRecord:
-    """What the runner learned about one cell."""
-
-    seq: int
-    repetition: int
-    stack_id: str
-    stack_label: str
-    knobs: dict[str, Any]
-    workload: str
-    concurrency: int
-    keepalive: bool
-    status: CellStatus
-    versions: dict[str, str | None]
-    pinning: dict[str, Any]
-    files: dict[str, str] = field(default_factory=dict)
-    result: EngineResult | None = None
-    error: str | None = None
-    caveats: list[Caveat] = field(default_factory=list)
-    cost: "CellCost | None" = None
-    php: dict[str, Any] | None = None  # PHP's state in force (php_probe.py)
-    load: str = "closed"  # the plan's load model (a capacity search's probes: "capacity")
-    rate: float | None = None  # open loop: requests/s asked
-    leg: str | None = None  # up | down in an up-then-down ramp
-    step: int | None = None  # position in a walk on one running stack
-    network: str = "loopback"  # the network profile between the measured visitors and the stack
-    background: str = "none"  # visitor classes that loaded the stack at the same time
-    classes: dict[str, Any] | None = None  # those classes' engine summaries, by class
-    protocol: str = "http/1.1"  # what the plan asked the visitors to speak: http/1.1 | https | h2
-    handshake: str | None = None  # TLS: keep-alive | resumed | full
-    streams: int | None = None  # HTTP/2: concurrent streams per connection
-    negotiated: dict[str, Any] | None = None  # the stack's read-back for this protocol: {alpn, version, cipher, group}
 
 
 class Store:
@@ -94,7 +62,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode = WAL")
         except migrations.TooNew as e:
             raise UsageError(f"{self.path} was written by a newer stackbench (store schema {e.args[0]}; "
-                             f"this one reads up to {migrations.VERSION})",
+                             f"this one reads up to {SCHEMA_VERSION})",
                              hint="upgrade stackbench, or name another file with --db") from None
         except migrations.TooOld as e:
             raise UsageError(f"{self.path} has a pre-release store schema ({e.args[0]}) that cannot be migrated",
@@ -118,27 +86,31 @@ class Store:
             self.db.execute(f"PRAGMA user_version = {int(version)}")
 
     # -- writing -----------------------------------------------------------------------
-    def begin_run(self, plan_name: str, plan_source: str, plan: dict, plan_checked: dict,
-                  environment: dict) -> int:
+    def begin_run(self, plan_name: str, plan_source: str, plan: dict[str, Any], plan_checked: dict[str, Any],
+                  environment: dict[str, Any]) -> int:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO runs (started_at, status, plan_name, plan_source, plan_json, plan_checked_json,"
                 " environment_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (_now(), RunStatus.RUNNING.value, plan_name, plan_source, json.dumps(plan),
                  json.dumps(plan_checked), json.dumps(environment)))
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, status: RunStatus, error: str | None = None) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                             (RunStatus(status).value, error, _now(), run_id))
 
-    def set_network(self, run_id: int, network: dict) -> None:
-        """The network profiles' calibration: asked and measured, by profile."""
+    def add_calibration(self, run_id: int, profile: str, calibration: dict[str, Any]) -> None:
+        """A network profile's calibration, asked and measured (network/calibrate.py's
+        document), added to the run's, by profile."""
         with self.db:
+            row = self.db.execute("SELECT network_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            network = json.loads(row[0]) if row and row[0] is not None else {}
+            network[profile] = calibration
             self.db.execute("UPDATE runs SET network_json = ? WHERE id = ?", (json.dumps(network), run_id))
 
-    def set_stop(self, run_id: int, stop: dict | None) -> None:
+    def set_stop(self, run_id: int, stop: dict[str, Any] | None) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET stop_json = ? WHERE id = ?", (json.dumps(stop), run_id))
 
@@ -157,6 +129,34 @@ class Store:
     def search_rows(self, run_id: int) -> list[StoredSearch]:
         rows = self.db.execute("SELECT * FROM searches WHERE run_id = ? ORDER BY seq", (run_id,))
         return [search_of(r) for r in rows]
+
+    def record_tuning(self, probe_run_id: int | None, run_id: int, stack_id: str, workload: str,
+                      key: dict[str, Any], question: dict[str, Any], memory: dict[str, Any] | None,
+                      sizes: dict[str, int], chosen_size: int, knobs: dict[str, Any], reason: str) -> int:
+        """A finished tuning; returns its id."""
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO tunings (probe_run_id, run_id, stack_id, workload, key_json, question_json, memory_json,"
+                " sizes_json, chosen_size, knobs_json, reason, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (probe_run_id, run_id, stack_id, workload, json.dumps(key, sort_keys=True), json.dumps(question),
+                 json.dumps(memory) if memory is not None else None, json.dumps(sizes), chosen_size,
+                 json.dumps(knobs), reason, _now()))
+        return int(cur.lastrowid or 0)
+
+    def tunings(self) -> list[StoredTuning]:
+        return [tuning_of(r) for r in self.db.execute("SELECT * FROM tunings ORDER BY id")]
+
+    def tuning(self, tuning_id: int) -> StoredTuning:
+        row = self.db.execute("SELECT * FROM tunings WHERE id = ?", (tuning_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no tuning {tuning_id} in {self.path}", hint="`stackbench tunings` lists them")
+        return tuning_of(row)
+
+    def latest_tuning(self, key: dict[str, Any]) -> StoredTuning | None:
+        """The newest tuning for exactly this question (TuneQuestion.key), or None."""
+        row = self.db.execute("SELECT * FROM tunings WHERE key_json = ? ORDER BY id DESC LIMIT 1",
+                              (json.dumps(key, sort_keys=True),)).fetchone()
+        return tuning_of(row) if row else None
 
     def forget_searches(self, run_id: int, seqs: list[int]) -> None:
         with self.db:
@@ -188,14 +188,17 @@ class Store:
             self.db.execute("UPDATE runs SET status = ?, error = NULL, finished_at = NULL WHERE id = ?",
                             (RunStatus.RUNNING.value, run_id))
 
-    def record_cell(self, run_id: int, rec: CellRecord) -> int:
-        """One transaction: the config files (deduplicated) and the cell row."""
-        r = rec.result
+    def record_cell(self, run_id: int, cell: StoredCell, files: dict[str, str] | None = None,
+                    readings: CellReadings | None = None) -> StoredCell:
+        """One transaction: the config files (deduplicated), the cell row, and what its
+        cost was derived from (`readings`: the monitor's). Returns the cell as stored:
+        its row id, run and config hash set."""
+        r = cell.engine
         pg = r.pages if r else None
         config_hash = None
         with self.db:
-            if rec.files:
-                blob = json.dumps(rec.files, sort_keys=True)
+            if files:
+                blob = json.dumps(files, sort_keys=True)
                 config_hash = hashlib.sha256(blob.encode()).hexdigest()
                 self.db.execute("INSERT OR IGNORE INTO configs (hash, files_json) VALUES (?, ?)", (config_hash, blob))
             cur = self.db.execute(
@@ -207,35 +210,35 @@ class Store:
                    pages_completed, pages_failed, pages_per_s, page_load_p50_us, page_load_p99_us, php_json,
                    load, rate, leg, step, requests_due, requests_not_sent)
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (run_id, rec.seq, rec.repetition, rec.stack_id, rec.stack_label, json.dumps(rec.knobs),
-                 rec.workload, rec.concurrency, int(rec.keepalive), CellStatus(rec.status).value, rec.error,
-                 config_hash, json.dumps(rec.versions), json.dumps(rec.pinning),
+                (run_id, cell.seq, cell.repetition, cell.stack_id, cell.stack_label, json.dumps(cell.knobs),
+                 cell.workload, cell.concurrency, int(cell.keepalive), CellStatus(cell.status).value, cell.error,
+                 config_hash, json.dumps(cell.versions), json.dumps(cell.pinning.as_dict()),
                  r and r.started_unix_us, r and r.duration_us, r and r.requests.completed,
                  r and r.requests.failed, r and r.requests.non_2xx, r and r.requests_per_s,
                  r and r.latency.mean_us, r and r.latency.p50_us, r and r.latency.p99_us,
                  json.dumps(r.raw) if r else None, r and r.clients.measured, r and r.clients.without_response,
-                 r and r.engine_cpu_us, json.dumps([c.as_dict() for c in rec.caveats]),
+                 r and r.engine_cpu_us, json.dumps([c.as_dict() for c in cell.caveats]),
                  pg and pg.completed, pg and pg.failed, pg and pg.per_s, pg and pg.load_p50_us,
-                 pg and pg.load_p99_us, json.dumps(rec.php) if rec.php is not None else None,
-                 rec.load, rec.rate, rec.leg, rec.step, r and r.requests.due, r and r.requests.not_sent))
-            cell_id = int(cur.lastrowid)
+                 pg and pg.load_p99_us, json.dumps(cell.php.as_dict()) if cell.php is not None else None,
+                 cell.load, cell.rate, cell.leg, cell.step, r and r.requests.due, r and r.requests.not_sent))
+            cell_id = int(cur.lastrowid or 0)
             self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ? WHERE id = ?",
-                            (rec.network, rec.background,
-                             json.dumps(rec.classes) if rec.classes is not None else None, cell_id))
+                            (cell.network, cell.background,
+                             json.dumps(cell.classes.as_dict()) if cell.classes is not None else None, cell_id))
             tls = r.tls if r else None
             self.db.execute(
                 """UPDATE cells SET protocol = ?, handshake = ?, streams = ?, negotiated_json = ?, protocol_spoken = ?,
                    tls_full = ?, tls_resumed = ?, handshake_p50_us = ?, handshake_p99_us = ? WHERE id = ?""",
-                (rec.protocol, rec.handshake, rec.streams,
-                 json.dumps(rec.negotiated) if rec.negotiated is not None else None, r and r.protocol,
-                 tls and tls.full, tls and tls.resumed, tls and tls.handshake.p50_us, tls and tls.handshake.p99_us,
-                 cell_id))
-            if rec.cost is not None:
-                self._record_cost(cell_id, rec.cost)
-        return cell_id
+                (cell.protocol, cell.handshake, cell.streams,
+                 json.dumps(_read_back(cell.negotiated)) if cell.negotiated is not None else None,
+                 r and r.protocol, tls and tls.full, tls and tls.resumed, tls and tls.handshake.p50_us,
+                 tls and tls.handshake.p99_us, cell_id))
+            self._record_cost(cell_id, cell.cost)
+            if readings is not None:
+                self._record_readings(cell_id, readings)
+        return replace(cell, id=cell_id, run_id=run_id, config_hash=config_hash)
 
-    def _record_cost(self, cell_id: int, cost: CellCost) -> None:
-        sc = cost.syscalls
+    def _record_cost(self, cell_id: int, cost: StoredCost) -> None:
         self.db.execute(
             """UPDATE cells SET mem_peak_bytes = ?, mem_rss_peak_bytes = ?, cpu_user_us = ?, cpu_system_us = ?,
                cpu_total_us = ?, cpu_window_us = ?, procs_max = ?, threads_max = ?, syscalls_total = ?,
@@ -243,29 +246,31 @@ class Store:
                service_mem_peak_bytes = ?, service_cpu_us = ?
                WHERE id = ?""",
             (cost.peak_mem_bytes, cost.anon_peak_bytes, cost.cpu_user_us, cost.cpu_system_us, cost.cpu_total_us,
-             cost.window_us, cost.procs_max, cost.threads_max,
-             sc.counts.get("total") if sc else None, int(sc.seconds * 1e6) if sc else None,
-             cost.syscalls_requests_per_s if sc else None, json.dumps(cost.notes), cost.server_steal_share,
+             cost.window_us, cost.procs_max, cost.threads_max, cost.syscalls_total, cost.syscalls_window_us,
+             cost.syscalls_requests_per_s, json.dumps(list(cost.notes)), cost.server_steal_share,
              cost.service_mem_peak_bytes, cost.service_cpu_us, cell_id))
-        s = cost.samples
+        if cost.memory_events is not None:  # a machine profile's memory limit (NULL: none)
+            self.db.execute("UPDATE cells SET memory_events_json = ?, oom_kills = ? WHERE id = ?",
+                            (json.dumps(cost.memory_events.as_dict()), cost.oom_kills, cell_id))
+
+    def _record_readings(self, cell_id: int, readings: CellReadings) -> None:
+        """What the cost was derived from, in tables of their own."""
         self.db.executemany(
             "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [(cell_id, x.t_unix_us, x.mem_usage_bytes, x.mem_rss_bytes, x.mem_shmem_bytes, x.mem_cache_bytes,
-              x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in s])
+              x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in readings.samples])
         self.db.executemany(
             "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
-            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in cost.processes])
+            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in readings.processes])
         self.db.executemany(
             "INSERT INTO status_samples VALUES (?,?,?,?)",
-            [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in cost.status])
+            [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in readings.status])
+        sc = readings.syscalls
         if sc:
             named = {k: v for k, v in sc.counts.items() if k != "total"}
             rows = list(named.items()) + [("total", sc.counts.get("total", 0)),
                                           ("other", max(0, sc.counts.get("total", 0) - sum(named.values())))]
             self.db.executemany("INSERT INTO syscalls VALUES (?,?,?)", [(cell_id, k, v) for k, v in rows])
-        if cost.memory_events is not None:  # a machine profile's memory limit (NULL: none)
-            self.db.execute("UPDATE cells SET memory_events_json = ?, oom_kills = ? WHERE id = ?",
-                            (json.dumps(cost.memory_events), cost.oom_kills, cell_id))
 
     # -- reading -----------------------------------------------------------------------
     def run(self, run_id: int) -> StoredRun:
@@ -274,15 +279,15 @@ class Store:
             raise UsageError(f"no run {run_id} in {self.path}", hint="`stackbench runs` lists the stored runs")
         return run_of(row)
 
-    def runs(self) -> list[dict]:
+    def runs(self) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.plan_name, "
             "(SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id) AS cells FROM runs r ORDER BY r.id").fetchall()
         return [dict(r) for r in rows]
 
     def latest_run_id(self) -> int | None:
-        row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
-        return row[0]
+        latest: int | None = self.db.execute("SELECT MAX(id) FROM runs").fetchone()[0]
+        return latest
 
     def cells(self, run_id: int) -> list[StoredCell]:
         return list(self._cells(run_id))
@@ -291,7 +296,7 @@ class Store:
         for row in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
             yield cell_of(row)
 
-    def samples(self, cell_id: int) -> list[StoredSample]:
+    def samples(self, cell_id: int) -> list[CgroupSample]:
         rows = self.db.execute("SELECT * FROM samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
         return [sample_of(r) for r in rows]
 
@@ -299,7 +304,7 @@ class Store:
         rows = self.db.execute("SELECT * FROM processes WHERE cell_id = ? ORDER BY pid", (cell_id,))
         return [process_of(r) for r in rows]
 
-    def status_samples(self, cell_id: int) -> list[dict]:
+    def status_samples(self, cell_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT * FROM status_samples WHERE cell_id = ? ORDER BY t_unix_us", (cell_id,))
         return [{**dict(r), "values": json.loads(r["values_json"])} for r in rows]
 
@@ -349,6 +354,12 @@ def _unwritable(path: str, e: sqlite3.OperationalError) -> StorageError:
     return StorageError(f"cannot write the results store {path}: {e}",
                       hint="what was stored before stays in it: free space or fix the file, then "
                            "`stackbench runs` lists the runs and `stackbench run --resume RUN` finishes one")
+
+
+def _read_back(n: Negotiated) -> dict[str, Any]:
+    """What a stack agreed to when verified, as stacks/lifecycle.py reads it back (no
+    connection count: one connection asked)."""
+    return {"alpn": n.alpn, "version": n.version, "cipher": n.cipher, "group": n.group}
 
 
 def _now() -> str:

@@ -107,6 +107,16 @@ def _v9_to_v10(db: sqlite3.Connection) -> None:
                   WHERE engine_json IS NOT NULL""")
 
 
+def _v10_to_v11(db: sqlite3.Connection) -> None:
+    """v11: tunings (`stackbench tune`). An older store has none. (The table as v11 made
+    it, written out: a later schema's must not leak into this step.)"""
+    db.execute("""CREATE TABLE tunings (
+        id INTEGER PRIMARY KEY, probe_run_id INTEGER REFERENCES runs(id), run_id INTEGER NOT NULL REFERENCES runs(id),
+        stack_id TEXT NOT NULL, workload TEXT NOT NULL, key_json TEXT NOT NULL, question_json TEXT NOT NULL,
+        memory_json TEXT, sizes_json TEXT NOT NULL, chosen_size INTEGER NOT NULL, knobs_json TEXT NOT NULL,
+        reason TEXT NOT NULL, created_at TEXT NOT NULL)""")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -116,6 +126,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     7: _v7_to_v8,
     8: _v8_to_v9,
     9: _v9_to_v10,
+    10: _v10_to_v11,
 }
 
 

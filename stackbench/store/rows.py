@@ -7,22 +7,32 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import MemoryEvents, StoredCost, ProcessMemory, StoredSample
+from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
+from stackbench.model.environment import Environment
+from stackbench.model.network import Calibration
+from stackbench.model.php import PhpState
+from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.tuning import StoredTuning, TuningMemory
+from stackbench.model.stop import RepetitionStop
+from stackbench.model.visitors import VisitorClasses
+from stackbench.upkeep.pinning import Pinning
 from stackbench.states import CellStatus, RunStatus
+
+T = TypeVar("T")
 
 
 def run_of(row: sqlite3.Row) -> StoredRun:
     return StoredRun(
         id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], status=RunStatus(row["status"]),
         error=row["error"], plan_name=row["plan_name"], plan_source=row["plan_source"],
-        plan=json.loads(row["plan_json"]), plan_checked=_json(row["plan_checked_json"]),
-        environment=json.loads(row["environment_json"]), stop=_json(row["stop_json"]),
-        network=_json(row["network_json"]))
+        plan=json.loads(row["plan_json"]), plan_checked=_typed(CheckedPlan.from_dict, row["plan_checked_json"]),
+        environment=Environment.from_dict(json.loads(row["environment_json"])), stop=_typed(RepetitionStop.from_dict, row["stop_json"]),
+        network=_typed(_calibrations, row["network_json"]))
 
 
 def cell_of(row: sqlite3.Row) -> StoredCell:
@@ -32,12 +42,13 @@ def cell_of(row: sqlite3.Row) -> StoredCell:
         stack_label=row["stack_label"], knobs=json.loads(row["knobs_json"]), workload=row["workload"],
         concurrency=row["concurrency"], keepalive=bool(row["keepalive"]), status=CellStatus(row["status"]),
         error=row["error"], config_hash=row["config_hash"], versions=json.loads(row["versions_json"]),
-        pinning=json.loads(row["pinning_json"]),
+        pinning=Pinning.from_dict(json.loads(row["pinning_json"])),
         engine=EngineResult.from_doc(doc) if doc is not None else None,
         cost=_cost(row),
         caveats=tuple(Caveat.from_dict(c) for c in json.loads(row["warnings_json"])),  # [{code, params}]
-        php=_json(row["php_json"]), load=row["load"], rate=row["rate"], leg=row["leg"], step=row["step"],
-        network=row["network"], background=row["background"], classes=_json(row["classes_json"]),
+        php=_typed(PhpState.from_dict, row["php_json"]), load=row["load"], rate=row["rate"], leg=row["leg"],
+        step=row["step"], network=row["network"], background=row["background"],
+        classes=_typed(VisitorClasses.from_dict, row["classes_json"]),
         protocol=row["protocol"], handshake=row["handshake"], streams=row["streams"],
         negotiated=Negotiated.from_dict(json.loads(row["negotiated_json"])) if row["negotiated_json"] else None)
 
@@ -62,8 +73,17 @@ def search_of(row: sqlite3.Row) -> StoredSearch:
                         bool(row["keepalive"]), row["stopped"], row["seconds"])
 
 
-def sample_of(row: sqlite3.Row) -> StoredSample:
-    return StoredSample(row["t_unix_us"], row["mem_usage_bytes"], row["mem_rss_bytes"], row["mem_shmem_bytes"],
+def tuning_of(row: sqlite3.Row) -> StoredTuning:
+    memory = row["memory_json"]
+    return StoredTuning(row["id"], row["probe_run_id"], row["run_id"], row["stack_id"], row["workload"],
+                        json.loads(row["key_json"]), json.loads(row["question_json"]),
+                        TuningMemory(**json.loads(memory)) if memory else None, json.loads(row["sizes_json"]),
+                        row["chosen_size"],
+                        json.loads(row["knobs_json"]), row["reason"], row["created_at"])
+
+
+def sample_of(row: sqlite3.Row) -> CgroupSample:
+    return CgroupSample(row["t_unix_us"], row["mem_usage_bytes"], row["mem_rss_bytes"], row["mem_shmem_bytes"],
                         row["mem_cache_bytes"], row["cpu_usage_us"], row["cpu_user_us"], row["cpu_system_us"],
                         row["procs"], row["threads"])
 
@@ -72,5 +92,15 @@ def process_of(row: sqlite3.Row) -> ProcessMemory:
     return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"])
 
 
+def _calibrations(d: dict[str, Any]) -> dict[str, Calibration]:
+    return {name: Calibration.from_dict(c) for name, c in d.items()}
+
+
 def _json(text: str | None) -> Any:
     return json.loads(text) if text is not None else None
+
+
+def _typed(parse: Callable[[dict[str, Any]], T], text: str | None) -> T | None:
+    """A JSON column's document as the model's type (None: NULL, or a stored null)."""
+    doc = _json(text)
+    return parse(doc) if doc is not None else None

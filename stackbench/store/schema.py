@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 10
+VERSION = 11
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -136,6 +136,21 @@ CREATE TABLE searches (                 -- capacity searches: the probes are cel
     stopped TEXT NOT NULL,              -- converged | ceiling | floor | generator | probes | budget | failed
     seconds REAL,                       -- wall time of the search
     PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE tunings (                 -- `stackbench tune`: a stack's best pool for one question
+    id INTEGER PRIMARY KEY,
+    probe_run_id INTEGER REFERENCES runs(id),      -- the memory probe's run
+    run_id INTEGER NOT NULL REFERENCES runs(id),   -- the candidates' run: a cell per candidate and repetition
+    stack_id TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    key_json TEXT NOT NULL,             -- what a reuse must match: concurrency, keep-alive, machine, SLO, knobs
+    question_json TEXT NOT NULL,        -- the key and how it was measured (windows, repetitions)
+    memory_json TEXT,                   -- the probe: a worker's and the rest's bytes, the limit, the bound
+    sizes_json TEXT NOT NULL,           -- {candidate's label: pool size}
+    chosen_size INTEGER NOT NULL,
+    knobs_json TEXT NOT NULL,           -- the chosen candidate's knobs (what a plan's knobs = "tuned" takes)
+    reason TEXT NOT NULL,               -- best | smallest_tied | none_served | only
+    created_at TEXT NOT NULL            -- UTC, ISO 8601
 );
 CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)
     cell_id INTEGER NOT NULL REFERENCES cells(id),

@@ -26,6 +26,12 @@ class Pinning:
     def as_dict(self) -> dict:
         return asdict(self) | {"shared": self.shared}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Pinning":
+        """As stored with a cell or a run's environment (`shared` is worked out again; a
+        store's test row may hold none of it)."""
+        return cls(list(d.get("server_cpus") or []), list(d.get("engine_cpus") or []), d.get("server_host"))
+
 
 def choose(available: list[int] | None = None) -> Pinning:
     cpus = sorted(available if available is not None else os.sched_getaffinity(0))

@@ -83,7 +83,7 @@ def _verdicts(vs: Verdicts, title: str) -> str:
 
 
 def _tone(v: Verdict) -> str:
-    return {True: "better", False: "worse"}.get(v.better, "even")
+    return "even" if v.better is None else "better" if v.better else "worse"
 
 
 def _how_to_get_verdicts(ctx: Context, nv: NoVerdicts | None) -> str:

@@ -7,8 +7,9 @@ stack, instead of a line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
+from stackbench.analysis import verdicts
 from stackbench.analysis.levels import LevelPoint
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
@@ -36,7 +37,7 @@ PAGE_P99 = Metric("latency_p99", "p99 ms", 1 / 1000, 2)
 
 def throughput(ctx: Context) -> list[Figure]:
     out = []
-    for group in _groups(ctx.analysis.by_level["throughput"]):
+    for group in _groups(ctx.analysis.by_level[verdicts.THROUGHPUT.key]):
         page = any(p.page_mode for p in group)
         m = PAGES if page else THROUGHPUT
         out.append(_figure(ctx, "throughput", group, [(m, group)], "Throughput",
@@ -49,34 +50,34 @@ def memory(ctx: Context) -> list[Figure]:
     return [_figure(ctx, "memory", g, [(MEMORY, g)], "Memory", "peak memory (MiB)",
                     "The highest sampled memory (anonymous + shared) of every process of the stack, its whole "
                     "cgroup, page cache left out; lower is better.")
-            for g in _groups(ctx.analysis.by_level["memory"])]
+            for g in _groups(ctx.analysis.by_level[verdicts.MEMORY.key])]
 
 
 def cpu(ctx: Context) -> list[Figure]:
     return [_figure(ctx, "cpu", g, [(CPU, g)], "CPU per request", "CPU per request (µs)",
                     "CPU time of every process of the stack (user + system) over the measured window, divided by "
                     "the requests completed; lower is better.")
-            for g in _groups(ctx.analysis.by_level["cpu_per_request"])]
+            for g in _groups(ctx.analysis.by_level[verdicts.CPU_PER_REQUEST.key])]
 
 
 def page_load(ctx: Context) -> list[Figure]:
     """Page mode only: the time from a page's request to the last byte of its last asset."""
-    p99 = [g for g in _groups(ctx.analysis.by_level["latency_p99"]) if any(p.page_mode for p in g)]
-    p50 = {_key(g[0]): g for g in _groups(ctx.analysis.by_level["latency_p50"])}
+    p99 = [g for g in _groups(ctx.analysis.by_level[verdicts.LATENCY_P99.key]) if any(p.page_mode for p in g)]
+    p50 = {_key(g[0]): g for g in _groups(ctx.analysis.by_level[verdicts.LATENCY_P50.key])}
     return [_figure(ctx, "page-load", g, [(PAGE_P99, g), (PAGE_P50, p50.get(_key(g[0]), []))], "Page load time",
                     "page load time (ms)", "From the page's request to the last byte of its last asset, fetched "
                     "like a browser; lower is better. Solid: p99, dashed: p50.")
             for g in p99]
 
 
-def _key(p: LevelPoint) -> tuple:
+def _key(p: LevelPoint) -> tuple[Any, ...]:
     return (p.question.workload, p.question.keepalive, p.question.protocol, p.question.handshake,
             p.question.rate is not None)
 
 
 def _groups(points: list[LevelPoint]) -> list[list[LevelPoint]]:
     """By workload, keep-alive mode and loop (closed / open); groups with no value left out."""
-    by: dict[tuple, list[LevelPoint]] = {}
+    by: dict[tuple[Any, ...], list[LevelPoint]] = {}
     for p in points:
         by.setdefault(_key(p), []).append(p)
     return [g for g in by.values() if any(p.value.median is not None for p in g)]
@@ -135,16 +136,18 @@ def _lines(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axi
         for p in sorted(ps, key=lambda p: p.question.rate or p.question.concurrency):
             if p.value.median is None:
                 continue
-            x = p.question.rate if open_loop else p.question.concurrency
-            lo, hi = (None, None) if p.value.ci_low is None else (p.value.ci_low * m.scale, p.value.ci_high * m.scale)
+            rate = p.question.rate
+            x = rate if open_loop and rate is not None else p.question.concurrency
+            v = p.value
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             by.setdefault((p.stack_label, p.question.leg), []).append(
                 svg.Point(x, p.value.median * m.scale, _title(p, m), lo, hi, hollow=p.all_runs))
             xs.append(x)
             ys += [p.value.median * m.scale, hi]
         series += [svg.Series(ctx.palette.cls(label_), tuple(pts), dashed=(leg == "down" or i > 0))
                    for (label_, leg), pts in by.items()]
-    x = svg.levels("rate asked (requests/s)" if open_loop else "concurrency (clients)", xs)
-    return svg.lines(series, x, svg.linear(axis_title, ys), label)
+    axis = svg.levels("rate asked (requests/s)" if open_loop else "concurrency (clients)", xs)
+    return svg.lines(series, axis, svg.linear(axis_title, ys), label)
 
 
 def _bars(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis_title: str, label: str) -> str:
@@ -155,7 +158,7 @@ def _bars(ctx: Context, metrics: Sequence[tuple[Metric, list[LevelPoint]]], axis
             v = p.value
             if v.median is None:
                 continue
-            lo, hi = (None, None) if v.ci_low is None else (v.ci_low * m.scale, v.ci_high * m.scale)
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             text = m.text(v.median) + (f" {m.name}" if len(metrics) > 1 else "")
             groups.setdefault(p.stack_label, []).append(
                 svg.Bar(v.median * m.scale, ctx.palette.cls(p.stack_label), _title(p, m), text, lo, hi,

@@ -4,9 +4,12 @@ cache answered. One run per stack at the highest load asked (analysis/picks.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 from stackbench.analysis import metrics, syscall_profiles
 from stackbench.analysis.cache import HitRatio
 from stackbench.analysis.cells import CellAnalysis
+from stackbench.analysis.questions import Question
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.report.words.verdicts import question_name
@@ -26,11 +29,11 @@ def pss(ctx: Context) -> list[Figure]:
             ref = f"{c.figures.run_id}:{c.figures.seq}"
             bars = []
             for comm, g in sorted(kinds.items()):
-                mean, total = g["pss_mean_bytes"] / MiB, g["pss_total_bytes"] / MiB
-                text = f"{comm}: {g['count']} × {mean:.1f} MiB"
+                mean, total = g.pss_mean_bytes / MiB, g.pss_total_bytes / MiB
+                text = f"{comm}: {g.count} × {mean:.1f} MiB"
                 bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB (cell {ref})",
                                     text))
-                rows.append((label, comm, str(g["count"]), f"{mean:.1f}", f"{total:.1f}", ref))
+                rows.append((label, comm, str(g.count), f"{mean:.1f}", f"{total:.1f}", ref))
                 values.append(mean)
             if bars:
                 groups.append(svg.Group(label, tuple(bars)))
@@ -48,7 +51,7 @@ def pss(ctx: Context) -> list[Figure]:
 
 
 def syscalls(ctx: Context) -> list[Figure]:
-    out = []
+    out: list[Figure | None] = []  # a difference with nothing to show is None
     for pick in ctx.analysis.picks:
         q, chosen = pick.question, pick.cells
         calls = {label: ctx.store.syscalls(c.cell.id) for label, c in chosen.items()}
@@ -75,7 +78,8 @@ def syscalls(ctx: Context) -> list[Figure]:
     return [f for f in out if f is not None]
 
 
-def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis, calls_b: dict) -> Figure | None:
+def _difference(ctx: Context, q: Question, a: CellAnalysis, calls_a: dict[str, int], b: CellAnalysis,
+                calls_b: dict[str, int]) -> Figure | None:
     diff = metrics.syscall_differences(a.cell, calls_a, b.cell, calls_b, TOP_DIFFERENCES)
     if not diff:
         return None
@@ -97,7 +101,7 @@ def _difference(ctx: Context, q, a: CellAnalysis, calls_a: dict, b: CellAnalysis
 
 
 def cache(ctx: Context) -> list[Figure]:
-    by: dict[tuple, list[HitRatio]] = {}
+    by: dict[tuple[Any, ...], list[HitRatio]] = {}
     for r in ctx.analysis.cache:
         by.setdefault((r.question.workload, r.question.keepalive, r.header, r.question.protocol,
                        r.question.handshake), []).append(r)
@@ -107,6 +111,8 @@ def cache(ctx: Context) -> list[Figure]:
         rows = []
         for r in rs:
             v = r.ratio
+            if v.median is None:  # no valid run counted its answers (cache.by_question keeps such rows out)
+                continue
             text = f"{v.median:.0%}"
             ci = "-" if v.ci_low is None else f"{v.ci_low:.0%}–{v.ci_high:.0%}"
             rows.append((r.stack_label, r.question.level(), str(v.n), text, ci))

@@ -11,6 +11,7 @@ from typing import Protocol, Sequence
 
 from stackbench.analysis.run import RunAnalysis
 from stackbench.model.cell import StoredCell
+from stackbench.model.cost import CgroupSample, ProcessMemory
 from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.html.colors import Palette
@@ -19,8 +20,8 @@ from stackbench.report.html.colors import Palette
 class Reader(Protocol):
     """What the report reads beyond a run's cells (stackbench.store.Store has these)."""
 
-    def samples(self, cell_id: int) -> list[dict]: ...
-    def processes(self, cell_id: int) -> list[dict]: ...
+    def samples(self, cell_id: int) -> list[CgroupSample]: ...
+    def processes(self, cell_id: int) -> list[ProcessMemory]: ...
     def syscalls(self, cell_id: int) -> dict[str, int]: ...
     def config_files(self, config_hash: str) -> dict[str, str]: ...
 
@@ -60,7 +61,7 @@ class Figure:
     how_to_read: str
     panels: list[str]  # SVG documents, top to bottom
     head: Sequence[str]
-    rows: list[Sequence[str]]
+    rows: Sequence[Sequence[str]]
     legend: list[tuple[str, str]] = field(default_factory=list)  # (label, colour class)
     marks: list[str] = field(default_factory=list)  # what dashed lines / hollow points mean
     command: str = ""  # the terminal command that prints the same (or more)

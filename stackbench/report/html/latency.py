@@ -154,14 +154,14 @@ def capacity(ctx: Context) -> list[Figure]:
 
 def _edge_panel(ctx: Context, stacks: list[StackCapacity], where: str) -> str | None:
     """The fitted curves around the edges, and the probes there at 1 (met) or 0 (missed)."""
-    fitted = [s for s in stacks if s.edge is not None]
+    fitted = [(s, s.edge) for s in stacks if s.edge is not None]
     if not fitted:
         return None
-    lo = min((s.edge.low or s.edge.rate) for s in fitted) / 1.15
-    hi = max((s.edge.high or s.edge.rate) for s in fitted) * 1.15
+    lo = min((e.low or e.rate) for _, e in fitted) / 1.15
+    hi = max((e.high or e.rate) for _, e in fitted) * 1.15
     series = []
-    for s in fitted:
-        e, cls = s.edge, ctx.palette.cls(s.stack_label)
+    for s, e in fitted:
+        cls = ctx.palette.cls(s.stack_label)
         rates = [lo * (hi / lo) ** (i / 60) for i in range(61)]
         curve = tuple(svg.Point(r, e.p_met(r), f"{s.stack_label}: the fitted chance of meeting the target")
                       for r in rates)

@@ -6,6 +6,8 @@ resumed, full, HTTP/2), a colour per stack, medians of the valid runs with their
 
 from __future__ import annotations
 
+from typing import Any
+
 from stackbench.analysis.levels import LevelPoint
 from stackbench.report.html import svg
 from stackbench.report.html.by_level import CPU, PAGES, THROUGHPUT, Metric, _row, _title
@@ -27,7 +29,7 @@ def _charts(ctx: Context, key: str, title: str, how: str) -> list[Figure]:
     points = ctx.analysis.by_level[key]
     if not any(p.question.tls for p in points):
         return []
-    by: dict[tuple, list[LevelPoint]] = {}
+    by: dict[tuple[Any, ...], list[LevelPoint]] = {}
     for p in points:
         q = p.question
         by.setdefault((q.workload, q.level()), []).append(p)
@@ -43,7 +45,7 @@ def _charts(ctx: Context, key: str, title: str, how: str) -> list[Figure]:
             v = p.value
             if v.median is None:
                 continue
-            lo, hi = (None, None) if v.ci_low is None else (v.ci_low * m.scale, v.ci_high * m.scale)
+            lo, hi = (None, None) if v.ci_low is None or v.ci_high is None else (v.ci_low * m.scale, v.ci_high * m.scale)
             groups.setdefault(_mode(p), []).append(
                 svg.Bar(v.median * m.scale, ctx.palette.cls(p.stack_label), _title(p, m), m.text(v.median), lo, hi,
                         faint=p.all_runs))

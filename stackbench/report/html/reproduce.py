@@ -9,10 +9,11 @@ import json
 import re
 import shlex
 from html import escape
-from typing import Any
+from typing import Any, Callable
 
 from stackbench.analysis.clients import Clients
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import Environment
 from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.words import clients as clients_text
@@ -20,16 +21,10 @@ from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
 from stackbench.report.words.machine import machine_words
 from stackbench.units import MiB
+from stackbench.upkeep.pinning import Pinning
 
 BUILT_IN = "<default plan>"
 
-ENVIRONMENT = (  # (key, name in the table)
-    ("cpu_model", "CPU"), ("cpu_count", "CPUs"), ("memory_bytes", "memory"), ("os", "system"), ("kernel", "kernel"),
-    ("cpu_governor", "CPU frequency governor"), ("cpu_noise_cv", "CPU steadiness before the run"),
-    ("cpu_idle", "idle cores"), ("mode_order", "order of a level's protocols and connection modes"),
-    ("pinning", "pinning"), ("server_host", "the stack's host"), ("db_host", "the database's host"), ("machine_profile", "machine profile (emulated)"), ("stackbench", "stackbench"), ("engine", "load engine (stackbench-load)"),
-    ("python", "Python"),
-)
 
 
 def render(ctx: Context) -> str:
@@ -48,7 +43,7 @@ def render(ctx: Context) -> str:
 
 def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
     run = ctx.run
-    return (environment_rows(run.environment or {}, network_lines(run.plan_checked, run.network))
+    return (environment_rows(run.environment, network_lines(run.checked.profiles, run.network))
             + client_rows(ctx.analysis.clients))
 
 
@@ -69,12 +64,30 @@ def rerun_command(source: str, flags: str = "") -> tuple[str, str]:
     return f"stackbench run {shlex.quote(source)}{flags}", "The plan file this run was made from, if it is still there."
 
 
-def environment_rows(env: dict[str, Any], network: list[str] | None = None) -> list[tuple[str, str]]:
-    rows = []
-    for key, name in ENVIRONMENT:
-        if env.get(key) is not None:
-            rows.append((name, _env_value(key, env[key])))
-    rows += [(k, str(v)) for k, v in env.items() if k not in dict(ENVIRONMENT)]
+def environment_rows(env: Environment, network: list[str] | None = None) -> list[tuple[str, str]]:
+    """The machine's table: each figure the environment recorded, in words (what it did
+    not record, no row), then what it holds that no field names, then the network."""
+    def said(value: Any, words: Callable[[Any], str] = str) -> str | None:
+        return None if value is None else words(value)
+
+    named = (
+        ("CPU", said(env.cpu_model)), ("CPUs", said(env.cpu_count)),
+        ("memory", said(env.memory_bytes, lambda v: f"{v / 1024 / MiB:.1f} GiB")), ("system", said(env.os)),
+        ("kernel", said(env.kernel)), ("CPU frequency governor", said(env.cpu_governor)),
+        ("CPU steadiness before the run",
+         said(env.cpu_noise_cv, lambda v: f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices")),
+        ("idle cores", said(env.cpu_idle, lambda v: v.why)),
+        ("order of a level's protocols and connection modes",
+         said(env.mode_order, lambda v: "the plan's on even repetitions, reversed on odd ones" if v == "alternate"
+              else "the plan's")),
+        ("pinning", said(env.pinning, _pinning)), ("the stack's host", said(env.server_host, clients_text.server_line)),
+        ("the database's host", said(env.db_host, lambda v: clients_text.server_line(v, "the database"))),
+        ("machine profile (emulated)", said(env.machine_profile, lambda v: machine_words(v) + " — cgroup limits on "
+                                            "the stack and its services, OOM kills recorded per cell")),
+        ("stackbench", said(env.stackbench)), ("load engine (stackbench-load)", said(env.engine)),
+        ("Python", said(env.python)))
+    rows = [(name, text) for name, text in named if text is not None]
+    rows += [(k, str(v)) for k, v in env.others.items()]
     for line in network or ["loopback: server and load engine on one machine, the host's loopback"]:
         rows.append(("network", line))
     return rows
@@ -85,26 +98,10 @@ def client_rows(found: Clients | None) -> list[tuple[str, str]]:
     return [("load clients", line) for line in clients_text.lines(found)] if found else []
 
 
-def _env_value(key: str, v: Any) -> str:
-    if key == "mode_order":
-        return "the plan's on even repetitions, reversed on odd ones" if v == "alternate" else "the plan's"
-    if key == "memory_bytes":
-        return f"{v / 1024 / MiB:.1f} GiB"
-    if key == "cpu_noise_cv":
-        return f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices"
-    if key == "pinning":
-        shared = "; they share cores" if v.get("shared") else ""
-        where = f"{v['server_host']}'s " if v.get("server_host") else ""
-        return f"server on {where}cores {v.get('server_cpus')}, load engine on cores {v.get('engine_cpus')}{shared}"
-    if key == "server_host":
-        return clients_text.server_line(v)
-    if key == "db_host":
-        return clients_text.server_line(v, "the database")
-    if key == "cpu_idle":
-        return v["why"]
-    if key == "machine_profile":
-        return machine_words(v) + " — cgroup limits on the stack and its services, OOM kills recorded per cell"
-    return str(v)
+def _pinning(v: Pinning) -> str:
+    shared = "; they share cores" if v.shared else ""
+    where = f"{v.server_host}'s " if v.server_host else ""
+    return f"server on {where}cores {v.server_cpus}, load engine on cores {v.engine_cpus}{shared}"
 
 
 def version_rows(cells: list[StoredCell]) -> list[tuple[str, str, str]]:
@@ -159,7 +156,7 @@ def _seqs(ctx: Context, seqs: list[int]) -> str:
 
 
 def _diff(a: dict[str, str], b: dict[str, str]) -> str:
-    lines = []
+    lines: list[str] = []
     for path in sorted(set(a) | set(b)):
         lines += difflib.unified_diff(a.get(path, "").splitlines(), b.get(path, "").splitlines(),
                                       f"{path} (first)", path, n=0, lineterm="")

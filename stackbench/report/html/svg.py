@@ -47,11 +47,11 @@ class Axis:
 
 def _step(span: float, n: int) -> float:
     raw = span / n
-    mag = 10 ** math.floor(math.log10(raw))
+    mag = 10.0 ** math.floor(math.log10(raw))
     return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
 
 
-def linear(title: str, values: Iterable[float], *, zero: bool = True, n: int = 5, whole: bool = False,
+def linear(title: str, values: Iterable[float | None], *, zero: bool = True, n: int = 5, whole: bool = False,
            fmt: Callable[[float], str] = tick_text) -> Axis:
     """Round ticks (1, 2, 2.5, 5 × 10^k) enclosing the values (and 0 unless zero=False);
     `whole`: ticks on whole numbers only (seconds, processes)."""
@@ -85,7 +85,7 @@ def logarithmic(title: str, values: Iterable[float], *, ticks: Sequence[float] |
     return Axis(title, lo, hi, tuple(ticks), fmt, log=True)
 
 
-def levels(title: str, values: Iterable[float], fmt: Callable[[float], str] = tick_text) -> Axis:
+def levels(title: str, values: Iterable[float | None], fmt: Callable[[float], str] = tick_text) -> Axis:
     """A load-level axis: ticks at the levels asked; log when they span 10× or more."""
     vs = sorted({v for v in values if v is not None}) or [1.0]
     if vs[0] > 0 and vs[-1] / vs[0] >= 10:

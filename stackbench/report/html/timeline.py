@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from stackbench.analysis import questions, timeline
+from stackbench.analysis.questions import Question
 from stackbench.analysis.timeline import Second
 from stackbench.model.cell import StoredCell
 from stackbench.report.html import svg
@@ -47,7 +48,7 @@ def seconds(ctx: Context) -> list[Figure]:
     return out
 
 
-def _figure(ctx: Context, q, runs: dict[str, list[tuple[StoredCell, Second]]], walked: bool) -> Figure:
+def _figure(ctx: Context, q: Question, runs: dict[str, list[tuple[StoredCell, Second]]], walked: bool) -> Figure:
     panels = []
     xs = [s.t_s for secs in runs.values() for _, s in secs]
     for title, value, text, whole in PANELS:

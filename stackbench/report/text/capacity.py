@@ -5,7 +5,7 @@ and the verdicts between stacks — in report/words/capacity.py's words."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.capacity_results import CapacityResult, StackCapacity, on_probes
@@ -17,8 +17,8 @@ from stackbench.report.words.capacity import (METHOD, PROBES_NOTE, SEARCHES_NOTE
 from stackbench.units import MiB, format_num, format_rate, format_us
 
 
-def render(found: list[CapacityResult], slo: SLO, verdicts: list[Verdict], out: TextIO, *,
-           curves: bool = True, stacks: list[StackCapacity] | tuple[StackCapacity, ...] = (),
+def render(found: Sequence[CapacityResult], slo: SLO, verdicts: Sequence[Verdict], out: TextIO, *,
+           curves: bool = True, stacks: Sequence[StackCapacity] = (),
            explain: bool = True) -> None:
     """The searches, then their verdicts (`verdicts`: () when they were shown with the
     answers: render_verdicts); `explain`: the method in full, else a short legend."""
@@ -61,7 +61,7 @@ def render(found: list[CapacityResult], slo: SLO, verdicts: list[Verdict], out: 
     render_verdicts(verdicts, out)
 
 
-def render_verdicts(verdicts: list[Verdict] | tuple[Verdict, ...], out: TextIO, explain: bool = True) -> None:
+def render_verdicts(verdicts: Sequence[Verdict], out: TextIO, explain: bool = True) -> None:
     """The capacities against the baseline's, a line each; `explain`: how they were
     compared (on the probes, or the searches' edges)."""
     if not verdicts:

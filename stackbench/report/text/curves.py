@@ -27,7 +27,7 @@ def render(curves: list[Curve], out: TextIO, explain: bool = True) -> None:
                   + "\n")
         body = []
         for p in c.points:
-            row = (p.question.level(), str(p.runs), format_rate(p.throughput) + (" pg" if p.page_mode else ""),
+            row: tuple[str, ...] = (p.question.level(), str(p.runs), format_rate(p.throughput) + (" pg" if p.page_mode else ""),
                    format_us(p.p50_us), format_us(p.p99_us), _int(p.errors), _int(p.unserved))
             if open_loop:
                 row += (_int(p.not_sent),)

@@ -10,17 +10,22 @@ from typing import Sequence
 
 from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
+from stackbench.model.network import Asked
 from stackbench.planning import window
 from stackbench.planning.machine import MachineProfile
-from stackbench.planning.plan import Cell, Plan
+from stackbench.model.tuning import StoredTuning
+from stackbench.planning import tune as tune_plan
+from stackbench.planning.plan import Cell, Plan, StackVariant
+from stackbench.planning.tune import TuneQuestion
 from stackbench.planning.protocols import CLEAR, PROTOCOLS
 from stackbench.report.network import asked
+from stackbench.stacks.base import Pool
 from stackbench.upkeep.pinning import Pinning
 
 
 def load_line(plan: Plan) -> str:
     m = plan.load
-    if m.kind == "capacity":
+    if m.kind == "capacity" and m.search is not None and m.slo is not None:  # a capacity load has both
         s = m.search
         confirm = f", low end confirmed {s.confirm} more times" if s.confirm else ""
         return (f"load: capacity — the rate meeting {m.slo.describe()} half the time (the edge, fitted to every "
@@ -48,7 +53,7 @@ def network_lines(plan: Plan) -> list[str]:
     """Where the visitors are, and who else loads the stack, when it is not plain loopback."""
     if not plan.namespaced:
         return []
-    out = [f"network: {p.name} — {p.emulation}; asks {asked(p.asked())}" for p in plan.links.values()
+    out = [f"network: {p.name} — {p.emulation}; asks {asked(Asked.from_dict(p.asked()))}" for p in plan.links.values()
            if p.namespaced]
     for v in plan.visitors.values():
         reads = f", each reading at most {v.read_rate:,} B/s" if v.read_rate else ""
@@ -75,6 +80,17 @@ def protocol_line(plan: Plan) -> str | None:
         line += (f"; HTTP/2 with {asked.streams} stream{'s' if asked.streams != 1 else ''} per connection, its "
                  "connections kept (the keep-alive handshake only)")
     return line
+
+
+def tuned_line(v: StackVariant, stored: StoredTuning | None, q: TuneQuestion, pool: Pool) -> str:
+    """A tuned stack: the stored tuning it takes, or how long tuning it first may take."""
+    if stored is not None:
+        return (f"{v.label}: knobs tuned — stored tuning {stored.id} of this question is reused "
+                f"({pool.describe(stored.chosen_size)})")
+    runs = tune_plan.most_runs(q, pool.holds_connections)
+    return (f"{v.label}: knobs tuned first for {q.workload} at {q.concurrency} clients — a memory probe, then pools "
+            f"of 1, 2, 4 … up to what fits: at most {runs} runs of ~{tune_plan.run_seconds(q):.0f} s "
+            f"(~{runs * tune_plan.run_seconds(q) / 60:.0f} min), stored for the next plan")
 
 
 def cell_line(c: Cell, plan: Plan) -> str:

@@ -3,15 +3,25 @@ call profiles differ most (e.g. AllowOverride All vs None: the .htaccess lookups
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, TextIO
 
 from stackbench.analysis import figures, metrics, questions
 from stackbench.analysis.figures import CellFigures
 from stackbench.model.cell import StoredCell
+from stackbench.model.cost import ProcessMemory
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
 TOP_CALLS = 12
+
+
+@dataclass(frozen=True)
+class CellExtras:
+    """What the store keeps of a cell beside it, read one cell at a time."""
+
+    processes: list[ProcessMemory]  # right after the load (Store.processes)
+    syscalls: dict[str, int]  # by call name, with "total" and "other" (Store.syscalls)
 
 Row = tuple[str, Callable[[CellFigures], float | None], str]
 
@@ -19,12 +29,12 @@ ROWS: list[Row] = [
     ("requests/s", lambda f: f.requests_per_s, "{:,.0f}"),
     ("latency p50 ms", lambda f: _ms(f.latency_p50_us), "{:.2f}"),
     ("latency p99 ms", lambda f: _ms(f.latency_p99_us), "{:.2f}"),
-    ("connections without a response", lambda f: f.unserved and f.unserved.without_response, "{:,.0f}"),
+    ("connections without a response", lambda f: f.unserved.without_response if f.unserved else None, "{:,.0f}"),
     ("stack CPU µs/request", lambda f: f.cpu_us_per_request, "{:,.1f}"),
     ("engine CPU µs/request", lambda f: f.engine_cpu_us_per_request, "{:,.1f}"),
     # how close each side came to its limit (analysis/bottleneck.py; ≥ 90 % = at it)
-    ("engine busy % (its busiest thread)", lambda f: _pct(f.bottleneck and f.bottleneck.engine_busy), "{:.0f}"),
-    ("server busy % (of its cores)", lambda f: _pct(f.bottleneck and f.bottleneck.server_busy), "{:.0f}"),
+    ("engine busy % (its busiest thread)", lambda f: _pct(f.bottleneck.engine_busy if f.bottleneck else None), "{:.0f}"),
+    ("server busy % (of its cores)", lambda f: _pct(f.bottleneck.server_busy if f.bottleneck else None), "{:.0f}"),
     ("memory peak MiB (anon + shmem)", lambda f: _mib(f.memory_peak_bytes), "{:,.1f}"),
     ("memory peak MiB (cgroup, with cache)", lambda f: _mib(f.cgroup_peak_bytes), "{:,.1f}"),
     ("processes (max)", lambda f: f.procs_max, "{:,.0f}"),
@@ -33,15 +43,15 @@ ROWS: list[Row] = [
 ]
 
 
-def render(a: StoredCell, b: StoredCell, extra_a: dict, extra_b: dict, out: TextIO) -> None:
-    """`extra_*` hold the cell's processes and syscalls from the store."""
+def render(a: StoredCell, b: StoredCell, extra_a: CellExtras, extra_b: CellExtras, out: TextIO) -> None:
+    """`extra_*`: each cell's processes and system calls, from the store."""
     style = Style(out)
     out.write(style.bold(f"A: {_name(a)}\nB: {_name(b)}") + "\n\n")
     fa, fb = figures.of(a), figures.of(b)
     _table(out, style, ["", "A", "B", "B vs A"],
            [[label, _fmt(get(fa), fmt), _fmt(get(fb), fmt), _delta(get(fa), get(fb))] for label, get, fmt in ROWS])
 
-    pss_a, pss_b = metrics.per_process_pss(extra_a["processes"]), metrics.per_process_pss(extra_b["processes"])
+    pss_a, pss_b = metrics.per_process_pss(extra_a.processes), metrics.per_process_pss(extra_b.processes)
     if pss_a or pss_b:
         out.write("\n" + style.bold("memory per process (PSS after the load; PSS also counts file-backed "
                                      "pages such as shared libraries, which the anon + shmem peak does not)") + "\n")
@@ -51,7 +61,7 @@ def render(a: StoredCell, b: StoredCell, extra_a: dict, extra_b: dict, out: Text
             rows.append([comm, _proc(ga), _proc(gb)])
         _table(out, style, ["process", "A: count × mean MiB", "B: count × mean MiB"], rows)
 
-    diff = metrics.syscall_differences(a, extra_a["syscalls"], b, extra_b["syscalls"], TOP_CALLS)
+    diff = metrics.syscall_differences(a, extra_a.syscalls, b, extra_b.syscalls, TOP_CALLS)
     if diff:
         out.write("\n" + style.bold("system calls per request, largest differences first") + "\n")
         _table(out, style, ["call", "A", "B", "B − A"],
@@ -100,5 +110,5 @@ def _mib(b: float | None) -> float | None:
     return None if b is None else b / MiB
 
 
-def _proc(g: dict | None) -> str:
-    return "-" if not g else f"{g['count']} × {g['pss_mean_bytes'] / MiB:.1f}"
+def _proc(g: metrics.ProcessGroup | None) -> str:
+    return "-" if not g else f"{g.count} × {g.pss_mean_bytes / MiB:.1f}"

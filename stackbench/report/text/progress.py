@@ -10,15 +10,19 @@ import json
 import shutil
 import sys
 import time
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
+from stackbench.errors import StackbenchError
 from stackbench.events import Events
 from stackbench.planning.plan import Cell, Plan, StackVariant
 from stackbench.report.words.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
-from stackbench.store import CellRecord
+from stackbench.model.cell import StoredCell
+from stackbench.model.environment import HostFacts
 from stackbench.units import format_rate, format_us
+from stackbench.upkeep.pinning import Pinning
 
 BAR = 24  # characters of the plan's bar
 MODES = ("auto", "quiet", "json")
@@ -45,7 +49,9 @@ class TerminalProgress(Events):
         self.current = ""  # the running cell, in words
 
     # -- what the runner reports ------------------------------------------------------
-    def lab_tidied(self, swept, crashed: list[int]) -> None:
+    def lab_tidied(self, swept: Any, crashed: list[int]) -> None:
+        # `swept`: upkeep/leftovers.py's Swept, read by its attributes (a report imports
+        # no upkeep but the cores: docs/architecture.md).
         if self.mode == "quiet":
             return
         for left in swept.removed:
@@ -56,17 +62,18 @@ class TerminalProgress(Events):
             self._say(self.style.warn(f"run {run_id} was still marked running, but its lab is gone: marked crashed "
                                       f"(finish it with `stackbench run --resume {run_id}`)"), always=True)
 
-    def clients_ready(self, clients: list[dict]) -> None:
+    def clients_ready(self, clients: list[dict[str, Any]]) -> None:
         if self.mode != "quiet":
             self._say(self.style.dim("clients: " + clients_line(clients)), always=True)
 
-    def server_ready(self, server: dict) -> None:
+    def server_ready(self, server: dict[str, Any]) -> None:
         if self.mode != "quiet":
-            self._say(self.style.dim(f"{server.get('role', 'server')}: " + server_line(server)), always=True)
+            facts = HostFacts.from_dict(server)  # as the environment will store it
+            self._say(self.style.dim(f"{facts.role or 'server'}: " + server_line(facts)), always=True)
 
-    def plan_started(self, run_id, plan: Plan, cells: list[Cell], pinning) -> None:
+    def plan_started(self, run_id: int, plan: Plan, cells: list[Cell], pinning: Pinning) -> None:
         self.run_id, self.plan = run_id, plan
-        self.total = len(cells)
+        self.total, self.done = len(cells), 0  # a tuning's runs, then the plan's, each count from 0
         self.estimate_s = plan.seconds(cells)
         self.reps = self.upto = ""
         if plan.adaptive:
@@ -75,7 +82,7 @@ class TerminalProgress(Events):
         if self.live or self.lines:
             self._say(self.style.dim(f"run {run_id}: {self.upto}{self.total} cells (about {_clock(self.estimate_s)}"
                                      f"{' at most' if plan.adaptive else ''}), plan {plan.name}; server on "
-                                     f"{server_cores(pinning.as_dict())}, engine on {pinning.engine_cpus}"))
+                                     f"{server_cores(pinning)}, engine on {pinning.engine_cpus}"))
 
     def stack_starting(self, variant: StackVariant) -> None:
         self._status(f"starting {variant.label} …")
@@ -87,11 +94,11 @@ class TerminalProgress(Events):
                         f"{cell.level()} · {ka}")
         self._status(self.current)
 
-    def cell_progress(self, cell: Cell, progress: dict) -> None:
+    def cell_progress(self, cell: Cell, progress: dict[str, Any]) -> None:
         """The running cell's figures so far, from the engine, about once a second."""
         self._status(f"{self.current}: {live_line(progress)}")
 
-    def cell_finished(self, cell: Cell, record: CellRecord) -> None:
+    def cell_finished(self, cell: Cell, record: StoredCell) -> None:
         # A capacity search's probes are not cells of the plan's count: the search is one.
         if not (cell.load == "capacity" and cell.rate is not None):
             self.done += 1
@@ -105,10 +112,10 @@ class TerminalProgress(Events):
         elif self.live:
             self.last = finished_line(cell, record)
 
-    def stack_failed(self, variant: StackVariant, error) -> None:
+    def stack_failed(self, variant: StackVariant, error: StackbenchError) -> None:
         self._say(self.style.error(f"{variant.label} failed:\n{error.render()}"), always=True)
 
-    def rundir_kept(self, variant: StackVariant, path) -> None:
+    def rundir_kept(self, variant: StackVariant, path: Path) -> None:
         self._say(self.style.dim(f"kept {variant.label}'s run directory: {path}"), always=True)
 
     def plan_finished(self, run_id: int, status: str) -> None:
@@ -149,8 +156,9 @@ class TerminalProgress(Events):
         self.stream.flush()
 
 
-def live_line(p: dict) -> str:
-    """"warming up 2 s: 4,980 req/s now, …" / "3 s: 5,120 req/s now, 15,402 done, 3 errors"."""
+def live_line(p: dict[str, Any]) -> str:
+    """"warming up 2 s: 4,980 req/s now, …" / "3 s: 5,120 req/s now, 15,402 done, 3 errors".
+    `p`: the engine's live progress line as it sends it (engine/process.py), never stored."""
     errors = p.get("failed", 0) + p.get("non_2xx", 0)
     phase = {"warmup": "warming up ", "profile": "counting system calls "}.get(p.get("phase", ""), "")
     head = f"{phase}{p.get('elapsed_s', 0):.0f} s: "
@@ -158,8 +166,8 @@ def live_line(p: dict) -> str:
             + (f", {errors:,} errors" if errors else ""))
 
 
-def finished_line(cell: Cell, record: CellRecord) -> str:
-    r = record.result
+def finished_line(cell: Cell, record: StoredCell) -> str:
+    r = record.engine
     mode = f"{cell.protocol} {cell.handshake}" if cell.tls else ('on' if cell.keepalive else 'off')
     head = f"{cell.stack.label} · {cell.workload} · {cell.level()} · {mode}"
     if r is None:
@@ -169,9 +177,9 @@ def finished_line(cell: Cell, record: CellRecord) -> str:
             + (f", {failed:,} errors" if failed else "") + ("" if record.status == "ok" else " (FAILED)"))
 
 
-def cell_json(run_id: int | None, cell: Cell, record: CellRecord) -> dict:
+def cell_json(run_id: int | None, cell: Cell, record: StoredCell) -> dict[str, Any]:
     """One finished cell for scripts (`run --json`): the figures a script would check."""
-    r = record.result
+    r = record.engine
     return {
         "run_id": run_id, "seq": cell.seq, "repetition": cell.repetition, "stack": cell.stack.label,
         "workload": cell.workload, "load": cell.load, "concurrency": cell.concurrency, "rate": cell.rate,

@@ -11,6 +11,7 @@ from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.analysis.outcomes import FAILED, INVALID, SERVED, Outcome
 from stackbench.analysis.questions import Question
 from stackbench.analysis.run_warnings import NoisyMachine, Warnings
+from stackbench.model.plan import LOOPBACK
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
 from stackbench.report.text import legend
@@ -20,6 +21,7 @@ from stackbench.report.words import bottleneck as bottleneck_text, warnings as w
 from stackbench.report.words.clients import server_line
 from stackbench.report.words.machine import machine_words
 from stackbench.states import CellStatus
+from stackbench.upkeep.pinning import Pinning
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
 COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "p50 ms", "p99 ms", "failed", "non-2xx",
@@ -61,7 +63,7 @@ OUTCOME_NOTE = ("outcome: served; engine-bound = the load engine at its limit wh
 
 def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]:
     fs = [c.figures for c in cells]
-    base = COLUMNS if wide else NARROW
+    base: tuple[str, ...] = COLUMNS if wide else NARROW
     if any(f.question.tls for f in fs):  # a run that asked only clear HTTP/1.1 needs no protocol column
         at = base.index("keep-alive")
         base = base[:at] + PROTOCOL_COLUMNS + base[at:] + (HANDSHAKE_COLUMNS if wide else ())
@@ -208,32 +210,32 @@ def header(run: StoredRun, out: TextIO, noisy: NoisyMachine | None = None) -> No
     """`noisy`: the machine was too noisy for tight verdicts (run_warnings.Warnings.machine)."""
     style = Style(out)
     env = run.environment
-    pin = env.get("pinning", {})
+    pin = env.pinning
     out.write(style.bold(f"run {run.id} · plan {run.plan_name} · {run.status} · {run.started_at}") + "\n")
     if run.error:
         out.write(style.error(f"error: {run.error}") + "\n")
-    out.write(style.dim(f"{env.get('cpu_model') or 'unknown CPU'} × {env.get('cpu_count')}, kernel {env.get('kernel')}; "
-                        f"server on {server_cores(pin)}, engine on cores {pin.get('engine_cpus')}") + "\n")
-    if env.get("server_host"):  # the stack ran on another host (hosts.server)
-        out.write(style.bold(f"server {server_line(env['server_host'])}") + "\n")
-    if env.get("db_host"):  # its database on a host of its own (hosts.db)
-        out.write(style.bold(f"database {server_line(env['db_host'], 'the database')}") + "\n")
-    nets = network_lines(run.plan_checked, run.network)
-    if nets != network_lines(None, None):  # loopback alone goes without saying
+    out.write(style.dim(f"{env.cpu_model or 'unknown CPU'} × {env.cpu_count}, kernel {env.kernel}; "
+                        f"server on {server_cores(pin)}, engine on cores {pin.engine_cpus if pin else None}") + "\n")
+    if env.server_host:  # the stack ran on another host (hosts.server)
+        out.write(style.bold(f"server {server_line(env.server_host)}") + "\n")
+    if env.db_host:  # its database on a host of its own (hosts.db)
+        out.write(style.bold(f"database {server_line(env.db_host, 'the database')}") + "\n")
+    nets = network_lines(run.checked.profiles, run.network)
+    if nets != network_lines((LOOPBACK,), None):  # loopback alone goes without saying
         for line in nets:
             out.write(style.dim(f"network {line}") + "\n")
-    if env.get("machine_profile"):
-        out.write(style.bold(f"machine profile: {machine_words(env['machine_profile'])}") + "\n")
-    if env.get("cpu_idle"):  # runs since the lab holds idle cores polled on a VM (upkeep/idle.py)
-        out.write(style.dim(f"idle cores: {env['cpu_idle']['why']}") + "\n")
+    if env.machine_profile:
+        out.write(style.bold(f"machine profile: {machine_words(env.machine_profile)}") + "\n")
+    if env.cpu_idle:  # runs since the lab holds idle cores polled on a VM (upkeep/idle.py)
+        out.write(style.dim(f"idle cores: {env.cpu_idle.why}") + "\n")
     if noisy is not None:
         out.write(style.warn(wrap("warning: " + warning_words.noisy(noisy))) + "\n")
 
 
-def server_cores(pin: dict) -> str:
+def server_cores(pin: Pinning | None) -> str:
     """"cores [0]", or "ssh:web1's cores [0]" when the stack ran on another host."""
-    return f"{pin['server_host']}'s cores {pin.get('server_cpus')}" if pin.get("server_host") else \
-        f"cores {pin.get('server_cpus')}"
+    cores = pin.server_cpus if pin else None
+    return f"{pin.server_host}'s cores {cores}" if pin and pin.server_host else f"cores {cores}"
 
 
 def warnings(warned: Warnings, out: TextIO) -> None:

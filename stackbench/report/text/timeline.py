@@ -8,12 +8,13 @@ from typing import TextIO
 
 from stackbench.analysis import questions, timeline
 from stackbench.model.cell import StoredCell
+from stackbench.model.cost import CgroupSample
 from stackbench.report.text import grid
 from stackbench.report.text.style import Style
 from stackbench.units import MiB
 
 
-def rows(cell: StoredCell, samples: list[dict]) -> list[list[str]]:
+def rows(cell: StoredCell, samples: list[CgroupSample]) -> list[list[str]]:
     return [_row(s) for s in timeline.seconds(cell, samples)]
 
 
@@ -26,7 +27,7 @@ def _row(s: "timeline.Second") -> list[str]:
 HEAD = ["s", "requests", "errors", "p50 ms", "p99 ms", "procs", "threads", "mem MiB", "stack CPU"]
 
 
-def render(cell: StoredCell, samples: list[dict], out: TextIO) -> None:
+def render(cell: StoredCell, samples: list[CgroupSample], out: TextIO) -> None:
     style = Style(out)
     q = questions.of(cell)
     mode = q.mode() if q.tls else f"keep-alive {'on' if cell.keepalive else 'off'}"
@@ -55,7 +56,7 @@ def render_walk(steps: list[tuple[StoredCell, "timeline.Second"]], out: TextIO) 
     mode = q.mode() if q.tls else f"keep-alive {'on' if first.keepalive else 'off'}"
     out.write(style.bold(f"run {first.run_id}: {first.stack_label} · {first.workload} · {mode} · the whole walk ({len({c.seq for c, _ in steps})} "
                          "steps on one running stack)") + "\n")
-    head = ["load"] + HEAD
+    head = ["load", *HEAD]
     body = [[questions.of(c).level()] + _row(s) for c, s in steps]
     for line in grid.lines(head, body, ("load",)):
         out.write(line + "\n")

@@ -4,14 +4,16 @@ and a table."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from stackbench.analysis import stats
 from stackbench.analysis.power import MAX_RUNS
 from stackbench.analysis.compare import CompareResult
+from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
 from stackbench.analysis.verdicts import Verdicts
+from stackbench.model.stop import RepetitionStop
 from stackbench.report.text import legend, table
 from stackbench.report.text.style import Style
 from stackbench.report.words import bottleneck as bottleneck_text
@@ -62,14 +64,14 @@ MARKS = {stats.Verdict.EQUIVALENT.value: "≈", stats.Verdict.NO_DIFFERENCE.valu
          verdicts_mod.NOT_SEPARABLE: "n.sep.", verdicts_mod.NOT_RESOLVABLE: "n.res."}
 
 
-def marks(vs: Verdicts | None) -> dict[tuple, str]:
+def marks(vs: Verdicts | None) -> dict[tuple[Question, str], str]:
     """The throughput verdict of each (question, stack) in a word, for the summary's
     `vs base` column: "+43 %" / "−70 %" when significant, "≥+76 %" / "≤−40 %" when a
     lower bound settles it, "≈" equivalent, "n.s." no significant difference, "fails"
     it fails the load and the baseline does not, "base fails" the other way round,
     "neither" both fail it, "n.sep." not separable at the generator's limit, "n.res." not
     resolvable in steps of one response, "?" not enough runs, "base" the baseline itself."""
-    out: dict[tuple, str] = {}
+    out: dict[tuple[Question, str], str] = {}
     for v in (vs.for_metric("throughput") if vs else []):
         c = v.comparison
         out[(v.question, v.baseline)] = "base"
@@ -93,12 +95,12 @@ def summary_outcome(r: CellSummary) -> str:
     return "; ".join(parts) or ("served" if r.valid else "-")
 
 
-def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide: bool = False,
+def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: TextIO, wide: bool = False,
                    vs: Verdicts | None = None, explain: bool = True) -> None:
     """`explain`: every note in full, else a short legend."""
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
-    with_db = any(r.extras and r.extras["service_memory"].median is not None for r in rows)
+    with_db = any(r.service_memory and r.service_memory.median is not None for r in rows)
     with_oom = any(r.oom_kills is not None for r in rows)
     with_outcome = any(r.failed or r.engine_bound or r.valid < r.runs for r in rows)
     with_limit = bottleneck_text.shown([r.bottleneck for r in rows])
@@ -111,16 +113,18 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
             + (table.MACHINE_COLUMNS if with_oom else ()))
     body = []
     for r in rows:
-        t = r.metrics["throughput"]
+        m = r.metrics
+        t = m[verdicts_mod.THROUGHPUT.key]
         ci = "-" if t.ci_low is None else f"{format_rate(t.ci_low)}–{format_rate(t.ci_high)}"
         # Over TLS the keep-alive column says the protocol and handshake mode ("h2 on", "https full").
-        row = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
+        row: tuple[str, ...] = (r.question.workload, r.question.level(), table.mode_words(r.question, r.protocol),
                r.stack_label, f"{r.valid}/{r.runs}" if r.valid != r.runs else str(r.runs),
                _bound(r, "throughput", format_rate(t.median)) + (table.PAGE_MARK if r.page_mode else ""),
                ci, "-" if t.cv is None else f"{t.cv:.1%}",
-               _bound(r, "latency_p50", format_us(r.metrics["latency_p50"].median)),
-               _bound(r, "latency_p99", format_us(r.metrics["latency_p99"].median)),
-               _num(r.metrics["memory"].median, 1 / MiB, 1), _num(r.metrics["cpu_per_request"].median, 1, 0))
+               _bound(r, "latency_p50", format_us(m[verdicts_mod.LATENCY_P50.key].median)),
+               _bound(r, "latency_p99", format_us(m[verdicts_mod.LATENCY_P99.key].median)),
+               _num(m[verdicts_mod.MEMORY.key].median, 1 / MiB, 1),
+               _num(m[verdicts_mod.CPU_PER_REQUEST.key].median, 1, 0))
         if not wide:
             row = row[:7] + row[9:]
         if with_limit:
@@ -134,8 +138,8 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
         if with_php:
             row += (_opcache(r.opcache_runs),)
         if with_db:
-            x = r.extras or {}
-            row += (_num(x["service_memory"].median, 1 / MiB, 1), _num(x["service_cpu_per_request"].median, 1, 0))
+            memory, cpu = r.service_memory, r.service_cpu_per_request
+            row += (_num(memory.median if memory else None, 1 / MiB, 1), _num(cpu.median if cpu else None, 1, 0))
         if with_oom:
             row += ("-" if r.oom_kills is None else str(r.oom_kills),)
         body.append(row)
@@ -143,7 +147,7 @@ def render_summary(rows: list[CellSummary], stop: dict | None, out: TextIO, wide
     text_cols = ({0, 2, 3} | ({head.index("outcome")} if with_outcome else set())
                  | ({head.index("limit")} if with_limit else set()))
 
-    def line(values) -> str:
+    def line(values: Sequence[str]) -> str:
         return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w)
                          for i, (v, w) in enumerate(zip(values, widths))).rstrip()
 
@@ -188,31 +192,31 @@ def _opcache(runs: tuple[int, int] | None) -> str:
     return "on" if on == read else "off" if on == 0 else f"{on}/{read} on"
 
 
-def stop_sentence(stop: dict) -> str:
-    n = stop.get("repetitions")
-    if stop.get("reason") == "target":
-        return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop['target']:.0%} "
-                f"(widest ±{stop['worst_half_width']:.1%})")
-    if stop.get("reason") == "power":
+def stop_sentence(stop: RepetitionStop) -> str:
+    n = stop.repetitions
+    if stop.reason == "target":
+        return (f"repetitions: {n}, stopped because every compared pair's CI was within ±{stop.target:.0%} "
+                f"(widest ±{stop.worst_half_width:.1%})")
+    if stop.reason == "power":
         return (f"repetitions: {n}, stopped because every compared pair had the runs its noise needs to find a "
-                f"{stop['detect']:.0%} difference among {stop['family']} comparisons")
-    if stop.get("reason") == "cap":
-        w = stop.get("worst_half_width")
+                f"{stop.detect:.0%} difference among {stop.family} comparisons")
+    if stop.reason == "cap":
+        w = stop.worst_half_width
         widest = f"widest ±{w:.1%}" if w is not None else "not computable"
-        need = stop.get("runs_needed", 0)
-        noisy = ("" if not need or need <= n else f"; to find a {stop['detect']:.0%} difference among "
-                 f"{stop['family']} comparisons the noisiest pair needs {need} runs a side")
-        if "runs_needed" in stop and need is None:
-            noisy = (f"; the noisiest pair needs more than {MAX_RUNS} runs a side to find a {stop['detect']:.0%} "
+        need = stop.runs_needed if stop.judged_power else 0
+        noisy = ("" if not need or need <= (n or 0) else f"; to find a {stop.detect:.0%} difference among "
+                 f"{stop.family} comparisons the noisiest pair needs {need} runs a side")
+        if stop.judged_power and need is None:
+            noisy = (f"; the noisiest pair needs more than {MAX_RUNS} runs a side to find a {stop.detect:.0%} "
                      "difference")
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
-                f"±{stop['target']:.0%} ({widest}){noisy}")
-    if stop.get("reason") == "decided":
+                f"±{stop.target:.0%} ({widest}){noisy}")
+    if stop.reason == "decided":
         return (f"repetitions: {n}, stopped because every throughput comparison had a verdict (more runs were "
-                f"allowed within the {stop['budget_s']:g} s budget)")
-    if stop.get("reason") == "budget":
-        return (f"repetitions: {n}, stopped because another would have ended past the {stop['budget_s']:g} s "
+                f"allowed within the {stop.budget_s:g} s budget)")
+    if stop.reason == "budget":
+        return (f"repetitions: {n}, stopped because another would have ended past the {stop.budget_s:g} s "
                 "budget; the comparisons still without a verdict say so")
-    again = stop.get("remeasured")
+    again = stop.remeasured
     return f"repetitions: {n} (fixed by the plan)" + (
         f"; {again} invalid cell measurement(s) measured again" if again else "")

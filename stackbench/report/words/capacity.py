@@ -88,6 +88,8 @@ def sentence(v: Verdict, band: float = stats.DEFAULT_EQUIVALENCE) -> str:
     if c.verdict == stats.Verdict.NO_DIFFERENCE:
         return (f"{v.candidate} vs {v.baseline}: no significant difference in capacity ({signed(c.ratio)}, "
                 f"{ci_text}; {basis}{p_text(c)})")
+    # A difference found has its ratio and interval (stats.compare).
+    assert c.ratio is not None and c.ci_low is not None and c.ci_high is not None
     more = c.ratio > 1
     lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
     return (f"{v.candidate} sustains {abs(c.ratio - 1) * 100:.0f} % {'more' if more else 'less'} load than "

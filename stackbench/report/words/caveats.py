@@ -20,7 +20,7 @@ def _mib(n: Any) -> str:
     return f"{(n or 0) / 2**20:g} MiB"
 
 
-def _oom_when(p: dict) -> str:
+def _oom_when(p: dict[str, Any]) -> str:
     """ "3 processes of the stack during the measured window (and 1 before it …)"."""
     count, before, after = p.get("count") or 0, p.get("before") or 0, p.get("after") or 0
     window = "it" if count else "the measured window"
@@ -34,7 +34,9 @@ def _pct(share: Any) -> str:
     return f"{100 * (share or 0):.1f}%"
 
 
-SENTENCES: dict[str, Callable[[dict], str]] = {
+# A caveat is a code and its params (engine/result.py's Caveat): the params differ by
+# code, so each sentence reads its own code's by key — the one place they are read.
+SENTENCES: dict[str, Callable[[dict[str, Any]], str]] = {
     # -- from the load engine
     "no_response_all": lambda p: f"none of the {p.get('connections')} connections got a response during the "
                                  "measured phase",

@@ -7,7 +7,7 @@ status page, processes from its cgroup). Every run is in `show --all` and `expor
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from stackbench.analysis.classes import ClassesRow
 from stackbench.units import format_rate, format_us
@@ -15,12 +15,12 @@ from stackbench.units import format_rate, format_us
 HEAD = ("stack", "level", "visitors", "req/s", "p99 ms", "others: done", "others p99 ms", "busy", "procs")
 
 
-def _num(v: float | None, fmt=lambda x: f"{x:,.0f}") -> str:
+def _num(v: float | None, fmt: Callable[[float], str] = lambda x: f"{x:,.0f}") -> str:
     return "-" if v is None else fmt(v)
 
 
 def rows(found: Sequence[ClassesRow]) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for r in found:
         q = r.question
         alone = q.background == "none"

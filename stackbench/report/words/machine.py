@@ -3,11 +3,12 @@ report's "reproduce it")."""
 
 from __future__ import annotations
 
+from stackbench.model.environment import MachineShape
 from stackbench.planning.machine import MachineProfile
 
 
-def machine_words(profile: dict) -> str:
+def machine_words(profile: MachineShape) -> str:
     """A stored machine profile in words (the plan's `machine`, as the run applied it)."""
-    words = MachineProfile(profile.get("cpus"), profile.get("memory_bytes")).describe()
-    cores = profile.get("server_cpus")
-    return words + (f"; the stack on cores {cores}" if cores is not None and profile.get("cpus") else "")
+    words = MachineProfile(profile.cpus, profile.memory_bytes).describe()
+    cores = profile.server_cpus
+    return words + (f"; the stack on cores {cores}" if cores is not None and profile.cpus else "")

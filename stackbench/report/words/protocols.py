@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from stackbench.analysis import verdicts
 from stackbench.analysis.protocols import HandshakeCost
 from stackbench.analysis.summary import CellSummary
 from stackbench.units import format_num as _num, format_rate, format_us
@@ -39,12 +40,13 @@ def by_protocol_rows(rows: Sequence[CellSummary]) -> list[tuple[str, ...]]:
     if not any(r.question.tls for r in rows):
         return []
     ordered = sorted(rows, key=lambda r: (r.stack_label, r.question.workload, r.question.sort_key()))
-    out = []
+    out: list[tuple[str, ...]] = []
     for r in ordered:
         q, hs = r.question, r.handshake or {}
         conns = (q.handshake or "keep-alive") if q.tls else ("keep-alive" if q.keepalive else "no keep-alive")
         out.append((r.stack_label, q.workload, q.level(), r.protocol, conns, f"{r.valid}/{r.runs}",
-                    format_rate(r.metrics["throughput"].median), _num(r.metrics["cpu_per_request"].median, 1, 0),
+                    format_rate(r.metrics[verdicts.THROUGHPUT.key].median),
+                    _num(r.metrics[verdicts.CPU_PER_REQUEST.key].median, 1, 0),
                     format_us(hs["p50"].median) if hs else "-", format_us(hs["p99"].median) if hs else "-",
                     " ".join(x for x in (r.negotiated or ()) if x) or "-"))
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from stackbench.analysis import stats
 from stackbench.analysis import verdicts as verdicts_mod
-from stackbench.analysis.outcomes import FailureSummary
+from stackbench.analysis.outcomes import SERVER_DIED, FailureSummary
 from stackbench.analysis.questions import Question
 from stackbench.analysis.verdicts import Side, Verdict, Verdicts
 from stackbench.units import format_rate
@@ -44,6 +44,7 @@ def level(c: stats.Comparison) -> str:
 
 def _ci_pct(c: stats.Comparison) -> str:
     """The CI of the change, in the direction of the headline: '51–66 %'."""
+    assert c.ci_low is not None and c.ci_high is not None, "a headline with a change has its interval"
     lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
     return f"{lo:.0f}–{hi:.0f} %"
 
@@ -186,7 +187,7 @@ def _failure_words(f: FailureSummary, side: Side, every: tuple[FailureSummary, .
             return f"{f.process} died under the load (exit status {f.exit_status})"
         return "its server died under the load"
     if f.code == "oom_killed":
-        died = codes.get("server_died")
+        died = codes.get(SERVER_DIED)
         if died and died.process and died.exit_status == -9 and f.count_high == 1:
             return None  # "the OOM killer took mariadbd" said it
         n = count or "processes"
@@ -290,7 +291,7 @@ def notes(vs: Verdicts) -> list[str]:
     """How to read the verdicts above: the interval, the test, lower bounds, the runs
     left out (the terminal and the HTML report say the same)."""
     through = vs.for_metric("throughput")
-    n = vs.family_sizes.get("throughput", 0)
+    n = vs.family_sizes.get(verdicts_mod.THROUGHPUT.key, 0)
     out = ["CI: Welch's interval of the ratio of geometric means (t on the logs; the ratio of medians and a "
            "bootstrap interval where a run served nothing), at the level of Holm's decision — 95 % alone or when "
            "the whole family is decided, up to 1 − 0.05/k: every interval that excludes 0 % has a verdict; "

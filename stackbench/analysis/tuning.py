@@ -1,0 +1,278 @@
+"""A stack at its best for one question: which pool size it is measured with when a plan
+asks for `knobs = "tuned"` or a user runs `stackbench tune` (docs/methods/tuning.md).
+
+The rules, in the order the tuner applies them:
+
+1. **The memory bound.** A pool whose workers cannot all be resident is no candidate: the
+   size is at most (limit × HEADROOM − what the stack holds besides its workers) / what
+   one worker holds, both measured on a small pool under the question's load
+   (`pool_bound`). apache2buddy and the PHP-FPM calculators use this formula with a
+   worker's size guessed from `ps`; here it is measured, and the database beside the
+   stack counts against the same machine.
+2. **The candidates** (`sizes`): doubling from 1 to the least of that bound and what the
+   question can use (at N clients a pool past N workers has none to serve), the bound
+   itself included — the size a calculator would give is always tried.
+3. **Each candidate serves the question or not.** It is measured `repetitions` times; it
+   serves when every repetition met the SLO (each client served, no error, no OOM kill,
+   the latency within it). One failed repetition fails it: a pool that is OOM-killed one
+   time in three is not a setting a sysadmin can leave in place.
+4. **The choice** (`choose`): among the candidates that serve, the best is the one with
+   the highest geometric mean of its figures; the chosen one is the *smallest* that is as
+   good as the best — its shortfall within TIE_BAND and not significant (Welch's interval
+   of the ratio on the logs, analysis/stats.py, reaches 1). On this machine's noise
+   (bench/RESULTS.md: CV 2–17 % from one window to the next) a single run per candidate
+   would crown noise; the interval keeps a smaller pool that is as fast, and a smaller
+   pool is memory left for the page cache and the database. When no candidate serves, the
+   one that failed in the fewest repetitions, then the highest figure, is kept, and the
+   choice says none served.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field, replace
+from statistics import fmean
+from typing import Any, Mapping
+
+from stackbench.analysis import outcomes, stats, student_t
+from stackbench.analysis.capacity import SLO
+from stackbench.model.cell import StoredCell
+from stackbench.model.cost import ProcessMemory
+from stackbench.model.tuning import StoredTuning
+
+# Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
+# the page cache's, and a worker's growth past what the bound measured.
+HEADROOM = 0.85
+# A candidate within this shortfall of the best, and not significantly below it, ties it.
+TIE_BAND = 0.05
+CONFIDENCE = 0.95
+
+
+class Reason(enum.Enum):
+    BEST = "best"  # the chosen candidate is the best itself (no smaller one ties it)
+    SMALLEST_TIED = "smallest_tied"  # a smaller pool as good as the best
+    NONE_SERVED = "none_served"  # no candidate served the question: the one that failed least
+    ONLY = "only"  # one candidate (the bound allowed no other)
+    ONE_REQUEST = "one_request"  # the chosen size served better with each connection closed after a response
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One candidate measured: its size, the knobs it set, each repetition's figure
+    (requests or pages a second) and why each repetition failed the question (None: it
+    met it)."""
+
+    size: int
+    knobs: Mapping[str, Any]
+    figures: tuple[float, ...]
+    failures: tuple[str | None, ...] = ()
+    peak_mem_bytes: int | None = None
+
+    @property
+    def serves(self) -> bool:
+        return bool(self.figures) and all(f is None for f in self.failures)
+
+    @property
+    def failed(self) -> int:
+        return sum(f is not None for f in self.failures)
+
+    @property
+    def center(self) -> float | None:
+        """Geometric mean of the figures (the mean when one is 0)."""
+        if not self.figures:
+            return None
+        if min(self.figures) <= 0:
+            return fmean(self.figures)
+        return math.exp(fmean(math.log(v) for v in self.figures))
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+        """Student's t interval of the mean of the logs, back on the figure's scale; None
+        with fewer than 2 figures or one at 0."""
+        if len(self.figures) < 2 or min(self.figures) <= 0:
+            return None
+        logs = [math.log(v) for v in self.figures]
+        m = fmean(logs)
+        sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1))
+        if sd == 0:
+            return math.exp(m), math.exp(m)
+        half = student_t.critical(1 - confidence, len(logs) - 1) * sd / math.sqrt(len(logs))
+        return math.exp(m - half), math.exp(m + half)
+
+
+@dataclass(frozen=True)
+class Choice:
+    chosen: Trial
+    reason: Reason
+    best: Trial | None  # the highest figure among those that serve; None when none served
+    # the chosen one against the best: (ratio, low, high) of Welch's interval; None when
+    # the chosen one is the best or a side has fewer than 2 figures
+    against_best: tuple[float, float, float] | None = None
+    tied: tuple[int, ...] = field(default=())  # sizes that tie the best (the chosen one the smallest)
+
+
+def pool_bound(limit_bytes: int, base_bytes: int, worker_bytes: int, headroom: float = HEADROOM) -> int:
+    """The largest pool whose workers fit: (limit × headroom − base) / worker, at least 1
+    (a stack always has one worker; that it does not fit is the run's answer, not the
+    tuner's)."""
+    if worker_bytes <= 0:
+        raise ValueError(f"a worker holds some memory, got {worker_bytes!r} bytes")
+    room = limit_bytes * headroom - base_bytes
+    return max(1, int(room // worker_bytes))
+
+
+def sizes(bound: int, useful: int | None, start: int = 1) -> list[int]:
+    """The candidates: start, 2·start, 4·start … up to min(bound, useful), which is
+    itself included."""
+    top = bound if useful is None else min(bound, useful)
+    top = max(top, 1)
+    out, n = [], max(1, start)
+    while n < top:
+        out.append(n)
+        n *= 2
+    out.append(top)
+    return out
+
+
+def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Choice:
+    """The rule in the module docstring."""
+    if not trials:
+        raise ValueError("no candidate was measured")
+    if len(trials) == 1:
+        return Choice(trials[0], Reason.ONLY, trials[0] if trials[0].serves else None)
+    serving = [t for t in trials if t.serves]
+    if not serving:
+        least = min(trials, key=lambda t: (t.failed / max(1, len(t.failures)), -(t.center or 0.0), t.size))
+        return Choice(least, Reason.NONE_SERVED, None)
+    best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
+    tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
+    chosen = min(tied, key=lambda t: t.size)
+    against = None if chosen is best else stats.ratio_interval(best.figures, chosen.figures, confidence)
+    reason = Reason.BEST if chosen is best else Reason.SMALLEST_TIED
+    return Choice(chosen, reason, best, against, tuple(sorted(t.size for t in tied)))
+
+
+def prefer(current: Trial, other: Trial, band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Trial:
+    """`current` unless `other` does better: it serves where current does not, or both
+    serve and other's figure is above current's and current does not tie it (the same
+    rule as `choose`, ties to the setting already chosen); when neither serves, the one
+    that failed in fewer repetitions."""
+    if other.serves != current.serves:
+        return other if other.serves else current
+    if not other.serves:
+        return other if other.failed < current.failed else current
+    if (other.center or 0) > (current.center or 0) and not _ties(current, other, band, confidence):
+        return other
+    return current
+
+
+def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
+    """Within the band of the best and not significantly below it."""
+    if not t.center or not best.center or t.center < (1 - band) * best.center:
+        return False
+    est = stats.ratio_interval(best.figures, t.figures, confidence)
+    return est is not None and est[2] >= 1
+
+
+# The second stage's candidate is named "<size's label>" + this (planning/tune.py).
+ONE_REQUEST_SUFFIX = ", one request a connection"
+
+# A repetition that met the load but not the SLO: its latency, or its errors, past it.
+SLO_LATENCY, SLO_ERRORS = "slo_latency", "slo_errors"
+
+
+@dataclass(frozen=True)
+class WorkerMemory:
+    """What the memory probe measured: the largest worker's PSS, and what the stack held
+    besides its workers (its other processes' PSS and its services' peak: a database
+    counts against the same machine)."""
+
+    worker_bytes: int
+    base_bytes: int
+    workers: int  # how many workers the probe found
+
+
+def worker_memory(processes: list[ProcessMemory], worker: str, services_bytes: int | None) -> WorkerMemory | None:
+    """From one cell's processes: workers are the processes named `worker…` whose parent is
+    one of them too (the master is not a worker). None when no worker was found."""
+    named = {p.pid for p in processes if p.comm.startswith(worker)}
+    workers = [p for p in processes if p.pid in named and p.ppid in named]
+    if not workers:
+        return None
+
+    def size(p: ProcessMemory) -> int:
+        return int(p.pss_bytes if p.pss_bytes is not None else p.rss_bytes or 0)
+
+    others = sum(size(p) for p in processes if p not in workers)
+    return WorkerMemory(max(size(p) for p in workers), others + int(services_bytes or 0), len(workers))
+
+
+def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None) -> list[Trial]:
+    """One Trial per candidate (`sizes`: label → pool size) from a candidates run's cells:
+    each valid repetition's throughput, and why it failed the question (outcomes.py's
+    first failure, or the SLO's latency or error count); an invalid repetition (the lab's
+    measurement, not the stack's answer) is neither."""
+    out = []
+    for label, size in sizes.items():
+        mine = sorted((c for c in cells if c.stack_label == label), key=lambda c: c.repetition)
+        figures: list[float] = []
+        failures: list[str | None] = []
+        peak = None
+        for c in mine:
+            o = outcomes.of(c)
+            if not o.valid or o.throughput is None:
+                continue
+            figures.append(o.throughput)
+            failures.append(o.failures[0].code if o.failed else _slo_miss(c, o, slo))
+            mem = c.cost.peak_mem_bytes
+            peak = mem if peak is None or (mem is not None and mem > peak) else peak
+        knobs = mine[0].knobs if mine else {}
+        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak))
+    return out
+
+
+def _slo_miss(cell: StoredCell, o: outcomes.Outcome, slo: SLO | None) -> str | None:
+    if slo is None or cell.engine is None:
+        return None
+    for p, limit in slo.latency_us.items():
+        value = o.p99_us if p == "99" else o.p50_us if p == "50" else cell.engine.latency.percentiles_us.get(p)
+        if value is None or value > limit:
+            return SLO_LATENCY
+    req = cell.engine.requests
+    if slo.errors is not None and req.failed + req.non_2xx > slo.errors:
+        return SLO_ERRORS
+    return None
+
+
+def decide(candidates: list[Trial], one_request: Trial | None = None) -> Choice:
+    """`choose` among the candidates; then, for a pool whose workers hold connections, the
+    chosen size with one request a connection if `prefer` takes it."""
+    choice = choose(candidates)
+    if one_request is not None and prefer(choice.chosen, one_request) is one_request:
+        return replace(choice, chosen=one_request, reason=Reason.ONE_REQUEST)
+    return choice
+
+
+@dataclass(frozen=True)
+class Review:
+    """A stored tuning read back: every candidate's trial (the second stage's last), the
+    choice made from them, and what the memory probe found."""
+
+    tuning: StoredTuning
+    slo: SLO | None
+    trials: tuple[Trial, ...]
+    choice: Choice
+    one_request: Trial | None
+
+
+def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
+    table = t.slo_table
+    slo = SLO.from_dict(table) if table else None
+    first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
+    found = trials(candidates, first, slo)
+    alt = None
+    if second:
+        label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)
+        if label is not None:
+            alt = trials(second, {label: t.sizes[label]}, slo)[0]
+    return Review(t, slo, tuple(found) + ((alt,) if alt else ()), decide(found, alt), alt)

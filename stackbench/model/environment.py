@@ -1,0 +1,109 @@
+"""The environment a run was measured in (upkeep/environment.py collects it; the runner
+adds the idle cores, the machine profile and the hosts of a placed run), read back once
+(store/rows.py) as types. `document` is the record as stored: export writes it whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+from stackbench.upkeep.pinning import Pinning
+
+
+@dataclass(frozen=True)
+class IdleCores:
+    """What the run's idle cores did (upkeep/idle.py's IdleState, as stored)."""
+
+    asked: str | None = None  # the plan's cpu_idle
+    polled: bool = False  # every core held out of halt
+    why: str = ""  # in words, for the report
+    engine_polled: bool = False  # the load engine's cores alone
+
+
+@dataclass(frozen=True)
+class MachineShape:
+    """The machine profile a run emulated (planning/machine.py's, as the run applied it)."""
+
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    server_cpus: list[int] | None = None  # the stack's cores in it (a list, as the run printed it)
+
+
+@dataclass(frozen=True)
+class HostMachine:
+    """What another host's agent said of its machine (a part of its environment)."""
+
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    kernel: str | None = None
+    pinning: Pinning | None = None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The server's or the database's host (hosts/server.py's facts(), with its role when
+    the run is placed): where it is, what it is, and how well its clock is known."""
+
+    host: str
+    address: str | None = None
+    same_machine: bool = False  # this machine, reached through SSH
+    role: str | None = None  # server | database
+    offset_us: int | None = None  # its clock minus the lab's
+    offset_uncertainty_us: int | None = None
+    environment: HostMachine = field(default_factory=HostMachine)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HostFacts:
+        env = d.get("environment") or {}
+        pin = env.get("pinning")
+        return cls(str(d.get("host")), d.get("address"), bool(d.get("same_machine")), d.get("role"),
+                   d.get("offset_us"), d.get("offset_uncertainty_us"),
+                   HostMachine(env.get("cpu_model"), env.get("cpu_count"), env.get("kernel"),
+                               Pinning.from_dict(pin) if pin is not None else None))
+
+
+@dataclass(frozen=True)
+class Environment:
+    stackbench: str | None = None  # its version
+    engine: str | None = None  # the load engine's version
+    kernel: str | None = None
+    os: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    memory_bytes: int | None = None
+    python: str | None = None
+    pinning: Pinning | None = None
+    cpu_governor: str | None = None
+    cpu_noise_cv: float | None = None  # a fixed CPU loop's CV on the server's core, before the run
+    mode_order: str | None = None  # how a level's modes were ordered (None: before it was recorded)
+    cpu_idle: IdleCores | None = None  # None: before the lab held idle cores
+    machine_profile: MachineShape | None = None  # None: the lab's own machine
+    server_host: HostFacts | None = None  # None: the stack ran here
+    db_host: HostFacts | None = None  # None: its database (if any) ran with it
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def others(self) -> dict[str, Any]:
+        """What the record holds that no field names (a newer lab's, or an older one's)."""
+        named = {f.name for f in fields(self)}
+        return {k: v for k, v in self.document.items() if k not in named}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Environment:
+        pin, idle, machine = d.get("pinning"), d.get("cpu_idle"), d.get("machine_profile")
+        server, db = d.get("server_host"), d.get("db_host")
+        cores = machine.get("server_cpus") if machine else None
+        return cls(
+            **{name: d.get(name) for name in _AS_STORED},
+            pinning=Pinning.from_dict(pin) if pin is not None else None,
+            cpu_idle=IdleCores(idle.get("asked"), bool(idle.get("polled")), str(idle.get("why") or ""),
+                               bool(idle.get("engine_polled"))) if idle else None,
+            machine_profile=MachineShape(machine.get("cpus"), machine.get("memory_bytes"),
+                                         list(cores) if cores is not None else None) if machine else None,
+            server_host=HostFacts.from_dict(server) if server else None,
+            db_host=HostFacts.from_dict(db) if db else None, document=dict(d))
+
+
+# The fields stored as they are (a version, a name, a number): read by their own names.
+_AS_STORED = ("stackbench", "engine", "kernel", "os", "cpu_model", "cpu_count", "memory_bytes", "python",
+              "cpu_governor", "cpu_noise_cv", "mode_order")

@@ -1,0 +1,135 @@
+"""`stackbench tune`: a stack's best pool for one question, measured — the memory probe's
+run, then every candidate in one run, then (for a pool whose workers hold connections)
+the chosen size with connections closed after each response; the choice by
+analysis/tuning.py's rules, stored with the runs that measured it (docs/methods/tuning.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from stackbench.analysis import tuning
+from stackbench.analysis.capacity import SLO
+from stackbench.errors import ServerError
+from stackbench.events import Events
+from stackbench.planning import machine
+from stackbench.planning import tune as tune_plan
+from stackbench.planning.plan import Plan, StackVariant
+from stackbench.planning.tune import TuneQuestion
+from stackbench.model.cell import StoredCell
+from stackbench.runner import Lab, Options, Outcome, run_plan
+from stackbench.store import Store
+
+# What a pool whose workers each hold a client's connection is also tried with: the server
+# closes every connection after one response, so a client waiting in the listen queue gets
+# a worker at the next response, not when a kept-alive client leaves.
+ONE_REQUEST_A_CONNECTION = {"keepalive_requests": 1}
+
+
+@dataclass(frozen=True)
+class Tuned:
+    tuning_id: int
+    probe_run_id: int
+    run_id: int  # the candidates' run
+    keepalive_run_id: int | None  # the second stage's run (a pool that holds connections)
+    memory: tuning.WorkerMemory | None
+    limit_bytes: int | None
+    bound: int
+    sizes: dict[str, int]
+    trials: list[tuning.Trial]
+    choice: tuning.Choice
+    knobs: dict[str, object]  # what a plan's knobs = "tuned" takes
+
+
+def slo_of(q: TuneQuestion) -> SLO | None:
+    return SLO.from_dict(q.slo) if q.slo else None
+
+
+def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: Options | None = None,
+         lab: Lab | None = None) -> Tuned:
+    pool = tune_plan.pool_of(q.stack_id)
+    slo = slo_of(q)
+    probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
+    probed = _measured(store, probe)
+    memory = None
+    if probed:
+        cell = probed[-1]
+        memory = tuning.worker_memory(store.processes(cell.id), pool.worker, cell.cost.service_mem_peak_bytes)
+    profile = tune_plan.machine_profile(q)
+    limit = profile.memory_bytes if profile and profile.memory_bytes else machine.mem_total_bytes()
+    bound = tuning.pool_bound(limit, memory.base_bytes, memory.worker_bytes) if memory and limit else q.concurrency
+    sizes = {tune_plan.label(pool, n): n for n in tuning.sizes(bound, q.concurrency)}
+    run = run_plan(tune_plan.candidates_plan(q, list(sizes.values())), store, events, options, lab)
+    trials = tuning.trials(_measured(store, run), sizes, slo)
+    choice = tuning.decide(trials)
+    knobs = {**q.knobs, **pool.knobs(choice.chosen.size)}
+    keepalive_run = None
+    if pool.holds_connections and q.keepalive:
+        # The chosen size again, its connections closed after each response.
+        other = replace(q, knobs={**q.knobs, **ONE_REQUEST_A_CONNECTION})
+        label = tune_plan.label(pool, choice.chosen.size) + tuning.ONE_REQUEST_SUFFIX
+        second = run_plan(tune_plan.candidates_plan(other, [choice.chosen.size], label=label), store, events,
+                          options, lab)
+        keepalive_run = second.run_id
+        alt = tuning.trials(_measured(store, second), {label: choice.chosen.size}, slo)
+        sizes[label] = choice.chosen.size
+        choice = tuning.decide(trials, alt[0])
+        trials.extend(alt)
+        if choice.reason is tuning.Reason.ONE_REQUEST:
+            knobs = {**knobs, **ONE_REQUEST_A_CONNECTION}
+    mem = None
+    if memory:
+        mem = {"worker_bytes": memory.worker_bytes, "base_bytes": memory.base_bytes, "workers": memory.workers,
+               "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM}
+    tuning_id = store.record_tuning(probe.run_id, run.run_id, q.stack_id, q.workload, q.key(),
+                                    {**q.as_dict(), "keepalive_run_id": keepalive_run}, mem, sizes,
+                                    choice.chosen.size, knobs, choice.reason.value)
+    return Tuned(tuning_id, probe.run_id, run.run_id, keepalive_run, memory, limit, bound, sizes, trials, choice,
+                 knobs)
+
+
+def _measured(store: Store, outcome: Outcome) -> list[StoredCell]:
+    """The run's cells; a run that measured none (the stack never came up) ends the tuning
+    with its first error. A candidate that failed under the load (OOM-killed, unserved
+    clients) is a result, not an error: its cells are kept."""
+    cells = store.cells(outcome.run_id)
+    if not any(c.measured for c in cells):
+        raise outcome.errors[0] if outcome.errors else ServerError(f"run {outcome.run_id} measured nothing")
+    return cells
+
+
+def resolve(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None,
+            lab: Lab | None = None) -> Plan:
+    """The plan with each `knobs = "tuned"` stack's pool sized: the newest stored tuning of
+    the same question (the stack, the workload, the plan's largest concurrency, its
+    keep-alive and machine), else one measured now. Its label names what was chosen, and
+    the plan as stored (`raw`) holds the chosen knobs, so a resumed run measures the same."""
+    if not any(v.tuned for v in plan.stacks):
+        return plan
+    stacks, raw = [], [dict(e) for e in plan.raw["stacks"]]
+    renamed: dict[str, str] = {}
+    for i, v in enumerate(plan.stacks):
+        if not v.tuned:
+            stacks.append(v)
+            continue
+        q = question_for(plan, v)
+        found = store.latest_tuning(q.key())
+        if found is None:
+            found = store.tuning(tune(q, store, events, options, lab).tuning_id)
+        pool = tune_plan.pool_of(v.id)
+        extra = ", one request a connection" if found.reason == tuning.Reason.ONE_REQUEST.value else ""
+        label = f"{v.label} (tuned: {pool.describe(found.chosen_size)}{extra})"
+        renamed[v.label] = label
+        stacks.append(replace(v, label=label, knobs=dict(found.knobs), tuning=found.id))
+        raw[i] = {**raw[i], "label": label, "knobs": dict(found.knobs)}
+    baseline = renamed.get(plan.baseline, plan.baseline) if plan.baseline else plan.baseline
+    data = {**plan.raw, "stacks": raw}
+    if baseline:
+        data["baseline"] = baseline
+    return replace(plan, stacks=stacks, baseline=baseline, raw=data)
+
+
+def question_for(plan: Plan, v: StackVariant) -> TuneQuestion:
+    """What a plan's tuned stack is tuned for: its one workload at its largest concurrency."""
+    return TuneQuestion(v.id, plan.workloads[0], max(plan.load.concurrency), machine=plan.raw.get("machine"),
+                        keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s", warmup=f"{plan.warmup_s}s",
+                        timeout=f"{plan.timeout_s}s")
