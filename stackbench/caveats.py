@@ -1,6 +1,6 @@
 """Caveats (hyperfine's warnings.rs): facts about a measurement that change how much it
 can be trusted, kept as data ({code, params}) and worded only by the reports
-(report/text/caveats.py).
+(report/words/caveats.py).
 
 One source per fact: what the load engine saw (failed requests, unserved clients, its
 own saturation, …) comes from the engine's `warning_codes` with the engine's thresholds;

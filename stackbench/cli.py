@@ -20,6 +20,7 @@ from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
 DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
+EXPLAIN_HELP = "every legend in full: what each column, mark and interval means (default: a short line each)"
 
 
 def _share(text: str) -> float:
@@ -36,6 +37,7 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
     out.add_argument("--quiet", action="store_true", help="no progress and no table: errors and the run id only")
     out.add_argument("--json", action="store_true", help="one JSON object per finished cell on standard output")
     out.add_argument("--wide", action="store_true", help="the final table with every column")
+    p.add_argument("--explain", action="store_true", help=EXPLAIN_HELP)
 
 
 def _allow_remote(p: argparse.ArgumentParser) -> None:
@@ -101,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc_sub.add_parser("list", help="the questions stackbench can answer, one line each")
     sc_show = sc_sub.add_parser("show", help="a scenario's question, plan and how to read the result")
     sc_show.add_argument("name", help="a name from `stackbench scenario list`")
-    sc_run = sc_sub.add_parser("run", help="run a scenario; ends with the verdicts")
+    sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first")
     sc_run.add_argument("name", help="a name from `stackbench scenario list`")
     sc_run.add_argument("--quick", action="store_true", help="the scenario's short version (about 2 minutes)")
     sc_run.add_argument("--variant", metavar="NAME",
@@ -119,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--all", action="store_true", help="every repetition as its own row")
     show.add_argument("--wide", action="store_true", help="every column (default: the ones that answer the question)")
     show.add_argument("--baseline", help="verdicts against this stack label (default: the plan's baseline)")
+    show.add_argument("--explain", action="store_true", help=EXPLAIN_HELP)
     show.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     cmp = sub.add_parser("compare", help="two stored runs, or two sets of cells, as verdicts (A is the baseline)",

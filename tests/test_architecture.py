@@ -211,6 +211,24 @@ def module_cycles(package: Path) -> list[list[str]]:
     return groups
 
 
+# -- the reports: one wording, two layouts ------------------------------------------------
+# report/words/ says a thing once (a verdict's sentence, a warning, a legend, a table's
+# rows); the terminal (report/text/) and the HTML report (report/html/) lay it out. Neither
+# layout imports the other for its wording, and the words import neither layout.
+REPORT_PARTS = {"report.html": {"report.text"}, "report.text": {"report.html"},
+                "report.words": {"report.text", "report.html"}}
+
+
+def report_breaches(package: Path) -> list[str]:
+    found = []
+    for imp in imports(package):
+        for part, refused in REPORT_PARTS.items():
+            if imp.source == part or imp.source.startswith(part + "."):
+                found += [f"{imp.where}: {imp.source} imports {imp.target}" for r in refused
+                          if imp.target == r or imp.target.startswith(r + ".")]
+    return sorted(set(found))
+
+
 # -- the engine's JSON, read in one place ---------------------------------------------------
 SCHEMA = ROOT / "loadgen" / "schema" / "result-v1.schema.json"
 # Where the engine's document is read by key: its parser; the store's row mapping (the
@@ -235,7 +253,7 @@ SHARED_WORDS = {
 }
 # A caveat's params (the schema's warning_codes[].params, and the lab's own caveats) are
 # read by the caveats' gates and sentences: those names, in those two modules.
-CAVEAT_READERS = ("caveats.py", "report/text/caveats.py")
+CAVEAT_READERS = ("caveats.py", "report/words/caveats.py")
 # Reads of a key the schema has, of a dict that is not the engine's result document:
 # (module, function, key) → why.
 NOT_THE_DOCUMENT = {
@@ -342,6 +360,14 @@ PACKAGE = ROOT / "stackbench"
 
 def test_every_import_is_one_the_architecture_allows():
     assert import_breaches(PACKAGE) == []
+
+
+def test_the_reports_share_their_words_not_each_other():
+    """The HTML report does not import the terminal's modules for its wording (nor the
+    other way round): both take it from report/words/."""
+    assert report_breaches(PACKAGE) == []
+    assert any(imp.source.startswith("report.html") and imp.target.startswith("report.words")
+               for imp in imports(PACKAGE))
 
 
 def test_no_module_imports_itself_round_a_cycle():

@@ -20,7 +20,8 @@ from stackbench.report import export
 from stackbench.report.html import bottleneck as html_bottleneck
 from stackbench.report.html.colors import Palette
 from stackbench.report.html.figure import Context
-from stackbench.report.text import bottleneck as words, run_report, table
+from stackbench.report.text import run_report, table
+from stackbench.report.words import bottleneck as words
 from stackbench.store import Store
 from cells import stored_cell, stored_run
 
@@ -111,8 +112,10 @@ def test_show_has_a_limit_column_and_wide_the_figures_behind_it():
     assert head.split()[-2:] == ["limit", "outcome"] and "engine busy" not in head
     rows = {x.split()[4]: x for x in text.splitlines() if x[:1].isdigit()}
     assert rows["nginx"].split()[-2:] == ["server", "served"] and rows["h2o"].split()[-2:] == ["both", "engine-bound"]
+    assert "limit = the side at ≥ 90 % busy" in text.replace("\n  ", " ") and "the side that was the bottleneck" not in text
+    text = _show(cells, explain=True)
     assert "limit = the side that was the bottleneck" in text and "`--wide`: how busy each side was" in text
-    wide = _show(cells, wide=True)
+    wide = _show(cells, wide=True, explain=True)
     line = next(x for x in wide.splitlines() if x.startswith("0 "))
     assert line.split()[-5:-1] == ["45%", "10.0", "97%", "server"]  # engine busy, engine µs/req, server busy, limit
     assert "engine busy = the load engine's busiest thread" in wide
@@ -123,7 +126,9 @@ def test_the_summary_over_repetitions_has_the_limit_too():
     text = _show(cells)
     row = next(x for x in text.splitlines() if x.startswith("php-hello"))
     assert row.rstrip().endswith("server")
-    assert "limit and busy over repetitions: every measured run counts" in text.replace("\n  ", " ")
+    assert "limit and busy over repetitions" not in text
+    explained = _show(cells, explain=True)
+    assert "limit and busy over repetitions: every measured run counts" in explained.replace("\n  ", " ")
     wide = _show(cells, wide=True)
     row = next(x for x in wide.splitlines() if x.startswith("php-hello"))
     assert row.split()[-4:] == ["40%", "10.0", "95%", "server"]

@@ -269,8 +269,14 @@ def test_capacity_search_stores_every_probe_and_finds_each_stacks_rate(lab):
     assert f"{by['A'].edge.rate:,.0f} req/s" in text and f"{by['A'].edge.low:,.0f}–{by['A'].edge.high:,.0f} req/s" in text
     # one search a side: the edges compared on their probes give the verdict
     assert "php-hello keep-alive: B sustains 1" in text and "more load than A within the target" in text
-    assert "fewer than five searches a side: each pair of edges is compared on its probes" in text
     assert "p99 80.00" not in text.split("capacity at")[0]  # probes are not in the level table
+    # the answers first; how they were compared in full with --explain
+    assert text.index("capacity verdicts") < text.index("capacity at p99")
+    assert "fewer than five searches a side" not in text and "capacity = the rate a probe meets" in text
+    out = io.StringIO()
+    run_report.render(analyze(store.run(outcome.run_id), cells, store.search_rows(outcome.run_id)), out,
+                      explain=True)
+    assert "fewer than five searches a side: each pair of edges is compared on its probes" in out.getvalue()
 
 
 def test_five_searches_a_side_give_a_capacity_verdict(lab):
@@ -373,11 +379,11 @@ def test_the_way_down_is_compared_with_the_way_up(lab):
     store = Store()
     _, outcome = run_plan(store, fake, 'concurrency = [1, 8, 32]\nramp = "updown"\nwarmup = "0s"\nsyscalls = false\n'
                           'keepalive = [true]\nworkloads = ["static-12b"]\nrepetitions = 5\n' + STACKS)
-    from stackbench.analysis import ramps
+    from stackbench.analysis import axes, ramps
     vs = ramps.decide(store.cells(outcome.run_id))
     at8 = [v for v in vs.for_metric("throughput") if v.question.concurrency == 8]
-    assert {v.question.workload for v in at8} == {"A · static-12b", "B · static-12b"}
-    assert all(v.candidate == ramps.DOWN and v.better for v in at8)
+    assert {(v.within, v.question.workload) for v in at8} == {("A", "static-12b"), ("B", "static-12b")}
+    assert all(v.candidate == axes.DOWN and v.better for v in at8)
     out = io.StringIO()
     run_report.render(analyze(store.run(outcome.run_id), store.cells(outcome.run_id)), out)
     assert "A · static-12b c=8 keep-alive: way down is 105 % faster than way up" in out.getvalue()

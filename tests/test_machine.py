@@ -25,7 +25,7 @@ from stackbench.report import export
 from stackbench.report.html.reproduce import environment_rows
 from stackbench.analysis.run import analyze
 from stackbench.report.text import run_report
-from stackbench.report.text.caveats import sentence
+from stackbench.report.words.caveats import sentence
 from stackbench.states import CellStatus
 from stackbench.store import Store
 

@@ -11,7 +11,8 @@ from stackbench import caveats
 from stackbench.upkeep import pinning
 from stackbench.analysis import cells as analyzed_cells, figures, questions, run_warnings
 from stackbench.engine import Caveat, EngineResult
-from stackbench.report.text import caveats as words, table
+from stackbench.report.text import table
+from stackbench.report.words import caveats as words
 from stackbench.units import engine_duration, format_us, parse_duration_s
 from cells import stored_cell, stored_run
 

@@ -74,7 +74,7 @@ def test_a_page_that_does_not_answer_is_counted_and_shown_as_no_answer():
 
     from stackbench.monitor.status_pages import StatusPoller, busy_max, unanswered
     from stackbench.analysis import cells as analyzed_cells, classes
-    from stackbench.report.text import classes as classes_text
+    from stackbench.report.words import classes as classes_text
     from cells import stored_cell
 
     silent = socket.socket()

@@ -27,7 +27,7 @@ and so does this module:
   out of latency verdicts (it holds the generator's own queueing).
 
 Which caveat is which kind is caveats.py's (MEASUREMENT_FAILURES, LOAD_FAILURES); the
-sentences are report/text's.
+sentences are report/words/'s.
 """
 
 from __future__ import annotations

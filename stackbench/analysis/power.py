@@ -203,6 +203,11 @@ class PlanPower:
     def enough(self) -> bool:
         return self.power >= POWER
 
+    @property
+    def too_few(self) -> bool:
+        """Fewer runs a side than any verdict needs (stats.MIN_RUNS)."""
+        return self.runs < MIN_RUNS
+
 
 def of_plan(runs: int, family: int, measured: Noise | None) -> PlanPower:
     cv = measured.cv if measured is not None else MACHINE_CV

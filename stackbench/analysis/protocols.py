@@ -8,8 +8,8 @@ match: a kept-alive TLS cell (one handshake per connection) with clear keep-aliv
 cell with a new connection per request (resumed or full handshakes) with clear text
 without keep-alive — so the difference is what TLS adds, not a change of connection
 policy. The same statistics as stacks against a baseline (the run is the unit, Holm over
-the family; verdicts.decide), each stack against itself, as the way down against the
-way up is (ramps.py).
+the family; verdicts.decide), along the protocol's axis (axes.PROTOCOL): each stack
+against itself, as the way down against the way up is (ramps.py).
 
 Server cost per handshake: the cgroup's CPU per request of a cell with a new connection
 per request (resumed or full) minus that of the kept-alive cell of the same stack,
@@ -21,28 +21,13 @@ handshake cost the server, beside its CPU per request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from statistics import median
 from typing import Iterable
 
-from stackbench.analysis import figures, questions, stats, verdicts
+from stackbench.analysis import axes, figures, questions, stats, verdicts
+from stackbench.analysis.axes import HTTP, NEW_CONNECTION, PROTOCOL_NAMES as NAMES, protocol_side as side
 from stackbench.model.cell import StoredCell
-
-HTTP = "HTTP"  # the baseline side: clear HTTP/1.1
-NAMES = {"https": "HTTPS", "h2": "HTTP/2"}
-NEW_CONNECTION = ("resumed", "full")  # handshake modes that open a connection per request
-
-
-def side(cell: StoredCell) -> str:
-    """A cell's side in words: "HTTP", "HTTPS", "HTTPS full handshakes", "HTTP/2",
-    "HTTP/2 → http/1.1" (asked HTTP/2, spoke HTTP/1.1: a result, shown as such)."""
-    if not questions.of(cell).tls:
-        return HTTP
-    label = questions.spoken_label(cell)
-    name = NAMES.get(cell.protocol, cell.protocol) + (label[label.index(" →"):] if "→" in label else "")
-    if cell.handshake in NEW_CONNECTION:
-        name += f" {cell.handshake} handshakes"
-    return name
 
 
 def decide(cells: Iterable[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
@@ -52,50 +37,29 @@ def decide(cells: Iterable[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE)
     where the plan asked both — so the line says what HTTP/2 changes, not what TLS's
     encryption costs (a 560 KB page's bytes encrypted dwarf the framing on loopback) —
     else with clear HTTP/1.1, the site a move to HTTP/2 leaves. One Holm family over
-    both kinds of comparison."""
+    both kinds of comparison; a side compared with nothing (its baseline was not asked
+    at that question) is left out, its invalid runs too."""
     cells = questions.levels(cells)
-    as_sides = [replace(c, stack_label=side(c), protocol=questions.CLEAR, handshake=None, negotiated=None,
-                        workload=f"{c.stack_label} · {c.workload}") for c in cells]
-    https = {questions.of(c) for c in as_sides if c.stack_label == NAMES["https"]}
-    h2_vs_https = [c for c in as_sides if questions.of(c) in https
-                   and (c.stack_label == NAMES["https"] or c.stack_label.startswith(NAMES["h2"]))]
-    rest = [c for c in as_sides if not (questions.of(c) in https and c.stack_label.startswith(NAMES["h2"]))]
-    parts = [v for v in (_against(rest, HTTP, band), _against(h2_vs_https, NAMES["https"], band)) if v]
-    if not parts:
+    present: dict[axes.Group, list[str]] = {}
+    for c in cells:
+        sides = present.setdefault(axes.PROTOCOL.group(c), [])
+        if side(c) not in sides:
+            sides.append(side(c))
+    taking = {g: {x for s in sides if (b := against(s, sides)) for x in (s, b)} for g, sides in present.items()}
+    paired = [c for c in cells if side(c) in taking[axes.PROTOCOL.group(c)]]
+    if not paired:
         return None
-    if len(parts) == 1:
-        return parts[0]
-    return _one_family(parts, band)
+    return verdicts.decide(paired, HTTP, axis=axes.PROTOCOL, band=band, against=against)
 
 
-def _against(sides: list[StoredCell], baseline: str, band: float) -> verdicts.Verdicts | None:
-    """Every other side against `baseline` where both answered the question; None when none did."""
-    base = {questions.of(c) for c in sides if c.stack_label == baseline}
-    paired = [c for c in sides if questions.of(c) in base]
-    # A baseline question no other side matches is no comparison: leave it out.
-    others = {questions.of(c) for c in paired if c.stack_label != baseline}
-    if not others:
+def against(label: str, sides: list[str]) -> str | None:
+    """What a protocol side is compared with at one question: HTTP/2 with HTTPS when that
+    was asked there, every other side with clear HTTP/1.1; None when that was not asked
+    (or the side is clear HTTP/1.1 itself)."""
+    if label == HTTP:
         return None
-    return verdicts.decide([c for c in paired if questions.of(c) in others], baseline, band=band,
-                           self_comparison=True)
-
-
-def _one_family(parts: list[verdicts.Verdicts], band: float) -> verdicts.Verdicts:
-    """Several baselines' verdicts as one Holm family per metric (stats.adjust uses the
-    raw p-values, so adjusting again over the union is the family's own adjustment)."""
-    out: list[verdicts.Verdict] = []
-    sizes: dict[str, int] = {}
-    for metric in verdicts.METRICS:
-        family = [v for p in parts for v in p.for_metric(metric.key)]
-        tested = [i for i, v in enumerate(family) if v.decided not in verdicts.FAILURE_KINDS]
-        adjusted = dict(zip(tested, stats.adjust([family[i].comparison for i in tested])))
-        for i, v in enumerate(family):
-            c = adjusted.get(i, v.comparison)
-            out.append(replace(v, comparison=c, decided=verdicts.decided(metric, c, v.baseline_side, v.candidate_side,
-                                                                       band)))
-        sizes[metric.key] = sum(1 for i in tested if family[i].comparison.p_value is not None)
-    excluded = tuple(dict.fromkeys(e for p in parts for e in p.excluded))
-    return verdicts.Verdicts(HTTP, tuple(out), excluded, sizes, band, True)
+    base = NAMES["https"] if label.startswith(NAMES["h2"]) and NAMES["https"] in sides else HTTP
+    return base if base in sides else None
 
 
 @dataclass(frozen=True)

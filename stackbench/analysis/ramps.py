@@ -1,19 +1,15 @@
 """The way up against the way down: in an up-then-down ramp each level is measured twice
 on one running stack, and a pool that grows lazily and shrinks eagerly (prefork, FPM
 dynamic) answers differently. Each stack's way down is compared with its own way up,
-level by level, with the same statistics as stacks against a baseline (the run is the
-unit, Holm over all the comparisons). A way that failed the load (prefork whose clients
-went unserved on the way up) loses to the other in words: "way up fails this load: …"
-(verdicts.decided)."""
+level by level, along the ramp's axis (axes.RAMP) with the same statistics as stacks
+against a baseline (the run is the unit, Holm over all the comparisons). A way that
+failed the load (prefork whose clients went unserved on the way up) loses to the other
+in words: "way up fails this load: …" (verdicts.decided)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from stackbench.analysis import questions, stats, verdicts
+from stackbench.analysis import axes, questions, stats, verdicts
 from stackbench.model.cell import StoredCell
-
-UP, DOWN = "way up", "way down"
 
 
 def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> verdicts.Verdicts | None:
@@ -21,6 +17,4 @@ def decide(cells: list[StoredCell], band: float = stats.DEFAULT_EQUIVALENCE) -> 
     both = [c for c in questions.levels(cells) if c.leg in ("up", "down")]
     if not any(c.leg == "down" for c in both):
         return None
-    as_sides = [replace(c, stack_label=UP if c.leg == "up" else DOWN, leg=None,
-                        workload=f"{c.stack_label} · {c.workload}") for c in both]
-    return verdicts.decide(as_sides, UP, band=band, self_comparison=True)
+    return verdicts.decide(both, axes.UP, axis=axes.RAMP, band=band)

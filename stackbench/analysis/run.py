@@ -157,13 +157,21 @@ class RunAnalysis:
 
     @cached_property
     def warnings(self) -> run_warnings.Warnings:
-        """Errors and caveats of the cells at a named level (what a table of them is read with)."""
-        return run_warnings.of(self.level_cells)
+        """Errors and caveats of the cells at a named level (what a table of them is read
+        with), and a machine too noisy for tight verdicts."""
+        return run_warnings.of(self.level_cells, self.run)
 
     @cached_property
     def warnings_every(self) -> run_warnings.Warnings:
         """Errors and caveats of every cell, capacity probes too."""
-        return run_warnings.of(self.cells)
+        return run_warnings.of(self.cells, self.run)
+
+    @cached_property
+    def no_verdicts(self) -> run_warnings.NoVerdicts | None:
+        """Why the run has no verdicts between stacks, and what would give them; None
+        when it has them (or sentences saying how many runs each one lacks)."""
+        return run_warnings.no_verdicts(self.stack_labels, self.repetitions, self.verdicts is not None,
+                                        bool(self.capacity))
 
 
 def analyze(run: StoredRun, cells: Sequence[StoredCell], searches: Sequence[StoredSearch] = (),

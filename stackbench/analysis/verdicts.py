@@ -1,5 +1,7 @@
 """Verdicts: for each question a plan asks (workload × concurrency × keep-alive), each
-stack against the plan's baseline, on each metric — faster / slower / no significant
+stack against the plan's baseline — or, along another axis (axes.py: the protocol, the
+ramp's way, the visitors beside, a knob, the machine's size), each side against its
+baseline within what the axis holds equal — on each metric — faster / slower / no significant
 difference / equivalent, with the interval and the number of runs beside it; or, where
 the runs' outcomes (outcomes.py) decide it, fails this load / neither serves it / at
 least faster (a lower bound) / not separable on this machine.
@@ -26,8 +28,9 @@ from typing import Callable, Iterable
 
 import difflib
 
-from stackbench.analysis import figures, outcomes, questions, stats
+from stackbench.analysis import axes, figures, outcomes, questions, stats
 from stackbench.errors import UsageError
+from stackbench.analysis.axes import Axis, Group
 from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 from stackbench.model.run import StoredRun
@@ -72,6 +75,9 @@ FAILURE_KINDS: frozenset[str | None] = frozenset({CANDIDATE_FAILS, BASELINE_FAIL
 # What more runs can settle: no significant difference yet, too few valid runs.
 OPEN_KINDS = frozenset({stats.Verdict.NO_DIFFERENCE.value, stats.Verdict.INSUFFICIENT.value})
 BOUND_KINDS = frozenset({AT_LEAST_HIGHER, AT_LEAST_LOWER, NOT_SEPARABLE})
+# A secondary metric (p50, p99, memory, CPU) joins a throughput verdict's sentence when it
+# differs by this much or more and significantly (the rest are in `stackbench export`).
+NOTABLE = 0.10
 KINDS = tuple(v.value for v in stats.Verdict) + (CANDIDATE_FAILS, BASELINE_FAILS, NEITHER_SERVES, AT_LEAST_HIGHER,
                                                  AT_LEAST_LOWER, NOT_SEPARABLE, NOT_RESOLVABLE)
 
@@ -83,8 +89,10 @@ class Excluded:
     run_id: int
     seq: int
     stack_label: str
-    question: Question
+    question: Question  # the question of its comparison (the axis's own dimension taken out)
     reasons: tuple[str, ...]  # measurement failures: caveat codes, or "not_measured"
+    side: str | None = None  # the side it was on ("way up"); None: its stack, on the stack axis
+    within: str | None = None  # the stack its sides are conditions of (Verdict.within)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,9 @@ class Side:
 
 def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
     os_ = [_outcome(f) for f in fs]
+    # Asked HTTP/2, spoke HTTP/1.1: said beside the sentence — unless the side's own
+    # name says it already ("HTTP/2 → http/1.1" on the protocol axis).
+    fallback = None if "→" in label else next((f.protocol for f in fs if "→" in f.protocol), None)
     failed = [o for o in os_ if o.failed]
     through = [o.throughput for o in os_ if o.throughput is not None]
     p99 = [(o.p99_us, o.p99_floor) for o in os_ if o.p99_us is not None]
@@ -141,7 +152,7 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
                 outcomes.summarize_failures(failed), median(through) if through else None,
                 median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
                 any(f.page_mode for f in fs), failed[0].beside if failed else (),
-                median(busy) if busy else None, next((f.protocol for f in fs if "→" in f.protocol), None),
+                median(busy) if busy else None, fallback,
                 median(o.step_per_s or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None)
 
 
@@ -162,12 +173,32 @@ class Verdict:
     baseline_side: Side | None = None
     candidate_side: Side | None = None
     decided: str | None = None  # one of FAILURE_KINDS or BOUND_KINDS, or NOT_RESOLVABLE
+    # The stack both sides are conditions of, on an axis other than the stack's ("HTTPS
+    # against HTTP on nginx + FPM"); None when the sides are stacks.
+    within: str | None = None
 
     @property
     def kind(self) -> str:
         """What the comparison says: the outcome's kind when the runs' outcomes decided,
         else the statistics' verdict (stats.Verdict's value)."""
         return self.decided or self.comparison.verdict.value
+
+    @property
+    def short(self) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+        """The sides short of stats.MIN_RUNS valid runs, candidate first: (label, valid
+        runs, runs still needed, the reasons its invalid runs were left out)."""
+        return tuple((label, n, stats.MIN_RUNS - n, excluded) for label, n, excluded in (
+            (self.candidate, self.comparison.n_b, self.candidate_excluded),
+            (self.baseline, self.comparison.n_a, self.baseline_excluded)) if n < stats.MIN_RUNS)
+
+    @property
+    def lost_to_holm(self) -> bool:
+        """Alone the test says "different"; the difference does not survive the
+        adjustment for the run's many comparisons (its interval, drawn at Holm's level,
+        contains 0): more runs would settle it."""
+        c = self.comparison
+        return (c.verdict == stats.Verdict.NO_DIFFERENCE and c.p_adjusted is not None and c.p_value is not None
+                and c.p_value < stats.ALPHA)
 
     @property
     def better(self) -> bool | None:
@@ -193,12 +224,27 @@ class Verdicts:
     excluded: tuple[Excluded, ...]
     family_sizes: dict[str, int]  # per metric key: comparisons adjusted together (Holm)
     band: float
-    # Each stack against itself (the way down against the way up, with other visitors
-    # against alone): the sides are two conditions of one stack, not two stacks.
-    self_comparison: bool = False
+    axis: Axis = axes.STACK  # what the sides differ in
+
+    @property
+    def self_comparison(self) -> bool:
+        """Each stack against itself (the way down against the way up, with other
+        visitors against alone): the sides are two conditions of one stack."""
+        return self.axis.per_stack
 
     def for_metric(self, key: str) -> list[Verdict]:
         return [v for v in self.verdicts if v.metric.key == key]
+
+    def asides(self, v: Verdict) -> list[Verdict]:
+        """The other metrics of a throughput verdict's comparison worth a word beside it:
+        significant and at least NOTABLE apart — none when the outcomes decided it (a
+        stack that fails the load is not "also 0.6x the memory")."""
+        if v.kind in FAILURE_KINDS:
+            return []
+        return [x for x in self.verdicts if x.metric.key != "throughput" and x.question == v.question
+                and x.within == v.within and x.candidate == v.candidate and x.baseline == v.baseline
+                and x.decided is None and x.better is not None
+                and x.comparison.ratio is not None and abs(x.comparison.ratio - 1) >= NOTABLE]
 
     def excluded_by_reason(self) -> dict[str, int]:
         """How many repetitions each reason kept out (one may have several), by reason."""
@@ -226,29 +272,37 @@ def split_valid(cells: Iterable[StoredCell]) -> tuple[list[StoredCell], list[Exc
     return valid, excluded
 
 
+# A comparison's cells by what they share on the axis (axes.Group) and their side on it.
+Key = tuple[Group, str]
+
+
 def samples(cells: Iterable[StoredCell]) -> dict[tuple[Question, str], list[figures.CellFigures]]:
     """Repetitions by (question, stack label), in run order."""
-    out: dict[tuple[Question, str], list[figures.CellFigures]] = {}
+    return {(g.question, side): fs for (g, side), fs in along(cells, axes.STACK).items()}
+
+
+def along(cells: Iterable[StoredCell], axis: Axis) -> dict[Key, list[figures.CellFigures]]:
+    """Repetitions by (group, side) on `axis`, in run order."""
+    out: dict[Key, list[figures.CellFigures]] = {}
     for c in sorted(questions.levels(cells), key=lambda c: (c.run_id, c.seq)):
-        f = figures.of(c)
-        out.setdefault((f.question, f.stack_label), []).append(f)
+        out.setdefault((axis.group(c), axis.side(c)), []).append(figures.of(c))
     return out
 
 
-def _split(cells: Iterable[StoredCell]) -> tuple[dict[tuple[Question, str], list[figures.CellFigures]],
-                                                  list[Excluded]]:
-    """The valid repetitions by (question, stack) and the invalid ones, each cell's
-    figures (and outcome) worked out once."""
-    by: dict[tuple[Question, str], list[figures.CellFigures]] = {}
-    excluded: list[Excluded] = []
-    for f in samples(cells).values():
-        for x in f:
+def _split(cells: Iterable[StoredCell], axis: Axis = axes.STACK) -> tuple[dict[Key, list[figures.CellFigures]],
+                                                                        dict[Key, list[Excluded]]]:
+    """The valid repetitions by (group, side) and the invalid ones, each cell's figures
+    (and outcome) worked out once."""
+    by: dict[Key, list[figures.CellFigures]] = {}
+    excluded: dict[Key, list[Excluded]] = {}
+    for (group, side), fs in along(cells, axis).items():
+        for x in fs:
             reasons = _outcome(x).invalid_reasons
             if reasons:
-                excluded.append(Excluded(x.run_id, x.seq, x.stack_label, x.question, reasons))
+                excluded.setdefault((group, side), []).append(
+                    Excluded(x.run_id, x.seq, x.stack_label, group.question, reasons, side, group.within))
             else:
-                by.setdefault((x.question, x.stack_label), []).append(x)
-    excluded.sort(key=lambda e: (e.run_id, e.seq))
+                by.setdefault((group, side), []).append(x)
     return by, excluded
 
 
@@ -317,33 +371,42 @@ def coarse(base: Side, cand: Side, band: float) -> bool:
     return step > 0 and step > band / 2 * (base.throughput or 0.0)
 
 
-def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DEFAULT_EQUIVALENCE,
-           metrics: tuple[Metric, ...] = METRICS, self_comparison: bool = False) -> Verdicts:
-    """Every stack against `baseline` on every question both answered."""
-    by, excluded = _split(cells)
-    asked = sorted({q for q, _ in by} | {e.question for e in excluded}, key=Question.sort_key)
-    labels = list(dict.fromkeys([f.stack_label for fs in by.values() for f in fs]
-                                + [e.stack_label for e in excluded]))
+Against = Callable[[str, list[str]], "str | None"]
+
+
+def decide(cells: Iterable[StoredCell], baseline: str, *, axis: Axis = axes.STACK,
+           band: float = stats.DEFAULT_EQUIVALENCE, metrics: tuple[Metric, ...] = METRICS,
+           against: Against | None = None) -> Verdicts:
+    """Along `axis`, every side against `baseline` in each group of cells that share
+    what the axis holds equal — on the stack axis, every stack against the baseline
+    stack on every question both answered. `against(side, sides)` names another side's
+    baseline among the sides its group has (None: that side is compared with nothing);
+    by default every side's is `baseline`. One Holm family per metric over all of them."""
+    by, invalid = _split(cells, axis)
+    excluded = sorted((e for es in invalid.values() for e in es), key=lambda e: (e.run_id, e.seq))
+    present = set(by) | set(invalid)
+    groups = sorted({g for g, _ in present}, key=Group.sort_key)
+    labels = list(dict.fromkeys([side for _, side in by] + [side for _, side in invalid]))
     sides = {key: side_of(key[1], fs) for key, fs in by.items()}
     out: list[Verdict] = []
     sizes: dict[str, int] = {}
     for metric in metrics:
         family: list[Verdict] = []
-        for q in asked:
-            base = _values(by.get((q, baseline), []), metric)
-            for label in labels:
-                if label == baseline:
+        for g in groups:
+            here = [label for label in labels if (g, label) in present]
+            for label in here:
+                base_label = baseline if against is None else against(label, here)
+                if base_label is None or label == base_label:
                     continue
-                if (q, label) not in by and not any(e.question == q and e.stack_label == label for e in excluded):
-                    continue
-                cand = _values(by.get((q, label), []), metric)
-                base_side = sides.get((q, baseline)) or side_of(baseline, [])
-                cand_side = sides.get((q, label)) or side_of(label, [])
+                base = _values(by.get((g, base_label), []), metric)
+                cand = _values(by.get((g, label), []), metric)
+                base_side = sides.get((g, base_label)) or side_of(base_label, [])
+                cand_side = sides.get((g, label)) or side_of(label, [])
                 if not base and not cand and not (base_side.runs and cand_side.runs):
                     continue
-                family.append(Verdict(q, metric, baseline, label, stats.compare(base, cand, band=band),
-                                      tuple(base), tuple(cand), _reasons(excluded, q, baseline),
-                                      _reasons(excluded, q, label), base_side, cand_side))
+                family.append(Verdict(g.question, metric, base_label, label, stats.compare(base, cand, band=band),
+                                      tuple(base), tuple(cand), _reasons(invalid.get((g, base_label), [])),
+                                      _reasons(invalid.get((g, label), [])), base_side, cand_side, within=g.within))
         # The outcomes decide before any test: those comparisons stay out of Holm's family.
         tested = [i for i, v in enumerate(family)
                   if decided(metric, v.comparison, v.baseline_side, v.candidate_side, band) not in FAILURE_KINDS]
@@ -352,7 +415,7 @@ def decide(cells: Iterable[StoredCell], baseline: str, *, band: float = stats.DE
             c = adjusted.get(i, v.comparison)
             out.append(replace(v, comparison=c, decided=decided(metric, c, v.baseline_side, v.candidate_side, band)))
         sizes[metric.key] = sum(1 for i in tested if family[i].comparison.p_value is not None)
-    return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band, self_comparison)
+    return Verdicts(baseline, tuple(out), tuple(excluded), sizes, band, axis)
 
 
 def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None) -> Verdicts | None:
@@ -372,9 +435,9 @@ def for_run(run: StoredRun, cells: list[StoredCell], baseline: str | None = None
     return decide(cells, baseline, band=stats.band_of(checked.equivalence))
 
 
-def _reasons(excluded: list[Excluded], q: Question, label: str) -> tuple[str, ...]:
-    """One entry per excluded repetition of (q, label): its first reason."""
-    return tuple(e.reasons[0] for e in excluded if e.question == q and e.stack_label == label)
+def _reasons(excluded: list[Excluded]) -> tuple[str, ...]:
+    """One entry per excluded repetition of a side: its first reason, in run order."""
+    return tuple(e.reasons[0] for e in sorted(excluded, key=lambda e: (e.run_id, e.seq)))
 
 
 def _values(fs: list[figures.CellFigures], metric: Metric) -> list[float]:
@@ -407,7 +470,7 @@ def spread(cells: Iterable[StoredCell], baseline: str | None, metric: Metric = M
     valid runs: its interval is no longer the question."""
     cells = list(cells)
     by, _ = _split(cells)
-    asked = list(dict.fromkeys(samples(cells)))  # every (question, stack), valid runs or not
+    asked = list(dict.fromkeys(along(cells, axes.STACK)))  # every (question, stack), valid runs or not
     widths: list[float] = []
     open_pairs = settled = 0
     for q, label in asked:

@@ -19,7 +19,7 @@ from stackbench.analysis.run import analyze
 from stackbench.errors import ServerError, StorageError, UsageError
 from stackbench.network import calibrate
 from stackbench.report.text import dry_run, run_report
-from stackbench.report.text.clients import server_line
+from stackbench.report.words.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
 from stackbench.runner import tune as tune_runner
@@ -134,7 +134,7 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
     cells = store.cells(run_id)
     if cells and _mode(args) == "auto":
         run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
-                          wide=getattr(args, "wide", False))
+                          wide=getattr(args, "wide", False), explain=getattr(args, "explain", False))
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
     flags = hosts_spec.resume_flags(store.run(run_id).checked.hosts)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):

@@ -18,7 +18,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Caveat:
     """A warning as data: a stable code and the figures it is about. Sentences are made
-    only by reports (report/text/caveats.py), so each fact is worded in one place."""
+    only by reports (report/words/caveats.py), so each fact is worded in one place."""
 
     code: str
     params: dict[str, Any] = field(default_factory=dict)

@@ -39,7 +39,7 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
                   "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound",
-                  "protocol", "handshake")
+                  "protocol", "handshake", "axis", "stack")
 
 
 def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
@@ -85,10 +85,14 @@ def failure_details(a: CellAnalysis) -> list[dict[str, Any]]:
 
 
 def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
+    """`axis`: what the sides differ in (analysis/axes.py); `stack`: on another axis than
+    the stack's, the stack both sides ran — written before the workload too ("STACK ·
+    WORKLOAD"), as exports did before the field."""
     if vs is None:
         return []
     return [{
-        "workload": v.question.workload, "concurrency": v.question.concurrency, "keepalive": v.question.keepalive,
+        "workload": f"{v.within} · {v.question.workload}" if v.within else v.question.workload,
+        "concurrency": v.question.concurrency, "keepalive": v.question.keepalive,
         "protocol": v.question.protocol, "handshake": v.question.handshake,
         "metric": v.metric.key, "baseline": v.baseline, "candidate": v.candidate,
         "verdict": v.comparison.verdict.value, "better": v.better, "ratio": v.comparison.ratio,
@@ -100,7 +104,13 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
         "candidate_failed": v.candidate_side.failed if v.candidate_side else None,
         "baseline_engine_bound": v.baseline_side.engine_bound if v.baseline_side else None,
         "candidate_engine_bound": v.candidate_side.engine_bound if v.candidate_side else None,
+        "axis": vs.axis.name, "stack": v.within,
     } for v in vs.verdicts]
+
+
+def _excluded(e: verdicts.Excluded) -> dict[str, Any]:
+    """A repetition kept out of the verdicts between stacks: its side is its stack."""
+    return {k: v for k, v in asdict(e).items() if k not in ("side", "within")} | {"reasons": list(e.reasons)}
 
 
 def document(a: RunAnalysis) -> dict[str, Any]:
@@ -118,7 +128,7 @@ def document(a: RunAnalysis) -> dict[str, Any]:
         "verdicts": verdict_rows(vs),
         "protocol_verdicts": verdict_rows(a.protocols),
         "handshake_costs": [asdict(h) | {"cpu_us_per_connection": h.cpu_us_per_connection} for h in a.handshake_costs],
-        "excluded": [asdict(e) | {"reasons": list(e.reasons)} for e in (vs.excluded if vs else ())],
+        "excluded": [_excluded(e) for e in (vs.excluded if vs else ())],
         "methods": {
             "unit": "run (one repetition of a cell); requests are never the unit",
             "ci": "95 % bootstrap percentile interval, fixed seed (stackbench/analysis/stats.py)",

@@ -1,29 +1,26 @@
 """The top of a run's report: the answers — verdict sentences worded exactly as the
-terminal words them (report/text/verdicts.py: question_name, headline), capacity
-intervals and their verdicts, the way down against the way up — or, when the run has no
-verdicts, how to get them; then the warnings that change how to read the numbers."""
+terminal words them (report/words/: question_name, headline), capacity intervals and
+their verdicts, the way down against the way up — or, when the run has no verdicts, how
+to get them; then the warnings that change how to read the numbers (decided in
+analysis/run_warnings.py, worded in report/words/warnings.py for both reports)."""
 
 from __future__ import annotations
 
-import shlex
 from html import escape
 
 from stackbench.analysis import stats
 from stackbench.analysis.figures import CellFigures
 from stackbench.analysis.capacity_results import on_probes
 from stackbench.analysis.run import Capacity
-from stackbench.analysis.run_warnings import Warnings
+from stackbench.analysis.run_warnings import NoVerdicts, Warnings
 from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import bottleneck, tables
 from stackbench.report.html.figure import Context
-from stackbench.report.html.reproduce import toml_value
-from stackbench.report.text import capacity as capacity_text
-from stackbench.report.text.capacity import STOPPED
-from stackbench.report.text.caveats import engine_bound_note, sentence
-from stackbench.report.text.table import NOISY_CV, bound_busy
+from stackbench.report.words import capacity as capacity_text, classes as classes_text, protocols as protocols_text
+from stackbench.report.words import warnings as warning_words
+from stackbench.report.words.capacity import STOPPED
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
-from stackbench.report.text import classes as classes_text, protocols as protocols_text
-from stackbench.report.text.verdicts import aside, asides, fallback_note, headline, notes, question_name
+from stackbench.report.words.verdicts import aside, asides, fallback_note, headline, notes, question_name
 from stackbench.units import MiB, format_num, format_us
 
 
@@ -31,7 +28,7 @@ def render(ctx: Context) -> str:
     a = ctx.analysis
     vs = a.verdicts
     parts = [_verdicts(vs, f"Verdicts (baseline: {vs.baseline})") if vs else "",
-             _capacity(a.capacity), _how_to_get_verdicts(ctx, vs, a.capacity)]
+             _capacity(a.capacity), _how_to_get_verdicts(ctx, a.no_verdicts)]
     parts.append(_protocols(ctx))
     if a.ramps:
         parts.append(_verdicts(a.ramps, "The way down against the way up (each stack against itself)"))
@@ -39,9 +36,7 @@ def render(ctx: Context) -> str:
         parts.append(_verdicts(a.backgrounds, "The measured visitors alone against with other visitors beside them "
                                               "(each stack against itself)"))
         parts.append(tables.table(classes_text.HEAD, classes_text.rows(a.classes),
-                                  caption="Visitor classes (medians over repetitions): busy = the most workers the "
-                                          "servers had busy at once, from their own status pages; procs = the "
-                                          "stack's processes"))
+                                  caption="Visitor classes (medians over repetitions): " + classes_text.BUSY_NOTE))
     body = "".join(parts) or "<p>No cell of this run was measured.</p>"
     return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
             f"{_warnings(ctx)}{bottleneck.render(ctx)}</section>")
@@ -74,7 +69,7 @@ def _verdicts(vs: Verdicts, title: str) -> str:
     items = []
     for v in through:
         also = ", ".join(aside(x) for x in asides(vs, v))
-        items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question))}:</strong> '
+        items.append(f'<li class="{_tone(v)}"><strong>{escape(question_name(v.question, v.within))}:</strong> '
                      f"{escape(headline(v, vs.band, vs.self_comparison) + fallback_note(v))}"
                      + (f'<span class="also"> — and {escape(also)}</span>' if also else "") + "</li>")
     # the terminal's notes, as sentences; the runs left out are listed in the warnings below
@@ -91,33 +86,24 @@ def _tone(v: Verdict) -> str:
     return "even" if v.better is None else "better" if v.better else "worse"
 
 
-def _how_to_get_verdicts(ctx: Context, vs: Verdicts | None, found: Capacity | None) -> str:
+def _how_to_get_verdicts(ctx: Context, nv: NoVerdicts | None) -> str:
     """A run without verdicts between stacks says why, and what would give them."""
-    reps = max(ctx.analysis.repetitions, 1)
-    labels = ctx.analysis.stack_labels
-    enough = reps >= stats.MIN_RUNS
-    if not labels or (vs is not None and (enough or found)):
+    if nv is None:
         return ""  # verdicts, or sentences that say how many runs each one lacks
-    if vs is None:
-        why = "its plan names no baseline stack to compare the others with"
-    else:
-        why = (f"each cell was measured {reps} time(s); a verdict needs at least {stats.MIN_RUNS} valid runs a side "
-               "(the run is the unit of replication, never the request)")
-    lines = ([] if vs is not None else [f"baseline = {toml_value(labels[0])}"]) + (
-        [] if enough else ['repetitions = 5        # or "auto": more runs until the CI is narrow'])
-    now = (f"<p>This run has {reps} repetitions already: <code>stackbench show {ctx.run.id} --baseline "
-           f"{escape(shlex.quote(labels[0]))}</code> prints verdicts from it now.</p>") if enough else ""
-    return (f'<div class="no-verdicts"><p><strong>No verdicts between stacks for this run:</strong> {escape(why)}. '
-            "The charts below show what was measured, but say nothing of whether a difference is real.</p>"
-            f"{now}<p>To get verdicts, add to the plan (any stack label as the baseline):</p>"
-            f"<pre>{escape(chr(10).join(lines))}</pre><p>and run it again with <code>stackbench run PLAN</code> — or "
-            "run a named scenario, which has both: <code>stackbench scenario list</code>, then "
-            "<code>stackbench scenario run NAME</code>.</p></div>")
+    now = warning_words.show_now(nv, ctx.run.id)
+    now_html = (f"<p>This run has {nv.repetitions} repetitions already: <code>{escape(now)}</code> prints verdicts "
+                "from it now.</p>") if now else ""
+    return (f'<div class="no-verdicts"><p><strong>No verdicts between stacks for this run:</strong> '
+            f"{escape(warning_words.no_verdicts_why(nv))}. The charts below show what was measured, but say nothing "
+            f"of whether a difference is real.</p>{now_html}<p>To get verdicts, add to the plan (any stack label as "
+            f"the baseline):</p><pre>{escape(chr(10).join(warning_words.plan_lines(nv)))}</pre><p>and run it again "
+            "with <code>stackbench run PLAN</code> — or run a named scenario, which has both: <code>stackbench "
+            "scenario list</code>, then <code>stackbench scenario run NAME</code>.</p></div>")
 
 
 def _capacity(found: Capacity | None) -> str:
     """The capacity table, each stack over its searches, and the verdicts: in the
-    terminal's words (report/text/capacity.py)."""
+    terminal's words (report/words/capacity.py)."""
     if not found:
         return ""
     slo = found.slo
@@ -158,13 +144,7 @@ def _warnings(ctx: Context) -> str:
     items = []
     if ctx.run.error:
         items.append((f"the run ended with an error: {ctx.run.error}", "", True))
-    noise = ctx.run.environment.cpu_noise_cv
-    if noise is not None and noise > NOISY_CV:
-        items.append((f"this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop timed "
-                      f"on the server's core): no run can be steadier than that — expect wide intervals, and "
-                      f"differences smaller than about {2 * noise:.0%} to come out as 'no significant difference'",
-                      "", False))
-    items += _caveats(ctx.analysis.warnings)
+    items += _items(ctx.analysis.warnings)
     if not items:
         return ""
     lis = "".join(f'<li class="{"gate" if gate else ""}">{escape(text)}'
@@ -176,18 +156,13 @@ def _warnings(ctx: Context) -> str:
             + gates)
 
 
-def _caveats(warned: Warnings) -> list[tuple[str, str, bool]]:
-    """Each kind of caveat once (its first cell's figures), with where it happened; a
-    server's error once per message."""
-    # a server's error marks its runs ✕ only where they are invalid (it never came up); one
-    # that died under the load failed it — a result, in the verdicts
-    out = [(f"{e.stack_label}: {e.error}", _where([_place(c.figures) for c in e.cells]),
-            any(not c.valid for c in e.cells)) for e in warned.errors]
-    for group in warned.caveats:
-        text = sentence(group.first)
-        if group.first.code == "engine_saturated":
-            text += engine_bound_note(*bound_busy(group))
-        out.append((text, _where([_place(c.figures) for c, _ in group.cells]), group.gate))
+def _items(warned: Warnings) -> list[tuple[str, str, bool]]:
+    """The noisy machine; each kind of caveat once (its first cell's figures), with where
+    it happened; a server's error once per message."""
+    out = [(warning_words.noisy(warned.machine), "", False)] if warned.machine else []
+    out += [(warning_words.error(e), _where([_place(c.figures) for c in e.cells]), e.gate) for e in warned.errors]
+    out += [(warning_words.caveat(group), _where([_place(c.figures) for c, _ in group.cells]), group.gate)
+            for group in warned.caveats]
     return out
 
 

@@ -1,7 +1,7 @@
 """Which side was the bottleneck of each cell — the load engine, the server, both, or
 neither — with each side's busy share and CPU per request: per stack and question over
 its repetitions, and every run in a table folded under it (the terminal's words:
-report/text/bottleneck.py). Placed with the answers: it says which figures describe the
+report/words/bottleneck.py). Placed with the answers: it says which figures describe the
 stacks and which the client."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from html import escape
 
 from stackbench.report.html import tables
 from stackbench.report.html.figure import Context
-from stackbench.report.text import bottleneck as words
-from stackbench.report.text.verdicts import question_name
+from stackbench.report.words import bottleneck as words
+from stackbench.report.words.verdicts import question_name
 
 
 def render(ctx: Context) -> str:

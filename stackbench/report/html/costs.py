@@ -12,7 +12,7 @@ from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.questions import Question
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
-from stackbench.report.text.verdicts import question_name
+from stackbench.report.words.verdicts import question_name
 from stackbench.units import MiB
 
 TOP_CALLS = 10  # side by side

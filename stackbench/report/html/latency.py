@@ -11,8 +11,8 @@ from stackbench.analysis.curves import Curve
 from stackbench.analysis.figures import CellFigures
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
-from stackbench.report.text.capacity import STOPPED, ci, interval
-from stackbench.report.text.verdicts import question_name
+from stackbench.report.words.capacity import STOPPED, ci, interval
+from stackbench.report.words.verdicts import question_name
 from stackbench.units import format_rate, format_us
 
 MARKS = {2.0: "50 %", 10.0: "90 %", 100.0: "99 %", 1000.0: "99.9 %", 10000.0: "99.99 %"}

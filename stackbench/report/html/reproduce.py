@@ -16,10 +16,10 @@ from stackbench.model.cell import StoredCell
 from stackbench.model.environment import Environment
 from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
-from stackbench.report.text import clients as clients_text
+from stackbench.report.words import clients as clients_text
 from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
-from stackbench.report.text.table import machine_words
+from stackbench.report.words.machine import machine_words
 from stackbench.units import MiB
 from stackbench.upkeep.pinning import Pinning
 

@@ -13,7 +13,7 @@ from stackbench.analysis.timeline import Second
 from stackbench.model.cell import StoredCell
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
-from stackbench.report.text.verdicts import question_name
+from stackbench.report.words.verdicts import question_name
 from stackbench.units import MiB, format_us
 
 PANEL_HEIGHT = 190

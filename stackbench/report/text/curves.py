@@ -8,14 +8,15 @@ from __future__ import annotations
 from typing import TextIO
 
 from stackbench.analysis.curves import Curve
-from stackbench.report.text import grid
+from stackbench.report.text import grid, legend
 from stackbench.report.text.style import Style
 from stackbench.units import MiB, format_num, format_rate, format_us
 
 HEAD = ("load", "runs", "req/s", "p50 ms", "p99 ms", "errors", "unserved", "not sent", "CPU µs/req", "mem MiB", "procs")
 
 
-def render(curves: list[Curve], out: TextIO) -> None:
+def render(curves: list[Curve], out: TextIO, explain: bool = True) -> None:
+    """`explain`: what the load and the figures are, in full, else a short legend."""
     if not curves:
         return
     style = Style(out)
@@ -34,6 +35,9 @@ def render(curves: list[Curve], out: TextIO) -> None:
             body.append(row)
         for line in grid.lines(head, body, ("load",)):
             out.write(line + "\n")
+    if not explain:
+        legend.short(["levels", "not sent" if open_loop else ""], out)
+        return
     notes = ["load: c=N closed loop with N clients; N/s an open loop at N requests/s (latency from the intended "
              "send time); up/down: the way of an up-then-down ramp"]
     if len({p.runs for c in curves for p in c.points}) > 1 or any(p.runs > 1 for c in curves for p in c.points):

@@ -159,12 +159,12 @@ def power_line(pp: power.PlanPower, plan: Plan, repetition_s: float, store: str)
     comps = f"{k} comparison{'s' if k != 1 else ''} per metric{', Holm-adjusted' if k > 1 else ''}"
     runs = f"{'up to ' if plan.adaptive else ''}{pp.runs} run{'s' if pp.runs != 1 else ''} a side"
     key = "max_repetitions" if plan.adaptive else "repetitions"
-    if plan.load.kind == "capacity" and pp.runs < MIN_RUNS:
+    if plan.load.kind == "capacity" and pp.too_few:
         # analysis/capacity_results.decide: with fewer searches a side than a comparison
         # needs, the stacks' fitted edges are compared on their probes
         return (f"verdicts: {comps}; {runs}: the stacks' capacities compared on their probes (a likelihood-ratio "
                 f"test of the fitted edges); {key} = {MIN_RUNS} or more compares the searches' edges instead")
-    if pp.runs < MIN_RUNS:
+    if pp.too_few:
         return (f"verdicts: {comps}; {runs} can give no verdict (a comparison needs {MIN_RUNS} valid runs a side): "
                 f"use {key} = {MIN_RUNS} or more")
     where = (f"the median of {pp.measured.groups} stack × question groups in {store}" if pp.measured else

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
 from stackbench.planning.plan import Cell, Plan, StackVariant
-from stackbench.report.text.clients import clients_line, server_line
+from stackbench.report.words.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
 from stackbench.model.cell import StoredCell

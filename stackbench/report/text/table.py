@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Sequence, TextIO
 
 from stackbench.analysis import cells as cells_mod
@@ -11,16 +10,16 @@ from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.figures import CellFigures, Unserved
 from stackbench.analysis.outcomes import FAILED, INVALID, SERVED, Outcome
 from stackbench.analysis.questions import Question
-from stackbench.analysis.run_warnings import CaveatGroup, Warnings
-from stackbench.model.environment import MachineShape
+from stackbench.analysis.run_warnings import NoisyMachine, Warnings
 from stackbench.model.plan import LOOPBACK
 from stackbench.model.run import StoredRun
 from stackbench.report.network import lines as network_lines
-from stackbench.report.text import bottleneck as bottleneck_text
-from stackbench.planning.machine import MachineProfile
-from stackbench.report.text.caveats import engine_bound_note, sentence
-from stackbench.report.text.clients import server_line
+from stackbench.report.text import legend
+from stackbench.report.text.legend import wrap
 from stackbench.report.text.style import Style
+from stackbench.report.words import bottleneck as bottleneck_text, warnings as warning_words
+from stackbench.report.words.clients import server_line
+from stackbench.report.words.machine import machine_words
 from stackbench.states import CellStatus
 from stackbench.upkeep.pinning import Pinning
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
@@ -31,10 +30,7 @@ COLUMNS = ("#", "workload", "load", "keep-alive", "stack", "req/s", "mean ms", "
 NARROW = ("#", "workload", "load", "keep-alive", "stack", "req/s", "p99 ms", "errors", "unserved", "mem MiB",
           "CPU µs/req")
 NUMERIC = (set(COLUMNS) | {"errors"}) - {"#", "workload", "load", "keep-alive", "stack"}
-WIDTH = 120  # the default table and its warnings fit a 120-column terminal
 INVALID_MARK = "×"  # after a cell's number: an invalid measurement (never in a verdict)
-# Above this CV of the CPU-steadiness probe (monitor/cpu_noise.py) the header warns.
-NOISY_CV = 0.05
 
 
 # Shown only when a cell of the run is over TLS: the protocol asked ("h2 → http/1.1" when
@@ -133,9 +129,11 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "limit": bottleneck_text.word(f.bottleneck), **bottleneck_text.busy_values(f.bottleneck)}
 
 
-def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False) -> None:
-    """`warned`: the errors and caveats of these same cells (RunAnalysis.warnings or
-    .warnings_every)."""
+def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out: TextIO, wide: bool = False,
+           explain: bool = True) -> None:
+    """The table under the run's header (`header`), its legend, and the warnings.
+    `warned`: the errors and caveats of these same cells (RunAnalysis.warnings or
+    .warnings_every); `explain`: every note in full, else a short legend."""
     style = Style(out)
     cols = columns(cells, wide)
     body = rows(cells, cols)
@@ -145,7 +143,6 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
         return "  ".join(v.rjust(w) if h in NUMERIC else v.ljust(w)
                          for v, w, h in zip(values, widths, cols)).rstrip()
 
-    header(run, out)
     out.write(style.bold(line(cols)) + "\n")
     previous = None
     grouped_by = [cols.index(c) for c in ("workload", "load", "protocol", "keep-alive") if c in cols]
@@ -156,14 +153,21 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
         previous = group
         out.write(line(r) + "\n")
 
+    page_mode = any(PAGE_MARK in r[cols.index("req/s")] for r in body)
+    invalid = any(INVALID_MARK in r[0] for r in body)
+    if not explain:
+        out.write("\n")
+        legend.short(["#", "×" if invalid else "", "pg" if page_mode else "", *cols], out)
+        warnings(warned, out)
+        return
     notes = ["", "unserved = connections that got no response in the measured phase: the latencies describe only "
              "the clients that were served",
              f"# = cell: `stackbench explain {run.id}:A {run.id}:B` compares two cells' costs"]
     if not wide:
         notes.append("errors = failed + non-2xx responses; `stackbench show RUN --wide`: mean and p50 latency, "
                      "failed and non-2xx apart, system calls per request")
-    notes += footnotes(cols, any(PAGE_MARK in r[cols.index("req/s")] for r in body))
-    if any(INVALID_MARK in r[0] for r in body):
+    notes += footnotes(cols, page_mode)
+    if invalid:
         notes.append(f"{INVALID_MARK} after # = an invalid measurement (the outcome column and a warning below say "
                      "why): shown, never part of a verdict")
     if OUTCOME_COLUMNS[0] in cols:
@@ -171,11 +175,6 @@ def render(run: StoredRun, cells: Sequence[CellAnalysis], warned: Warnings, out:
     for note in notes:
         out.write(style.dim(wrap(note)) + "\n")
     warnings(warned, out)
-
-
-def wrap(text: str) -> str:
-    """Prose wrapped to the table's 120 columns, continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ") if text else text
 
 
 def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
@@ -207,7 +206,8 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
     return notes
 
 
-def header(run: StoredRun, out: TextIO) -> None:
+def header(run: StoredRun, out: TextIO, noisy: NoisyMachine | None = None) -> None:
+    """`noisy`: the machine was too noisy for tight verdicts (run_warnings.Warnings.machine)."""
     style = Style(out)
     env = run.environment
     pin = env.pinning
@@ -228,28 +228,14 @@ def header(run: StoredRun, out: TextIO) -> None:
         out.write(style.bold(f"machine profile: {machine_words(env.machine_profile)}") + "\n")
     if env.cpu_idle:  # runs since the lab holds idle cores polled on a VM (upkeep/idle.py)
         out.write(style.dim(f"idle cores: {env.cpu_idle.why}") + "\n")
-    noise = env.cpu_noise_cv
-    if noise is not None and noise > NOISY_CV:
-        out.write(style.warn(
-            f"warning: this machine's CPU speed varied by a CV of {noise:.0%} before the run (a fixed loop on the "
-            "server's core, in 0.2 s slices): something outside the lab — on a VM, the host's other guests — "
-            "changes its speed. No run can be steadier than that: expect wide intervals, and differences "
-            f"smaller than about {2 * noise:.0%} to come out as 'no significant difference'. A dedicated "
-            "machine gives tighter verdicts.") + "\n")
-    out.write("\n")
+    if noisy is not None:
+        out.write(style.warn(wrap("warning: " + warning_words.noisy(noisy))) + "\n")
 
 
 def server_cores(pin: Pinning | None) -> str:
     """"cores [0]", or "ssh:web1's cores [0]" when the stack ran on another host."""
     cores = pin.server_cpus if pin else None
     return f"{pin.server_host}'s cores {cores}" if pin and pin.server_host else f"cores {cores}"
-
-
-def machine_words(profile: MachineShape) -> str:
-    """A stored machine profile in words (the plan's `machine`, as the run applied it)."""
-    words = MachineProfile(profile.cpus, profile.memory_bytes).describe()
-    cores = profile.server_cpus
-    return words + (f"; the stack on cores {cores}" if cores is not None and profile.cpus else "")
 
 
 def warnings(warned: Warnings, out: TextIO) -> None:
@@ -263,28 +249,14 @@ def warnings(warned: Warnings, out: TextIO) -> None:
 
 
 def _notes(warned: Warnings) -> list[str]:
-    """Each kind of caveat once, with the cells it concerns. Caveats of one code whose
-    figures differ between cells (3 of 16 unserved here, 8 of 16 there) are one line:
-    the first cell's figures, and how many cells in all."""
-    out = [f"{e.stack_label}: {e.error}" for e in warned.errors]
+    """Each kind of caveat once (report/words/warnings.py words it), with the cells it
+    concerns; a server's error once per message."""
+    out = [warning_words.error(e) for e in warned.errors]
     for group in warned.caveats:
-        first = group.first
-        text = sentence(first)
         where = list(dict.fromkeys(_where(c.figures) for c, _ in group.cells))
-        if any(caveat.params != first.params for _, caveat in group.cells):
-            text += f" (figures of the first of {len(group.cells)} runs)"
-        if first.code == "engine_saturated":
-            text += engine_bound_note(*bound_busy(group))
         more = f" (+{len(where) - 2} more)" if len(where) > 2 else ""
-        out.append(f"{text} [{'; '.join(where[:2])}{more}]")
+        out.append(f"{warning_words.caveat(group)} [{'; '.join(where[:2])}{more}]")
     return out
-
-
-def bound_busy(group: CaveatGroup) -> tuple[list[float], int]:
-    """Of a caveat's runs: the server's busy share in those that were engine-bound, and
-    how many runs in all (engine_bound_note's arguments)."""
-    busy = [c.outcome.server_busy for c, _ in group.cells if c.outcome.engine_bound and c.outcome.server_busy]
-    return busy, len(group.cells)
 
 
 def _where(f: CellFigures) -> str:

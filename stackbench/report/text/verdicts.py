@@ -1,15 +1,6 @@
-"""Verdicts in words, and the per-stack summary over repetitions, for a terminal.
-
-A verdict line reads: `php-hello c=16 keep-alive: apache-prefork-modphp is 58 % faster than
-nginx-fpm (95 % CI 51–66 %, 5 vs 5 runs) — and uses 0.61x the CPU per request`. The
-throughput verdict is always shown; another metric joins it when it is significant and
-at least LARGE apart (the rest are in `stackbench export`). Where the runs' outcomes
-decide (analysis/verdicts.py: decided), the line says so in its first words: "Apache
-mod_php fails this load: 16 of 16 measured visitors unserved …; nginx + FPM served
-3,321 req/s (p99 6.7 ms)", "neither stack serves this load: …", "h2o is at least 76 %
-faster than nginx (…; h2o's runs at the generator's limit: a lower bound)", "lighttpd vs
-nginx: lighttpd at the generator's limit: not separable on this machine (…)".
-"""
+"""Verdicts and the per-stack summary over repetitions, for a terminal: the sentences
+are report/words/verdicts.py's (the HTML report says the same), laid out here as lines
+and a table."""
 
 from __future__ import annotations
 
@@ -21,342 +12,39 @@ from stackbench.analysis.compare import CompareResult
 from stackbench.analysis.questions import Question
 from stackbench.analysis.summary import CellSummary
 from stackbench.analysis import verdicts as verdicts_mod
-from stackbench.analysis.outcomes import SERVER_DIED, FailureSummary
-from stackbench.analysis.verdicts import Side, Verdict, Verdicts
+from stackbench.analysis.verdicts import Verdicts
 from stackbench.model.stop import RepetitionStop
-from stackbench.report.text import bottleneck as bottleneck_text, table
+from stackbench.report.text import legend, table
 from stackbench.report.text.style import Style
+from stackbench.report.words import bottleneck as bottleneck_text
+from stackbench.report.words.verdicts import aside, asides, fallback_note, headline, notes, question_name, signed
 from stackbench.units import MiB, format_num as _num, format_rate, format_us
 
-LARGE = 0.10  # a secondary metric is mentioned when it differs by 10 % or more
 
-
-def question_name(q: Question) -> str:
-    return f"{q.workload} {q.level()} {q.mode()}"
-
-
-def _pct(ratio: float) -> str:
-    return f"{abs(ratio - 1) * 100:.0f} %"
-
-
-def _signed(ratio: float | None) -> str:
-    return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f} %".replace("-", "−")
-
-
-def level(c: stats.Comparison) -> str:
-    """The interval's level in words: '95 %', '99.6 %' (Holm's level: stats.adjust)."""
-    return f"{c.confidence * 100:.3g} %"
-
-
-def _ci_pct(c: stats.Comparison) -> str:
-    """The CI of the change, in the direction of the headline: '51–66 %'."""
-    assert c.ci_low is not None and c.ci_high is not None, "a headline with a change has its interval"
-    lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
-    return f"{lo:.0f}–{hi:.0f} %"
-
-
-def headline(v: Verdict, band: float, self_comparison: bool = False) -> str:
-    """`self_comparison`: the sides are two conditions of one stack (ramps, backgrounds)."""
-    c = v.comparison
-    runs = f"{c.n_b} vs {c.n_a} runs"  # candidate vs baseline, in the sentence's order
-    kind = v.kind
-    if kind in verdicts_mod.FAILURE_KINDS:
-        return _failed(v, self_comparison)
-    if kind == verdicts_mod.NOT_SEPARABLE:
-        return (f"{v.candidate} vs {v.baseline}: {_at_limit(v)} at the generator's limit: not separable on this "
-                f"machine (add a core, or a client host) (measured {_signed(c.ratio)}, CI {_signed(c.ci_low)} to "
-                f"{_signed(c.ci_high)}, {runs})")
-    if kind == verdicts_mod.NOT_RESOLVABLE:
-        return f"{v.candidate} vs {v.baseline}: {unresolved(v)} (measured {_signed(c.ratio)}, {runs})"
-    if kind in (verdicts_mod.AT_LEAST_HIGHER, verdicts_mod.AT_LEAST_LOWER):
-        bounded = v.candidate if kind == verdicts_mod.AT_LEAST_HIGHER else v.baseline
-        return (f"{v.candidate} {_comparative(v, at_least=True)} {v.baseline} ({level(c)} CI {_ci_pct(c)}, {runs}{_p(c)}; "
-                f"{bounded}'s runs at the generator's limit: a lower bound)")
-    return _stated(v, band, runs) + _bound_note(v)
-
-
-def unresolved(v: Verdict) -> str:
-    """Why a throughput comparison has no verdict at this resolution, in words: "throughput
-    not resolvable with 2.0 responses a client in the window (one response is 3.1 % of
-    it)"."""
-    base, cand = v.baseline_side, v.candidate_side
-    assert base is not None and cand is not None  # decided from both sides
-    coarser = cand if cand.step_per_s >= base.step_per_s else base
-    unit = "pages" if coarser.page_mode else "responses"
-    per = "" if coarser.per_client is None else f" with {coarser.per_client:.1f} {unit} a client in the window"
-    share = coarser.step_share
-    step = (f"one of them is {share:.1%} of {coarser.label}'s figure" if share is not None
-            else f"one of them is {coarser.step_per_s:.2g}/s")
-    return f"{v.metric.label} not resolvable{per} ({step}: a longer window would settle it)"
-
-
-def _bound_note(v: Verdict) -> str:
-    """A throughput line the statistics decided while a side's runs were lower bounds
-    says so: what more runs may settle is a lower bound."""
-    base, cand = v.baseline_side, v.candidate_side
-    if v.metric.key != "throughput" or base is None or cand is None or not (base.bound or cand.bound):
-        return ""
-    return f"; {_at_limit(v)}'s runs at the generator's limit: a lower bound"
-
-
-def _stated(v: Verdict, band: float, runs: str) -> str:
-    """The statistics' own verdict in words."""
-    c = v.comparison
-    if c.verdict == stats.Verdict.INSUFFICIENT:
-        return f"{v.candidate} vs {v.baseline}: no verdict ({runs}; {_why_not(v)})"
-    if c.verdict == stats.Verdict.EQUIVALENT:
-        return (f"{v.candidate} and {v.baseline} are equivalent in {v.metric.label} ({_signed(c.ratio)}, "
-                f"CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, within ±{band:.0%}; {runs})")
-    if c.verdict == stats.Verdict.NO_DIFFERENCE:
-        if c.p_adjusted is not None and c.p_value is not None and c.p_value < stats.ALPHA:
-            # Alone the test says "different"; it does not survive the adjustment for
-            # the run's many comparisons (its interval, drawn at Holm's level, contains
-            # 0): more runs would settle it.
-            return (f"{v.candidate} vs {v.baseline}: {_signed(c.ratio)} in {v.metric.label} ({level(c)} CI "
-                    f"{_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs}), not significant after Holm's adjustment "
-                    f"(p = {c.p_adjusted:.3g}; {c.p_value:.2g} alone): more runs would settle it")
-        return (f"{v.candidate} vs {v.baseline}: no significant difference in {v.metric.label} "
-                f"({_signed(c.ratio)}, CI {_signed(c.ci_low)} to {_signed(c.ci_high)}, {runs})")
-    return f"{v.candidate} {_comparative(v)} {v.baseline} ({level(c)} CI {_ci_pct(c)}, {runs}{_p(c)})"
-
-
-def _why_not(v: Verdict) -> str:
-    """What stands between this comparison and a verdict: the runs missing, and how many."""
-    parts = []
-    for label, n, excluded in ((v.candidate, v.comparison.n_b, v.candidate_excluded),
-                               (v.baseline, v.comparison.n_a, v.baseline_excluded)):
-        if n >= stats.MIN_RUNS:
-            continue
-        need = f"{stats.MIN_RUNS - n} more valid run(s) of {label} needed"
-        codes = ", ".join(sorted(set(excluded)))
-        if n == 0 and excluded:
-            parts.append(f"{need}: all {len(excluded)} so far were invalid measurements ({codes}), and more runs "
-                         "will not help until the cause is fixed")
-        elif excluded:
-            parts.append(f"{need} ({len(excluded)} invalid: {codes})")
-        else:
-            parts.append(need)
-    if parts:
-        return "; ".join(parts)
-    base = v.baseline_side
-    if base is not None and base.failed:
-        return (f"{base.label} served nothing in {base.failed} of its {base.runs} runs (it failed the load in "
-                "them): a ratio to nothing is not computable")
-    return "the ratio is not computable (a median of 0)"
-
-
-def _ms(us: float | None) -> str:
-    """A latency in a sentence: '6.7 ms', '24 ms', '3.0 s'."""
-    if us is None:
-        return "-"
-    if us >= 1e6:
-        return f"{us / 1e6:.1f} s"
-    return f"{us / 1000:.1f} ms" if us < 10_000 else f"{us / 1000:,.0f} ms"
-
-
-def _range(f: FailureSummary) -> str:
-    if f.count_low is None:
-        return ""
-    return f"{f.count_low:,}" if f.count_low == f.count_high else f"{f.count_low:,}–{f.count_high:,}"
-
-
-def _failure_words(f: FailureSummary, side: Side, every: tuple[FailureSummary, ...]) -> str | None:
-    """One way of failing, in words; None when another one already says it."""
-    codes = {x.code: x for x in every}
-    count = _range(f)
-    if f.code == "unserved":
-        who = "measured visitors" if side.beside else "connections" if side.page_mode else "clients"
-        text = (f"{count} of {f.of:,} {who}" if count and f.of else f"{count} {who}" if count else who) \
-            + " unserved for the whole window"
-        if side.beside:
-            others = " and ".join(f"{n} {name} visitors" for name, n in side.beside)
-            busy = side.busy_workers
-            if busy is not None and f.count_low is not None and f.count_low == f.of:
-                # every measured visitor waited: the workers busy were the others'
-                text += f" while {others} held {busy:,.0f} of its workers"
-            elif busy is not None:
-                text += f" while {others} were beside them ({busy:,.0f} workers busy at once)"
-            else:
-                text += f" while {others} were beside them"
-        return text
-    if f.code == "target_down":
-        return "no connection to it succeeded"
-    if f.code == "no_requests":
-        return "nothing completed"
-    if f.code == "requests_failed":
-        share = f"{f.share:.1%}" if f.share is not None else "over 1 %"
-        return f"{share} of requests failed" + (f" ({count} of {f.of:,})" if count and f.of else "")
-    if f.code == "non_2xx":
-        share = f"{f.share:.1%}" if f.share is not None else "over 1 %"
-        return f"{share} of its answers were errors (non-2xx)"
-    if f.code == "not_sent":
-        return (f"{count} of {f.of:,} due requests never sent" if count and f.of else "due requests never sent") \
-            + " (every connection was waiting on it)"
-    if f.code == "server_died":
-        if f.process and f.exit_status == -9 and "oom_killed" in codes:
-            return f"the OOM killer took {f.process}"
-        if f.process:
-            return f"{f.process} died under the load (exit status {f.exit_status})"
-        return "its server died under the load"
-    if f.code == "oom_killed":
-        died = codes.get(SERVER_DIED)
-        if died and died.process and died.exit_status == -9 and f.count_high == 1:
-            return None  # "the OOM killer took mariadbd" said it
-        n = count or "processes"
-        return f"the OOM killer took {n} process{'es' if count != '1' else ''}" + (" in all" if died else "")
-    return f.code
-
-
-def how(side: Side) -> str:
-    """How a side failed the load, from its outcomes: "16 of 16 clients unserved for the
-    whole window, the OOM killer took mariadbd"; each way with the share of runs it
-    happened in when not all of the failed ones."""
-    parts = []
-    for f in side.failures:
-        words = _failure_words(f, side, side.failures)
-        if words:
-            parts.append(words + (f" (in {f.runs} of {side.failed} failed runs)" if f.runs < side.failed else ""))
-    return ", ".join(parts) or "it failed the load"
-
-
-def _fails(side: Side, short: bool = False) -> str:
-    """"A fails this load: how" — or, beside another failing side, "A: how". How many of
-    its runs failed is said unless all did and they were enough for any verdict."""
-    runs = (f" in {side.failed} of {side.runs} run{'s' if side.runs != 1 else ''}"
-            if side.failed < side.runs or side.runs < stats.MIN_RUNS else "")
-    if short:
-        return f"{side.label}{f' (fails{runs})' if runs else ''}: {how(side)}"
-    return f"{side.label} fails this load{runs}: {how(side)}"
-
-
-def _served(side: Side) -> str:
-    unit = "page views/s" if side.page_mode else "req/s"
-    rate = ("at least " if side.bound else "") + f"{format_rate(side.throughput)} {unit}"
-    notes = []
-    if side.p99_us is not None:
-        notes.append(f"p99 {'≥ ' if side.p99_floor else ''}{_ms(side.p99_us)}")
-    if side.failed:
-        notes.append(f"failed the load in {side.failed} of {side.runs} runs")
-    return f"{side.label} served {rate}" + (f" ({'; '.join(notes)})" if notes else "")
-
-
-def _failed(v: Verdict, self_comparison: bool) -> str:
-    base, cand = v.baseline_side, v.candidate_side
-    assert base is not None and cand is not None  # a failure kind is decided from both sides
-    if v.kind == verdicts_mod.NEITHER_SERVES:
-        who = "neither serves this load" if self_comparison else "neither stack serves this load"
-        return f"{who}: {_fails(cand, short=True)}; {_fails(base, short=True)}"
-    failing, serving = (cand, base) if v.kind == verdicts_mod.CANDIDATE_FAILS else (base, cand)
-    return f"{_fails(failing)}; {_served(serving)}"
-
-
-def _at_limit(v: Verdict) -> str:
-    """Who was at the generator's limit: "both", or one side's label."""
-    base, cand = v.baseline_side, v.candidate_side
-    if base is not None and cand is not None and base.bound and cand.bound:
-        return "both"
-    return v.candidate if cand is not None and cand.bound else v.baseline
-
-
-def _p(c: stats.Comparison) -> str:
-    if c.p_adjusted is None:
-        return ""
-    return f", p = {c.p_adjusted:.3g}" if c.p_adjusted >= 0.001 else ", p < 0.001"
-
-
-def _ratio(v: Verdict) -> float:
-    """The comparison's ratio; 1.0 only when not computable (0.0 is a side that served nothing)."""
-    return 1.0 if v.comparison.ratio is None else v.comparison.ratio
-
-
-def _comparative(v: Verdict, at_least: bool = False) -> str:
-    r = _ratio(v)
-    key = v.metric.key
-    if key == "throughput":
-        return f"is {'at least ' if at_least else ''}{_pct(r)} {'faster' if r > 1 else 'slower'} than"
-    if key == "capacity":
-        return f"sustains {_pct(r)} {'more' if r > 1 else 'less'} load than"
-    if key.startswith("latency"):
-        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label} than"
-    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')} of"
-
-
-def aside(v: Verdict) -> str:
-    """A secondary metric, shortly: 'uses 0.61x the CPU per request'."""
-    r = _ratio(v)
-    if v.metric.key.startswith("latency"):
-        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label}"
-    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
-
-
-def asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
-    """The other metrics of a throughput verdict's comparison that are significant and at
-    least LARGE apart — none when the outcomes decided it (a stack that fails the load
-    is not "also 0.6x the memory")."""
-    if v.kind in verdicts_mod.FAILURE_KINDS:
-        return []
-    return [x for x in vs.verdicts if x.metric.key != "throughput" and x.question == v.question
-            and x.candidate == v.candidate and x.decided is None and x.better is not None
-            and x.comparison.ratio is not None and abs(x.comparison.ratio - 1) >= LARGE]
-
-
-# The test a comparison made (stats.Comparison.test), in words; None: a comparison from
-# before the test was recorded.
-TESTS = {"welch_log": "Welch's t on the logs", "mann_whitney": "Mann–Whitney U", None: "Mann–Whitney U"}
-
-
-def notes(vs: Verdicts) -> list[str]:
-    """How to read the verdicts above: the interval, the test, lower bounds, the runs
-    left out (the terminal and the HTML report say the same)."""
-    through = vs.for_metric("throughput")
-    n = vs.family_sizes.get(verdicts_mod.THROUGHPUT.key, 0)
-    out = ["CI: Welch's interval of the ratio of geometric means (t on the logs; the ratio of medians and a "
-           "bootstrap interval where a run served nothing), at the level of Holm's decision — 95 % alone or when "
-           "the whole family is decided, up to 1 − 0.05/k: every interval that excludes 0 % has a verdict; "
-           "the run is the unit"]
-    if n > 1:
-        tests = dict.fromkeys(TESTS.get(getattr(v.comparison, "test", None), TESTS[None]) for v in through
-                              if v.comparison.p_value is not None and v.kind not in verdicts_mod.FAILURE_KINDS)
-        untested = any(v.kind in verdicts_mod.FAILURE_KINDS for v in through)
-        out.append(f"p-values: {' or '.join(tests)}, Holm–Bonferroni-adjusted over the {n} throughput comparisons"
-                   + (" tested (those a failed load decided are not)" if untested else ""))
-    if any(v.kind in verdicts_mod.FAILURE_KINDS for v in through):
-        out.append("fails this load = most of its valid runs left clients unserved, failed requests or answered "
-                   "errors beyond 1 %, lost its server or processes to the OOM killer, or left due requests unsent: "
-                   "a result, not a void — such runs count with what they served")
-    if any(v.kind in verdicts_mod.BOUND_KINDS for v in through):
-        out.append("at the generator's limit = the load engine's thread was busy ≥ 90 % while the server's cores "
-                   "were busy ≥ 90 % too: the figure is a lower bound of what the stack serves, its latency left out")
-    if vs.excluded:
-        listed = ", ".join(f"{k} ×{c}" for k, c in vs.excluded_by_reason().items())
-        cells = "; ".join(f"{e.stack_label} {question_name(e.question)} #{e.seq}" for e in vs.excluded[:3])
-        more = f" (+{len(vs.excluded) - 3} more)" if len(vs.excluded) > 3 else ""
-        out.append(f"left out of verdicts: {len(vs.excluded)} invalid measurement(s) ({listed}): {cells}{more}")
-    return out
-
-
-def fallback_note(v: Verdict) -> str:
-    """" (Apache mod_php: h2 → http/1.1)" when a side asked for HTTP/2 answered in
-    HTTP/1.1: the comparison stands (it is what each stack does when asked), and says so."""
-    said = [f"{s.label}: {s.fallback}" for s in (v.candidate_side, v.baseline_side) if s is not None and s.fallback]
-    return f" ({'; '.join(said)})" if said else ""
-
-
-def render(vs: Verdicts, out: TextIO, title: str | None = None) -> None:
+def render(vs: Verdicts, out: TextIO, title: str | None = None, explain: bool = True,
+           said: set[str] | None = None) -> None:
+    """The throughput verdicts, a line each; `explain`: how to read them, in full, after
+    them (without it, the one who renders several blocks says it once: legend.VERDICTS),
+    each note once over the blocks that share `said`. The runs left out are said either way."""
     style = Style(out)
     through = vs.for_metric("throughput")
     if not through:
         return
     out.write("\n" + style.bold(title or f"verdicts (baseline: {vs.baseline})") + "\n")
     for v in through:
-        line = f"{question_name(v.question)}: " + headline(v, vs.band, vs.self_comparison) + fallback_note(v)
+        line = f"{question_name(v.question, v.within)}: " + headline(v, vs.band, vs.self_comparison) + fallback_note(v)
         extra = asides(vs, v)
         if extra:
             line += " — and " + ", ".join(aside(x) for x in extra)
         color = style.good if v.better else (lambda s: s)  # green: the candidate wins
         out.write(color(line) + "\n")
+    said = set() if said is None else said
     for text in notes(vs):
-        out.write((style.warn if text.startswith("left out") else style.dim)(text) + "\n")
+        if text.startswith("left out"):
+            out.write(style.warn(text) + "\n")
+        elif explain and text not in said:
+            out.write(style.dim(text) + "\n")
+            said.add(text)
 
 
 def render_compare(result: CompareResult, out: TextIO) -> None:
@@ -387,9 +75,9 @@ def marks(vs: Verdicts | None) -> dict[tuple[Question, str], str]:
     for v in (vs.for_metric("throughput") if vs else []):
         c = v.comparison
         out[(v.question, v.baseline)] = "base"
-        signed = _signed(c.ratio).replace(".0 %", " %")
+        change = signed(c.ratio).replace(".0 %", " %")
         out[(v.question, v.candidate)] = MARKS.get(v.kind) or {
-            verdicts_mod.AT_LEAST_HIGHER: "≥" + signed, verdicts_mod.AT_LEAST_LOWER: "≤" + signed}.get(v.kind, signed)
+            verdicts_mod.AT_LEAST_HIGHER: "≥" + change, verdicts_mod.AT_LEAST_LOWER: "≤" + change}.get(v.kind, change)
     return out
 
 
@@ -408,7 +96,8 @@ def summary_outcome(r: CellSummary) -> str:
 
 
 def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: TextIO, wide: bool = False,
-                   vs: Verdicts | None = None) -> None:
+                   vs: Verdicts | None = None, explain: bool = True) -> None:
+    """`explain`: every note in full, else a short legend."""
     style = Style(out)
     with_php = any(r.opcache_runs for r in rows)
     with_db = any(r.service_memory and r.service_memory.median is not None for r in rows)
@@ -470,19 +159,22 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
             out.write("\n")
         previous = b[:3]
         out.write(line(b) + "\n")
-    if verdict_of:
-        out.write(style.dim(table.wrap(
+    if not explain:
+        bound = any("≥" in v for b in body for v in b)
+        legend.short(["≥" if bound else "", "pg" if any(r.page_mode for r in rows) else "", *head], out)
+    elif verdict_of:
+        out.write(style.dim(legend.wrap(
             "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
             "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
             "load, n.sep. not separable at the generator's limit, n.res. not resolvable with the responses a "
-            "client completed in the window, ? too few valid runs (the verdicts below say "
+            "client completed in the window, ? too few valid runs (the verdicts say "
             "more)")) + "\n")
-    if with_outcome:
-        out.write(style.dim(table.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
+    if with_outcome and explain:
+        out.write(style.dim(legend.wrap(table.OUTCOME_NOTE + "; medians count a failed run with what it served "
                                        "(≥: a lower bound)")) + "\n")
-    for note in table.footnotes(head, any(r.page_mode for r in rows)) + (
-            [bottleneck_text.SUMMARY_NOTE] if with_limit else []):
-        out.write(style.dim(table.wrap(note)) + "\n")
+    for note in (table.footnotes(head, any(r.page_mode for r in rows))
+                 + ([bottleneck_text.SUMMARY_NOTE] if with_limit else [])) if explain else ():
+        out.write(style.dim(legend.wrap(note)) + "\n")
     if stop:
         out.write(style.dim(stop_sentence(stop)) + "\n")
 

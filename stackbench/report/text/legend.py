@@ -1,0 +1,68 @@
+"""The terminal's legends. By default short: under a table one line (two at most) glossing
+the columns and marks it shows, each once, and at the end of the output one pointer to
+the rest. With `--explain` (`stackbench show RUN --explain`, `stackbench run … --explain`)
+every note in full where it belongs — the same notes the HTML report prints beside its
+tables."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Iterable, TextIO
+
+from stackbench.report.text.style import Style
+
+WIDTH = 120  # the default table and its notes fit a 120-column terminal
+
+# A column or mark of a table, in a few words (the full note says how it is made).
+GLOSS = {
+    "#": "# = a cell (`stackbench explain RUN:A RUN:B`)",
+    "×": "× = invalid, never in a verdict",
+    "errors": "errors = failed + non-2xx",
+    "unserved": "unserved = connections never answered",
+    "vs base": "vs base = the throughput verdict (% significant, ≈ equivalent, n.s. not significant, ? too few runs)",
+    "≥": "≥ = a lower bound",
+    "pg": "pg = page views/s",
+    "limit": "limit = the side at ≥ 90 % busy",
+    "outcome": "outcome: FAILS = failed the load (a result), invalid = left out of verdicts",
+    "protocol": "h2 → http/1.1 = asked HTTP/2, answered in HTTP/1.1",
+    "opcache": "opcache as PHP reported it",
+    "db MiB": "db = the workload's database",
+    "OOM kills": "OOM kills under the machine's memory limit",
+    "not sent": "not sent = due requests the engine could not send",
+    "levels": "load: c=N clients, N/s an open loop, up/down the ramp's way",
+    "busy": "busy = workers busy at once (the servers' status pages)",
+    "CPU µs/new conn": "CPU µs/new conn = the stack's CPU per request with a new connection, less kept alive",
+    "capacity": "capacity = the rate a probe meets the target half the time (a logistic fit over every probe)",
+    "met": "met = probes that met the target",
+}
+
+# Under the answers: how every verdict above was made, in one line.
+VERDICTS = ("verdicts: the run is the unit; each CI is drawn at the level of Holm's decision over its block's "
+            "throughput comparisons")
+
+
+def wrap(text: str) -> str:
+    """Prose wrapped to the table's 120 columns, continuation lines indented."""
+    return textwrap.fill(text, WIDTH, subsequent_indent="  ") if text else text
+
+
+def short(keys: Iterable[str], out: TextIO) -> None:
+    """One dim line glossing `keys` (those GLOSS knows), each once, in the order given."""
+    said = [GLOSS[k] for k in dict.fromkeys(keys) if k in GLOSS]
+    if said:
+        out.write(Style(out).dim(wrap("; ".join(said))) + "\n")
+
+
+def full(notes: Iterable[str], out: TextIO) -> None:
+    """Every note in full, each wrapped."""
+    style = Style(out)
+    for note in notes:
+        out.write(style.dim(wrap(note)) + "\n")
+
+
+def pointer(run_id: int, repeated: bool, explain: bool = False) -> str:
+    """The one line that leads to the rest: every legend in full (unless shown), every
+    repetition (when the table summarized them); "" when there is nothing more."""
+    more = ([] if explain else [f"`stackbench show {run_id} --explain`: every legend in full"]) + (
+        [f"`stackbench show {run_id} --all`: every repetition"] if repeated else [])
+    return f"({'; '.join(more)})" if more else ""
