@@ -11,20 +11,18 @@ profile's memory limit was reached or its OOM killer took processes.
 
 from __future__ import annotations
 
-from stackbench.engine.result import Caveat, EngineResult
+from stackbench.engine.result import (CacheHits, Caveat, ClientsUnserved, CoresShared, CpuSteal, EngineResult,
+                                       MemoryLimit, NoRequests, NoResponseAll, Non2xx, OomKilled, RateNotReached,
+                                       RequestsFailed, ServerLimit, TargetDown)
 
 # Codes the lab adds; the engine's are listed in loadgen/README.md.
-CACHE_HITS = "cache_hits"
-CORES_SHARED = "cores_shared"
-CPU_STEAL = "cpu_steal"
-SERVER_LIMIT = "server_limit"
-MEMORY_LIMIT = "memory_limit"
-OOM_KILLED = "oom_killed"
-NON_2XX = "non_2xx"  # the engine's code for answers outside 2xx (a load failure above NON_2XX_SHARE)
+CACHE_HITS, CORES_SHARED, CPU_STEAL = CacheHits.CODE, CoresShared.CODE, CpuSteal.CODE
+SERVER_LIMIT, MEMORY_LIMIT, OOM_KILLED = ServerLimit.CODE, MemoryLimit.CODE, OomKilled.CODE
+NON_2XX = Non2xx.CODE  # the engine's code for answers outside 2xx (a load failure above NON_2XX_SHARE)
 # The engine's codes of a load failure (loadgen/README.md), spelled once for their readers.
-NO_RESPONSE_ALL, CLIENTS_UNSERVED = "no_response_all", "clients_unserved"
-REQUESTS_FAILED, NO_REQUESTS, TARGET_DOWN = "requests_failed", "no_requests", "target_down"
-RATE_NOT_REACHED = "rate_not_reached"
+NO_RESPONSE_ALL, CLIENTS_UNSERVED = NoResponseAll.CODE, ClientsUnserved.CODE
+REQUESTS_FAILED, NO_REQUESTS, TARGET_DOWN = RequestsFailed.CODE, NoRequests.CODE, TargetDown.CODE
+RATE_NOT_REACHED = RateNotReached.CODE
 
 # A run whose server cores lost this share of their time to the hypervisor measured the
 # host as much as the stack (monitor/steal.py; the share seen per run is in the store).
@@ -80,12 +78,13 @@ def measurement_failure(caveat: Caveat) -> bool:
 
 def load_failure(caveat: Caveat) -> bool:
     """Does this stored caveat say the stack failed the load it was given?"""
-    if caveat.code == NON_2XX:
-        return caveat.params.get("share", 1.0) > NON_2XX_SHARE
-    if caveat.code == OOM_KILLED:
+    f = caveat.facts
+    if isinstance(f, Non2xx):
+        return (1.0 if f.share is None else f.share) > NON_2XX_SHARE
+    if isinstance(f, OomKilled):
         # in the window or its warm-up (the same load); kills in the system-call pass
         # after the window did not touch the figures
-        return bool((caveat.params.get("count") or 0) + (caveat.params.get("before") or 0))
+        return bool((f.count or 0) + (f.before or 0))
     return caveat.code in LOAD_FAILURES
 
 
@@ -94,21 +93,21 @@ def failure_figures(caveat: Caveat) -> tuple[int | None, int | None, float | Non
     connections unserved of those measured, connect errors, requests failed of those
     attempted, non-2xx responses, due requests never sent of those due, processes
     OOM-killed in the window and its warm-up; None where the caveat does not say."""
-    p, code = caveat.params, caveat.code
-    if code == "no_response_all":
-        return p.get("connections"), p.get("connections"), 1.0 if p.get("connections") else None
-    if code == "clients_unserved":
-        return p.get("without_response"), p.get("connections"), None
-    if code == "target_down":
-        return p.get("connect_errors"), None, None
-    if code == "requests_failed":
-        return p.get("failed"), p.get("attempted"), p.get("share")
-    if code == NON_2XX:
-        return p.get("count"), None, p.get("share")
-    if code == "rate_not_reached":
-        return p.get("not_sent"), p.get("due"), None
-    if code == OOM_KILLED:
-        return (p.get("count") or 0) + (p.get("before") or 0), None, None
+    match caveat.facts:
+        case NoResponseAll(connections=n):
+            return n, n, 1.0 if n else None
+        case ClientsUnserved(without_response=unserved, connections=n):
+            return unserved, n, None
+        case TargetDown(connect_errors=n):
+            return n, None, None
+        case RequestsFailed(failed=failed, attempted=attempted, share=share):
+            return failed, attempted, share
+        case Non2xx(count=n, share=share):
+            return n, None, share
+        case RateNotReached(not_sent=not_sent, due=due):
+            return not_sent, due, None
+        case OomKilled(count=n, before=before):
+            return (n or 0) + (before or 0), None, None
     return None, None, None
 
 
@@ -125,11 +124,11 @@ def for_cell(result: EngineResult, pinning: dict, steal_share: float | None = No
         answered = sum(values.values())
         hits = values.get("HIT", 0)
         if answered and hits:
-            out.append(Caveat(CACHE_HITS, {"header": header, "share": hits / answered}))
+            out.append(Caveat.of(CacheHits(header, hits / answered)))
     if pinning.get("shared"):
-        out.append(Caveat(CORES_SHARED))
+        out.append(Caveat.of(CoresShared()))
     if steal_share is not None and steal_share >= STEAL_SHARE:
-        out.append(Caveat(CPU_STEAL, {"share": steal_share}))
+        out.append(Caveat.of(CpuSteal(steal_share)))
     return out
 
 
@@ -144,14 +143,12 @@ def server_limits(status: list, knobs: dict, connections: int) -> list[Caveat]:
     busy = [s.values["busy_workers"] for s in status if s.server == "apache2" and "busy_workers" in s.values]
     workers = knobs.get("max_request_workers")
     if busy and workers and max(busy) >= workers:
-        out.append(Caveat(SERVER_LIMIT, {"server": "Apache", "setting": "MaxRequestWorkers",
-                                         "knob": "max_request_workers", "value": workers, "connections": connections}))
+        out.append(Caveat.of(ServerLimit("Apache", "MaxRequestWorkers", "max_request_workers", workers, connections)))
     reached = [s.values["max_children_reached"] for s in status
                if s.server == "php-fpm" and "max_children_reached" in s.values]
     if len(reached) >= 2 and reached[-1] > reached[0] and knobs.get("pm_max_children"):
-        out.append(Caveat(SERVER_LIMIT, {"server": "PHP-FPM", "setting": "pm.max_children",
-                                         "knob": "pm_max_children", "value": knobs["pm_max_children"],
-                                         "connections": connections}))
+        out.append(Caveat.of(ServerLimit("PHP-FPM", "pm.max_children", "pm_max_children", knobs["pm_max_children"],
+                                          connections)))
     return out
 
 
@@ -167,9 +164,7 @@ def memory_limit(events: dict | None) -> list[Caveat]:
     kills, before = events.get("oom_kills") or 0, events.get("oom_kills_before") or 0
     after = events.get("oom_kills_profile") or 0
     if kills or before or after:
-        return [Caveat(OOM_KILLED, {"count": kills, "before": before, "after": after,
-                                    "limit_bytes": events.get("limit_bytes")})]
+        return [Caveat.of(OomKilled(kills, before, after, events.get("limit_bytes")))]
     if events.get("limit_hits"):
-        return [Caveat(MEMORY_LIMIT, {"hits": events["limit_hits"], "limit_bytes": events.get("limit_bytes"),
-                                      "stall_us": events.get("pressure_some_us")})]
+        return [Caveat.of(MemoryLimit(events["limit_hits"], events.get("limit_bytes"), events.get("pressure_some_us")))]
     return []

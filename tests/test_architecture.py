@@ -2,7 +2,8 @@
 who may import whom (RULES, one table: docs/architecture.md's "Who may import whom" says
 the same, and a test compares the two), no import cycle between modules, and the engine's JSON
 read in one place (engine/result.py parses it; only the store's row mapping and
-engine/merge.py also handle the document).
+engine/merge.py also handle the document), and analysis/ and report/ reading typed values:
+at most STRING_KEY_READS_ALLOWED dict reads by a string key there, each with its reason.
 
 Every import counts against the table: at the top of a module, inside a function, under
 TYPE_CHECKING. The cycle check leaves out the last (they run nothing).
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import json
 import re
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +51,7 @@ RULES: dict[str, set[str]] = {
                "caveats", "events", "upkeep", "analysis.capacity", "analysis.verdicts", "analysis.power",
                "analysis.tuning"},
     "scenarios": {"planning", "workloads"},
-    "events": {"planning", "stacks", "model", "upkeep"},
+    "events": {"planning", "stacks", "model", "upkeep", "engine.result"},
     "hosts": {"planning", "stacks", "servers", "workloads", "engine", "monitor", "model", "network", "upkeep"},
     "planning": {"stacks", "workloads", "network", "monitor", "upkeep", "analysis.stats", "analysis.capacity"},
     "analysis": {"model", "engine.result", "caveats"},
@@ -251,20 +254,12 @@ SHARED_WORDS = {
     "address",  # the agent's messages (hosts/wire.py)
     "code", "params",  # a caveat, {code, params} (caveats.py)
 }
-# A caveat's params (the schema's warning_codes[].params, and the lab's own caveats) are
-# read by the caveats' gates and sentences: those names, in those two modules.
-CAVEAT_READERS = ("caveats.py", "report/words/caveats.py")
 # Reads of a key the schema has, of a dict that is not the engine's result document:
 # (module, function, key) → why.
 NOT_THE_DOCUMENT = {
     ("engine/process.py", "run", "schema_version"):
         "the contract's version is checked before the document is handed to the parser",
-    ("report/text/progress.py", "live_line", "completed"): "the engine's --progress line, not its result",
-    ("report/text/progress.py", "live_line", "failed"): "the engine's --progress line, not its result",
-    ("report/text/progress.py", "live_line", "non_2xx"): "the engine's --progress line, not its result",
-    ("report/text/progress.py", "live_line", "per_s"): "the engine's --progress line, not its result",
     ("analysis/capacity.py", "SLO.from_dict", "latency_us"): "the SLO's own stored form (SLO.as_dict)",
-    ("analysis/classes.py", "of", "completed"): "a visitor class's stored summary (engine/background.summary)",
 }
 
 
@@ -323,7 +318,7 @@ def key_reads(path: Path):
 
 
 def key_breaches(package: Path, schema_path: Path = SCHEMA) -> list[str]:
-    document, params = schema_names(json.loads(schema_path.read_text()))
+    document, _ = schema_names(json.loads(schema_path.read_text()))
     engine_keys = document - SHARED_WORDS
     found = []
     for path in sorted(package.rglob("*.py")):
@@ -331,8 +326,7 @@ def key_breaches(package: Path, schema_path: Path = SCHEMA) -> list[str]:
         if rel.startswith(ENGINE_READERS):
             continue
         for line, scope, key in key_reads(path):
-            if (key not in engine_keys or (rel in CAVEAT_READERS and key in params)
-                    or (rel, scope, key) in NOT_THE_DOCUMENT):
+            if key not in engine_keys or (rel, scope, key) in NOT_THE_DOCUMENT:
                 continue
             found.append(f"{rel}:{line} ({scope or 'module'}) reads {key!r}")
         found += [f"{rel}:{line} repacks the engine's document as a stored cell's \"engine\""
@@ -352,6 +346,62 @@ def repacked_documents(path: Path) -> list[int]:
                         and any(isinstance(n, ast.Attribute) and n.attr == "raw" for n in ast.walk(value))):
                     lines.append(key.lineno)
     return lines
+
+
+# -- analysis and the reports read typed values, not string keys -----------------------------
+# analysis/ and report/ take what the model, the engine's parser and their own dataclasses
+# give: a dict read there by a string key (`x["key"]`, `x.get("key")`) is a parse in the
+# wrong place, its key unchecked by mypy. At most this many are left, each with a comment
+# on its line or the line above saying why; environment variables (`os.environ`) are not
+# data and do not count.
+TYPED_ROOMS = ("analysis", "report")
+STRING_KEY_READS_ALLOWED = 5
+
+
+@dataclass(frozen=True)
+class StringKeyRead:
+    line: int
+    code: str  # the read as written
+    explained: bool  # a comment on its line or the line above
+
+
+def string_key_reads_in(source: str, name: str = "<source>") -> list[StringKeyRead]:
+    """Each subscript with a string-constant key and each `.get` call with a
+    string-constant first argument, but those of `os.environ` (and `Literal["…"]`)."""
+    comments = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                 if tok.type == tokenize.COMMENT}
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Subscript) and _is_str(node.slice):
+            of = node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+              and node.args and _is_str(node.args[0])):
+            of = node.func.value
+        else:
+            continue
+        if _dotted(of) in ("os.environ", "environ", "Literal", "typing.Literal"):
+            continue
+        out.append(StringKeyRead(node.lineno, ast.unparse(node), bool({node.lineno, node.lineno - 1} & comments)))
+    return sorted(out, key=lambda r: r.line)
+
+
+def _is_str(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def string_key_reads(package: Path) -> list[tuple[str, StringKeyRead]]:
+    """(path from stackbench/, the read) in analysis/ and report/."""
+    return [(path.relative_to(package).as_posix(), read)
+            for room_ in TYPED_ROOMS for path in sorted((package / room_).rglob("*.py"))
+            for read in string_key_reads_in(path.read_text(), str(path))]
 
 
 # -- the tests ----------------------------------------------------------------------------
@@ -400,6 +450,26 @@ def test_no_engine_key_is_read_outside_its_one_place():
     assert key_breaches(PACKAGE) == []
 
 
+def test_analysis_and_the_reports_read_few_string_keys_each_with_its_reason():
+    reads = string_key_reads(PACKAGE)
+    listed = "\n".join(f"  {where}:{r.line}: {r.code}" + ("" if r.explained else "  (no comment why)")
+                       for where, r in reads)
+    assert len(reads) <= STRING_KEY_READS_ALLOWED, \
+        f"{len(reads)} string-key reads in analysis/ and report/ (at most {STRING_KEY_READS_ALLOWED}):\n{listed}"
+    assert all(r.explained for _, r in reads), f"a string-key read without a comment why:\n{listed}"
+
+
+def test_the_string_key_walk_sees_reads_and_their_comments():
+    source = ('import os\n'
+              'a = d["x"]  # why\n'
+              '# why, for the line below\n'
+              'b = d.get("y", 0)\n'
+              'c = d.get(key), d[0], os.environ.get("TERM"), os.environ["HOME"]\n'
+              'e = row["z"]\n')
+    assert [(r.line, r.code, r.explained) for r in string_key_reads_in(source)] == [
+        (2, "d['x']", True), (4, "d.get('y', 0)", True), (6, "row['z']", False)]
+
+
 def test_the_walk_sees_the_package_and_the_schema():
     """The checks would pass on nothing: they must see what they check."""
     assert len(imports(PACKAGE)) > 500
@@ -446,7 +516,10 @@ if __name__ == "__main__":
     for title, lines in (("imports docs/architecture.md does not allow", import_breaches(package)),
                          ("import cycles", [" ↔ ".join(g) for g in module_cycles(package)]),
                          ("engine keys read outside their place",
-                          key_breaches(package, schema if schema.exists() else SCHEMA))):
+                          key_breaches(package, schema if schema.exists() else SCHEMA)),
+                         (f"string-key reads in analysis/ and report/ (at most {STRING_KEY_READS_ALLOWED})",
+                          [f"{where}:{r.line}: {r.code}" + ("" if r.explained else "  (no comment why)")
+                           for where, r in string_key_reads(package)])):
         print(f"{title}: {len(lines)}")
         for line in lines:
             print(f"  {line}")

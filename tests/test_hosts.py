@@ -104,6 +104,7 @@ def test_two_clients_alike_are_numbered_apart():
     plan = load_plan(plan_text('[hosts]\nclient = ["local", "local"]'))
     session = ClientSession.open(plan.hosts)
     assert [f["host"] for f in session.facts()] == ["local #1", "local #2"]
+    assert [h.host for h in session.hosts_connected()] == ["local #1", "local #2"]
 
 
 def test_a_command_for_an_ssh_host_reaches_its_shell_as_the_same_words(tmp_path):
@@ -120,12 +121,13 @@ def test_a_command_for_an_ssh_host_reaches_its_shell_as_the_same_words(tmp_path)
 
 
 def test_the_live_line_sums_every_clients_progress():
+    from stackbench.engine.result import Progress
     from stackbench.hosts.clients import _Progress
     shown = []
     progress = _Progress(shown.append, 2)
-    progress.update(0, {"phase": "measure", "elapsed_s": 1.0, "completed": 100, "failed": 1, "non_2xx": 0, "per_s": 100.0})
-    progress.update(1, {"phase": "measure", "elapsed_s": 1.1, "completed": 90, "failed": 0, "non_2xx": 2, "per_s": 90.0})
-    assert shown[-1] == {"phase": "measure", "elapsed_s": 1.1, "completed": 190, "failed": 1, "non_2xx": 2, "per_s": 190.0}
+    progress.update(0, Progress("measure", elapsed_s=1.0, completed=100, failed=1, non_2xx=0, per_s=100.0))
+    progress.update(1, Progress("measure", elapsed_s=1.1, completed=90, failed=0, non_2xx=2, per_s=90.0))
+    assert shown[-1] == Progress("measure", elapsed_s=1.1, completed=190, failed=1, non_2xx=2, per_s=190.0)
 
 
 # -- the clock ---------------------------------------------------------------------------

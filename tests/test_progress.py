@@ -9,6 +9,7 @@ import tomllib
 
 from stackbench.planning import plan as plan_mod
 from stackbench.engine import EngineResult
+from stackbench.engine.result import Progress
 from stackbench.upkeep.pinning import Pinning
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.states import CellStatus
@@ -97,10 +98,9 @@ def test_on_a_terminal_the_running_cell_shows_the_engines_figures_live(monkeypat
     cells = plan_mod.expand(PLAN)
     progress.plan_started(7, PLAN, cells, Pinning([0], [1]))
     progress.cell_started(cells[0])
-    progress.cell_progress(cells[0], {"phase": "warmup", "elapsed_s": 1.0, "completed": 450, "failed": 0,
-                                      "non_2xx": 0, "per_s": 450.9})
-    progress.cell_progress(cells[0], {"phase": "measure", "elapsed_s": 2.0, "completed": 15402, "failed": 2,
-                                      "non_2xx": 1, "per_s": 5120.0})
+    progress.cell_progress(cells[0], Progress("warmup", elapsed_s=1.0, completed=450, per_s=450.9))
+    progress.cell_progress(cells[0], Progress("measure", elapsed_s=2.0, completed=15402, failed=2, non_2xx=1,
+                                              per_s=5120.0))
     frames = [f for f in err.getvalue().split("\r\033[K") if f]
     assert frames[-2].endswith("c=1 · keep-alive: warming up 1 s: 451 req/s now, 450 done")
     assert frames[-1].endswith("c=1 · keep-alive: 2 s: 5,120 req/s now, 15,402 done, 3 errors")
@@ -125,12 +125,12 @@ def test_the_engine_driver_hands_progress_lines_over_and_keeps_errors_apart():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    seen: list[dict] = []
+    seen: list[Progress] = []
     try:
         result = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{server.server_address[1]}/", connections=2,
                                             duration_s=2.2, warmup_s=0.0, on_progress=seen.append))
     finally:
         server.shutdown()
-    assert len(seen) >= 2 and {p["phase"] for p in seen} == {"measure"}
-    assert [p["completed"] for p in seen] == sorted(p["completed"] for p in seen)
-    assert seen[-1]["completed"] <= result.requests.completed and result.requests.completed > 0
+    assert len(seen) >= 2 and {p.phase for p in seen} == {"measure"}
+    assert [p.completed for p in seen] == sorted(p.completed for p in seen)
+    assert seen[-1].completed <= result.requests.completed and result.requests.completed > 0

@@ -4,13 +4,16 @@ caveats (one source, worded once), durations and pinning."""
 from __future__ import annotations
 
 import io
+import json
+from dataclasses import fields
 
 import pytest
 
 from stackbench import caveats
 from stackbench.upkeep import pinning
 from stackbench.analysis import cells as analyzed_cells, figures, questions, run_warnings
-from stackbench.engine import Caveat, EngineResult
+from stackbench.engine import SCHEMA_PATH, Caveat, EngineResult
+from stackbench.engine.result import CAVEAT_FACTS, OomKilled
 from stackbench.report.text import table
 from stackbench.report.words import caveats as words
 from stackbench.units import engine_duration, format_us, parse_duration_s
@@ -112,13 +115,32 @@ def test_an_older_engine_without_codes_keeps_its_sentences():
     assert words.sentence(r.caveats[0]) == "something odd"
 
 
-@pytest.mark.parametrize("code", sorted(set(words.SENTENCES) - {"text", "engine_text"}))
+@pytest.mark.parametrize("code", sorted(set(CAVEAT_FACTS) - {"text", "engine_text"}))
 def test_every_known_code_has_a_sentence_even_with_no_params(code):
     assert words.sentence(Caveat(code, {})).strip()
 
 
 def test_an_unknown_code_is_shown_not_dropped():
     assert words.sentence(Caveat("new_thing", {"n": 3})) == "new_thing (n=3)"
+
+
+def test_every_engine_code_has_its_figures_typed_as_the_schema_names_them():
+    """Each of the schema's warning codes has a facts class (engine/result.py) whose fields
+    are the params the schema lists for it: a param the engine renames shows here."""
+    warning = json.loads(SCHEMA_PATH.read_text())["$defs"]["warning_code"]
+    assert set(warning["properties"]["code"]["enum"]) <= set(CAVEAT_FACTS)
+    for rule in warning["allOf"]:
+        code = rule["if"]["properties"]["code"]["const"]
+        params = set(rule["then"]["properties"]["params"]["properties"])
+        assert {f.name for f in fields(CAVEAT_FACTS[code])} == params, code
+
+
+def test_a_lab_caveat_reads_back_from_the_store_as_it_was_made():
+    made = caveats.memory_limit({"oom_kills": 2, "oom_kills_before": 1, "limit_bytes": 2**29})[0]
+    assert made.params == {"count": 2, "before": 1, "after": 0, "limit_bytes": 2**29}  # the JSON the store keeps
+    back = Caveat.from_dict(json.loads(json.dumps(made.as_dict())))
+    assert back == made and back.facts == made.facts == OomKilled(2, 1, 0, 2**29)
+    assert Caveat("new_thing", {"n": 3}).facts is None
 
 
 @pytest.mark.parametrize("text,seconds", [("2s", 2.0), ("500ms", 0.5), ("1.5m", 90.0), (3, 3.0), ("250us", 0.00025),

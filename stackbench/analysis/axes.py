@@ -75,7 +75,8 @@ STACK = Axis("stack", _stack)
 
 # -- the protocol: HTTPS against clear HTTP/1.1, HTTP/2 against HTTPS (protocols.py) -----
 HTTP = "HTTP"  # the clear side: HTTP/1.1 without TLS
-PROTOCOL_NAMES = {"https": "HTTPS", "h2": "HTTP/2"}
+HTTPS, HTTP2 = "HTTPS", "HTTP/2"  # the TLS sides (a handshake mode after them: "HTTPS full handshakes")
+PROTOCOL_NAMES = {"https": HTTPS, "h2": HTTP2}  # a plan's protocol → its side
 NEW_CONNECTION = ("resumed", "full")  # handshake modes that open a connection per request
 
 

@@ -26,7 +26,7 @@ from statistics import median
 from typing import Iterable
 
 from stackbench.analysis import axes, figures, questions, stats, verdicts
-from stackbench.analysis.axes import HTTP, NEW_CONNECTION, PROTOCOL_NAMES as NAMES, protocol_side as side
+from stackbench.analysis.axes import HTTP, HTTP2, HTTPS, NEW_CONNECTION, protocol_side as side
 from stackbench.model.cell import StoredCell
 
 
@@ -58,7 +58,7 @@ def against(label: str, sides: list[str]) -> str | None:
     (or the side is clear HTTP/1.1 itself)."""
     if label == HTTP:
         return None
-    base = NAMES["https"] if label.startswith(NAMES["h2"]) and NAMES["https"] in sides else HTTP
+    base = HTTPS if label.startswith(HTTP2) and HTTPS in sides else HTTP
     return base if base in sides else None
 
 

@@ -8,11 +8,11 @@ both renderers use)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from stackbench.analysis import stats
 from stackbench.analysis.cells import CellAnalysis
-from stackbench.engine.result import Caveat
+from stackbench.engine.result import Caveat, Text
 from stackbench.model.run import StoredRun
 
 # Above this coefficient of variation of the CPU-steadiness probe (a fixed loop timed on
@@ -102,14 +102,15 @@ class Warnings:
 
 def of(cells: Iterable[CellAnalysis], run: StoredRun | None = None) -> Warnings:
     errors: dict[tuple[str, str], list[CellAnalysis]] = {}
-    seen: dict[tuple[str, Any], list[tuple[CellAnalysis, Caveat]]] = {}
+    seen: dict[tuple[str, str | None], list[tuple[CellAnalysis, Caveat]]] = {}
     for c in cells:
         f = c.figures
         if f.error:
             errors.setdefault((f.stack_label, f.error), []).append(c)
         for caveat in f.caveats:
             # A free-text caveat (the engine's own words) is grouped by its text.
-            seen.setdefault((caveat.code, caveat.params.get("text")), []).append((c, caveat))
+            text = caveat.facts.text if isinstance(caveat.facts, Text) else None
+            seen.setdefault((caveat.code, text), []).append((c, caveat))
     return Warnings(
         tuple(ErrorGroup(label, error, tuple(cs)) for (label, error), cs in errors.items()),
         tuple(CaveatGroup(tuple(items), items[0][1].code in items[0][0].invalid_reasons) for items in seen.values()),

@@ -15,6 +15,15 @@ from stackbench.model.cell import StoredCell
 
 
 @dataclass(frozen=True)
+class HandshakeSummary:
+    """The client's TLS handshake time per connection over a question's valid runs: each
+    run's p50 and p99, summarized (medians with their CI)."""
+
+    p50: stats.Summary
+    p99: stats.Summary
+
+
+@dataclass(frozen=True)
 class CellSummary:
     question: Question
     stack_label: str
@@ -43,7 +52,7 @@ class CellSummary:
     # answered HTTP/2 in HTTP/1.1 (of every run: one that did is enough to say so);
     # over TLS the handshake time per connection (median p50 and p99 of the valid runs).
     protocol: str = "http/1.1"
-    handshake: dict[str, stats.Summary] | None = None
+    handshake: HandshakeSummary | None = None
     # What was negotiated (ALPN, TLS version, cipher, group) by most connections of the
     # first run that says; None in clear text.
     negotiated: tuple[str | None, str | None, str | None, str | None] | None = None
@@ -84,8 +93,8 @@ def summarize(cells: Iterable[StoredCell]) -> list[CellSummary]:
             invalid_reasons=tuple(dict.fromkeys(r for o in invalid for r in o.invalid_reasons)),
             bounds=frozenset(bounds),
             protocol=next((f.protocol for f in every[(q, label)] if "→" in f.protocol), q.protocol),
-            handshake={"p50": _summary(f.handshake_p50_us for f in fs), "p99": _summary(f.handshake_p99_us for f in fs)}
-            if q.tls else None,
+            handshake=HandshakeSummary(_summary(f.handshake_p50_us for f in fs),
+                                       _summary(f.handshake_p99_us for f in fs)) if q.tls else None,
             negotiated=next((f.negotiated for f in every[(q, label)] if f.negotiated), None),
             bottleneck=bottleneck.summarize(f.bottleneck for f in every[(q, label)])))
     return out

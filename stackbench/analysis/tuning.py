@@ -68,6 +68,9 @@ class Trial:
     figures: tuple[float, ...]
     failures: tuple[str | None, ...] = ()
     peak_mem_bytes: int | None = None
+    # The pool's connections closed after every response (the candidate labelled with
+    # ONE_REQUEST_SUFFIX: runner/tune.py set keepalive_requests = 1 for it)
+    one_request: bool = False
 
     @property
     def serves(self) -> bool:
@@ -227,7 +230,7 @@ def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None) -
             mem = c.cost.peak_mem_bytes
             peak = mem if peak is None or (mem is not None and mem > peak) else peak
         knobs = mine[0].knobs if mine else {}
-        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak))
+        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak, label.endswith(ONE_REQUEST_SUFFIX)))
     return out
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from stackbench.upkeep import binaries
-from stackbench.engine.result import EngineResult
+from stackbench.engine.result import EngineResult, Progress
 from stackbench.errors import EngineError
 from stackbench.upkeep.supervise import die_with_parent
 from stackbench.units import engine_duration
@@ -54,9 +54,9 @@ class LoadSpec:
     allow_remote: bool = False
     read_rate: int | None = None  # bytes/s per connection (a slow reader)
     rcvbuf: int | None = None  # SO_RCVBUF before connect
-    # Told the engine's progress about once a second (--progress: a JSON line on stderr):
-    # {"phase", "elapsed_s", "completed", "failed", "non_2xx", "per_s"}.
-    on_progress: Callable[[dict], None] | None = field(default=None, compare=False, repr=False)
+    # Told the engine's progress about once a second (--progress: a JSON line on stderr,
+    # parsed into a Progress).
+    on_progress: Callable[[Progress], None] | None = field(default=None, compare=False, repr=False)
     # Several engines as one load (hosts/clients.py): start at this wall-clock instant
     # (µs since the epoch, the engine's own clock) and export histogram buckets to merge.
     start_at_us: int | None = None
@@ -212,13 +212,13 @@ def version() -> str | None:
     return out.strip().split()[-1] if out.strip() else None
 
 
-def _read_stderr(stream: IO[bytes], errors: list[bytes], on_progress: Callable[[dict], None] | None) -> None:
+def _read_stderr(stream: IO[bytes], errors: list[bytes], on_progress: Callable[[Progress], None] | None) -> None:
     """Progress lines go to `on_progress`; anything else is the engine's error text."""
     for line in stream:
         if on_progress is not None and line.startswith(b'{"progress"'):
             try:
-                on_progress(json.loads(line)["progress"])
-            except (ValueError, KeyError):
+                on_progress(Progress.from_line(json.loads(line)["progress"]))
+            except (ValueError, KeyError, TypeError, AttributeError):  # not a progress line after all
                 errors.append(line)
             continue
         errors.append(line)

@@ -11,17 +11,31 @@ latency, and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeAlias, Union, get_args
 
 
 @dataclass(frozen=True)
 class Caveat:
     """A warning as data: a stable code and the figures it is about. Sentences are made
-    only by reports (report/words/caveats.py), so each fact is worded in one place."""
+    only by reports (report/words/caveats.py), so each fact is worded in one place.
+
+    `params` is the caveat as stored (the store and export write it as it came); `facts`
+    the same figures typed by the code (CAVEAT_FACTS), parsed here once, which every reader
+    takes by attribute. A code this version does not know has facts None."""
 
     code: str
     params: dict[str, Any] = field(default_factory=dict)
+    facts: CaveatFacts | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", _facts(self.code, self.params))
+
+    @classmethod
+    def of(cls, facts: CaveatFacts) -> "Caveat":
+        """A caveat made from its figures (the lab's own, caveats.py): its params are the
+        facts' fields by name, as the parser reads them back."""
+        return cls(facts.CODE, {f.name: getattr(facts, f.name) for f in fields(facts)})
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "params": self.params}
@@ -29,6 +43,212 @@ class Caveat:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Caveat":
         return cls(str(d["code"]), dict(d.get("params") or {}))
+
+
+# -- a caveat's figures, typed by its code --------------------------------------------------
+# One class per code, its fields named as the code's params: the engine's codes are the
+# schema's warning_codes (loadgen/README.md), the lab's own are made in caveats.py — here
+# too, beside the engine's, because a stored caveat of either is read back through this one
+# parser (store/rows.py). A param its writer left out (an older engine, a caveat stored
+# before the param was added) is None.
+
+# -- from the load engine
+@dataclass(frozen=True)
+class NoResponseAll:
+    CODE: ClassVar[str] = "no_response_all"
+    connections: int | None = None
+
+
+@dataclass(frozen=True)
+class ClientsUnserved:
+    CODE: ClassVar[str] = "clients_unserved"
+    without_response: int | None = None
+    connections: int | None = None
+
+
+@dataclass(frozen=True)
+class InFlightOld:
+    CODE: ClassVar[str] = "in_flight_old"
+    count: int | None = None
+    threshold_us: int | None = None
+    oldest_us: int | None = None
+    slowest_us: int | None = None
+
+
+@dataclass(frozen=True)
+class TargetDown:
+    CODE: ClassVar[str] = "target_down"
+    connect_errors: int | None = None
+
+
+@dataclass(frozen=True)
+class EngineSaturated:
+    CODE: ClassVar[str] = "engine_saturated"
+    thread: int | None = None
+    busy: float | None = None
+
+
+@dataclass(frozen=True)
+class NoRequests:
+    CODE: ClassVar[str] = "no_requests"
+
+
+@dataclass(frozen=True)
+class RequestsFailed:
+    CODE: ClassVar[str] = "requests_failed"
+    share: float | None = None
+    failed: int | None = None
+    attempted: int | None = None
+    errors: dict[str, int] | None = None  # by error class
+
+
+@dataclass(frozen=True)
+class ServerClosedKeepalive:
+    CODE: ClassVar[str] = "server_closed_keepalive"
+    connections_opened: int | None = None
+    responses: int | None = None
+
+
+@dataclass(frozen=True)
+class Non2xx:
+    CODE: ClassVar[str] = "non_2xx"
+    count: int | None = None
+    share: float | None = None
+
+
+@dataclass(frozen=True)
+class LatencyOverRange:
+    CODE: ClassVar[str] = "latency_over_range"
+    count: int | None = None
+    range_s: int | None = None
+
+
+@dataclass(frozen=True)
+class RateTimerResolution:
+    CODE: ClassVar[str] = "rate_timer_resolution"
+    connections: int | None = None
+    rate: float | None = None
+    min_connections: int | None = None
+
+
+@dataclass(frozen=True)
+class RateNotReached:
+    CODE: ClassVar[str] = "rate_not_reached"
+    sent_per_s: float | None = None
+    rate: float | None = None
+    connections: int | None = None
+    due: int | None = None  # engine >= 0.4
+    not_sent: int | None = None  # engine >= 0.4
+
+
+@dataclass(frozen=True)
+class ShortRun:
+    CODE: ClassVar[str] = "short_run"
+    duration_us: int | None = None
+
+
+@dataclass(frozen=True)
+class IoFallback:
+    CODE: ClassVar[str] = "io_fallback"
+    asked: str | None = None
+    used: str | None = None
+    reason: str | None = None
+
+
+# -- from the lab (caveats.py)
+@dataclass(frozen=True)
+class CacheHits:
+    CODE: ClassVar[str] = "cache_hits"
+    header: str | None = None
+    share: float | None = None
+
+
+@dataclass(frozen=True)
+class CoresShared:
+    CODE: ClassVar[str] = "cores_shared"
+
+
+@dataclass(frozen=True)
+class CpuSteal:
+    CODE: ClassVar[str] = "cpu_steal"
+    share: float | None = None
+
+
+@dataclass(frozen=True)
+class ServerLimit:
+    CODE: ClassVar[str] = "server_limit"
+    server: str | None = None
+    setting: str | None = None
+    knob: str | None = None
+    value: int | None = None
+    connections: int | None = None
+
+
+@dataclass(frozen=True)
+class OomKilled:
+    CODE: ClassVar[str] = "oom_killed"
+    count: int | None = None  # processes killed in the measured window
+    before: int | None = None  # … before it (stack start, warm-up)
+    after: int | None = None  # … after it (the system-call pass)
+    limit_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryLimit:
+    CODE: ClassVar[str] = "memory_limit"
+    hits: int | None = None
+    limit_bytes: int | None = None
+    stall_us: int | None = None
+
+
+# -- sentences without a code: stored before caveats had codes (store v3), and an older
+# engine's (before warning_codes)
+@dataclass(frozen=True)
+class Text:
+    CODE: ClassVar[str] = "text"
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineText(Text):
+    CODE: ClassVar[str] = "engine_text"
+
+
+CaveatFacts: TypeAlias = Union[
+    NoResponseAll, ClientsUnserved, InFlightOld, TargetDown, EngineSaturated, NoRequests, RequestsFailed,
+    ServerClosedKeepalive, Non2xx, LatencyOverRange, RateTimerResolution, RateNotReached, ShortRun, IoFallback,
+    CacheHits, CoresShared, CpuSteal, ServerLimit, OomKilled, MemoryLimit, Text, EngineText]
+
+# Each known code's facts class.
+CAVEAT_FACTS: dict[str, type[CaveatFacts]] = {kind.CODE: kind for kind in get_args(CaveatFacts)}
+
+
+def _facts(code: str, params: dict[str, Any]) -> CaveatFacts | None:
+    kind = CAVEAT_FACTS.get(code)
+    if kind is None:
+        return None
+    return kind(**{f.name: params.get(f.name) for f in fields(kind)})
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The engine's live figures (`--progress`: a JSON line on stderr about once a second,
+    loadgen/README.md "Progress"), parsed as engine/process.py reads each line and never
+    stored: the phase ("warmup", "measure"; the lab's "profile" for the system-call pass,
+    runner/cell.py) and its counts so far."""
+
+    phase: str = ""
+    elapsed_s: float = 0.0
+    completed: int = 0
+    failed: int = 0
+    non_2xx: int = 0
+    per_s: float = 0.0
+
+    @classmethod
+    def from_line(cls, d: dict[str, Any]) -> "Progress":
+        """One line's `progress` object; a count it lacks is 0."""
+        return cls(str(d.get("phase") or ""), float(d.get("elapsed_s") or 0), int(d.get("completed") or 0),
+                   int(d.get("failed") or 0), int(d.get("non_2xx") or 0), float(d.get("per_s") or 0))
 
 
 @dataclass(frozen=True)
@@ -350,4 +570,4 @@ def _caveats(doc: dict[str, Any]) -> tuple[Caveat, ...]:
     coded = doc.get("warning_codes")
     if coded is not None:
         return tuple(Caveat.from_dict(c) for c in coded)
-    return tuple(Caveat("engine_text", {"text": t}) for t in doc.get("warnings") or [])
+    return tuple(Caveat.of(EngineText(t)) for t in doc.get("warnings") or [])

@@ -33,11 +33,12 @@ from stackbench.upkeep import leftovers
 from stackbench.engine import process as engine
 from stackbench.engine.merge import merge
 from stackbench.engine.process import LoadSpec
-from stackbench.engine.result import EngineResult
+from stackbench.engine.result import EngineResult, Progress
 from stackbench.errors import HostError, StackbenchError, UsageError
 from stackbench.hosts import clock
 from stackbench.planning.hosts import Client, Hosts
 from stackbench.hosts.ssh import Remote, Ssh
+from stackbench.model.environment import ClientHost
 from stackbench.network import netns
 
 CLOCK_REPROBE_S = 60.0
@@ -62,6 +63,12 @@ class Prepared:
             err = probe.stderr.read().decode(errors="replace").strip() if probe.stderr else ""
             raise HostError(f"{self.label}: {e.message}", detail=err or None) from None
         self.probed = time.monotonic()
+
+    def host(self) -> ClientHost:
+        """What the terminal says of it as the run connects it."""
+        return ClientHost(self.label or self.client.label, self.remote.cpus if self.remote else None,
+                          self.offset.offset_us if self.offset else None,
+                          self.offset.uncertainty_us if self.offset else None)
 
     def facts(self) -> dict:
         out: dict = {"host": self.label or self.client.label}
@@ -122,6 +129,9 @@ class ClientSession:
     @property
     def spread(self) -> bool:
         return not self.hosts.single_local
+
+    def hosts_connected(self) -> list[ClientHost]:
+        return [p.host() for p in self.clients]
 
     def facts(self) -> list[dict]:
         return [p.facts() for p in self.clients]
@@ -207,21 +217,21 @@ class ClientSession:
 
 class _Progress:
     """Every client's progress line (over SSH too: its stderr comes back), summed into
-    the one the terminal shows, each time one arrives."""
+    the one the terminal shows, each time one arrives: the latest line's phase, the
+    furthest elapsed time, the counts and rates added."""
 
-    COUNTS = ("completed", "failed", "non_2xx", "per_s")
-
-    def __init__(self, show: Callable[[dict], None], n: int):
-        self.show, self.latest = show, [None] * n
+    def __init__(self, show: Callable[[Progress], None], n: int):
+        self.show = show
+        self.latest: list[Progress | None] = [None] * n
         self.lock = threading.Lock()
 
-    def update(self, k: int, line: dict) -> None:
+    def update(self, k: int, line: Progress) -> None:
         with self.lock:
             self.latest[k] = line
-            known = [x for x in self.latest if x]
-            total = {**line, "elapsed_s": max(x.get("elapsed_s") or 0 for x in known)}
-            for key in self.COUNTS:
-                total[key] = sum(x.get(key) or 0 for x in known)
+            known = [x for x in self.latest if x is not None]
+            total = Progress(line.phase, max(x.elapsed_s for x in known), sum(x.completed for x in known),
+                             sum(x.failed for x in known), sum(x.non_2xx for x in known),
+                             sum(x.per_s for x in known))
         self.show(total)
 
 

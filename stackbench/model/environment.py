@@ -40,6 +40,18 @@ class HostMachine:
 
 
 @dataclass(frozen=True)
+class ClientHost:
+    """A client of the load as the run connects it (hosts/clients.py): its label, and for an
+    SSH host its CPUs and its clock's offset from the lab's. Live only: the store keeps what
+    each client did instead (engine/result.py's ClientShare)."""
+
+    host: str
+    cpus: int | None = None
+    offset_us: int | None = None  # its clock minus the lab's
+    offset_uncertainty_us: int | None = None
+
+
+@dataclass(frozen=True)
 class HostFacts:
     """The server's or the database's host (hosts/server.py's facts(), with its role when
     the run is placed): where it is, what it is, and how well its clock is known."""

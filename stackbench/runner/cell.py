@@ -202,7 +202,7 @@ def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
     progress shown as that phase."""
     shown = spec.on_progress
     return replace(spec, duration_s=seconds, requests=None, phase=phase,
-                   on_progress=(lambda p: shown({**p, "phase": phase})) if shown else None)
+                   on_progress=(lambda p: shown(replace(p, phase=phase))) if shown else None)
 
 
 def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result: EngineResult | None = None,

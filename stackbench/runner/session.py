@@ -66,7 +66,7 @@ def open_session(plan: Plan, store: Store, events: Events | None, options: Optio
                 try:
                     if not plan.hosts.single_local:
                         clients = ClientSession.open(plan.hosts, here.engine_binary)
-                        events.clients_ready(clients.facts())
+                        events.clients_ready(clients.hosts_connected())
                     yield Session(plan, store, events, options, here, pins, clients, idle_state)
                 finally:
                     if clients is not None:

@@ -20,4 +20,4 @@ def render(found: Sequence[ClassesRow], out: TextIO, explain: bool = True) -> No
     if explain:
         out.write(style.dim(BUSY_NOTE) + "\n")
     else:
-        legend.short(["busy"], out)
+        legend.short(("busy",), out)

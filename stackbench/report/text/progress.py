@@ -20,12 +20,15 @@ from stackbench.report.words.clients import clients_line, server_line
 from stackbench.report.text.table import server_cores
 from stackbench.report.text.style import Style
 from stackbench.model.cell import StoredCell
-from stackbench.model.environment import HostFacts
+from stackbench.engine.result import Progress
+from stackbench.model.environment import ClientHost, HostFacts
 from stackbench.units import format_rate, format_us
 from stackbench.upkeep.pinning import Pinning
 
 BAR = 24  # characters of the plan's bar
 MODES = ("auto", "quiet", "json")
+# A pass before or after the measured window, as the live line names it (the window: nothing).
+PHASE_WORDS = {"warmup": "warming up ", "profile": "counting system calls "}
 
 
 class TerminalProgress(Events):
@@ -62,7 +65,7 @@ class TerminalProgress(Events):
             self._say(self.style.warn(f"run {run_id} was still marked running, but its lab is gone: marked crashed "
                                       f"(finish it with `stackbench run --resume {run_id}`)"), always=True)
 
-    def clients_ready(self, clients: list[dict[str, Any]]) -> None:
+    def clients_ready(self, clients: list[ClientHost]) -> None:
         if self.mode != "quiet":
             self._say(self.style.dim("clients: " + clients_line(clients)), always=True)
 
@@ -94,7 +97,7 @@ class TerminalProgress(Events):
                         f"{cell.level()} · {ka}")
         self._status(self.current)
 
-    def cell_progress(self, cell: Cell, progress: dict[str, Any]) -> None:
+    def cell_progress(self, cell: Cell, progress: Progress) -> None:
         """The running cell's figures so far, from the engine, about once a second."""
         self._status(f"{self.current}: {live_line(progress)}")
 
@@ -156,13 +159,13 @@ class TerminalProgress(Events):
         self.stream.flush()
 
 
-def live_line(p: dict[str, Any]) -> str:
+def live_line(p: Progress) -> str:
     """"warming up 2 s: 4,980 req/s now, …" / "3 s: 5,120 req/s now, 15,402 done, 3 errors".
-    `p`: the engine's live progress line as it sends it (engine/process.py), never stored."""
-    errors = p.get("failed", 0) + p.get("non_2xx", 0)
-    phase = {"warmup": "warming up ", "profile": "counting system calls "}.get(p.get("phase", ""), "")
-    head = f"{phase}{p.get('elapsed_s', 0):.0f} s: "
-    return (head + f"{format_rate(p.get('per_s', 0.0))} req/s now, {p.get('completed', 0):,} done"
+    `p`: the engine's live progress (engine/process.py parses its lines), never stored."""
+    errors = p.failed + p.non_2xx
+    phase = PHASE_WORDS.get(p.phase, "")
+    head = f"{phase}{p.elapsed_s:.0f} s: "
+    return (head + f"{format_rate(p.per_s)} req/s now, {p.completed:,} done"
             + (f", {errors:,} errors" if errors else ""))
 
 

@@ -8,6 +8,7 @@ from typing import TextIO
 
 
 def use_color(stream: TextIO) -> bool:
+    # environment variables (NO_COLOR, TERM), not data read by key
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 

@@ -64,7 +64,7 @@ def _row(tr: Trial, chosen: bool, best: bool) -> tuple[str, ...]:
 
 def _label(tr: Trial) -> str:
     base = f"{tr.size} worker{'s' if tr.size != 1 else ''}"
-    return base + (", one request a connection" if tr.knobs.get("keepalive_requests") == 1 else "")
+    return base + (", one request a connection" if tr.one_request else "")
 
 
 def _why(r: Review) -> str:

@@ -71,5 +71,5 @@ def figure_values(b: Bottleneck | BottleneckSummary | None) -> tuple[str, ...]:
         return ("-",) * len(FIGURE_HEAD)
     busy = busy_values(b)
     limit = summary_word(b) if isinstance(b, BottleneckSummary) else word(b)
-    return (busy["engine busy"], busy["engine µs/req"], busy["server busy"],
+    return (*(busy[c] for c in BUSY_COLUMNS),  # FIGURE_HEAD begins with the --wide columns
             format_num(b.server_cpu_us_per_request, 1, 0), limit)

@@ -7,22 +7,26 @@ rather than dropped.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import assert_never
 
-from stackbench.engine.result import Caveat
+from stackbench.engine.result import (CacheHits, Caveat, CaveatFacts, ClientsUnserved, CoresShared, CpuSteal,
+                                      EngineSaturated, InFlightOld, IoFallback, LatencyOverRange, MemoryLimit,
+                                      NoRequests, NoResponseAll, Non2xx, OomKilled, RateNotReached,
+                                      RateTimerResolution, RequestsFailed, ServerClosedKeepalive, ServerLimit,
+                                      ShortRun, TargetDown, Text)
 
 
-def _ms(us: Any) -> str:
+def _ms(us: float | None) -> str:
     return f"{(us or 0) / 1000:.0f} ms"
 
 
-def _mib(n: Any) -> str:
+def _mib(n: int | None) -> str:
     return f"{(n or 0) / 2**20:g} MiB"
 
 
-def _oom_when(p: dict[str, Any]) -> str:
+def _oom_when(f: OomKilled) -> str:
     """ "3 processes of the stack during the measured window (and 1 before it …)"."""
-    count, before, after = p.get("count") or 0, p.get("before") or 0, p.get("after") or 0
+    count, before, after = f.count or 0, f.before or 0, f.after or 0
     window = "it" if count else "the measured window"
     parts = [f"{n} process{'es' if n != 1 else ''} {when}" for n, when in
              ((count, "during the measured window"), (before, f"before {window} (stack start, warm-up)"),
@@ -30,72 +34,86 @@ def _oom_when(p: dict[str, Any]) -> str:
     return " and ".join(parts) or "processes of the stack"
 
 
-def _pct(share: Any) -> str:
+def _pct(share: float | None) -> str:
     return f"{100 * (share or 0):.1f}%"
 
 
-# A caveat is a code and its params (engine/result.py's Caveat): the params differ by
-# code, so each sentence reads its own code's by key — the one place they are read.
-SENTENCES: dict[str, Callable[[dict[str, Any]], str]] = {
-    # -- from the load engine
-    "no_response_all": lambda p: f"none of the {p.get('connections')} connections got a response during the "
-                                 "measured phase",
-    "clients_unserved": lambda p: f"{p.get('without_response')} of {p.get('connections')} connections got no "
-                                  "response during the measured phase: the server served only some clients (e.g. "
-                                  "prefork children held by keep-alive); the latencies describe the served ones",
-    "in_flight_old": lambda p: f"{p.get('count')} request(s) still unanswered at the end had waited longer than "
-                               f"{_ms(p.get('threshold_us'))} (oldest {_ms(p.get('oldest_us'))}; slowest completed "
-                               f"response {_ms(p.get('slowest_us'))}): the latency figures leave them out",
-    "target_down": lambda p: f"no connection to the target succeeded ({p.get('connect_errors')} connect errors): "
-                             "is a server listening there?",
-    "engine_saturated": lambda p: f"the load engine's thread {p.get('thread')} was busy {_pct(p.get('busy'))} of "
-                                  "the time: the result may measure the load generator, not the server — add "
-                                  "threads or cores",
-    "no_requests": lambda p: "no request completed or failed in the measured phase",
-    "requests_failed": lambda p: f"{_pct(p.get('share'))} of requests failed"
-                                 + (f" ({', '.join(f'{k} {v}' for k, v in (p.get('errors') or {}).items() if v)})"
-                                    if p.get("errors") else "")
-                                 + ": the figures describe a stack that was overloaded or broken, not its speed",
-    "server_closed_keepalive": lambda p: f"keep-alive was asked for, but {p.get('connections_opened')} connections "
-                                         f"were opened for {p.get('responses')} responses: the server closed the "
-                                         "connection after most responses, so this measures a new connection per "
-                                         "request",
-    "non_2xx": lambda p: f"{p.get('count')} responses ({_pct(p.get('share'))}) were not 2xx: check the target "
-                         "serves what you meant to measure",
-    "latency_over_range": lambda p: f"{p.get('count')} latencies were above the histogram's {p.get('range_s')} s "
-                                    "range and were clamped to it",
-    "rate_timer_resolution": lambda p: f"{p.get('connections')} connections for {p.get('rate')} requests/s: with "
-                                       "the engine's 1 ms timer resolution, latency may include up to ~1 ms of "
-                                       f"generator delay — use at least {p.get('min_connections')} connections",
-    "rate_not_reached": lambda p: f"only {p.get('sent_per_s', 0):.0f} of the {p.get('rate') or 0:,g} requests/s asked for "
-                                 f"were sent: all {p.get('connections')} connections were busy"
-                                 + (f" and {p['not_sent']:,} due requests were never sent" if p.get("not_sent") else "")
-                                 + " — the stack answered more slowly than the connections allow (their latency "
-                                 "counts from when they were due); `connections` gives the engine more",
-    "short_run": lambda p: "the measured phase lasted less than 1 s: results are noisy",
-    "io_fallback": lambda p: f"--io uring was asked for, but {p.get('reason')}",
-    # -- from the lab
-    "cache_hits": lambda p: f"{p.get('header')}: {100 * (p.get('share') or 0):.0f}% of responses were cache hits — "
-                            "this measures the cache, not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 "
-                            "measure PHP behind the cache)",
-    "cores_shared": lambda p: "server and load engine share CPU cores: the engine's work is taken from the "
-                              "server's budget",
-    "cpu_steal": lambda p: f"the hypervisor took {_pct(p.get('share'))} of the server's CPU time (steal): the run "
-                           "measures the host's other guests as much as the stack, and is left out of verdicts",
-    "server_limit": lambda p: f"{p.get('server')} reached its {p.get('setting')} ({p.get('value')}) under "
-                              f"{p.get('connections')} connections: beyond it clients wait in a queue — at this load "
-                              f"the server is refusing work, not slow (the knob {p.get('knob')} raises it)",
-    "oom_killed": lambda p: f"the OOM killer took {_oom_when(p)} under the {_mib(p.get('limit_bytes'))} "
-                            "machine limit: on that machine this stack does not fit at this load (the requests "
-                            "the kills broke are its failed ones)",
-    "memory_limit": lambda p: f"the stack reached the {_mib(p.get('limit_bytes'))} machine limit {p.get('hits') or 0:,} "
-                              "times: the kernel reclaimed memory (page cache) to stay under it"
-                              + (f", and its processes waited {_ms(p['stall_us'])} for memory" if p.get("stall_us")
-                                 else ""),
-    # -- sentences stored before caveats had codes (store v3), and an older engine's
-    "text": lambda p: str(p.get("text")),
-    "engine_text": lambda p: str(p.get("text")),
-}
+def said(f: CaveatFacts) -> str:
+    """A caveat's sentence from its typed figures (engine/result.py's facts: one class a
+    code, its fields the code's params; a param the caveat lacks is None)."""
+    match f:
+        # -- from the load engine
+        case NoResponseAll():
+            return f"none of the {f.connections} connections got a response during the measured phase"
+        case ClientsUnserved():
+            return (f"{f.without_response} of {f.connections} connections got no response during the measured "
+                    "phase: the server served only some clients (e.g. prefork children held by keep-alive); the "
+                    "latencies describe the served ones")
+        case InFlightOld():
+            return (f"{f.count} request(s) still unanswered at the end had waited longer than "
+                    f"{_ms(f.threshold_us)} (oldest {_ms(f.oldest_us)}; slowest completed response "
+                    f"{_ms(f.slowest_us)}): the latency figures leave them out")
+        case TargetDown():
+            return (f"no connection to the target succeeded ({f.connect_errors} connect errors): is a server "
+                    "listening there?")
+        case EngineSaturated():
+            return (f"the load engine's thread {f.thread} was busy {_pct(f.busy)} of the time: the result may measure "
+                    "the load generator, not the server — add threads or cores")
+        case NoRequests():
+            return "no request completed or failed in the measured phase"
+        case RequestsFailed():
+            return (f"{_pct(f.share)} of requests failed"
+                    + (f" ({', '.join(f'{k} {v}' for k, v in f.errors.items() if v)})" if f.errors else "")
+                    + ": the figures describe a stack that was overloaded or broken, not its speed")
+        case ServerClosedKeepalive():
+            return (f"keep-alive was asked for, but {f.connections_opened} connections were opened for {f.responses} "
+                    "responses: the server closed the connection after most responses, so this measures a new "
+                    "connection per request")
+        case Non2xx():
+            return (f"{f.count} responses ({_pct(f.share)}) were not 2xx: check the target serves what you meant to "
+                    "measure")
+        case LatencyOverRange():
+            return f"{f.count} latencies were above the histogram's {f.range_s} s range and were clamped to it"
+        case RateTimerResolution():
+            return (f"{f.connections} connections for {f.rate} requests/s: with the engine's 1 ms timer resolution, "
+                    "latency may include up to ~1 ms of generator delay — use at least "
+                    f"{f.min_connections} connections")
+        case RateNotReached():
+            return (f"only {f.sent_per_s or 0:.0f} of the {f.rate or 0:,g} requests/s asked for were sent: all "
+                    f"{f.connections} connections were busy"
+                    + (f" and {f.not_sent:,} due requests were never sent" if f.not_sent else "")
+                    + " — the stack answered more slowly than the connections allow (their latency counts from "
+                    "when they were due); `connections` gives the engine more")
+        case ShortRun():
+            return "the measured phase lasted less than 1 s: results are noisy"
+        case IoFallback():
+            return f"--io uring was asked for, but {f.reason}"
+        # -- from the lab
+        case CacheHits():
+            return (f"{f.header}: {100 * (f.share or 0):.0f}% of responses were cache hits — this measures the "
+                    "cache, not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 measure PHP behind the cache)")
+        case CoresShared():
+            return ("server and load engine share CPU cores: the engine's work is taken from the server's "
+                    "budget")
+        case CpuSteal():
+            return (f"the hypervisor took {_pct(f.share)} of the server's CPU time (steal): the run measures the "
+                    "host's other guests as much as the stack, and is left out of verdicts")
+        case ServerLimit():
+            return (f"{f.server} reached its {f.setting} ({f.value}) under {f.connections} connections: beyond it "
+                    "clients wait in a queue — at this load the server is refusing work, not slow (the knob "
+                    f"{f.knob} raises it)")
+        case OomKilled():
+            return (f"the OOM killer took {_oom_when(f)} under the {_mib(f.limit_bytes)} machine limit: on that "
+                    "machine this stack does not fit at this load (the requests the kills broke are its failed "
+                    "ones)")
+        case MemoryLimit():
+            return (f"the stack reached the {_mib(f.limit_bytes)} machine limit {f.hits or 0:,} times: the kernel "
+                    "reclaimed memory (page cache) to stay under it"
+                    + (f", and its processes waited {_ms(f.stall_us)} for memory" if f.stall_us else ""))
+        # -- sentences stored before caveats had codes (store v3), and an older engine's
+        case Text():  # EngineText too
+            return str(f.text)
+    assert_never(f)
 
 
 def engine_bound_note(busy: list[float], runs: int) -> str:
@@ -112,8 +130,7 @@ def engine_bound_note(busy: list[float], runs: int) -> str:
 
 
 def sentence(caveat: Caveat) -> str:
-    words = SENTENCES.get(caveat.code)
-    if words is None:
+    if caveat.facts is None:
         params = ", ".join(f"{k}={v}" for k, v in caveat.params.items())
         return f"{caveat.code}" + (f" ({params})" if params else "")
-    return words(caveat.params)
+    return said(caveat.facts)

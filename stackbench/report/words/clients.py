@@ -4,10 +4,8 @@ started together (analysis/clients.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from stackbench.analysis.clients import Clients
-from stackbench.model.environment import HostFacts
+from stackbench.model.environment import ClientHost, HostFacts
 from stackbench.units import format_num
 
 
@@ -17,11 +15,11 @@ def _host(host: str, offset_us: int | None, uncertainty_us: int | None, cpus: in
     return f"{host} ({cpus} CPUs, clock {offset_us:+,} µs from this one ± {uncertainty_us} µs)"
 
 
-def clients_line(clients: list[dict[str, Any]]) -> str:
+def clients_line(clients: list[ClientHost]) -> str:
     """As the run connects them: each client, and an SSH host's CPUs and clock offset
-    (hosts/clients.py's facts, live: the store keeps what each client did instead)."""
+    (hosts/clients.py, live: the store keeps what each client did instead)."""
     return f"{len(clients)}, the load spread over them: " + "; ".join(
-        _host(c["host"], c.get("offset_us"), c.get("offset_uncertainty_us"), c.get("cpus")) for c in clients)
+        _host(c.host, c.offset_us, c.offset_uncertainty_us, c.cpus) for c in clients)
 
 
 def server_line(server: HostFacts, what: str = "the stack") -> str:

@@ -42,11 +42,11 @@ def by_protocol_rows(rows: Sequence[CellSummary]) -> list[tuple[str, ...]]:
     ordered = sorted(rows, key=lambda r: (r.stack_label, r.question.workload, r.question.sort_key()))
     out: list[tuple[str, ...]] = []
     for r in ordered:
-        q, hs = r.question, r.handshake or {}
+        q, hs = r.question, r.handshake
         conns = (q.handshake or "keep-alive") if q.tls else ("keep-alive" if q.keepalive else "no keep-alive")
         out.append((r.stack_label, q.workload, q.level(), r.protocol, conns, f"{r.valid}/{r.runs}",
                     format_rate(r.metrics[verdicts.THROUGHPUT.key].median),
                     _num(r.metrics[verdicts.CPU_PER_REQUEST.key].median, 1, 0),
-                    format_us(hs["p50"].median) if hs else "-", format_us(hs["p99"].median) if hs else "-",
+                    format_us(hs.p50.median) if hs else "-", format_us(hs.p99.median) if hs else "-",
                     " ".join(x for x in (r.negotiated or ()) if x) or "-"))
     return out
