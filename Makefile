@@ -15,7 +15,7 @@ test: setup
 	cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml
 	cargo test --release --quiet --manifest-path netshape/Cargo.toml
 	./scripts/fuzz.sh 60
-	.venv/bin/python -m pytest -q tests
+	.venv/bin/python -m pytest -q --durations=20 tests
 
 # The inner loop (under a minute): the unit tier — every test that starts no server and
 # takes no seconds, the docs' and the architecture's checks among them. `make test` runs

@@ -23,7 +23,7 @@ MACHINE = {"cpus": 1, "memory": "512M"}
 
 
 def _question(workload: str) -> TuneQuestion:
-    return TuneQuestion("nginx-fpm", workload, 8, machine=MACHINE, duration="1s", warmup="0.3s", repetitions=2)
+    return TuneQuestion("nginx-fpm", workload, 8, machine=MACHINE, duration="0.7s", repetitions=2)
 
 
 def test_a_sleeping_page_gets_a_pool_for_its_clients_a_cpu_bound_one_a_small_one_and_a_plan_reuses_it(tmp_path):
