@@ -14,7 +14,7 @@ bench: setup
 test: setup
 	cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml
 	cargo test --release --quiet --manifest-path netshape/Cargo.toml
-	./scripts/fuzz.sh 60
+	./scripts/fuzz.sh 40
 	.venv/bin/python -m pytest -q --durations=20 tests
 
 # The inner loop (under a minute): the unit tier — every test that starts no server and

@@ -44,7 +44,7 @@ def test_capacity_search_finds_a_known_capacity_with_the_real_engine(knee):
     walked = []
     while (rate := search.next_rate()) is not None:
         spec = LoadSpec(url=knee, connections=capacity.open_loop_connections(rate, 0.01), rate=rate,
-                        duration_s=1.0, warmup_s=0.3)
+                        duration_s=0.7, warmup_s=0.2)
         result = engine.run(spec, [1])
         check = capacity.check(CellStatus.OK, None, result, slo)
         search.record(rate, check.met, check.generator_limited)

@@ -43,7 +43,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def plan_text(hosts: str, duration: str = "2s") -> str:
+def plan_text(hosts: str, duration: str = "1s") -> str:
     return f"""
 name = "remote-server"
 duration = "{duration}"

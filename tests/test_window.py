@@ -42,3 +42,12 @@ def test_the_dry_run_says_the_rule():
 def test_a_stack_that_failed_the_load_keeps_the_plan_window():
     """Its database OOM-killed, every answer an error page: no count would answer better."""
     assert window.size(3.0, 30.0, 0.02, 64, Pace(0.0, failing=True)) == Window(3.0)
+
+
+def test_a_stack_that_left_clients_waiting_gets_the_longest_fixed_window_not_a_count():
+    """Apache mod_php, 64 kept-alive WordPress clients: 56 waited through a 4 s window. A
+    count would let them in once the others' share was done; a 16 s fixed window shows
+    whether they were held back."""
+    w = window.size(4.0, 30.0, 0.02, 64, Pace(19.0, waiting=56))
+    assert w == Window(16.0) and not w.counted
+    assert window.size(4.0, 30.0, 0.02, 64, Pace(19.0, failing=True, waiting=56)) == Window(4.0)

@@ -18,6 +18,14 @@ again, and the verdict says when its figure could not resolve the question
 How fast the stack answers is known from the cell's warm-up, or from the same question's
 earlier repetition on the same stack in this run (runner/cell.py); a cell that knows
 neither (the first repetition of a plan without warm-up) keeps the plan's window.
+
+A stack that left clients waiting at the end of its last window gets no count: a count
+ends only when every request out has ended, so once the clients it served had their
+share and stopped, the ones it held back were let in and served — prefork's children
+held by kept-alive clients looked fair (Apache mod_php at 64 WordPress clients: 56 of 64
+waiting at the end of a 4 s window, none at the end of a count: bench/RESULTS.md,
+"Tuning"). It gets the longest fixed window instead (`cap_s`), long against its response
+time, in which a client held back is seen as one (analysis/outcomes.py).
 Pure: the runner measures, this decides.
 """
 
@@ -41,10 +49,12 @@ MAX_STRETCH = 4.0
 @dataclass(frozen=True)
 class Pace:
     """How a stack answered a cell's load when last seen: responses a second (0: none),
-    and whether it failed the load (errors over 1 %, a server that died)."""
+    whether it failed the load (errors over 1 %, a server that died), and how many
+    clients were still waiting for their first response when its window ended."""
 
     per_s: float
     failing: bool = False
+    waiting: int = 0
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,10 @@ def size(duration_s: float, timeout_s: float, band: float, clients: int, pace: P
         # Not known yet; or the stack failed this load last time (a database the OOM killer
         # took, error pages): a failure is an answer no finer count improves.
         return Window(duration_s)
+    if pace.waiting:
+        # Clients left waiting: slow or held back, a long fixed window tells which (a
+        # count would let the held-back ones in at its end: the module docstring).
+        return Window(cap_s(duration_s, timeout_s))
     expected = pace.per_s * duration_s
     if expected >= max(resolve_count(band), MIN_PER_CLIENT * clients):
         return Window(duration_s)

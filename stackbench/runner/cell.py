@@ -159,7 +159,8 @@ def _pace(result: EngineResult, failing: bool = False) -> window.Pace:
     seconds, r = result.duration_us / 1e6, result.requests
     errors = r.failed + r.non_2xx
     done = result.pages.completed if result.pages is not None else r.completed  # what a count counts
-    return window.Pace(done / seconds if seconds > 0 else 0.0, failing or errors > FAILING_SHARE * max(1, r.attempted))
+    return window.Pace(done / seconds if seconds > 0 else 0.0, failing or errors > FAILING_SHARE * max(1, r.attempted),
+                       result.clients.without_response or 0)
 
 
 def _clients(cell: Cell, plan: Plan) -> int:
@@ -177,7 +178,9 @@ def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> L
     if pace is None and warm is not None and warm.requests.completed >= clients:
         # A warm-up that saw fewer responses than clients was the stack's cold start (the
         # first pages compiling), not its pace: a count sized on it could be over in a blink.
-        pace = _pace(warm)
+        # Its waiting clients are a pool still growing (prefork spawns children in its
+        # first seconds), not what the measured window will see.
+        pace = replace(_pace(warm), waiting=0)
     w = window.size(plan.duration_s, plan.timeout_s, plan.equivalence, clients, pace)
     return replace(spec, duration_s=w.duration_s, requests=w.requests)
 
