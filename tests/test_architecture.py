@@ -337,7 +337,7 @@ def key_breaches(package: Path, schema_path: Path = SCHEMA) -> list[str]:
 def repacked_documents(path: Path) -> list[int]:
     """Lines of a dict built with the key "engine" from an EngineResult's `.raw`: the
     document handed on in the store's shape, for someone to read by key (the runner did
-    so for the capacity search's check, before issue 22)."""
+    so for the capacity search's check)."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Dict):

@@ -76,7 +76,7 @@ PLAN_ROWS = [
     ('[[stacks]]\nid = "nginx-fpm"\nport = 70000\n', "port must be 1..65535, not 70000", 2),
     ("concurrency = [1]\n", "a plan needs at least one [[stacks]] entry", 2),
     ('baseline = "nginx"\n' + STACK, "baseline 'nginx' is not one of the plan's stacks", 2),
-    # protocols (issue 24): the axis, the tls table, a protocol the stack cannot serve
+    # protocols: the axis, the tls table, a protocol the stack cannot serve
     ('protocol = ["http/1.1", "spdy"]\n' + STACK, "unknown protocol 'spdy'; one of http/1.1, https, h2", 2),
     ('tls = { handshake = ["full"] }\n' + STACK, "a tls table is given but protocol asks for no TLS", 2),
     ('protocol = ["https"]\ntls = { handshake = ["slow"] }\n' + STACK, "tls.handshake takes keep-alive, resumed, full", 2),

@@ -1,4 +1,4 @@
-"""Which side was the bottleneck of each cell (issue 25): the engine's busiest thread and
+"""Which side was the bottleneck of each cell: the engine's busiest thread and
 the server's cores, each against 90 %, with both sides' CPU per request — computed once
 per cell (analysis/bottleneck.py), shown in `show` (the `limit` column; `--wide` the
 figures), the HTML report and export."""

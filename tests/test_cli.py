@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stackbench.cli import main
 
 
@@ -60,6 +62,9 @@ def test_stacks_lists_knobs_and_availability(capsys):
     assert "nginx-fpm" in out and "allow_override" in out and ("available" in out or "missing" in out)
 
 
+# A run's preflight happens under the lab's lock: beside a lab that is measuring, this one
+# is refused ("another stackbench run is measuring"), so it is in the servers tier.
+@pytest.mark.servers
 def test_missing_server_binary_names_the_package(monkeypatch, tmp_path, capsys):
     """A stack whose server is not installed: one line naming the package, exit 3."""
     from stackbench.servers import base

@@ -37,7 +37,7 @@ def schema() -> dict:
     return json.loads(engine.SCHEMA_PATH.read_text())
 
 
-# Every way the engine can drive a closed-loop HTTP/1.1 load (issue 25): its direct
+# Every way the engine can drive a closed-loop HTTP/1.1 load: its direct
 # epoll loop (the default for such runs), its task loop on epoll (forced here, as it
 # runs every other kind of load), and io_uring (tasks).
 PATHS = {"direct": ("epoll", None), "tasks": ("epoll", "tasks"), "uring": ("uring", None)}
@@ -53,7 +53,7 @@ def on_path(monkeypatch, path: str) -> str:
 @pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("keepalive", [True, False])
 def test_document_validates_and_counts_match_the_server(nginx, keepalive, path, monkeypatch):
-    """On every path (issue 25): the requests the engine counts are the ones nginx counted."""
+    """On every path: the requests the engine counts are the ones nginx counted."""
     io = on_path(monkeypatch, path)
     before = served(nginx)
     doc = engine.run(engine.LoadSpec(url=f"http://127.0.0.1:{nginx.port}/hello.php", connections=8,
@@ -74,7 +74,7 @@ def test_document_validates_and_counts_match_the_server(nginx, keepalive, path, 
 @pytest.mark.parametrize("path", list(PATHS))
 def test_static_bodies_discarded_unread_still_count_as_nginx_counts(nginx, path, monkeypatch):
     """The 150 KB JPEG and the 100 KB page are static files nginx sends with a
-    Content-Length: the engine discards their bodies in the kernel (issue 25) and must
+    Content-Length: the engine discards their bodies in the kernel and must
     still count every request nginx counted and every body byte."""
     from stackbench.workloads import WORKLOADS
 

@@ -164,7 +164,7 @@ def test_slow_visitors_hold_preforks_workers_but_not_nginxs(workdir):
                            text=True).stdout
     assert "network veth: veth pair, unshaped; asked unshaped each way; measured RTT p50" in shown
     assert "visitor classes: the measured visitors alone and with others beside them" in shown
-    # prefork beside slow visitors: a comparison with itself alone, or (issue 23) the load it failed
+    # prefork beside slow visitors: a comparison with itself alone, or the load it failed
     assert ("prefork · php-100k c=8 veth keep-alive: with slow vs alone" in shown
             or "prefork · php-100k c=8 veth keep-alive: with slow fails this load" in shown), shown
     html = workdir / "r.html"

@@ -1,4 +1,4 @@
-"""Each repetition's outcome (issue 23): an invalid measurement (and why) or a valid one
+"""Each repetition's outcome: an invalid measurement (and why) or a valid one
 that served the load or failed it (and how); the engine gate looking at the server's
 side too; and the verdicts the outcomes decide — fails this load, neither serves it, at
 least faster (a lower bound), not separable — in words, in the summary and in export."""
@@ -52,7 +52,7 @@ def test_a_plain_run_served_the_load():
     (0.95, outcomes.SERVED, True),   # both at their limit: a lower bound, valid
     (0.90, outcomes.SERVED, True),   # the threshold itself counts as busy
     (0.85, outcomes.INVALID, False),  # the server had headroom: the generator's figure
-    (None, outcomes.INVALID, False),  # nobody knows: invalid, as before issue 23
+    (None, outcomes.INVALID, False),  # nobody knows: invalid, as before
 ])
 def test_the_engine_gate_looks_at_the_server_too(busy, kind, bound):
     o = outcomes.of(cell(caveats=[SATURATED], busy=busy))

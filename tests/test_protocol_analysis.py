@@ -1,4 +1,4 @@
-"""Protocols in analysis and reports (issue 24), on fake engine documents: questions keep
+"""Protocols in analysis and reports, on fake engine documents: questions keep
 protocols apart, a stack asked HTTP/2 that spoke HTTP/1.1 is labelled so, HTTPS is
 compared with HTTP on the same stack, the server's CPU per new connection, and the
 table, verdicts and export carry it all."""

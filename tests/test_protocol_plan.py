@@ -1,4 +1,4 @@
-"""Plans that ask for protocols (issue 24): the `protocol` axis, the `tls` table and
+"""Plans that ask for protocols: the `protocol` axis, the `tls` table and
 `streams`, checked key by key; cells asked once per protocol and connection mode; the
 engine's command line for a TLS cell (unit: no server)."""
 

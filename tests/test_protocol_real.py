@@ -1,4 +1,4 @@
-"""Protocols through the whole runner on real servers (issue 24): a plan asking clear
+"""Protocols through the whole runner on real servers: a plan asking clear
 HTTP/1.1, HTTPS and HTTP/2 of nginx + FPM and of Apache prefork is run into a store;
 each cell keeps the protocol asked, what the engine spoke and what both sides
 negotiated; prefork asked for HTTP/2 answers in HTTP/1.1 and is labelled so (a result);

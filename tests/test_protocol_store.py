@@ -1,4 +1,4 @@
-"""Protocols in the store (issue 24, unit on :memory:): a TLS cell's protocol, handshake
+"""Protocols in the store (unit on :memory:): a TLS cell's protocol, handshake
 mode, streams, the stack's read-back and the engine's TLS figures go in and come back
 typed; the columns SQL readers see are filled; errors of the new classes count."""
 

@@ -1,4 +1,4 @@
-"""One analysis per run (issue 22): `show`, `export` and `report` analyze each run once
+"""One analysis per run: `show`, `export` and `report` analyze each run once
 (analysis/run.py) and only render it — the verdicts against the baseline are computed
 once per run whatever the command prints of them, and the CSV of cells computes none.
 Runs made with the fake Lab (tests/test_report_html.py), two in one store."""

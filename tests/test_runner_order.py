@@ -398,7 +398,7 @@ def test_adaptive_repetitions_do_not_stop_on_target_while_a_pair_lacks_valid_run
     log, state, fake = lab
     rng = random.Random(7)
     state["rps"] = lambda label: 1000 * rng.gauss(1, 0.005)
-    # every run of it an invalid measurement (issue 23: was clients_unserved, which is now
+    # every run of it an invalid measurement (was clients_unserved, which is now
     # a failed load — a result that settles the pair, see the next test)
     state["saturated"] = {"apache-prefork-modphp"}
     outcome = run(Store(), fake, ADAPTIVE)

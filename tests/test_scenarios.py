@@ -1,4 +1,4 @@
-"""The shipped scenarios' quick forms (issue 23, "every scenario's quick form answers"):
+"""The shipped scenarios' quick forms ("every scenario's quick form answers"):
 each asks its scenario's own question, with the runs a verdict needs in every compared
 cell, on pools that can hold the clients it measures, in under two minutes."""
 
@@ -18,15 +18,14 @@ from stackbench.stacks import registry
 
 NAMES = scenarios.names()
 # `scenario run NAME --quick` must take at most 2 minutes, stacks started and stopped
-# included. The dry run's estimate leaves out what this adds (measured on the 2-core VM,
-# issue 23): a cell with other visitors waits for their engine, which runs a second past
+# included. The dry run's estimate leaves out what this adds (measured on the 2-core VM): a cell with other visitors waits for their engine, which runs a second past
 # the window (runner/cell.py); a stack whose workload has services (WordPress: MariaDB
 # from its snapshot, the site verified page by page) takes ~1 s more to start, verify and
 # stop (0.3 + 0.9 s up and verified, 0.4–2.7 s down, against ~0.7 s in all for a static
 # document); and a run ~5 s of its own (the machine's speed checked, the lab swept). With
 # them the model comes within ~10 % of the quick forms' wall times: slow-clients 107 s
 # modelled, 104 s taken (the dry run: 87 s); small-vps 89 / 92 s (74 s); opcache 109 /
-# 98 s (84 s). It flags the opcache quick form of before issue 23 (139 s modelled, 132 s
+# 98 s (84 s). It flags the opcache quick form of before its window rule (139 s modelled, 132 s
 # taken; the dry run said 114 s), not quite its small-vps one (119 s modelled, ~150 s
 # taken on a quiet machine: 256 prefork children take 1.5–2.7 s to stop, more than the
 # allowance): keep quick forms well below the line (all model at 110 s or less).

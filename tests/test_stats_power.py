@@ -2,7 +2,7 @@
 simulation, with this machine's noise. Fixed seeds: nothing here flaps.
 
 The noise: the sample sd of the logs of each stack × question's valid runs, in the 14
-shipped scenarios' --quick runs stored on this 2-core VM (issue 23's session; `stackbench
+shipped scenarios' --quick runs stored on this 2-core VM (the session that shipped them; `stackbench
 export N --format json` for runs 1–14, then per (stack, workload, level, keep-alive) with
 at least 3 valid runs — the script is in bench/RESULTS.md, "Power that fits the question").
 Each simulated stack draws its own sd from a metric's list, so the comparisons are as

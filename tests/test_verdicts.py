@@ -85,7 +85,7 @@ def test_too_few_valid_runs_give_no_verdict_and_say_how_many_more():
 
 
 def test_a_stack_whose_every_run_was_invalid_says_so_and_how_many_more():
-    # issue 23: only measurement failures make a run invalid (here the generator at its
+    # only measurement failures make a run invalid (here the generator at its
     # limit, the server's busy share unknown); a stack that failed the load is a result
     bad = {("apache", r): [{"code": "engine_saturated", "params": {"thread": 0, "busy": 0.97}}] for r in range(6)}
     cells = cells_for({"nginx-fpm": noisy(1000, 6), "apache": noisy(1200, 6)}, caveats=bad)
@@ -97,7 +97,7 @@ def test_a_stack_whose_every_run_was_invalid_says_so_and_how_many_more():
 
 
 def test_a_stack_whose_every_run_left_clients_unserved_fails_the_load():
-    # issue 23: was "all 6 runs of apache failed a validity gate (clients_unserved)", no verdict
+    # was "all 6 runs of apache failed a validity gate (clients_unserved)", no verdict
     bad = {("apache", r): [{"code": "clients_unserved", "params": {"without_response": 5, "connections": 16}}]
            for r in range(6)}
     cells = cells_for({"nginx-fpm": noisy(1000, 6), "apache": noisy(1200, 6)}, caveats=bad)
@@ -187,7 +187,7 @@ def test_export_json_validates_and_csv_has_a_row_per_repetition():
     doc = export.document(analyze(run, cells))
     jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
     assert len(doc["cells"]) == 10
-    # issue 23: a run that left clients unserved failed the load — valid, a result; was
+    # a run that left clients unserved failed the load — valid, a result; was
     # valid False, invalid_reasons ["clients_unserved"]
     assert (doc["cells"][1]["valid"], doc["cells"][1]["outcome"], doc["cells"][1]["failures"]) == \
         (True, "failed", ["unserved"])
@@ -215,7 +215,7 @@ def test_the_scenarios_of_the_issue_are_all_there():
                                       "cache-front"}
     for name in ("opcache", "static", "mixed-page"):  # their workloads exist now
         assert scenarios.get(name).missing == []
-    assert scenarios.get("slow-clients").missing == []  # visitor classes landed (issue 13)
+    assert scenarios.get("slow-clients").missing == []  # visitor classes landed
     assert [s.name for s in scenarios.all_scenarios() if s.missing] == []
 
 
