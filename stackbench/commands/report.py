@@ -1,5 +1,6 @@
 """`stackbench report [RUN…] [-o FILE]`: the stored runs as one self-contained HTML file
-(report/html/): the answers, the charts with their numbers, and how to reproduce them."""
+(report/html/): the answers, the charts with their numbers, and how to reproduce them —
+with, for each tuned stack, the stored tuning it took, reviewed (analysis/tuning.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from stackbench.analysis.run import analyze
+from stackbench.analysis import tuning
+from stackbench.analysis.run import RunAnalysis, analyze
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report.html import page
 from stackbench.store import Store
@@ -21,7 +23,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
     runs = [analyze(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    text = page.render(runs, store, now)
+    text = page.render(runs, store, now, tunings(store, runs))
     out = Path(args.output or f"report-{'-'.join(map(str, run_ids))}.html")
     try:
         out.write_text(text, encoding="utf-8")
@@ -30,3 +32,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB): open it in a browser; it needs no network",
           file=sys.stderr)
     return 0
+
+
+def tunings(store: Store, runs: list[RunAnalysis]) -> dict[int, dict[str, tuning.Review]]:
+    """By run id: each tuned stack's stored tuning (the checked plan names it), reviewed
+    from its runs' cells, by the stack's label; in a tuning's own candidates run (or its
+    second stage's), that tuning, by the stack's id. A tuning no longer stored is left out."""
+    stored = {t.id: t for t in store.tunings()}
+    out: dict[int, dict[str, tuning.Review]] = {}
+    for a in runs:
+        run_id = a.run.id
+        named = [(label, stored[i]) for label, i in a.run.checked.tunings.items() if i in stored]
+        named += [(t.stack_id, t) for t in stored.values() if run_id in (t.run_id, t.keepalive_run_id)]
+        found = {}
+        for name, t in named:
+            second = t.keepalive_run_id
+            candidates = a.stored_cells if t.run_id == run_id else store.cells(t.run_id)
+            if candidates:
+                found[name] = tuning.review(t, candidates, store.cells(second) if second else None)
+        if found:
+            out[run_id] = found
+    return out

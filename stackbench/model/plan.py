@@ -35,6 +35,22 @@ class CheckedLoad:
 
 
 @dataclass(frozen=True)
+class CheckedStack:
+    """One of the plan's stacks (planning/plan.py's StackVariant), as readers use it."""
+
+    id: str
+    label: str
+    # knobs = "tuned": the stored tuning whose chosen pool it ran with (runner/tune.py
+    # resolve); None: its knobs were the plan's
+    tuning: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CheckedStack:
+        tuning = d.get("tuning")
+        return cls(str(d["id"]), str(d.get("label") or d["id"]), int(tuning) if tuning is not None else None)
+
+
+@dataclass(frozen=True)
 class CheckedPlan:
     baseline: str | None = None  # the stack the others are compared with (None: no verdicts)
     equivalence: float | None = None  # the band of "equivalent" (None: not stored)
@@ -43,6 +59,12 @@ class CheckedPlan:
     # visitor class used.
     profiles: tuple[str, ...] = (LOOPBACK,)
     hosts: Mapping[str, Any] = field(default_factory=dict)  # planning/hosts.py reads it
+    stacks: tuple[CheckedStack, ...] = ()  # in the plan's order (() in a store before v4)
+
+    @property
+    def tunings(self) -> dict[str, int]:
+        """Each tuned stack's label → the stored tuning it ran with."""
+        return {s.label: s.tuning for s in self.stacks if s.tuning is not None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CheckedPlan:
@@ -50,4 +72,5 @@ class CheckedPlan:
         names += [str(n) for n in d.get("links") or {} if n not in names]
         equivalence = d.get("equivalence")
         return cls(d.get("baseline"), float(equivalence) if equivalence is not None else None,
-                   CheckedLoad.from_dict(d.get("load") or {}), tuple(names), d.get("hosts") or {})
+                   CheckedLoad.from_dict(d.get("load") or {}), tuple(names), d.get("hosts") or {},
+                   tuple(CheckedStack.from_dict(s) for s in d.get("stacks") or ()))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html import escape
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from stackbench.analysis.run import RunAnalysis
+from stackbench.analysis.tuning import Review
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, ProcessMemory
 from stackbench.model.run import StoredRun
@@ -29,12 +30,15 @@ class Reader(Protocol):
 @dataclass
 class Context:
     """One run, as every chart module sees it: its analysis (every figure and statistic a
-    chart shows), and the store for what a chart draws beyond it — a cell's samples,
-    processes, system calls, its configuration files."""
+    chart shows), the store for what a chart draws beyond it — a cell's samples,
+    processes, system calls, its configuration files — and the tunings its stacks took."""
 
     analysis: RunAnalysis
     store: Reader
     palette: Palette
+    # The stored tunings behind the run's tuned stacks, by the stack's label (or, in a
+    # tuning's own candidates run, by the tuned stack's id): commands/report.py reads them.
+    tunings: Mapping[str, Review] = field(default_factory=dict)
 
     @property
     def run(self) -> StoredRun:

@@ -6,16 +6,17 @@ unfolds the tables for printing, and nothing is fetched when the file is opened.
 from __future__ import annotations
 
 from html import escape
-from typing import Callable
+from typing import Callable, Mapping
 
 from stackbench import __version__
 from stackbench.analysis.run import RunAnalysis
+from stackbench.analysis.tuning import Review
 from stackbench.report.html import (answers, by_level, colors, costs, figure, latency, protocols, reproduce,
-                                    timeline)
+                                    timeline, tuning)
 from stackbench.report.html.figure import Context, Figure, Reader
 
 # The charts, in the order a reader asks: how fast, how long one waits, what it costs,
-# what happened over time, where the work goes.
+# what happened over time, where the work goes; last, how a tuned stack's pool was sized.
 SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
     ("Throughput", [by_level.throughput]),
     ("Protocols", [protocols.throughput, protocols.cpu]),
@@ -24,12 +25,16 @@ SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
     ("Second by second", [timeline.seconds]),
     ("System calls", [costs.syscalls]),
     ("Caches", [costs.cache]),
+    ("Tuning", [tuning.curves]),
 ]
 
 
-def render(runs: list[RunAnalysis], store: Reader, generated_at: str) -> str:
+def render(runs: list[RunAnalysis], store: Reader, generated_at: str,
+           tunings: Mapping[int, Mapping[str, Review]] | None = None) -> str:
+    """`tunings`: by run id, the reviews of the stored tunings its stacks took, by the
+    stack's label (commands/report.py)."""
     palette = colors.Palette(label for r in runs for label in r.stack_labels)
-    contexts = [Context(r, store, palette) for r in runs]
+    contexts = [Context(r, store, palette, (tunings or {}).get(r.run.id, {})) for r in runs]
     title = "stackbench report: " + ", ".join(f"run {r.run.id} ({r.run.plan_name})" for r in runs)
     nav = "".join(f'<li><a href="#{c.anchor("run")}">run {c.run.id}: {escape(c.run.plan_name)}</a></li>'
                   for c in contexts) if len(contexts) > 1 else ""
@@ -112,6 +117,7 @@ svg .axis-title{font-weight:600}
 svg .grid{stroke:var(--grid);stroke-width:1}svg .axis{stroke:var(--muted);fill:none;stroke-width:1}
 svg .line{fill:none;stroke-width:2.2}svg .line.dash{stroke-dasharray:7 4}
 svg .dot{stroke-width:1.6}svg .dot.hollow{fill:var(--bg)}
+svg .ring{fill:none;stroke:var(--fg);stroke-width:1.6}svg .note{font-size:11px;font-weight:600}
 svg .wh{fill:none;stroke-width:1.6}svg .wh.ci{stroke:var(--fg)}
 svg .bar{stroke:none;opacity:.85}svg .bar.faint{opacity:.3}svg .ref{stroke:var(--worse);stroke-dasharray:5 4;stroke-width:1.5}
 svg circle:hover,svg rect:hover{opacity:1;stroke:var(--fg);stroke-width:2}

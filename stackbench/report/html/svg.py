@@ -1,7 +1,7 @@
 """Chart primitives as inline SVG text: axes with titles and units, linear and log
-scales with round ticks, lines, points, whiskers, reference lines and horizontal bars.
-Every point and bar carries a <title> (the browser shows it on hover, offline, without
-a script). Every string is escaped here: callers pass raw text.
+scales with round ticks, lines, points, whiskers, rings and notes, reference lines and
+horizontal bars. Every point and bar carries a <title> (the browser shows it on hover,
+offline, without a script). Every string is escaped here: callers pass raw text.
 
 Sizes are in viewBox units; the page scales the SVG to its column (width: 100 %)."""
 
@@ -157,6 +157,22 @@ def dot(x: float, y: float, cls: str, title: str, hollow: bool = False) -> str:
             f'<title>{escape(title)}</title></circle>')
 
 
+def square(x: float, y: float, cls: str, title: str, hollow: bool = False) -> str:
+    """A point of a second kind beside the dots (a tuning's one-request-a-connection stage)."""
+    return (f'<rect class="dot {cls}{" hollow" if hollow else ""}" x="{x - 4}" y="{y - 4}" width="8" height="8">'
+            f'<title>{escape(title)}</title></rect>')
+
+
+def ring(x: float, y: float) -> str:
+    """A point singled out (a tuning's chosen pool): a ring around it."""
+    return f'<circle class="ring" cx="{x}" cy="{y}" r="8.5"/>'
+
+
+def note(x: float, y: float, text: str) -> str:
+    """A word just above (x, y), centred on it."""
+    return f'<text class="note" x="{x}" y="{y - 11}" text-anchor="middle">{escape(text)}</text>'
+
+
 def whisker(x0: float, y0: float, x1: float, y1: float, cls: str) -> str:
     """A CI from (x0, y0) to (x1, y1) with short caps across it."""
     if x0 == x1:
@@ -244,6 +260,8 @@ class Point:
     lo: float | None = None  # CI of y
     hi: float | None = None
     hollow: bool = False  # a point that is shown but not trusted (no valid run; a missed target)
+    ringed: bool = False  # singled out: a ring around it (the chosen one)
+    note: str = ""  # a word above it ("chosen", "best")
 
 
 @dataclass(frozen=True)
@@ -253,6 +271,7 @@ class Series:
     dashed: bool = False
     joined: bool = True  # False: points only (a search's probes are not a path)
     dotted: bool = True  # False: the line only (a fitted curve has no measured points)
+    squares: bool = False  # its points drawn as squares: a second kind beside another series' dots
 
 
 def lines(series: Sequence[Series], x: Axis, y: Axis, label: str, *, height: int = 270,
@@ -269,5 +288,9 @@ def lines(series: Sequence[Series], x: Axis, y: Axis, label: str, *, height: int
             if p.lo is not None and p.hi is not None:
                 f.parts.append(whisker(f.X(p.x), f.Y(p.lo), f.X(p.x), f.Y(p.hi), s.cls))
             if s.dotted:
-                f.parts.append(dot(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
+                f.parts.append((square if s.squares else dot)(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
+            if p.ringed:
+                f.parts.append(ring(f.X(p.x), f.Y(p.y)))
+            if p.note:  # above the point and its whisker
+                f.parts.append(note(f.X(p.x), min(f.Y(p.y), f.Y(p.hi) if p.hi is not None else f.Y(p.y)), p.note))
     return f.svg(label)

@@ -1,0 +1,91 @@
+"""A tuning in words, for the terminal (text/tuning.py) and the HTML report
+(html/tuning.py): a candidate's name, how its runs failed, what the memory probe found,
+and the one sentence on why the chosen pool was chosen (analysis/tuning.py's rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackbench.analysis.tuning import SLO_ERRORS, SLO_LATENCY, TIE_BAND, Reason, Review, Trial
+from stackbench.model.tuning import TuningMemory
+from stackbench.units import MiB, format_rate
+
+# How a failed repetition is named (analysis/outcomes.py's codes, and the SLO's misses).
+FAILURE_WORDS = {
+    "unserved": "clients unserved", "target_down": "refused connections", "no_requests": "nothing served",
+    "requests_failed": "requests failed", "non_2xx": "error responses", "not_sent": "requests not sent",
+    "server_died": "a server died", "oom_killed": "OOM kill", SLO_LATENCY: "latency over the SLO",
+    SLO_ERRORS: "errors over the SLO",
+}
+
+
+def candidate(tr: Trial) -> str:
+    """"4 workers", "1 worker, one request a connection"."""
+    base = f"{tr.size} worker{'s' if tr.size != 1 else ''}"
+    return base + (", one request a connection" if tr.one_request else "")
+
+
+def failures(tr: Trial) -> str:
+    """How its runs failed the question, each way once: "OOM kill, clients unserved"; ""
+    when none did."""
+    codes = sorted({f for f in tr.failures if f is not None})
+    return ", ".join(FAILURE_WORDS.get(c, c) for c in codes)
+
+
+def served(tr: Trial) -> str:
+    """"2/3 (OOM kill)": the runs that served the question, of those measured."""
+    out = f"{len(tr.failures) - tr.failed}/{len(tr.failures)}"
+    return out + (f" ({failures(tr)})" if tr.failed else "")
+
+
+def question(r: Review) -> str:
+    """"nginx-fpm tuned for wordpress-home at 64 clients, on a machine of cpus 1, memory
+    512M; a run serves the question when …"."""
+    t = r.tuning
+    return (f"{t.stack_id} tuned for {t.workload} at {t.concurrency} clients{'' if t.keepalive else ' (no keep-alive)'}"
+            f", {_machine(t.machine)}; {_slo(r)}")
+
+
+def _machine(m: dict[str, Any]) -> str:
+    # the machine as the user asked it (cpus=1,memory=512M): its words are theirs
+    parts = [f"{k} {v}" for k, v in m.items()]
+    return "on a machine of " + ", ".join(parts) if parts else "on this machine's server cores"
+
+
+def _slo(r: Review) -> str:
+    if r.slo is None:
+        return "a run serves the question when every client is served, without errors, no server dies"
+    return f"SLO: {r.slo.describe()}; no server dies"
+
+
+def mib(n: int | None) -> str:
+    return f"{n / MiB:.0f} MiB" if n else "—"
+
+
+def memory(m: TuningMemory | None) -> str:
+    """What the memory probe found, and the bound it gave."""
+    if m is None:
+        return "the probe found no worker process; candidates go up to the clients"
+    return (f"a worker held {mib(m.worker_bytes)} with {m.workers} of them running; the rest of the stack and its "
+            f"services {mib(m.base_bytes)} → at most {m.bound} worker{'s' if m.bound != 1 else ''} fit in "
+            f"{m.headroom:.0%} of {mib(m.limit_bytes)}")
+
+
+def why(r: Review) -> str:
+    """"chosen: 4 workers — the smallest pool as good as the best (…)"."""
+    c, best = r.choice, r.choice.best
+    name = candidate(c.chosen)
+    if c.reason is Reason.NONE_SERVED:
+        return (f"chosen: {name} — no candidate served every run of this question; this one failed in the fewest "
+                "(the stack does not serve this load on this machine at any pool size tried)")
+    if c.reason is Reason.ONLY:
+        return f"chosen: {name} — the only candidate the memory bound allowed"
+    if c.reason is Reason.ONE_REQUEST:
+        return (f"chosen: {name} — the pool's workers each hold a client's connection; closing it after every "
+                "response served better than keeping it open")
+    if c.reason is Reason.SMALLEST_TIED and best is not None and c.against_best:
+        ratio, lo, hi = c.against_best
+        return (f"chosen: {name} — the smallest pool as good as the best ({candidate(best)}, "
+                f"{format_rate(best.center)}/s): {ratio:.2f}× of it [{lo:.2f}, {hi:.2f}], within {TIE_BAND:.0%} and "
+                "not significantly below; a smaller pool leaves memory to the page cache and the database")
+    return f"chosen: {name} — the highest figure, and no smaller pool within {TIE_BAND:.0%} of it"
