@@ -104,3 +104,38 @@ def test_every_php_stack_declares_a_pool_its_own_knobs_can_set():
         assert 9 in knobs.values(), (stack.id, knobs)
     with pytest.raises(ValueError):
         STACKS["nginx-fpm"].pool.knobs(0)
+
+
+def test_a_plan_says_the_level_its_stacks_are_tuned_for_and_bad_tune_keys_are_one_line():
+    import tomllib
+
+    from stackbench.errors import PlanError
+    from stackbench.planning import plan as plan_mod
+    from stackbench.runner.tune import question_for
+
+    text = '''
+workloads = ["php-hello"]
+concurrency = [16, 64, 256]
+keepalive = [true]
+machine = { cpus = 1, memory = "512M" }
+tune = { concurrency = 64, repetitions = 2 }
+[[stacks]]
+id = "nginx-fpm"
+knobs = "tuned"
+'''
+    plan = plan_mod.parse(tomllib.loads(text), "p.toml")
+    (v,) = plan.stacks
+    q = question_for(plan, v)
+    assert (q.concurrency, q.repetitions, q.machine) == (64, 2, {"cpus": 1, "memory": "512M"})
+    untuned_level = plan_mod.parse(tomllib.loads(text.replace("tune = { concurrency = 64, repetitions = 2 }", "")),
+                                   "p.toml")
+    assert question_for(untuned_level, untuned_level.stacks[0]).concurrency == 256
+    for bad, words in (("tune = { concurrency = 0 }", "tune.concurrency must be a whole number >= 1"),
+                       ("tune = { level = 64 }", "unknown key tune.'level'"),
+                       ('tune = "64"', "tune must be a table")):
+        with pytest.raises(PlanError) as e:
+            plan_mod.parse(tomllib.loads(text.replace("tune = { concurrency = 64, repetitions = 2 }", bad)), "p.toml")
+        assert words in str(e.value), str(e.value)
+    with pytest.raises(PlanError) as e:  # one workload, a closed loop
+        plan_mod.parse(tomllib.loads(text.replace('["php-hello"]', '["php-hello", "static-12b"]')), "p.toml")
+    assert 'knobs = "tuned" sizes a pool for one question' in str(e.value)

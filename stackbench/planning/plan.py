@@ -36,7 +36,8 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams", "cpu_idle", "budget"}
+            "protocol", "tls", "streams", "cpu_idle", "budget", "tune"}
+TUNE_KEYS = {"concurrency", "repetitions"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants", "knobs"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -118,6 +119,10 @@ class Plan:
     # held out of halt where the machine allows it), "as-is", "poll" (all held out of
     # halt) or "poll-engine" (the engine's, or refuse); on a VM each moves the figures.
     cpu_idle: str = idle.DEFAULT
+    # `tune = { concurrency, repetitions }`: the level a tuned stack is tuned for (None: the
+    # plan's largest) and the runs of each candidate (runner/tune.py question_for).
+    tune_concurrency: int | None = None
+    tune_repetitions: int = 3
     # A level's modes alternate their order across repetitions (expand); "as-written":
     # the plan's order in every repetition — how runs stored before that were numbered,
     # so a resumed one finds its cells under the seqs they had. Not a plan key.
@@ -361,6 +366,14 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         if len(wl) != 1 or load.kind != "closed":
             raise fail('knobs = "tuned" sizes a pool for one question: one workload, clients in a closed loop '
                        "(the largest concurrency level is the one tuned for)")
+    tune = data.get("tune", {})
+    if not isinstance(tune, dict):
+        raise fail("tune must be a table, e.g. tune = { concurrency = 64, repetitions = 3 }")
+    _reject_unknown(tune, TUNE_KEYS, source, "tune.")
+    tune_concurrency, tune_repetitions = tune.get("concurrency"), tune.get("repetitions", 3)
+    for key, value in (("concurrency", tune_concurrency), ("repetitions", tune_repetitions)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise fail(f"tune.{key} must be a whole number >= 1, not {value!r}")
     labels = [v.label for v in variants]
     dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
     if dup:
@@ -406,7 +419,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, budget_s=budget, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
-        machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle,
+        machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle, tune_concurrency=tune_concurrency,
+        tune_repetitions=tune_repetitions,
     )
 
 

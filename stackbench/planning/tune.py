@@ -10,7 +10,7 @@ from typing import Any
 
 from stackbench import units
 from stackbench.errors import PlanError, UsageError
-from stackbench.planning import machine, plan as plan_mod
+from stackbench.planning import machine, plan as plan_mod, window
 from stackbench.stacks import registry
 from stackbench.stacks.base import Pool
 
@@ -95,6 +95,10 @@ def most_runs(q: TuneQuestion, holds_connections: bool) -> int:
     return 1 + sizes * q.repetitions + (q.repetitions if holds_connections and q.keepalive else 0)
 
 
-def run_seconds(q: TuneQuestion) -> float:
-    """One run's time: a stack start and stop, the warm-up, the window."""
-    return plan_mod.START_STOP_S + units.parse_duration_s(q.warmup) + units.parse_duration_s(q.duration)
+def run_seconds(q: TuneQuestion, longest: bool = False) -> float:
+    """One run's time: a stack start and stop, the warm-up, the window — or, `longest`, the
+    longest window a slow stack gets (planning/window.py cap_s: a count, or the long fixed
+    window of a stack that left clients waiting)."""
+    d = units.parse_duration_s(q.duration)
+    window_s = window.cap_s(d, units.parse_duration_s(q.timeout)) if longest else d
+    return plan_mod.START_STOP_S + units.parse_duration_s(q.warmup) + window_s

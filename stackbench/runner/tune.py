@@ -129,7 +129,9 @@ def resolve(plan: Plan, store: Store, events: Events | None = None, options: Opt
 
 
 def question_for(plan: Plan, v: StackVariant) -> TuneQuestion:
-    """What a plan's tuned stack is tuned for: its one workload at its largest concurrency."""
-    return TuneQuestion(v.id, plan.workloads[0], max(plan.load.concurrency), machine=plan.raw.get("machine"),
+    """What a plan's tuned stack is tuned for: its one workload at `tune.concurrency`, else
+    its largest concurrency."""
+    level = plan.tune_concurrency or max(plan.load.concurrency)
+    return TuneQuestion(v.id, plan.workloads[0], level, machine=plan.raw.get("machine"),
                         keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s", warmup=f"{plan.warmup_s}s",
-                        timeout=f"{plan.timeout_s}s")
+                        timeout=f"{plan.timeout_s}s", repetitions=plan.tune_repetitions)

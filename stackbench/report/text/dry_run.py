@@ -85,12 +85,14 @@ def protocol_line(plan: Plan) -> str | None:
 def tuned_line(v: StackVariant, stored: StoredTuning | None, q: TuneQuestion, pool: Pool) -> str:
     """A tuned stack: the stored tuning it takes, or how long tuning it first may take."""
     if stored is not None:
+        extra = ", one request a connection" if stored.reason == "one_request" else ""
         return (f"{v.label}: knobs tuned — stored tuning {stored.id} of this question is reused "
-                f"({pool.describe(stored.chosen_size)})")
+                f"({pool.describe(stored.chosen_size)}{extra})")
     runs = tune_plan.most_runs(q, pool.holds_connections)
+    short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
     return (f"{v.label}: knobs tuned first for {q.workload} at {q.concurrency} clients — a memory probe, then pools "
-            f"of 1, 2, 4 … up to what fits: at most {runs} runs of ~{tune_plan.run_seconds(q):.0f} s "
-            f"(~{runs * tune_plan.run_seconds(q) / 60:.0f} min), stored for the next plan")
+            f"of 1, 2, 4 … up to what fits: at most {runs} runs of {short:.0f} s (a slow page's up to {long:.0f} s), "
+            f"{runs * short / 60:.0f}–{runs * long / 60:.0f} min; stored for the next plan")
 
 
 def cell_line(c: Cell, plan: Plan) -> str:
