@@ -139,3 +139,31 @@ knobs = "tuned"
     with pytest.raises(PlanError) as e:  # one workload, a closed loop
         plan_mod.parse(tomllib.loads(text.replace('["php-hello"]', '["php-hello", "static-12b"]')), "p.toml")
     assert 'knobs = "tuned" sizes a pool for one question' in str(e.value)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["tune", "nginx-fpn", "--workload", "php-hello", "-c", "4"], "unknown stack 'nginx-fpn'"),
+    (["tune", "nginx-fpm", "--workload", "php-helo", "-c", "4"], "php-helo"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "0"], "--concurrency must be a whole number >= 1"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=0.3"], "machine.cpus"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus"], "--machine takes key=value"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--slo", "p99=fast"], "--slo"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--knob", "pm_max_kids=3"], "pm_max_kids"),
+])
+def test_a_bad_tune_question_is_one_line_and_measures_nothing(argv, words, tmp_path, capsys):
+    from stackbench.cli import main
+
+    db = tmp_path / "r.sqlite"
+    assert main(argv + ["--dry-run", "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) <= 2, err
+    assert not db.exists()
+
+
+def test_the_tune_dry_run_says_what_it_will_measure(tmp_path, capsys):
+    from stackbench.cli import main
+
+    argv = ["tune", "nginx-fpm", "--workload", "php-hello", "-c", "8", "--machine", "cpus=1,memory=512M", "--dry-run"]
+    assert main(argv + ["--db", str(tmp_path / "r.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "a memory probe (1 run of 4 workers), then pools of 1, 2, 4" in out and "3 runs of 4s" in out
