@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "knobs = \"tuned\" takes it.")
     tu.add_argument("stack", help="a stack id (`stackbench stacks`)")
     tu.add_argument("--workload", required=True, help="the page to serve (docs/reference/workloads.md)")
-    tu.add_argument("-c", "--concurrency", type=int, required=True, help="clients (closed loop)")
+    tu.add_argument("-c", "--concurrency", type=int, help="clients (closed loop): the pool serving the most "
+                                                             "responses a second to them")
+    tu.add_argument("--rate", type=float, help="requests a second (open loop): the smallest pool serving them "
+                                                 "within the SLO")
     tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M (a plan's machine table)")
     tu.add_argument("--slo", help="what a run must meet, e.g. p99=2s,errors=0 (a plan's slo table); default: "
                                   "every client served, no errors, no server dies")

@@ -28,6 +28,43 @@ def test_the_candidates_double_up_to_the_least_of_the_bound_and_the_clients():
     assert tuning.sizes(bound=1, useful=64) == [1]
 
 
+def test_a_probe_that_kept_the_cpu_busy_stops_the_candidates_at_its_size():
+    from stackbench.model.tuning import Candidate
+
+    # WordPress at 64 clients on one core: 4 workers kept it 99.7 % busy (bench/RESULTS.md,
+    # "Tuning"): more workers can only queue for the core.
+    assert [c.size for c in tuning.candidates(bound=26, clients=64, cpu_top=4)] == [1, 2, 4]
+    # a sleep-bound page left the CPU idle: up to what fits and the clients
+    assert [c.size for c in tuning.candidates(bound=26, clients=64, cpu_top=None)] == [1, 2, 4, 8, 16, 26]
+    assert [c.size for c in tuning.candidates(bound=26, clients=2, cpu_top=4)] == [1, 2]
+    # prefork with mod_php kept alive: each worker holds a client, so its pools close each
+    # connection after a response, and the largest kept alive is tried beside them
+    held = tuning.candidates(bound=25, clients=64, cpu_top=4, holds_connections=True)
+    assert held == [Candidate(1, True), Candidate(2, True), Candidate(4, True), Candidate(25)]
+    assert tuning.candidates(bound=25, clients=64, cpu_top=4, holds_connections=True, keepalive=False) == \
+        [Candidate(1), Candidate(2), Candidate(4)]
+
+
+def test_the_cpu_a_probe_kept_busy_counts_the_services_beside_the_stack():
+    from tests.cells import stored_cell
+
+    cell = stored_cell(cpu_total_us=3_229_501, service_cpu_us=290_612, cpu_window_us=3_530_814)
+    assert tuning.cpu_busy(cell, 1) == pytest.approx(0.997, abs=0.001)
+    assert tuning.cpu_busy(cell, 2) == pytest.approx(0.4985, abs=0.001)
+    assert tuning.cpu_busy(stored_cell(), 1) is None
+
+
+def test_of_one_size_the_kept_alive_pool_is_chosen_when_it_ties_the_one_closing_connections():
+    kept = Trial(4, {}, (100.0, 101.0, 99.0))
+    closing = Trial(4, {}, (100.0, 100.0, 100.5), one_request=True)
+    assert tuning.choose([closing, kept]).chosen is kept
+    # a smaller pool that closes connections, as good as a kept-alive one of every client
+    small = Trial(1, {}, (100.0, 99.0, 101.0), one_request=True)
+    held = Trial(25, {}, (60.0, 62.0, 61.0), ("unserved",) * 3)
+    choice = tuning.choose([small, held])
+    assert choice.chosen is small and choice.reason is Reason.BEST
+
+
 def _trials(curve: dict[int, float], cv: float, reps: int, rng: random.Random,
             fails: dict[int, int] | None = None) -> list[Trial]:
     out = []
@@ -149,6 +186,9 @@ knobs = "tuned"
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus"], "--machine takes key=value"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--slo", "p99=fast"], "--slo"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--knob", "pm_max_kids=3"], "pm_max_kids"),
+    (["tune", "nginx-fpm", "--workload", "php-hello"], "--concurrency N (clients) or --rate R"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--rate", "100"], "--concurrency N (clients) or"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "--rate", "0"], "--rate must be above 0"),
 ])
 def test_a_bad_tune_question_is_one_line_and_measures_nothing(argv, words, tmp_path, capsys):
     from stackbench.cli import main
@@ -166,4 +206,25 @@ def test_the_tune_dry_run_says_what_it_will_measure(tmp_path, capsys):
     argv = ["tune", "nginx-fpm", "--workload", "php-hello", "-c", "8", "--machine", "cpus=1,memory=512M", "--dry-run"]
     assert main(argv + ["--db", str(tmp_path / "r.sqlite")]) == 0
     out = capsys.readouterr().out
-    assert "a memory probe (1 run of 4 workers), then pools of 1, 2, 4" in out and "3 runs of 4s" in out
+    assert "a probe (1 run of 4 workers" in out and "then pools of 1, 2, 4" in out and "3 runs each" in out
+    assert "at most 13 runs of 5 s" in out and "kept alive" not in out
+
+
+def test_a_rate_question_measures_an_open_loop_with_connections_for_its_slo(tmp_path, capsys):
+    from stackbench.cli import build_parser
+    from stackbench.commands.tune import question
+    from stackbench.planning import tune as tune_plan
+    from stackbench.model.tuning import Candidate
+
+    args = build_parser().parse_args(["tune", "nginx-fpm", "--workload", "wordpress-home", "--rate", "20",
+                                      "--slo", "p99=1s"])
+    q = question(args)
+    # Little's law × 2: 20/s × 1 s × 2 in flight
+    assert (q.rate, q.concurrency, q.load()) == (20.0, 40, "20 requests/s")
+    assert q.key()["rate"] == 20.0 and "rate" not in question(build_parser().parse_args(
+        ["tune", "nginx-fpm", "--workload", "php-hello", "-c", "8"])).key()  # closed keys stay as stored before
+    plan = tune_plan.candidates_plan(q, [Candidate(1), Candidate(2)])
+    from stackbench.planning.plan import expand
+
+    cell = expand(plan)[0]
+    assert (cell.load, cell.rate, cell.concurrency) == ("rate", 20.0, 40)

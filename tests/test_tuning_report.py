@@ -159,3 +159,50 @@ def test_the_checked_plan_names_the_tuning_each_tuned_stack_took():
     checked = CheckedPlan.from_dict(p.checked())
     assert [(s.id, s.tuning) for s in checked.stacks] == [("nginx-fpm", 3), ("apache-prefork-modphp", None)]
     assert checked.tunings == {TUNED: 3}
+
+
+def test_a_pool_that_holds_connections_is_reviewed_from_one_run_and_says_why_it_closes_them():
+    # prefork with mod_php at 64 kept-alive clients: pools closing each connection after a
+    # response (1, 2, 4) and the largest kept alive (25), which left clients waiting
+    unserved = {"code": "clients_unserved", "params": {"without_response": 40, "connections": 64}}
+    curve = {"1 worker" + tuning.ONE_REQUEST_SUFFIX: (1, [20.0, 21.0, 20.5]),
+             "2 workers" + tuning.ONE_REQUEST_SUFFIX: (2, [20.5, 20.0, 21.0]),
+             "4 workers" + tuning.ONE_REQUEST_SUFFIX: (4, [19.0, 19.5, 19.2]),
+             "25 workers": (25, [17.0, 16.0, 18.0])}
+    cells, seq = [], 0
+    for label, (_, figures) in curve.items():
+        for rep, rps in enumerate(figures):
+            c = _cell(9, seq, label, rps, rep)
+            if label == "25 workers":
+                c = stored_cell(run_id=9, seq=seq, repetition=rep, stack_label=label, concurrency=64,
+                                duration_us=WINDOW_US, requests_per_s=rps, requests_completed=int(rps * 2),
+                                requests_failed=0, non_2xx=0, latency_p50_us=800, latency_p99_us=3000,
+                                connections_measured=64, connections_without_response=40, caveats=[unserved])
+            cells.append(c)
+            seq += 1
+    t = StoredTuning(4, 8, 9, "apache-prefork-modphp", "wordpress-home", {"concurrency": 64, "keepalive": True},
+                     {}, TuningMemory(14 << 20, 86 << 20, 4, 512 << 20, 25, tuning.HEADROOM, 0.997, 4),
+                     {label: n for label, (n, _) in curve.items()}, 1,
+                     {"max_request_workers": 1, "keepalive_requests": 1}, tuning.Reason.BEST.value, "t")
+    r = tuning.review(t, cells, None)
+    kept = next(x for x in r.trials if not x.one_request)
+    assert kept.size == 25 and not kept.serves and words.failures(kept) == "clients unserved"
+    assert r.choice.chosen.size == 1 and r.choice.chosen.one_request and t.one_request
+    why = words.why(r)
+    assert "one request a connection" in why and "the largest pool kept alive, 25 workers: served 0/3" in why
+    assert "kept the CPU 100% busy" in words.memory(t.memory) and "candidates stop at 4" in words.memory(t.memory)
+
+
+def test_the_export_names_each_tuned_stacks_tuning_and_validates():
+    import json
+
+    import jsonschema
+
+    from stackbench.report import export
+
+    doc = export.document(_tuned_run(), {3: _tuning()})
+    jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
+    (row,) = doc["tunings"]
+    assert (row["stack_label"], row["tuning_id"], row["pool_size"], row["one_request"]) == (TUNED, 3, 4, False)
+    assert row["knobs"] == {"pm": "static", "pm_max_children": 4} and row["question"]["concurrency"] == 16
+    assert export.document(_tuned_run())["tunings"] == []  # the tuning no longer stored

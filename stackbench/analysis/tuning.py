@@ -9,9 +9,19 @@ The rules, in the order the tuner applies them:
    (`pool_bound`). apache2buddy and the PHP-FPM calculators use this formula with a
    worker's size guessed from `ps`; here it is measured, and the database beside the
    stack counts against the same machine.
-2. **The candidates** (`sizes`): doubling from 1 to the least of that bound and what the
-   question can use (at N clients a pool past N workers has none to serve), the bound
-   itself included — the size a calculator would give is always tried.
+2. **The candidates** (`candidates`): doubling from 1 to the least of that bound and what
+   the question can use (at N clients a pool past N workers has none to serve), the top
+   itself included — the size a calculator would give is tried unless the CPU rules it
+   out. What the question can use is also what the CPU leaves: when the probe's pool
+   already kept the machine's CPUs busy (SATURATED), more workers only queue for the same
+   cores — the utilisation law (Denning and Buzen, "The Operational Analysis of Queueing
+   Network Models", 1978: throughput is at most the CPUs over the CPU a response needs,
+   whatever the concurrency) — so the candidates stop at the probe's size. A pool whose
+   workers each hold a client's connection (prefork with mod_php, kept alive) is the
+   exception that proves it: its extra workers serve more *clients*, not more responses.
+   Its candidates are those sizes with each connection closed after one response, plus
+   the largest pool kept alive — the only kept-alive size that can hold the most clients
+   (a smaller one leaves more of them in the listen queue for the whole window).
 3. **Each candidate serves the question or not.** It is measured `repetitions` times; it
    serves when every repetition met the SLO (each client served, no error, no OOM kill,
    the latency within it). One failed repetition fails it: a pool that is OOM-killed one
@@ -39,7 +49,7 @@ from stackbench.analysis import outcomes, stats, student_t
 from stackbench.analysis.capacity import SLO
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
-from stackbench.model.tuning import StoredTuning
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, StoredTuning
 
 # Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
 # the page cache's, and a worker's growth past what the bound measured.
@@ -47,6 +57,11 @@ HEADROOM = 0.85
 # A candidate within this shortfall of the best, and not significantly below it, ties it.
 TIE_BAND = 0.05
 CONFIDENCE = 0.95
+# The share of the machine's CPU time (the stack's and its services' together) at which the
+# probe's pool left none for another worker: this machine's runs of WordPress on one core
+# read 99–100 % (bench/RESULTS.md, "Tuning"); below it a larger pool may still find idle
+# CPU behind a worker waiting on the database or a sleep.
+SATURATED = 0.95
 
 
 class Reason(enum.Enum):
@@ -54,7 +69,9 @@ class Reason(enum.Enum):
     SMALLEST_TIED = "smallest_tied"  # a smaller pool as good as the best
     NONE_SERVED = "none_served"  # no candidate served the question: the one that failed least
     ONLY = "only"  # one candidate (the bound allowed no other)
-    ONE_REQUEST = "one_request"  # the chosen size served better with each connection closed after a response
+    # Tunings stored before the one-request candidates joined the others: the chosen size,
+    # tried again with one request a connection, served better so.
+    ONE_REQUEST = "one_request"
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,26 @@ def sizes(bound: int, useful: int | None, start: int = 1) -> list[int]:
     return out
 
 
+def cpu_busy(cell: StoredCell, cpus: float) -> float | None:
+    """The share of `cpus` CPUs the stack and its services used in the cell's window; None
+    when the window's CPU was not measured."""
+    c = cell.cost
+    if c.cpu_total_us is None or not c.window_us or cpus <= 0:
+        return None
+    return (c.cpu_total_us + (c.service_cpu_us or 0)) / (c.window_us * cpus)
+
+
+def candidates(bound: int, clients: int, cpu_top: int | None, holds_connections: bool = False,
+               keepalive: bool = True) -> list[Candidate]:
+    """Rule 2 of the module docstring. `cpu_top`: the probe's size when it saturated the
+    CPUs (None: it did not)."""
+    top = max(1, min(bound, clients))
+    sized = sizes(min(top, cpu_top) if cpu_top else top, clients)
+    if holds_connections and keepalive:
+        return [Candidate(n, one_request=True) for n in sized] + [Candidate(top)]
+    return [Candidate(n) for n in sized]
+
+
 def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Choice:
     """The rule in the module docstring."""
     if not trials:
@@ -149,24 +186,11 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
         return Choice(least, Reason.NONE_SERVED, None)
     best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
     tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
-    chosen = min(tied, key=lambda t: t.size)
+    # the smallest; of one size, the connections kept alive (the server's own default)
+    chosen = min(tied, key=lambda t: (t.size, t.one_request))
     against = None if chosen is best else stats.ratio_interval(best.figures, chosen.figures, confidence)
     reason = Reason.BEST if chosen is best else Reason.SMALLEST_TIED
     return Choice(chosen, reason, best, against, tuple(sorted(t.size for t in tied)))
-
-
-def prefer(current: Trial, other: Trial, band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Trial:
-    """`current` unless `other` does better: it serves where current does not, or both
-    serve and other's figure is above current's and current does not tie it (the same
-    rule as `choose`, ties to the setting already chosen); when neither serves, the one
-    that failed in fewer repetitions."""
-    if other.serves != current.serves:
-        return other if other.serves else current
-    if not other.serves:
-        return other if other.failed < current.failed else current
-    if (other.center or 0) > (current.center or 0) and not _ties(current, other, band, confidence):
-        return other
-    return current
 
 
 def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
@@ -176,9 +200,6 @@ def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
     est = stats.ratio_interval(best.figures, t.figures, confidence)
     return est is not None and est[2] >= 1
 
-
-# The second stage's candidate is named "<size's label>" + this (planning/tune.py).
-ONE_REQUEST_SUFFIX = ", one request a connection"
 
 # A repetition that met the load but not the SLO: its latency, or its errors, past it.
 SLO_LATENCY, SLO_ERRORS = "slo_latency", "slo_errors"
@@ -247,19 +268,27 @@ def _slo_miss(cell: StoredCell, o: outcomes.Outcome, slo: SLO | None) -> str | N
     return None
 
 
-def decide(candidates: list[Trial], one_request: Trial | None = None) -> Choice:
-    """`choose` among the candidates; then, for a pool whose workers hold connections, the
-    chosen size with one request a connection if `prefer` takes it."""
-    choice = choose(candidates)
-    if one_request is not None and prefer(choice.chosen, one_request) is one_request:
-        return replace(choice, chosen=one_request, reason=Reason.ONE_REQUEST)
-    return choice
+def decide(trials: list[Trial], second: Trial | None = None) -> Choice:
+    """`choose`; `second`: a tuning stored before the one-request candidates joined the
+    others, whose chosen size was tried again with one request a connection — taken when
+    it served where the chosen one did not, or did better and not within the tie."""
+    choice = choose(trials)
+    if second is None:
+        return choice
+    current = choice.chosen
+    if second.serves != current.serves:
+        better = second.serves
+    elif not second.serves:
+        better = second.failed < current.failed
+    else:
+        better = (second.center or 0) > (current.center or 0) and not _ties(current, second, TIE_BAND, CONFIDENCE)
+    return replace(choice, chosen=second, reason=Reason.ONE_REQUEST) if better else choice
 
 
 @dataclass(frozen=True)
 class Review:
-    """A stored tuning read back: every candidate's trial (the second stage's last), the
-    choice made from them, and what the memory probe found."""
+    """A stored tuning read back: every candidate's trial (an older tuning's second stage
+    last, as `one_request`), the choice made from them, and what the memory probe found."""
 
     tuning: StoredTuning
     slo: SLO | None
@@ -269,13 +298,15 @@ class Review:
 
 
 def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
+    """A stored tuning's trials and choice, from its candidates' run (and, for a tuning
+    stored with a second stage, that run: `decide`)."""
     table = t.slo_table
     slo = SLO.from_dict(table) if table else None
+    if not second:
+        found = trials(candidates, t.sizes, slo)
+        return Review(t, slo, tuple(found), choose(found), None)
     first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
     found = trials(candidates, first, slo)
-    alt = None
-    if second:
-        label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)
-        if label is not None:
-            alt = trials(second, {label: t.sizes[label]}, slo)[0]
+    label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)
+    alt = trials(second, {label: t.sizes[label]}, slo)[0] if label is not None else None
     return Review(t, slo, tuple(found) + ((alt,) if alt else ()), decide(found, alt), alt)

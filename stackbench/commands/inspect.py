@@ -119,7 +119,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         elif args.verdicts:
             export.write_verdicts(analysis.verdicts, out)
         else:
-            export.write_document(analysis, out)
+            export.write_document(analysis, out, {t.id: t for t in store.tunings()})
     finally:
         if args.output:
             out.close()

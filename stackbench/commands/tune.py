@@ -11,7 +11,9 @@ import sys
 from typing import Any
 
 from stackbench.analysis import tuning
+from stackbench.analysis.capacity import SLO, open_loop_connections
 from stackbench.errors import UsageError
+from stackbench.model.tuning import Candidate
 from stackbench.planning import loads
 from stackbench.planning import tune as tune_plan
 from stackbench.planning.tune import TuneQuestion
@@ -22,14 +24,22 @@ from stackbench.runner import tune as tune_runner
 from stackbench.store import Store
 
 
+HOLDS = ("; its workers hold connections, so each pool closes each after one response, and its largest is tried "
+         "kept alive too")
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     q = question(args)
-    tune_plan.candidates_plan(q, [1])  # every key checked before anything starts
+    pool = tune_plan.pool_of(q.stack_id)
+    tune_plan.candidates_plan(q, [Candidate(1)])  # every key checked before anything starts
     if args.dry_run:
-        print(f"tune {q.stack_id} for {q.workload} at {q.concurrency} clients: a memory probe (1 run of "
-              f"{min(tune_plan.PROBE_SIZE, q.concurrency)} workers), then pools of 1, 2, 4 … workers up to what fits "
-              f"and {q.concurrency}, {q.repetitions} runs of {q.duration} each (+ {q.warmup} warm-up and a start "
-              "per run); a pool whose workers hold connections is tried once more with one request a connection")
+        runs = tune_plan.most_runs(q, pool.holds_connections)
+        short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
+        print(f"tune {q.stack_id} for {q.workload} at {q.load()}: a probe (1 run of "
+              f"{min(tune_plan.PROBE_SIZE, q.concurrency)} workers: what one holds, how busy they keep the CPU), "
+              f"then pools of 1, 2, 4 … workers up to what fits, {q.concurrency}, and what the CPU can use, "
+              f"{q.repetitions} runs each{HOLDS if pool.holds_connections and q.keepalive else ''} — at most {runs} runs of {short:.0f} s (a slow page's up to "
+              f"{long:.0f} s): {runs * short / 60:.0f}–{runs * long / 60:.0f} min")
         return 0
     store = Store(args.db)
     store.ensure_writable()
@@ -50,7 +60,8 @@ def cmd_tunings(args: argparse.Namespace) -> int:
     for t in found:
         knobs = ", ".join(f"{k}={v}" for k, v in t.knobs.items())
         machine = ",".join(f"{k}={v}" for k, v in t.machine.items())
-        print(f"{t.id:>3}  {t.created_at}  {t.stack_id} {t.workload} c={t.concurrency} {machine}  → {knobs}")
+        load = f"c={t.concurrency}" if t.rate is None else f"rate={t.rate:g}/s"
+        print(f"{t.id:>3}  {t.created_at}  {t.stack_id} {t.workload} {load} {machine}  → {knobs}")
     return 0
 
 
@@ -65,9 +76,17 @@ def question(args: argparse.Namespace) -> TuneQuestion:
     slo = None
     if args.slo:
         slo = loads.parse_slo(pairs(args.slo, "--slo"), lambda m: UsageError(f"--slo: {m}")).as_dict()
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
-    return TuneQuestion(args.stack, args.workload, args.concurrency,
+    if (args.concurrency is None) == (args.rate is None):
+        raise UsageError("tune asks one question: --concurrency N (clients) or --rate R (requests a second)")
+    concurrency, rate = args.concurrency, args.rate
+    if concurrency is not None and concurrency < 1:
+        raise UsageError(f"--concurrency must be a whole number >= 1, not {concurrency}")
+    if rate is not None:
+        if not rate > 0:
+            raise UsageError(f"--rate must be above 0 requests a second, not {rate:g}")
+        budget_s = SLO.from_dict(slo).latency_budget_us / 1e6 if slo else loads.OPEN_LOOP_LATENCY_S
+        concurrency = open_loop_connections(rate, budget_s)
+    return TuneQuestion(args.stack, args.workload, concurrency, rate=rate,
                         machine=pairs(args.machine, "--machine") if args.machine else None, slo=slo,
                         keepalive=not args.no_keepalive, duration=args.duration, warmup=args.warmup,
                         repetitions=args.repetitions, knobs=pairs(",".join(args.knob), "--knob") if args.knob else {})

@@ -6,6 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# A one-request candidate's label is its size's ("8 workers") + this (planning/tune.py).
+ONE_REQUEST_SUFFIX = ", one request a connection"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pool to measure: its size, and whether the server closes each connection after one
+    response (keepalive_requests = 1: planning/tune.py)."""
+
+    size: int
+    one_request: bool = False
+
 
 @dataclass(frozen=True)
 class TuningMemory:
@@ -17,6 +29,10 @@ class TuningMemory:
     limit_bytes: int  # the machine's memory (the profile's, else this host's)
     bound: int  # the largest pool that fits
     headroom: float  # the share of the limit a pool may plan to fill
+    # The share of the machine's CPUs the probe's pool kept busy, and the size the
+    # candidates stopped at because of it (None: not measured, or not saturated)
+    cpu_busy: float | None = None
+    cpu_top: int | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,12 @@ class StoredTuning:
         return int(self.key["concurrency"])
 
     @property
+    def rate(self) -> float | None:
+        """An open loop's requests a second (None: `concurrency` clients in a closed loop)."""
+        rate = self.key.get("rate")
+        return float(rate) if rate is not None else None
+
+    @property
     def keepalive(self) -> bool:
         return bool(self.key.get("keepalive", True))
 
@@ -54,6 +76,11 @@ class StoredTuning:
         """The SLO as the tuner stored it (analysis/capacity.py SLO.as_dict), or None."""
         slo = self.key.get("slo")
         return dict(slo) if slo else None
+
+    @property
+    def one_request(self) -> bool:
+        """The chosen pool closes each connection after one response."""
+        return self.knobs.get("keepalive_requests") == 1
 
     @property
     def keepalive_run_id(self) -> int | None:

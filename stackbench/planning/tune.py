@@ -12,11 +12,16 @@ from stackbench import units
 from stackbench.errors import PlanError, UsageError
 from stackbench.planning import machine, plan as plan_mod, window
 from stackbench.stacks import registry
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate
 from stackbench.stacks.base import Pool
 
 # The pool the memory probe runs: small enough to fit any machine the lab accepts, large
 # enough that a worker's share of what the pool shares is not the whole of it.
 PROBE_SIZE = 4
+# What a one-request candidate sets: the server closes every connection after one
+# response, so a client waiting in the listen queue gets a worker at the next response,
+# not when a kept-alive client leaves.
+ONE_REQUEST_A_CONNECTION = {"keepalive_requests": 1}
 
 
 @dataclass(frozen=True)
@@ -32,13 +37,21 @@ class TuneQuestion:
     timeout: str = "30s"
     repetitions: int = 3
     knobs: dict[str, Any] = field(default_factory=dict)  # fixed beside the pool (the plan's own)
+    # An open loop at this many requests a second instead of `concurrency` clients; then
+    # `concurrency` is the engine's connections for it (planning/loads.py connections_for)
+    rate: float | None = None
 
     def key(self) -> dict[str, Any]:
         """What a stored tuning must match to be reused: the stack, the page, the load,
         the machine and the SLO (not how long it was measured)."""
-        return {"stack": self.stack_id, "workload": self.workload, "concurrency": self.concurrency,
-                "keepalive": self.keepalive, "machine": self.machine or {}, "slo": self.slo or {},
-                "knobs": self.knobs}
+        key = {"stack": self.stack_id, "workload": self.workload, "concurrency": self.concurrency,
+               "keepalive": self.keepalive, "machine": self.machine or {}, "slo": self.slo or {},
+               "knobs": self.knobs}
+        return key if self.rate is None else {**key, "rate": self.rate}
+
+    def load(self) -> str:
+        """"64 clients", "20 requests/s"."""
+        return f"{self.concurrency} clients" if self.rate is None else f"{self.rate:g} requests/s"
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.key(), "duration": self.duration, "warmup": self.warmup, "timeout": self.timeout,
@@ -53,46 +66,62 @@ def pool_of(stack_id: str) -> Pool:
 
 
 def label(pool: Pool, size: int) -> str:
-    """A candidate's label: "8 workers" (the same word for every pool, so a table reads)."""
+    """A pool size's label: "8 workers" (the same word for every pool, so a table reads)."""
     return f"{size} worker{'s' if size != 1 else ''}"
 
 
+def candidate_label(pool: Pool, c: Candidate) -> str:
+    """"8 workers", "8 workers, one request a connection"."""
+    return label(pool, c.size) + (ONE_REQUEST_SUFFIX if c.one_request else "")
+
+
+def candidate_knobs(q: TuneQuestion, pool: Pool, c: Candidate) -> dict[str, Any]:
+    """The question's fixed knobs, the pool's for the size, and one request a connection."""
+    return {**q.knobs, **pool.knobs(c.size), **(ONE_REQUEST_A_CONNECTION if c.one_request else {})}
+
+
 def probe_plan(q: TuneQuestion, size: int) -> plan_mod.Plan:
-    """One run of a small pool under the question's load: what a worker holds."""
-    return _plan(q, f"tune {q.stack_id}: memory probe", [size], repetitions=1)
+    """One run of a small pool under the question's load: what a worker holds, and how busy
+    it kept the CPUs."""
+    return _plan(q, f"tune {q.stack_id}: memory probe", [Candidate(size)], repetitions=1)
 
 
-def candidates_plan(q: TuneQuestion, sizes: list[int], label: str | None = None) -> plan_mod.Plan:
+def candidates_plan(q: TuneQuestion, candidates: list[Candidate]) -> plan_mod.Plan:
     """Every candidate, `q.repetitions` times (the repetitions interleave the candidates,
-    so a drift of the machine falls on all of them). `label`: one candidate's own name."""
-    return _plan(q, f"tune {q.stack_id}: candidates", sizes, repetitions=q.repetitions, named=label)
+    so a drift of the machine falls on all of them)."""
+    return _plan(q, f"tune {q.stack_id}: candidates", candidates, repetitions=q.repetitions)
 
 
 def machine_profile(q: TuneQuestion) -> machine.MachineProfile | None:
     return machine.parse(q.machine, lambda msg: PlanError(f"--machine: {msg}")) if q.machine else None
 
 
-def _plan(q: TuneQuestion, name: str, sizes: list[int], repetitions: int, named: str | None = None) -> plan_mod.Plan:
+def _plan(q: TuneQuestion, name: str, candidates: list[Candidate], repetitions: int) -> plan_mod.Plan:
     pool = pool_of(q.stack_id)
     data: dict[str, Any] = {
-        "name": name, "workloads": [q.workload], "concurrency": [q.concurrency], "keepalive": [q.keepalive],
+        "name": name, "workloads": [q.workload], "keepalive": [q.keepalive],
         "duration": q.duration, "warmup": q.warmup, "timeout": q.timeout, "repetitions": repetitions,
         "syscalls": False,
-        "stacks": [{"id": q.stack_id, "label": named or label(pool, n), "knobs": {**q.knobs, **pool.knobs(n)}}
-                   for n in sizes],
+        "stacks": [{"id": q.stack_id, "label": candidate_label(pool, c), "knobs": candidate_knobs(q, pool, c)}
+                   for c in candidates],
     }
+    if q.rate is None:
+        data["concurrency"] = [q.concurrency]
+    else:
+        data.update(load="rate", rate=[q.rate], connections=q.concurrency)
     if q.machine:
         data["machine"] = q.machine
     return plan_mod.parse(data, "stackbench tune")
 
 
 def most_runs(q: TuneQuestion, holds_connections: bool) -> int:
-    """The runs a tuning makes at most (the memory bound can only take candidates away):
-    the probe, every doubling up to the clients, and the second stage."""
+    """The runs a tuning makes at most (the memory bound and a saturated CPU can only take
+    candidates away): the probe, every doubling up to the clients, and for a pool that
+    holds connections the largest kept alive."""
     n, sizes = 1, 1
     while n < q.concurrency:
         n, sizes = n * 2, sizes + 1
-    return 1 + sizes * q.repetitions + (q.repetitions if holds_connections and q.keepalive else 0)
+    return 1 + (sizes + (1 if holds_connections and q.keepalive else 0)) * q.repetitions
 
 
 def run_seconds(q: TuneQuestion, longest: bool = False) -> float:

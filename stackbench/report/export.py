@@ -13,11 +13,12 @@ import csv
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 from stackbench.analysis import metrics, verdicts
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.run import RunAnalysis
+from stackbench.model.tuning import StoredTuning
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "export-v1.schema.json"
@@ -113,7 +114,20 @@ def _excluded(e: verdicts.Excluded) -> dict[str, Any]:
     return {k: v for k, v in asdict(e).items() if k not in ("side", "within")} | {"reasons": list(e.reasons)}
 
 
-def document(a: RunAnalysis) -> dict[str, Any]:
+def tuning_rows(a: RunAnalysis, stored: Mapping[int, StoredTuning]) -> list[dict[str, Any]]:
+    """Each tuned stack of the run: the stored tuning it took and the knobs it chose."""
+    out = []
+    for label, tuning_id in a.run.checked.tunings.items():
+        t = stored.get(tuning_id)
+        if t is None:
+            continue
+        out.append({"stack_label": label, "tuning_id": t.id, "stack_id": t.stack_id, "pool_size": t.chosen_size,
+                    "one_request": t.one_request, "knobs": dict(t.knobs), "reason": t.reason,
+                    "question": dict(t.key)})
+    return out
+
+
+def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None) -> dict[str, Any]:
     run, vs = a.run, a.verdicts
     baseline, band = (vs.baseline, vs.band) if vs else (None, run.checked.equivalence)
     return {
@@ -129,6 +143,7 @@ def document(a: RunAnalysis) -> dict[str, Any]:
         "protocol_verdicts": verdict_rows(a.protocols),
         "handshake_costs": [asdict(h) | {"cpu_us_per_connection": h.cpu_us_per_connection} for h in a.handshake_costs],
         "excluded": [_excluded(e) for e in (vs.excluded if vs else ())],
+        "tunings": tuning_rows(a, tunings or {}),
         "methods": {
             "unit": "run (one repetition of a cell); requests are never the unit",
             "ci": "95 % bootstrap percentile interval, fixed seed (stackbench/analysis/stats.py)",
@@ -147,8 +162,8 @@ def document(a: RunAnalysis) -> dict[str, Any]:
     }
 
 
-def write_document(a: RunAnalysis, out: TextIO) -> None:
-    json.dump(document(a), out, indent=2)
+def write_document(a: RunAnalysis, out: TextIO, tunings: Mapping[int, StoredTuning] | None = None) -> None:
+    json.dump(document(a, tunings), out, indent=2)
     out.write("\n")
 
 

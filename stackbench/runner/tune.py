@@ -1,6 +1,5 @@
-"""`stackbench tune`: a stack's best pool for one question, measured — the memory probe's
-run, then every candidate in one run, then (for a pool whose workers hold connections)
-the chosen size with connections closed after each response; the choice by
+"""`stackbench tune`: a stack's best pool for one question, measured — the probe's run (what
+a worker holds, how busy it kept the CPUs), then every candidate in one run; the choice by
 analysis/tuning.py's rules, stored with the runs that measured it (docs/methods/tuning.md)."""
 
 from __future__ import annotations
@@ -16,21 +15,15 @@ from stackbench.planning import tune as tune_plan
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.planning.tune import TuneQuestion
 from stackbench.model.cell import StoredCell
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate
 from stackbench.runner import Lab, Options, Outcome, run_plan
 from stackbench.store import Store
-
-# What a pool whose workers each hold a client's connection is also tried with: the server
-# closes every connection after one response, so a client waiting in the listen queue gets
-# a worker at the next response, not when a kept-alive client leaves.
-ONE_REQUEST_A_CONNECTION = {"keepalive_requests": 1}
-
 
 @dataclass(frozen=True)
 class Tuned:
     tuning_id: int
     probe_run_id: int
     run_id: int  # the candidates' run
-    keepalive_run_id: int | None  # the second stage's run (a pool that holds connections)
     memory: tuning.WorkerMemory | None
     limit_bytes: int | None
     bound: int
@@ -50,41 +43,30 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     slo = slo_of(q)
     probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
     probed = _measured(store, probe)
-    memory = None
+    profile = tune_plan.machine_profile(q)
+    memory, busy = None, None
     if probed:
         cell = probed[-1]
         memory = tuning.worker_memory(store.processes(cell.id), pool.worker, cell.cost.service_mem_peak_bytes)
-    profile = tune_plan.machine_profile(q)
+        cpus = profile.cpus if profile and profile.cpus else len(cell.pinning.server_cpus)
+        busy = tuning.cpu_busy(cell, cpus)
     limit = profile.memory_bytes if profile and profile.memory_bytes else machine.mem_total_bytes()
     bound = tuning.pool_bound(limit, memory.base_bytes, memory.worker_bytes) if memory and limit else q.concurrency
-    sizes = {tune_plan.label(pool, n): n for n in tuning.sizes(bound, q.concurrency)}
-    run = run_plan(tune_plan.candidates_plan(q, list(sizes.values())), store, events, options, lab)
+    cpu_top = min(tune_plan.PROBE_SIZE, q.concurrency) if busy is not None and busy >= tuning.SATURATED else None
+    candidates = tuning.candidates(bound, q.concurrency, cpu_top, pool.holds_connections, q.keepalive)
+    sizes = {tune_plan.candidate_label(pool, c): c.size for c in candidates}
+    run = run_plan(tune_plan.candidates_plan(q, candidates), store, events, options, lab)
     trials = tuning.trials(_measured(store, run), sizes, slo)
-    choice = tuning.decide(trials)
-    knobs = {**q.knobs, **pool.knobs(choice.chosen.size)}
-    keepalive_run = None
-    if pool.holds_connections and q.keepalive:
-        # The chosen size again, its connections closed after each response.
-        other = replace(q, knobs={**q.knobs, **ONE_REQUEST_A_CONNECTION})
-        label = tune_plan.label(pool, choice.chosen.size) + tuning.ONE_REQUEST_SUFFIX
-        second = run_plan(tune_plan.candidates_plan(other, [choice.chosen.size], label=label), store, events,
-                          options, lab)
-        keepalive_run = second.run_id
-        alt = tuning.trials(_measured(store, second), {label: choice.chosen.size}, slo)
-        sizes[label] = choice.chosen.size
-        choice = tuning.decide(trials, alt[0])
-        trials.extend(alt)
-        if choice.reason is tuning.Reason.ONE_REQUEST:
-            knobs = {**knobs, **ONE_REQUEST_A_CONNECTION}
+    choice = tuning.choose(trials)
+    knobs = tune_plan.candidate_knobs(q, pool, Candidate(choice.chosen.size, choice.chosen.one_request))
     mem = None
     if memory:
         mem = {"worker_bytes": memory.worker_bytes, "base_bytes": memory.base_bytes, "workers": memory.workers,
-               "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM}
-    tuning_id = store.record_tuning(probe.run_id, run.run_id, q.stack_id, q.workload, q.key(),
-                                    {**q.as_dict(), "keepalive_run_id": keepalive_run}, mem, sizes,
-                                    choice.chosen.size, knobs, choice.reason.value)
-    return Tuned(tuning_id, probe.run_id, run.run_id, keepalive_run, memory, limit, bound, sizes, trials, choice,
-                 knobs)
+               "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM, "cpu_busy": busy,
+               "cpu_top": cpu_top}
+    tuning_id = store.record_tuning(probe.run_id, run.run_id, q.stack_id, q.workload, q.key(), q.as_dict(), mem,
+                                    sizes, choice.chosen.size, knobs, choice.reason.value)
+    return Tuned(tuning_id, probe.run_id, run.run_id, memory, limit, bound, sizes, trials, choice, knobs)
 
 
 def _measured(store: Store, outcome: Outcome) -> list[StoredCell]:
@@ -116,7 +98,7 @@ def resolve(plan: Plan, store: Store, events: Events | None = None, options: Opt
         if found is None:
             found = store.tuning(tune(q, store, events, options, lab).tuning_id)
         pool = tune_plan.pool_of(v.id)
-        extra = ", one request a connection" if found.reason == tuning.Reason.ONE_REQUEST.value else ""
+        extra = ONE_REQUEST_SUFFIX if found.one_request else ""
         label = f"{v.label} (tuned: {pool.describe(found.chosen_size)}{extra})"
         renamed[v.label] = label
         stacks.append(replace(v, label=label, knobs=dict(found.knobs), tuning=found.id))

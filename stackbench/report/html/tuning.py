@@ -1,7 +1,8 @@
 """Each tuned stack's tuning curve (docs/methods/tuning.md): every candidate pool's figure
 against its size — the geometric mean of its runs with the 95 % interval as whiskers —
-the candidates that failed a run hollow, the chosen pool ringed, the second stage (the
-chosen size with one request a connection) as a square just right of its size, and why
+the candidates that failed a run hollow, the chosen pool ringed, the pools that close each
+connection after one response as squares (just right of a kept-alive pool of the same
+size), and why
 that pool was chosen in the words of the terminal's `stackbench tunings ID`
 (report/words/tuning.py). The reviews are commands/report.py's: the stored tunings the
 run's tuned stacks took (or, in a tuning's own candidates run, that tuning)."""
@@ -14,8 +15,8 @@ from stackbench.report.html.figure import Context, Figure
 from stackbench.report.words import tuning as words
 from stackbench.units import format_rate
 
-# The second stage's point sits this factor right of its size (on the log axis: a quarter
-# of a doubling), beside the candidate of the same size rather than on it.
+# A one-request point sits this factor right of its size (on the log axis: a quarter of a
+# doubling) when a kept-alive candidate has that size, beside it rather than on it.
 BESIDE = 2 ** 0.25
 
 
@@ -25,11 +26,15 @@ def curves(ctx: Context) -> list[Figure]:
 
 def _figure(ctx: Context, name: str, r: Review) -> Figure:
     cls = ctx.palette.cls(name)
-    candidates = [t for t in r.trials if not t.one_request]
-    series = [svg.Series(cls, tuple(_point(r, t, t.size) for t in candidates if t.center is not None))]
-    second = r.one_request
-    if second is not None and second.center is not None:
-        series.append(svg.Series(cls, (_point(r, second, second.size * BESIDE),), joined=False, squares=True))
+    kept = [t for t in r.trials if not t.one_request and t.center is not None]
+    closing = [t for t in r.trials if t.one_request and t.center is not None]
+    taken = {t.size for t in kept}
+    series = []
+    if kept:
+        series.append(svg.Series(cls, tuple(_point(r, t, t.size) for t in kept)))
+    if closing:
+        series.append(svg.Series(cls, tuple(_point(r, t, t.size * (BESIDE if t.size in taken else 1.0))
+                                            for t in closing), joined=len(closing) > 1, squares=True))
     sizes = sorted({t.size for t in r.trials})
     x = svg.Axis("pool size (workers, log scale)", sizes[0] / 1.5, sizes[-1] * 1.5, tuple(sizes),
                  lambda v: f"{v:.0f}", log=True)
@@ -44,9 +49,9 @@ def _figure(ctx: Context, name: str, r: Review) -> Figure:
            f"Memory: {words.memory(r.tuning.memory)}. {_sentence(words.why(r))}")
     marks = [f"hollow — {words.candidate(t)}: failed {t.failed} of {len(t.failures)} runs ({words.failures(t)})"
              for t in r.trials if t.failed]
-    if second is not None:
-        marks.append(f"square — {words.candidate(second)}: the chosen size once more, the server closing each "
-                     "connection after one response (its workers each hold a client's connection)")
+    if closing:
+        marks.append("squares — the server closing each connection after one response (the pool's workers each "
+                     "hold a client's connection while it is kept alive)")
     rows = [_row(r, t) for t in r.trials]
     return Figure(ctx.anchor("tuning", name), f"Tuning — {name}", how, [panel],
                   ("candidate", "responses/s", "95 % interval", "runs served", "peak memory", ""), rows,

@@ -13,7 +13,7 @@ from stackbench.analysis.stats import MIN_RUNS
 from stackbench.model.network import Asked
 from stackbench.planning import window
 from stackbench.planning.machine import MachineProfile
-from stackbench.model.tuning import StoredTuning
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, StoredTuning
 from stackbench.planning import tune as tune_plan
 from stackbench.planning.plan import Cell, Plan, StackVariant
 from stackbench.planning.tune import TuneQuestion
@@ -85,13 +85,13 @@ def protocol_line(plan: Plan) -> str | None:
 def tuned_line(v: StackVariant, stored: StoredTuning | None, q: TuneQuestion, pool: Pool) -> str:
     """A tuned stack: the stored tuning it takes, or how long tuning it first may take."""
     if stored is not None:
-        extra = ", one request a connection" if stored.reason == "one_request" else ""
+        extra = ONE_REQUEST_SUFFIX if stored.one_request else ""
         return (f"{v.label}: knobs tuned — stored tuning {stored.id} of this question is reused "
                 f"({pool.describe(stored.chosen_size)}{extra})")
     runs = tune_plan.most_runs(q, pool.holds_connections)
     short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
-    return (f"{v.label}: knobs tuned first for {q.workload} at {q.concurrency} clients — a memory probe, then pools "
-            f"of 1, 2, 4 … up to what fits: at most {runs} runs of {short:.0f} s (a slow page's up to {long:.0f} s), "
+    return (f"{v.label}: knobs tuned first for {q.workload} at {q.concurrency} clients — a probe, then pools "
+            f"of 1, 2, 4 … up to what fits and what the CPU can use: at most {runs} runs of {short:.0f} s (a slow page's up to {long:.0f} s), "
             f"{runs * short / 60:.0f}–{runs * long / 60:.0f} min; stored for the next plan")
 
 

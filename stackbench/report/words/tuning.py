@@ -42,7 +42,9 @@ def question(r: Review) -> str:
     """"nginx-fpm tuned for wordpress-home at 64 clients, on a machine of cpus 1, memory
     512M; a run serves the question when …"."""
     t = r.tuning
-    return (f"{t.stack_id} tuned for {t.workload} at {t.concurrency} clients{'' if t.keepalive else ' (no keep-alive)'}"
+    load = (f"{t.concurrency} clients" if t.rate is None
+            else f"{format_rate(t.rate)} requests/s ({t.concurrency} connections)")
+    return (f"{t.stack_id} tuned for {t.workload} at {load}{'' if t.keepalive else ' (no keep-alive)'}"
             f", {_machine(t.machine)}; {_slo(r)}")
 
 
@@ -63,12 +65,18 @@ def mib(n: int | None) -> str:
 
 
 def memory(m: TuningMemory | None) -> str:
-    """What the memory probe found, and the bound it gave."""
+    """What the probe found, and the bounds it gave."""
     if m is None:
         return "the probe found no worker process; candidates go up to the clients"
-    return (f"a worker held {mib(m.worker_bytes)} with {m.workers} of them running; the rest of the stack and its "
-            f"services {mib(m.base_bytes)} → at most {m.bound} worker{'s' if m.bound != 1 else ''} fit in "
-            f"{m.headroom:.0%} of {mib(m.limit_bytes)}")
+    out = (f"a worker held {mib(m.worker_bytes)} with {m.workers} of them running; the rest of the stack and its "
+           f"services {mib(m.base_bytes)} → at most {m.bound} worker{'s' if m.bound != 1 else ''} fit in "
+           f"{m.headroom:.0%} of {mib(m.limit_bytes)}")
+    if m.cpu_top is not None and m.cpu_busy is not None:
+        out += (f"; those {m.workers} kept the CPU {m.cpu_busy:.0%} busy, so a larger pool could only queue for it: "
+                f"candidates stop at {m.cpu_top}")
+    elif m.cpu_busy is not None:
+        out += f"; those {m.workers} kept the CPU {m.cpu_busy:.0%} busy"
+    return out
 
 
 def why(r: Review) -> str:
@@ -83,6 +91,22 @@ def why(r: Review) -> str:
     if c.reason is Reason.ONE_REQUEST:
         return (f"chosen: {name} — the pool's workers each hold a client's connection; closing it after every "
                 "response served better than keeping it open")
+    return _why_served(r, name) + (_kept_alive(r) if c.chosen.one_request else "")
+
+
+def _kept_alive(r: Review) -> str:
+    """Why a pool that holds connections closes them: how its largest pool kept alive did."""
+    kept = [t for t in r.trials if not t.one_request]
+    if not kept:
+        return ""
+    k = max(kept, key=lambda t: t.size)
+    how = f"served {served(k)} runs" if k.failed else f"served every run at {format_rate(k.center)}/s"
+    return (f"; each connection closed after one response, as every worker holds a client's connection while it "
+            f"is kept alive (the largest pool kept alive, {candidate(k)}: {how})")
+
+
+def _why_served(r: Review, name: str) -> str:
+    c, best = r.choice, r.choice.best
     if c.reason is Reason.SMALLEST_TIED and best is not None and c.against_best:
         ratio, lo, hi = c.against_best
         return (f"chosen: {name} — the smallest pool as good as the best ({candidate(best)}, "
