@@ -15,7 +15,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import clean, inspect, measure, report, scenario, tune
+from stackbench.commands import clean, inspect, measure, report, scenario, sizing, tune
 from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--quiet", action="store_true", help="no progress: the tuning's answer only")
     tu.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     tu.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+
+    szs = sub.add_parser("sizings", help="the stored sizings (plans with [sizing]), or one's answer again")
+    szs.add_argument("id", nargs="?", type=int, help="a sizing's id (default: list them)")
+    szs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
     tus = sub.add_parser("tunings", help="the stored tunings, or one of them in full")
     tus.add_argument("id", nargs="?", type=int, help="a tuning's id (default: list them)")
@@ -251,7 +255,7 @@ COMMANDS = {
     "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
     "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
-    "tune": tune.cmd_tune, "tunings": tune.cmd_tunings,
+    "tune": tune.cmd_tune, "tunings": tune.cmd_tunings, "sizings": sizing.cmd_sizings,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,
 }

@@ -58,10 +58,12 @@ HEADROOM = 0.85
 TIE_BAND = 0.05
 CONFIDENCE = 0.95
 # The share of the machine's CPU time (the stack's and its services' together) at which the
-# probe's pool left none for another worker: this machine's runs of WordPress on one core
-# read 99–100 % (bench/RESULTS.md, "Tuning"); below it a larger pool may still find idle
-# CPU behind a worker waiting on the database or a sleep.
-SATURATED = 0.95
+# probe's pool left none for another worker: the share at which the lab calls a server the
+# bottleneck of a run (outcomes.SERVER_BUSY), so a tuning and a run's table never disagree.
+# This machine's runs of WordPress on one core read 98–100 % (bench/RESULTS.md, "Tuning");
+# below it a larger pool may still find idle CPU behind a worker waiting on the database or
+# a sleep.
+SATURATED = outcomes.SERVER_BUSY
 
 
 class Reason(enum.Enum):
@@ -72,6 +74,9 @@ class Reason(enum.Enum):
     # Tunings stored before the one-request candidates joined the others: the chosen size,
     # tried again with one request a connection, served better so.
     ONE_REQUEST = "one_request"
+    # At a rate: the smallest pool served it within the SLO, so no larger one was measured
+    # (every pool that serves a rate serves it alike: the smallest is the choice)
+    SMALLEST_SERVES = "smallest_serves"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from stackbench import scenarios
+from stackbench.commands import sizing as sizing_cmd
 from stackbench.planning import machine, plan as plan_mod, target
 from stackbench.planning import tune as tune_plan
 from stackbench.upkeep import idle, lock, pinning
@@ -22,6 +23,7 @@ from stackbench.report.text import dry_run, run_report
 from stackbench.report.words.clients import server_line
 from stackbench.report.text.progress import TerminalProgress
 from stackbench.runner import Options, Outcome, done_seqs, dry_check, repetitions, resume, run_plan
+from stackbench.runner import sizing as sizing_runner
 from stackbench.runner import tune as tune_runner
 from stackbench.model.tuning import StoredTuning
 from stackbench.states import RunStatus
@@ -50,10 +52,12 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     plan = _idle_flag(plan, args)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     if args.dry_run:
-        return _dry_run(plan, args)
+        return _dry_run_sizing(plan, args) if plan.sizing is not None else _dry_run(plan, args)
     store = Store(args.db)
     store.ensure_writable()
     progress = TerminalProgress(mode=_mode(args))
+    if plan.sizing is not None:
+        return _size(plan, store, progress, args)
     plan = tune_runner.resolve(plan, store, progress, _options(args))
     for v in plan.stacks:
         if v.tuning is not None and _mode(args) == "auto":
@@ -64,6 +68,30 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     finally:
         _report(store, outcome, progress, args)
     return ServerError.exit_code if outcome.errors else 0
+
+
+def _size(plan: plan_mod.Plan, store: Store, progress: TerminalProgress, args: argparse.Namespace) -> int:
+    """A plan with [sizing]: each size's tunings and capacity run (runner/sizing.py), then
+    the answer (also after Ctrl-C: the sizes measured so far)."""
+    sized = None
+    try:
+        sized = sizing_runner.size(plan, store, progress, _options(args))
+    finally:
+        sizing_id = sized.sizing_id if sized else (store.sizings()[-1].id if store.sizings() else None)
+        if sizing_id is not None and _mode(args) == "auto":
+            sizing_cmd.show(store, sizing_id, sys.stdout)
+    return ServerError.exit_code if sized and sized.errors else 0
+
+
+def _dry_run_sizing(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    """Each size's plan as its own dry run: its machine, its tunings, its searches."""
+    assert plan.sizing is not None
+    print(f"sizing: {plan.sizing.target.describe()}, on {len(plan.sizing.sizes)} sizes: each size's stacks "
+          "tuned for the target there, then one capacity search a stack and repetition")
+    for size, one in sizing_runner.size_plans(plan):
+        print(f"\n— {size.label}{f' ({size.price:g} a month)' if size.price is not None else ''} —")
+        _dry_run(one, args)
+    return 0
 
 
 def _resume(args: argparse.Namespace) -> int:

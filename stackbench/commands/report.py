@@ -43,11 +43,12 @@ def tunings(store: Store, runs: list[RunAnalysis]) -> dict[int, dict[str, tuning
     for a in runs:
         run_id = a.run.id
         named = [(label, stored[i]) for label, i in a.run.checked.tunings.items() if i in stored]
-        named += [(t.stack_id, t) for t in stored.values() if run_id in (t.run_id, t.keepalive_run_id)]
+        named += [(t.stack_id, t) for t in stored.values() if run_id in (*t.candidate_run_ids, t.keepalive_run_id)]
         found = {}
         for name, t in named:
             second = t.keepalive_run_id
-            candidates = a.stored_cells if t.run_id == run_id else store.cells(t.run_id)
+            candidates = [c for i in t.candidate_run_ids
+                          for c in (a.stored_cells if i == run_id else store.cells(i))]
             if candidates:
                 found[name] = tuning.review(t, candidates, store.cells(second) if second else None)
         if found:

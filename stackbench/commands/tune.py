@@ -68,7 +68,8 @@ def cmd_tunings(args: argparse.Namespace) -> int:
 def _show(store: Store, tuning_id: int) -> None:
     t = store.tuning(tuning_id)
     second = t.keepalive_run_id
-    review = tuning.review(t, store.cells(t.run_id), store.cells(second) if second else None)
+    candidates = [c for run_id in t.candidate_run_ids for c in store.cells(run_id)]
+    review = tuning.review(t, candidates, store.cells(second) if second else None)
     tuning_text.render(review, sys.stdout)
 
 

@@ -83,6 +83,13 @@ class StoredTuning:
         return self.knobs.get("keepalive_requests") == 1
 
     @property
+    def candidate_run_ids(self) -> list[int]:
+        """The runs whose cells are the candidates: at a rate, the smallest pool's own run
+        first when the others were measured after it."""
+        first = self.question.get("first_run_id")
+        return ([int(first)] if first is not None else []) + [self.run_id]
+
+    @property
     def keepalive_run_id(self) -> int | None:
         """The second stage's run (a pool whose workers hold connections), if one ran."""
         run = self.question.get("keepalive_run_id")

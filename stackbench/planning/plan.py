@@ -9,13 +9,13 @@ from __future__ import annotations
 import difflib
 import random
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
 from stackbench import workloads
-from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod
+from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod, sizing as sizing_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -36,8 +36,8 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams", "cpu_idle", "budget", "tune"}
-TUNE_KEYS = {"concurrency", "repetitions"}
+            "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing"}
+TUNE_KEYS = {"concurrency", "repetitions", "rate"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants", "knobs"}
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -123,6 +123,11 @@ class Plan:
     # plan's largest) and the runs of each candidate (runner/tune.py question_for).
     tune_concurrency: int | None = None
     tune_repetitions: int = 3
+    # `tune = { rate }`: tuned stacks tuned for an open loop at this rate instead (a
+    # sizing's size plans: planning/sizing.py)
+    tune_rate: float | None = None
+    # `[sizing]`: the machine to buy — this plan is asked of each size (runner/sizing.py)
+    sizing: sizing_mod.SizingQuestion | None = None
     # A level's modes alternate their order across repetitions (expand); "as-written":
     # the plan's order in every repetition — how runs stored before that were numbered,
     # so a resumed one finds its cells under the seqs they had. Not a plan key.
@@ -258,6 +263,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         return PlanError(f"{source}: {msg}")
 
     _reject_unknown(data, TOP_KEYS, source, "")
+    if "sizing" in data:
+        return _sizing_plan(data, source, fail)
     try:
         duration = parse_duration_s(data["duration"]) if "duration" in data else None
         warmup = parse_duration_s(data.get("warmup", 0.5))
@@ -362,10 +369,6 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         own = next(w.id for w in resolved.values() if w.docroot)
         raise fail(f"workload {own!r} serves a tree of its own, so it cannot share a stack start with "
                    'other workloads: use restart = "cell", or a plan per workload')
-    if any(v.tuned for v in variants):
-        if len(wl) != 1 or load.kind != "closed":
-            raise fail('knobs = "tuned" sizes a pool for one question: one workload, clients in a closed loop '
-                       "(the largest concurrency level is the one tuned for)")
     tune = data.get("tune", {})
     if not isinstance(tune, dict):
         raise fail("tune must be a table, e.g. tune = { concurrency = 64, repetitions = 3 }")
@@ -374,6 +377,15 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     for key, value in (("concurrency", tune_concurrency), ("repetitions", tune_repetitions)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise fail(f"tune.{key} must be a whole number >= 1, not {value!r}")
+    tune_rate = tune.get("rate")
+    if tune_rate is not None and (not isinstance(tune_rate, (int, float)) or isinstance(tune_rate, bool)
+                                  or not tune_rate > 0):
+        raise fail(f"tune.rate must be a number of requests/s above 0, not {tune_rate!r}")
+    if any(v.tuned for v in variants):
+        by_rate = tune_rate is not None and load.kind in ("rate", "capacity")
+        if len(wl) != 1 or not (load.kind == "closed" or by_rate):
+            raise fail('knobs = "tuned" sizes a pool for one question: one workload, clients in a closed loop '
+                       "(the largest concurrency level is the one tuned for), or an open loop at tune.rate")
     labels = [v.label for v in variants]
     dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
     if dup:
@@ -420,8 +432,24 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,
         target_ci=target_ci, budget_s=budget, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
         machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle, tune_concurrency=tune_concurrency,
-        tune_repetitions=tune_repetitions,
+        tune_repetitions=tune_repetitions, tune_rate=float(tune_rate) if tune_rate is not None else None,
     )
+
+
+def _sizing_plan(data: dict[str, Any], source: str, fail: Callable[[str], PlanError]) -> Plan:
+    """A plan with `[sizing]`: the plan of its first size, carrying the question; every
+    size's plan parsed here too, so a size this plan cannot run on fails before anything
+    starts (runner/sizing.py runs them)."""
+    if "machine" in data:
+        raise fail("a plan with [sizing] is asked of each of its sizes: leave machine out (sizing.sizes has them)")
+    if data.get("load", "capacity") != "capacity":
+        raise fail('a plan with [sizing] searches each size\'s capacity: leave load out (or load = "capacity")')
+    if "slo" not in data:
+        raise fail('a plan with [sizing] needs an slo: what serving the target means, e.g. slo = { p99 = "1s" }')
+    q = sizing_mod.parse(data["sizing"], fail)
+    assert q is not None
+    plans = [parse(sizing_mod.size_plan(data, q, s), source) for s in q.sizes]
+    return replace(plans[0], sizing=q, raw=data, name=str(data.get("name", Path(source).stem)))
 
 
 def _check_protocols(stack: Any, variant: StackVariant, asked: protocols_mod.Protocols,

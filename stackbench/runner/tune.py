@@ -22,8 +22,9 @@ from stackbench.store import Store
 @dataclass(frozen=True)
 class Tuned:
     tuning_id: int
-    probe_run_id: int
+    probe_run_id: int | None  # None: a rate's smallest pool served it, nothing else was measured
     run_id: int  # the candidates' run
+    first_run_id: int | None  # a rate's smallest pool's run, when the others were measured after it
     memory: tuning.WorkerMemory | None
     limit_bytes: int | None
     bound: int
@@ -41,6 +42,24 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
          lab: Lab | None = None) -> Tuned:
     pool = tune_plan.pool_of(q.stack_id)
     slo = slo_of(q)
+    first_trials: list[tuning.Trial] = []
+    first_run = None
+    if q.rate is not None:
+        # At a rate every pool that serves it serves the same responses a second, so the
+        # smallest that serves is the choice (analysis/tuning.py): the smallest goes first,
+        # and when it serves nothing larger is measured.
+        smallest = Candidate(1, one_request=pool.holds_connections and q.keepalive)
+        first = run_plan(tune_plan.candidates_plan(q, [smallest]), store, events, options, lab)
+        first_run = first.run_id
+        first_trials = tuning.trials(_measured(store, first), {tune_plan.candidate_label(pool, smallest): 1}, slo)
+        if first_trials[0].serves:
+            choice = tuning.Choice(first_trials[0], tuning.Reason.SMALLEST_SERVES, first_trials[0])
+            knobs = tune_plan.candidate_knobs(q, pool, smallest)
+            sizes = {tune_plan.candidate_label(pool, smallest): 1}
+            tuning_id = store.record_tuning(None, first.run_id, q.stack_id, q.workload, q.key(), q.as_dict(), None,
+                                            sizes, 1, knobs, choice.reason.value)
+            return Tuned(tuning_id, None, first.run_id, None, None, None, q.concurrency, sizes, first_trials, choice,
+                         knobs)
     probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
     probed = _measured(store, probe)
     profile = tune_plan.machine_profile(q)
@@ -55,8 +74,15 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     cpu_top = min(tune_plan.PROBE_SIZE, q.concurrency) if busy is not None and busy >= tuning.SATURATED else None
     candidates = tuning.candidates(bound, q.concurrency, cpu_top, pool.holds_connections, q.keepalive)
     sizes = {tune_plan.candidate_label(pool, c): c.size for c in candidates}
-    run = run_plan(tune_plan.candidates_plan(q, candidates), store, events, options, lab)
-    trials = tuning.trials(_measured(store, run), sizes, slo)
+    rest = [c for c in candidates if not (first_trials and c.size == 1)]
+    trials = list(first_trials)
+    run_id = first_run
+    if rest:
+        run = run_plan(tune_plan.candidates_plan(q, rest), store, events, options, lab)
+        run_id = run.run_id
+        trials += tuning.trials(_measured(store, run), {tune_plan.candidate_label(pool, c): c.size for c in rest},
+                                slo)
+    assert run_id is not None
     choice = tuning.choose(trials)
     knobs = tune_plan.candidate_knobs(q, pool, Candidate(choice.chosen.size, choice.chosen.one_request))
     mem = None
@@ -64,9 +90,11 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         mem = {"worker_bytes": memory.worker_bytes, "base_bytes": memory.base_bytes, "workers": memory.workers,
                "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM, "cpu_busy": busy,
                "cpu_top": cpu_top}
-    tuning_id = store.record_tuning(probe.run_id, run.run_id, q.stack_id, q.workload, q.key(), q.as_dict(), mem,
+    question = q.as_dict() | ({"first_run_id": first_run} if first_run is not None and first_run != run_id else {})
+    tuning_id = store.record_tuning(probe.run_id, run_id, q.stack_id, q.workload, q.key(), question, mem,
                                     sizes, choice.chosen.size, knobs, choice.reason.value)
-    return Tuned(tuning_id, probe.run_id, run.run_id, memory, limit, bound, sizes, trials, choice, knobs)
+    return Tuned(tuning_id, probe.run_id, run_id, first_run if first_run != run_id else None, memory, limit, bound,
+                 sizes, trials, choice, knobs)
 
 
 def _measured(store: Store, outcome: Outcome) -> list[StoredCell]:
@@ -112,7 +140,14 @@ def resolve(plan: Plan, store: Store, events: Events | None = None, options: Opt
 
 def question_for(plan: Plan, v: StackVariant) -> TuneQuestion:
     """What a plan's tuned stack is tuned for: its one workload at `tune.concurrency`, else
-    its largest concurrency."""
+    its largest concurrency; or at `tune.rate` in an open loop, within the plan's SLO."""
+    if plan.tune_rate is not None:
+        slo = plan.load.slo
+        return TuneQuestion(v.id, plan.workloads[0], plan.load.connections_for(plan.tune_rate),
+                            machine=plan.raw.get("machine"), slo=slo.as_dict() if slo else None,
+                            keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s",
+                            warmup=f"{plan.warmup_s}s", timeout=f"{plan.timeout_s}s",
+                            repetitions=plan.tune_repetitions, rate=plan.tune_rate)
     level = plan.tune_concurrency or max(plan.load.concurrency)
     return TuneQuestion(v.id, plan.workloads[0], level, machine=plan.raw.get("machine"),
                         keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s", warmup=f"{plan.warmup_s}s",

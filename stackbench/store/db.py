@@ -24,12 +24,13 @@ from stackbench.errors import StorageError, UsageError
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
 from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.sizing import SizeRun, StoredSizing
 from stackbench.model.tuning import StoredTuning
 from stackbench.monitor.session import CellReadings
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
 from stackbench.store.schema import VERSION as SCHEMA_VERSION
-from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of, tuning_of
+from stackbench.store.rows import cell_of, process_of, run_of, sample_of, search_of, sizing_of, tuning_of
 
 CRASHED_ERROR = "the lab stopped without a word (killed with -9, out of memory, or the machine went down)"
 
@@ -157,6 +158,30 @@ class Store:
         row = self.db.execute("SELECT * FROM tunings WHERE key_json = ? ORDER BY id DESC LIMIT 1",
                               (json.dumps(key, sort_keys=True),)).fetchone()
         return tuning_of(row) if row else None
+
+    def record_sizing(self, name: str, question: dict[str, Any], stacks: list[str], runs: list[SizeRun]) -> int:
+        """A sizing's question and each size's run so far; returns its id (updated by
+        `update_sizing` as sizes are measured, so an interrupted sizing keeps what it has)."""
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO sizings (name, question_json, stacks_json, runs_json, created_at) VALUES (?,?,?,?,?)",
+                (name, json.dumps(question), json.dumps(stacks),
+                 json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]), _now()))
+        return int(cur.lastrowid or 0)
+
+    def update_sizing(self, sizing_id: int, runs: list[SizeRun]) -> None:
+        with self.db:
+            self.db.execute("UPDATE sizings SET runs_json = ? WHERE id = ?",
+                            (json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]), sizing_id))
+
+    def sizings(self) -> list[StoredSizing]:
+        return [sizing_of(r) for r in self.db.execute("SELECT * FROM sizings ORDER BY id")]
+
+    def sizing(self, sizing_id: int) -> StoredSizing:
+        row = self.db.execute("SELECT * FROM sizings WHERE id = ?", (sizing_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no sizing {sizing_id} in {self.path}", hint="`stackbench sizings` lists them")
+        return sizing_of(row)
 
     def forget_searches(self, run_id: int, seqs: list[int]) -> None:
         with self.db:

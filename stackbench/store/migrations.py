@@ -117,6 +117,13 @@ def _v10_to_v11(db: sqlite3.Connection) -> None:
         reason TEXT NOT NULL, created_at TEXT NOT NULL)""")
 
 
+def _v11_to_v12(db: sqlite3.Connection) -> None:
+    """v12: sizings (a plan's [sizing]). An older store has none."""
+    db.execute("""CREATE TABLE sizings (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, question_json TEXT NOT NULL, stacks_json TEXT NOT NULL,
+        runs_json TEXT NOT NULL, created_at TEXT NOT NULL)""")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -127,6 +134,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     8: _v8_to_v9,
     9: _v9_to_v10,
     10: _v10_to_v11,
+    11: _v11_to_v12,
 }
 
 

@@ -17,6 +17,7 @@ from stackbench.model.network import Calibration
 from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.sizing import SizeRun, StoredSizing
 from stackbench.model.tuning import StoredTuning, TuningMemory
 from stackbench.model.stop import RepetitionStop
 from stackbench.model.visitors import VisitorClasses
@@ -71,6 +72,12 @@ def _cost(row: sqlite3.Row) -> StoredCost:
 def search_of(row: sqlite3.Row) -> StoredSearch:
     return StoredSearch(row["run_id"], row["seq"], row["repetition"], row["stack_label"], row["workload"],
                         bool(row["keepalive"]), row["stopped"], row["seconds"])
+
+
+def sizing_of(row: sqlite3.Row) -> StoredSizing:
+    runs = tuple(SizeRun(str(r["size"]), int(r["run_id"])) for r in json.loads(row["runs_json"]))
+    return StoredSizing(row["id"], row["name"], json.loads(row["question_json"]), tuple(json.loads(row["stacks_json"])),
+                        runs, row["created_at"])
 
 
 def tuning_of(row: sqlite3.Row) -> StoredTuning:

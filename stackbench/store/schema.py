@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 11
+VERSION = 12
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -150,6 +150,14 @@ CREATE TABLE tunings (                 -- `stackbench tune`: a stack's best pool
     chosen_size INTEGER NOT NULL,
     knobs_json TEXT NOT NULL,           -- the chosen candidate's knobs (what a plan's knobs = "tuned" takes)
     reason TEXT NOT NULL,               -- best | smallest_tied | none_served | only
+    created_at TEXT NOT NULL            -- UTC, ISO 8601
+);
+CREATE TABLE sizings (                 -- a plan's [sizing]: the machine to buy (runner/sizing.py)
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,                 -- the plan's name
+    question_json TEXT NOT NULL,        -- target, sizes (planning/sizing.py as_dict)
+    stacks_json TEXT NOT NULL,          -- the plan's stack labels, in its order (a size's run relabels tuned ones)
+    runs_json TEXT NOT NULL,            -- [{"size": label, "run_id": N}]: each size's capacity run, in the sizes' order
     created_at TEXT NOT NULL            -- UTC, ISO 8601
 );
 CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)

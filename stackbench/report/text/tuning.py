@@ -24,7 +24,7 @@ def render(r: Review, out: TextIO) -> None:
         out.write("  " + line + "\n")
     out.write("\n" + words.why(r) + "\n")
     out.write(f"  knobs = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in t.knobs.items())} }}\n")
-    runs_ids = [x for x in (t.probe_run_id, t.run_id, t.keepalive_run_id) if x]
+    runs_ids = [x for x in (t.probe_run_id, *t.candidate_run_ids, t.keepalive_run_id) if x]
     out.write(f"stored as tuning {t.id} (runs {', '.join(map(str, runs_ids))}); a plan's [[stacks]] entry for "
               f"{t.stack_id} takes it with knobs = \"tuned\" for the same question\n")
 

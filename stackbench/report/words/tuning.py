@@ -86,6 +86,9 @@ def why(r: Review) -> str:
     if c.reason is Reason.NONE_SERVED:
         return (f"chosen: {name} — no candidate served every run of this question; this one failed in the fewest "
                 "(the stack does not serve this load on this machine at any pool size tried)")
+    if c.reason is Reason.SMALLEST_SERVES:
+        return (f"chosen: {name} — the smallest pool served the rate within the SLO in every run; at a rate every "
+                "pool that serves it serves it alike, so no larger one was measured")
     if c.reason is Reason.ONLY:
         return f"chosen: {name} — the only candidate the memory bound allowed"
     if c.reason is Reason.ONE_REQUEST:

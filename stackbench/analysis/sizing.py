@@ -1,0 +1,135 @@
+"""The machine to buy (a plan's `[sizing]`, docs/guide/sizing.md): for each stack and size,
+the capacity within the SLO with its 95 % interval (the edge fitted to the size's capacity
+search: analysis/capacity_edge.py), the memory it held near it and the visits a day it
+carries; then, per stack, the smallest size that is enough.
+
+A size is **enough** when its capacity's whole interval lies at or above the target: the
+edge (the rate a probe meets the SLO half the time) could be anywhere in that interval, and
+a size bought for a target must carry it wherever the edge truly is. An interval that
+straddles the target is not enough — more probes might show it is; the table says so
+("not shown") rather than round it up. Without an edge (every probe met, or none did) the
+search's bracket speaks: every probe met up to a rate at or above the target is enough;
+none met at or below it is not. The smallest enough size is the first enough one in the
+plan's order of sizes, which runs from the smallest machine up (planning/sizing.py)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from stackbench.analysis import capacity_results
+from stackbench.analysis.capacity_results import CapacityResult
+from stackbench.model.cell import StoredCell
+from stackbench.model.run import StoredRun, StoredSearch
+from stackbench.model.sizing import StoredSizing
+
+DAY_S = 86_400
+
+
+class Enough(enum.Enum):
+    YES = "enough"
+    NO = "not enough"
+    NOT_SHOWN = "not shown"  # the interval straddles the target
+    UNKNOWN = "not measured"  # the size's search did not end (interrupted, the stack failed to start)
+
+
+@dataclass(frozen=True)
+class SizeCapacity:
+    """One stack on one size."""
+
+    stack: str  # the plan's label
+    label: str  # as measured on that size (a tuned stack names its pool)
+    size: str
+    price: float | None
+    capacity: float | None  # the fitted edge, requests/s (None: no edge)
+    low: float | None  # its 95 % interval, or without an edge the bracket ("at least" / "below")
+    high: float | None
+    fitted: bool  # low/high are the edge's interval (False: the search's bracket)
+    enough: Enough
+    memory_bytes: int | None  # the stack and its services near the capacity
+    probes: int
+
+
+@dataclass(frozen=True)
+class StackAnswer:
+    stack: str
+    smallest: SizeCapacity | None  # the smallest enough size; None: none of them was
+    sizes: tuple[SizeCapacity, ...]  # every size, in the plan's order
+
+
+@dataclass(frozen=True)
+class SizingAnswer:
+    sizing: StoredSizing
+    target_rate: float
+    peak_factor: float
+    requests_per_visit: float
+    visits_per_day: float | None
+    stacks: tuple[StackAnswer, ...]
+    sizes: tuple[str, ...]  # measured, in the plan's order
+
+    def visits(self, rate: float | None) -> float | None:
+        return None if rate is None else rate * DAY_S / (self.peak_factor * self.requests_per_visit)
+
+
+def enough(capacity: float | None, low: float | None, high: float | None, fitted: bool, target: float) -> Enough:
+    """The rule in the module docstring."""
+    if fitted:
+        if low is not None and low >= target:
+            return Enough.YES
+        if high is not None and high < target:
+            return Enough.NO
+        return Enough.NOT_SHOWN
+    if low is not None and low >= target:
+        return Enough.YES  # met at or above the target
+    if high is not None and high <= target:
+        return Enough.NO  # missed at or below it
+    if capacity is None and low is None and high is None:
+        return Enough.UNKNOWN
+    return Enough.NOT_SHOWN
+
+
+def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCell],
+           searches: list[StoredSearch]) -> list[SizeCapacity]:
+    """Each stack's capacity on one size, from that size's capacity run."""
+    found = capacity_results.results(run, cells, searches)
+    pooled = {s.stack_label: s for s in capacity_results.stacks(found)}
+    measured = [s.label for s in run.checked.stacks]
+    price = sizing.size(size).get("price")
+    out = []
+    for i, stack in enumerate(sizing.stacks):
+        label = measured[i] if i < len(measured) else stack
+        p = pooled.get(label)
+        mine = [r for r in found if r.stack_label == label]
+        out.append(_one(stack, label, size, price, p, mine, sizing.target_rate))
+    return out
+
+
+def _one(stack: str, label: str, size: str, price: float | None, p: capacity_results.StackCapacity | None,
+         mine: list[CapacityResult], target: float) -> SizeCapacity:
+    if p is None:
+        return SizeCapacity(stack, label, size, price, None, None, None, False, Enough.UNKNOWN, None, 0)
+    edge = p.edge
+    capacity, low, high, fitted = (edge.rate, edge.low, edge.high, True) if edge else (None, p.low, p.high, False)
+    near = [r.at_capacity for r in mine if r.at_capacity is not None]
+    memory = None
+    if near:
+        f = near[-1]
+        parts = [f.memory_peak_bytes, f.service_memory_peak_bytes]
+        memory = sum(x for x in parts if x is not None) if f.memory_peak_bytes is not None else None
+    probes = sum(len(r.probes) for r in mine)
+    return SizeCapacity(stack, label, size, price, capacity, low, high, fitted,
+                        enough(capacity, low, high, fitted, target), memory, probes)
+
+
+def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]]) -> SizingAnswer:
+    """`per_size`: each measured size's capacities (of_run), by the size's label."""
+    target = sizing.question["target"]
+    order = [s["label"] for s in sizing.question["sizes"] if s["label"] in per_size]
+    stacks = []
+    for stack in sizing.stacks:
+        mine = tuple(c for size in order for c in per_size[size] if c.stack == stack)
+        smallest = next((c for c in mine if c.enough is Enough.YES), None)
+        stacks.append(StackAnswer(stack, smallest, mine))
+    return SizingAnswer(sizing, float(target["rate"]), float(target.get("peak_factor") or 3.0),
+                        float(target.get("requests_per_visit") or 1.0), target.get("visits_per_day"),
+                        tuple(stacks), tuple(order))

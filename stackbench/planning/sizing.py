@@ -1,0 +1,175 @@
+"""The machine to buy: a plan's `[sizing]` table — a target (requests a second at peak, or
+visits a day with a peak factor), the machine sizes to try (CPUs × memory, a price a month
+if known). A size is enough when the capacity's 95 % interval lies above the target. The plan's own `slo`,
+`search`, `workloads` and `stacks` say what "serves" means and who is sized; each size is
+an ordinary capacity plan on that machine profile (runner/sizing.py), its tuned stacks tuned
+for the target rate on it (`tune = { rate }`), and analysis/sizing.py picks the smallest
+size that meets the target (docs/guide/sizing.md).
+
+Parsing and the checks only: what runs is the runner's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from stackbench.planning import machine as machine_mod
+
+KEYS = {"target", "sizes"}
+TARGET_KEYS = {"rate", "visits_per_day", "peak_factor", "requests_per_visit"}
+SIZE_KEYS = machine_mod.KEYS | {"price", "label"}
+DAY_S = 86_400
+# The seeds' own reading of a day's traffic: its busiest hour carries several times the
+# day's mean rate. The default when a target is in visits a day and names no peak factor.
+DEFAULT_PEAK_FACTOR = 3.0
+
+Fail = Callable[[str], Exception]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The peak rate a machine must serve, and how it was asked: directly, or as visits a
+    day (rate = visits × requests a visit × peak factor / 86,400 s)."""
+
+    rate: float
+    visits_per_day: float | None = None
+    peak_factor: float = DEFAULT_PEAK_FACTOR
+    requests_per_visit: float = 1.0
+
+    def visits(self, rate: float) -> float:
+        """The visits a day a sustained peak `rate` carries, on this target's day."""
+        return rate * DAY_S / (self.peak_factor * self.requests_per_visit)
+
+    def describe(self) -> str:
+        """"20 requests/s at peak" or "500,000 visits a day (peak 3× the mean, 1 request a
+        visit): 17.4 requests/s at peak"."""
+        peak = f"{self.rate:.3g} requests/s at peak"
+        if self.visits_per_day is None:
+            return peak
+        per = f"{self.requests_per_visit:g} request{'s' if self.requests_per_visit != 1 else ''} a visit"
+        return f"{self.visits_per_day:,.0f} visits a day (peak {self.peak_factor:g}× the mean, {per}): {peak}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rate": self.rate, "visits_per_day": self.visits_per_day, "peak_factor": self.peak_factor,
+                "requests_per_visit": self.requests_per_visit}
+
+
+@dataclass(frozen=True)
+class Size:
+    """One machine to try: its profile as a plan's `machine` table, a price a month, a name."""
+
+    machine: dict[str, Any]
+    profile: machine_mod.MachineProfile
+    price: float | None = None
+    label: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"machine": self.machine, "price": self.price, "label": self.label}
+
+
+@dataclass(frozen=True)
+class SizingQuestion:
+    target: Target
+    sizes: tuple[Size, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target.as_dict(), "sizes": [s.as_dict() for s in self.sizes]}
+
+
+def parse(value: Any, fail: Fail) -> SizingQuestion | None:
+    """The plan's `[sizing]` table (None: the plan has none). Each size is checked as a
+    machine profile; what this machine can give is the runner's check, size by size."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise fail("sizing must be a table: [sizing] with target and sizes")
+    unknown = sorted(set(value) - KEYS)
+    if unknown:
+        raise fail(f"unknown key sizing.{unknown[0]!r} (it takes {', '.join(sorted(KEYS))})")
+    if "target" not in value or "sizes" not in value:
+        raise fail("sizing needs a target (e.g. target = { rate = 20 }) and sizes "
+                   "(e.g. sizes = [{ cpus = 0.5, memory = \"512M\" }, { cpus = 1, memory = \"1G\" }])")
+    return SizingQuestion(_target(value["target"], fail), _sizes(value["sizes"], fail))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _target(t: Any, fail: Fail) -> Target:
+    if not isinstance(t, dict):
+        raise fail("sizing.target must be a table: { rate = 20 } or { visits_per_day = 500000, peak_factor = 3 }")
+    unknown = sorted(set(t) - TARGET_KEYS)
+    if unknown:
+        raise fail(f"unknown key sizing.target.{unknown[0]!r} (it takes {', '.join(sorted(TARGET_KEYS))})")
+    for key in TARGET_KEYS & set(t):
+        if not _number(t[key]) or not t[key] > 0:
+            raise fail(f"sizing.target.{key} must be a number above 0, not {t[key]!r}")
+    if ("rate" in t) == ("visits_per_day" in t):
+        raise fail("sizing.target takes one of rate (requests/s at peak) or visits_per_day")
+    peak, per = float(t.get("peak_factor", DEFAULT_PEAK_FACTOR)), float(t.get("requests_per_visit", 1))
+    if "rate" in t:
+        if "peak_factor" in t or "requests_per_visit" in t:
+            raise fail("sizing.target: peak_factor and requests_per_visit turn visits_per_day into a rate; "
+                       "with rate they mean nothing")
+        return Target(float(t["rate"]))
+    if peak < 1:
+        raise fail(f"sizing.target.peak_factor is the busiest hour's rate over the day's mean: at least 1, not {peak:g}")
+    visits = float(t["visits_per_day"])
+    return Target(visits * per * peak / DAY_S, visits, peak, per)
+
+
+def _sizes(sizes: Any, fail: Fail) -> tuple[Size, ...]:
+    if not isinstance(sizes, list) or not sizes:
+        raise fail('sizing.sizes must be a list of machines, e.g. [{ cpus = 0.5, memory = "512M" }]')
+    out = []
+    for i, s in enumerate(sizes):
+        where = f"sizing.sizes[{i}]"
+        if not isinstance(s, dict):
+            raise fail(f"{where} must be a table such as {{ cpus = 1, memory = \"1G\" }}")
+        unknown = sorted(set(s) - SIZE_KEYS)
+        if unknown:
+            raise fail(f"unknown key {where}.{unknown[0]!r} (it takes {', '.join(sorted(SIZE_KEYS))})")
+        if "cpus" not in s or "memory" not in s:
+            raise fail(f"{where} needs cpus and memory: a machine to buy has both")
+        table = {k: s[k] for k in machine_mod.KEYS if k in s}
+        profile = machine_mod.parse(table, lambda m: fail(f"{where}: {m}"))
+        if profile is None:
+            raise fail(f"{where} needs cpus and memory")
+        price = s.get("price")
+        if price is not None and (not _number(price) or price < 0):
+            raise fail(f"{where}.price is a price a month, a number >= 0, not {price!r}")
+        label = s.get("label", _name(profile))
+        if not isinstance(label, str) or not label:
+            raise fail(f"{where}.label must be a non-empty string")
+        out.append(Size(table, profile, float(price) if price is not None else None, label))
+    labels = [s.label for s in out]
+    dup = next((lbl for lbl in labels if labels.count(lbl) > 1), None)
+    if dup:
+        raise fail(f"two sizes are both {dup!r}: give one a label")
+    return tuple(out)
+
+
+def _name(p: machine_mod.MachineProfile) -> str:
+    """"0.5 CPU, 512 MiB": a size as a table's column names it."""
+    cpus = f"{p.cpus:g} CPU{'s' if p.cpus != 1 else ''}" if p.cpus is not None else "?"
+    return f"{cpus}, {machine_mod.format_size(p.memory_bytes)}" if p.memory_bytes else cpus
+
+
+def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitions: int | None = None) -> dict[str, Any]:
+    """The capacity plan of one size: the plan's own keys on that machine, without the
+    sizing table, its search starting at the target (the bracket then forms around the
+    question's rate) and its tuned stacks tuned for the target on that machine."""
+    data = {k: v for k, v in raw.items() if k not in ("sizing", "scenario")}
+    data["machine"] = dict(size.machine)
+    data["name"] = f"{raw.get('name', 'sizing')}: {size.label}"
+    data["load"] = "capacity"
+    search = dict(data.get("search") or {})
+    search.setdefault("start", q.target.rate)
+    data["search"] = search
+    tune = dict(data.get("tune") or {})
+    tune["rate"] = q.target.rate
+    if tune_repetitions is not None:
+        tune.setdefault("repetitions", tune_repetitions)
+    data["tune"] = tune
+    return data
