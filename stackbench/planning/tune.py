@@ -45,8 +45,8 @@ class TuneQuestion:
         """What a stored tuning must match to be reused: the stack, the page, the load,
         the machine and the SLO (not how long it was measured)."""
         key = {"stack": self.stack_id, "workload": self.workload, "concurrency": self.concurrency,
-               "keepalive": self.keepalive, "machine": self.machine or {}, "slo": self.slo or {},
-               "knobs": self.knobs}
+               "keepalive": self.keepalive, "machine": machine.normal_table(self.machine or {}),
+               "slo": self.slo or {}, "knobs": self.knobs}
         return key if self.rate is None else {**key, "rate": self.rate}
 
     def load(self) -> str:
