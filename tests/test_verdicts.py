@@ -234,6 +234,9 @@ def test_runnable_scenarios_parse_have_a_baseline_and_fit_their_time(name):
             assert reps == 1
         else:
             assert reps >= 5, "fewer than 5 runs a side can give no verdict"
+        if plan.sizing is not None:
+            # asked of each size: the whole answer in 5 minutes quick, 30 in full (docs/guide/sizing.md)
+            per_rep, budget_s = per_rep * len(plan.sizing.sizes), 300 if quick else 1800
         assert per_rep * reps <= budget_s, (name, quick, per_rep * reps)
 
 

@@ -94,7 +94,7 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
     found = capacity_results.results(run, cells, searches)
     pooled = {s.stack_label: s for s in capacity_results.stacks(found)}
     measured = [s.label for s in run.checked.stacks]
-    price = sizing.size(size).get("price")
+    price = sizing.price(size)
     out = []
     for i, stack in enumerate(sizing.stacks):
         label = measured[i] if i < len(measured) else stack
@@ -123,13 +123,11 @@ def _one(stack: str, label: str, size: str, price: float | None, p: capacity_res
 
 def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]]) -> SizingAnswer:
     """`per_size`: each measured size's capacities (of_run), by the size's label."""
-    target = sizing.question["target"]
-    order = [s["label"] for s in sizing.question["sizes"] if s["label"] in per_size]
+    order = [label for label in sizing.size_labels if label in per_size]
     stacks = []
     for stack in sizing.stacks:
         mine = tuple(c for size in order for c in per_size[size] if c.stack == stack)
         smallest = next((c for c in mine if c.enough is Enough.YES), None)
         stacks.append(StackAnswer(stack, smallest, mine))
-    return SizingAnswer(sizing, float(target["rate"]), float(target.get("peak_factor") or 3.0),
-                        float(target.get("requests_per_visit") or 1.0), target.get("visits_per_day"),
-                        tuple(stacks), tuple(order))
+    return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.requests_per_visit,
+                        sizing.visits_per_day, tuple(stacks), tuple(order))

@@ -160,7 +160,7 @@ def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitio
     """The capacity plan of one size: the plan's own keys on that machine, without the
     sizing table, its search starting at the target (the bracket then forms around the
     question's rate) and its tuned stacks tuned for the target on that machine."""
-    data = {k: v for k, v in raw.items() if k not in ("sizing", "scenario")}
+    data = {k: v for k, v in raw.items() if k != "sizing"}
     data["machine"] = dict(size.machine)
     data["name"] = f"{raw.get('name', 'sizing')}: {size.label}"
     data["load"] = "capacity"

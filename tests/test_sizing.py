@@ -1,0 +1,115 @@
+"""The machine to buy (docs/guide/sizing.md): a plan's [sizing] parsed and refused one line
+each, each size's plan, and the smallest-size rule on synthetic capacities with intervals —
+a size whose interval straddles the target is not "enough"."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from stackbench.analysis import sizing
+from stackbench.analysis.sizing import Enough, SizeCapacity
+from stackbench.errors import PlanError
+from stackbench.model.sizing import SizeRun, StoredSizing
+from stackbench.planning import plan as plan_mod
+from stackbench.planning import sizing as sizing_plan
+
+PLAN = '''
+name = "s"
+workloads = ["php-hello"]
+keepalive = [true]
+slo = { p99 = "1s", errors = 0 }
+search = { budget = "30s" }
+duration = "2s"
+repetitions = 1
+[sizing]
+target = { visits_per_day = 200000, peak_factor = 3 }
+sizes = [{ cpus = 1, memory = "256M", price = 3 }, { cpus = 1, memory = "1G", label = "big" }]
+[[stacks]]
+id = "nginx-fpm"
+knobs = "tuned"
+'''
+
+
+def test_a_sizing_plan_is_its_capacity_plan_asked_of_each_size_with_stacks_tuned_for_the_target():
+    plan = plan_mod.parse(tomllib.loads(PLAN), "s.toml")
+    q = plan.sizing
+    assert q is not None and [s.label for s in q.sizes] == ["1 CPU, 256 MiB", "big"]
+    # 200,000 visits × 3 / 86,400 s
+    assert q.target.rate == pytest.approx(6.944, abs=0.001) and q.target.visits(q.target.rate) == pytest.approx(200_000)
+    assert "200,000 visits a day (peak 3× the mean" in q.target.describe()
+    one = plan_mod.parse(sizing_plan.size_plan(plan.raw, q, q.sizes[1]), "s.toml")
+    assert one.load.kind == "capacity" and one.machine is not None and one.machine.memory_bytes == 1 << 30
+    assert one.tune_rate == pytest.approx(6.944, abs=0.001) and one.load.search.start == pytest.approx(6.944, abs=0.01)
+    assert one.sizing is None and one.name == "s: big"
+
+
+@pytest.mark.parametrize("change, words", [
+    (("[sizing]", 'machine = { cpus = 1 }\n[sizing]'), "leave machine out"),
+    (('slo = { p99 = "1s", errors = 0 }\n', ""), "needs an slo"),
+    (("target = { visits_per_day = 200000, peak_factor = 3 }", "target = { rate = 0 }"), "must be a number above 0"),
+    (("target = { visits_per_day = 200000, peak_factor = 3 }", "target = { rate = 5, visits_per_day = 9 }"),
+     "one of rate"),
+    (("target = { visits_per_day = 200000, peak_factor = 3 }", "target = { visits_per_day = 9, peak_factor = 0.5 }"),
+     "at least 1"),
+    (('{ cpus = 1, memory = "1G", label = "big" }', '{ cpus = 1 }'), "needs cpus and memory"),
+    (('{ cpus = 1, memory = "1G", label = "big" }', '{ cpus = 1, memory = "256M", price = 3 }'), "two sizes are both"),
+    (('{ cpus = 1, memory = "1G", label = "big" }', '{ cpus = 1, memory = "1G", disk = 9 }'), "sizing.sizes[1].'disk'"),
+    (('price = 3', 'price = -3'), "price a month"),
+    (("[sizing]", "[sizing]\nconfidence = 0.9"), "unknown key sizing.'confidence'"),
+])
+def test_a_bad_sizing_table_is_one_line(change, words):
+    with pytest.raises(PlanError) as e:
+        plan_mod.parse(tomllib.loads(PLAN.replace(*change)), "s.toml")
+    assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_enough_is_an_interval_at_or_above_the_target_and_a_straddle_is_not():
+    assert sizing.enough(12.0, 10.5, 13.0, True, 10.0) is Enough.YES
+    assert sizing.enough(10.4, 9.6, 11.2, True, 10.0) is Enough.NOT_SHOWN  # the edge is above; its interval not
+    assert sizing.enough(8.0, 7.0, 9.5, True, 10.0) is Enough.NO
+    assert sizing.enough(12.0, 10.5, None, True, 10.0) is Enough.YES  # unbounded above
+    # no edge: every probe met up to 20/s; none met down to 4/s
+    assert sizing.enough(None, 20.0, None, False, 10.0) is Enough.YES
+    assert sizing.enough(None, None, 4.0, False, 10.0) is Enough.NO
+    assert sizing.enough(None, None, None, False, 10.0) is Enough.UNKNOWN
+
+
+def _stored() -> StoredSizing:
+    sizes = [{"machine": {}, "price": p, "label": label} for label, p in (("small", 3.0), ("mid", 6.0), ("big", 12.0))]
+    return StoredSizing(1, "s", {"target": {"rate": 10.0, "visits_per_day": None, "peak_factor": 3.0,
+                                            "requests_per_visit": 1.0}, "sizes": sizes},
+                        ("nginx", "apache"), (SizeRun("small", 1), SizeRun("mid", 2), SizeRun("big", 3)), "t")
+
+
+def _c(stack: str, size: str, cap: float, lo: float, hi: float) -> SizeCapacity:
+    return SizeCapacity(stack, stack, size, None, cap, lo, hi, True, sizing.enough(cap, lo, hi, True, 10.0), None, 12)
+
+
+def test_the_smallest_enough_size_is_chosen_per_stack_and_a_straddling_one_is_passed_over():
+    per_size = {
+        "small": [_c("nginx", "small", 6.0, 5.5, 6.6), _c("apache", "small", 4.0, 3.5, 4.4)],
+        "mid": [_c("nginx", "mid", 12.0, 11.0, 13.1), _c("apache", "mid", 10.5, 9.2, 11.9)],  # apache straddles
+        "big": [_c("nginx", "big", 24.0, 22.0, 26.0), _c("apache", "big", 21.0, 19.0, 23.0)],
+    }
+    a = sizing.answer(_stored(), per_size)
+    by = {s.stack: s for s in a.stacks}
+    assert by["nginx"].smallest is not None and by["nginx"].smallest.size == "mid"
+    assert by["apache"].smallest is not None and by["apache"].smallest.size == "big"
+    assert [c.enough for c in by["apache"].sizes] == [Enough.NO, Enough.NOT_SHOWN, Enough.YES]
+    # 12 requests/s at a peak 3× the mean: 345,600 visits a day
+    assert a.visits(12.0) == pytest.approx(345_600)
+    from stackbench.report.words import sizing as words
+
+    text = words.sentence(a, "p99 ≤ 1 s")
+    assert text.startswith("For 10.0 requests/s at peak") and "nginx needs mid" in text and "apache needs big" in text
+
+
+def test_a_stack_no_size_serves_says_what_the_largest_carried():
+    per_size = {"small": [_c("nginx", "small", 3.0, 2.5, 3.4), _c("apache", "small", 2.0, 1.5, 2.5)]}
+    a = sizing.answer(_stored(), per_size)
+    from stackbench.report.words import sizing as words
+
+    assert all(s.smallest is None for s in a.stacks) and a.sizes == ("small",)
+    assert "none of these sizes is enough — the largest, small, carries 3.0 [2.5, 3.4]/s" in words.sentence(a, None)
