@@ -15,7 +15,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import clean, inspect, measure, report, scenario, sizing, tune
+from stackbench.commands import clean, inspect, measure, report, scenario, serve, sizing, tune
 from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -100,6 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
     szs = sub.add_parser("sizings", help="the stored sizings (plans with [sizing]), or one's answer again")
     szs.add_argument("id", nargs="?", type=int, help="a sizing's id (default: list them)")
     szs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+    sv = sub.add_parser("serve", help="a stack started as a run starts it, left up for your own tools until Ctrl-C",
+                        description="Starts the stack exactly as a run would (configs checked, servers pinned, the "
+                                    "machine profile, the workload's files or database, verified), prints its URLs, "
+                                    "the CA to trust, the run directory, the processes and commands to try, and "
+                                    "holds the run lock until Ctrl-C, SIGTERM or --for; then stops everything. "
+                                    "Listens on loopback only.")
+    sv.add_argument("stack", help="a stack id (`stackbench stacks`)")
+    sv.add_argument("--workload", action="append", metavar="W",
+                    help="the pages to serve (repeatable, or W,W; default: static-12b, php-hello, php-100k): "
+                         "docs/reference/workloads.md")
+    sv.add_argument("--app", metavar="PATH",
+                    help="serve your application: its public directory, or a plan file with an [app] table "
+                         "(docs/guide/your-application.md)")
+    sv.add_argument("--knob", action="append", metavar="K=V", help="a knob of the stack (repeatable)")
+    sv.add_argument("--protocol", action="append", metavar="P",
+                    help="http/1.1 (default), https or h2 (repeatable, or P,P): with https or h2 the stack also "
+                         "serves HTTPS, HTTP/2 where it can, with a certificate of the lab's own CA")
+    sv.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M (a plan's machine table)")
+    sv.add_argument("--port", type=int, help="the clear-text port (default: a free one)")
+    sv.add_argument("--for", dest="for_", metavar="DURATION", help="stop after this long, e.g. 60s (default: at Ctrl-C)")
+    sv.add_argument("--workdir", type=Path, help="where the run directory is made (default: the temp dir)")
 
     tus = sub.add_parser("tunings", help="the stored tunings, or one of them in full")
     tus.add_argument("id", nargs="?", type=int, help="a tuning's id (default: list them)")
@@ -256,6 +277,7 @@ COMMANDS = {
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
     "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
     "tune": tune.cmd_tune, "tunings": tune.cmd_tunings, "sizings": sizing.cmd_sizings,
+    "serve": serve.cmd_serve,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,
 }

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from typing import Callable
@@ -76,6 +77,17 @@ def stop_lab(lab: subprocess.Popen, how: str) -> None:
     what that ending gives."""
     lab.send_signal(signal.SIGINT if how == "Ctrl-C" else signal.SIGKILL)
     assert lab.wait(timeout=30) == (130 if how == "Ctrl-C" else -9), lab.stderr.read()
+
+
+def hold_run_lock(path: Path) -> subprocess.Popen:
+    """Another process holding the lab's run lock at `path` (as a measuring lab would), until
+    it is killed."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from stackbench.upkeep.lock import RunLock; RunLock(Path(sys.argv[1])).acquire(); "
+                               "print('held', flush=True); time.sleep(60)", str(path)],
+                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
 
 
 @pytest.fixture

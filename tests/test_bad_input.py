@@ -10,14 +10,13 @@ import shutil
 import socket
 import sqlite3
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from conftest import commands
+from conftest import commands, hold_run_lock
 from stackbench import runner
 from stackbench.upkeep import lock
 from stackbench.cli import main
@@ -197,11 +196,7 @@ def remote_without_duration(d: Path) -> list[str]:
 
 
 def lab_already_measuring(d: Path) -> list[str]:
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from stackbench.upkeep.lock import RunLock; RunLock(Path(sys.argv[1])).acquire(); "
-                               "print('held', flush=True); time.sleep(60)", str(d / "stackbench.lock")],
-                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
-    assert holder.stdout.readline().strip() == "held"
+    holder = hold_run_lock(d / "stackbench.lock")
     _UNDO.append(lambda: (holder.kill(), holder.wait()))
     _EXPECT.append(f"pid {holder.pid}: ")
     _EXPECT.append("python -c import sys, time;")  # its command line

@@ -6,7 +6,8 @@ Ordered so: holding the lock proves no other lab is alive, so what a dead one le
 swept and its runs marked crashed; whether remote clients are allowed is checked before
 any connection; a typo in the last stack of a long plan fails in a second, not after an
 hour of measuring; and a host that cannot be reached leaves no empty run behind. The dry
-run (`dry_check`) makes the same checks on the same hosts, and stores nothing.
+run (`dry_check`) makes the same checks on the same hosts, and stores nothing; `stackbench
+serve` claims the machine the same way (`claimed`), and measures and stores nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from stackbench.events import Events
 from stackbench.hosts.clients import ClientSession, check_allowed as check_clients_allowed
@@ -26,54 +27,68 @@ from stackbench.runner.context import Options, Session
 from stackbench.runner.lab import Lab
 from stackbench.stacks import registry
 from stackbench.store import Store
-from stackbench.upkeep import idle, pinning as pinning_mod, ports
+from stackbench.upkeep import idle, leftovers, pinning as pinning_mod, ports
+from stackbench.upkeep.pinning import Pinning
 
 
 @contextmanager
-def open_session(plan: Plan, store: Store, events: Events | None, options: Options, lab: Lab) -> Iterator[Session]:
-    """One measuring run per machine (the lock), and everything checked before the first
-    measurement: packages, configs, the engine. Holding the lock proves no other lab is
-    alive, so what a dead one left is swept now and its runs are marked crashed. Other
-    hosts are connected (the server's agent started, the engine shipped to clients, their
-    clocks probed) before a run is stored: a host that cannot be reached leaves no empty
-    run behind. The session's lab is the one the run uses: with a server on another host,
-    its stack, monitor, packages and environment are the agent's there (hosts/server.py)."""
+def claimed(plan: Plan, options: Options, lab: Lab, tidied: Callable[[leftovers.Swept], None],
+            on_ready: Callable[[dict], None] = lambda facts: None) -> Iterator[tuple[Lab, Pinning]]:
+    """The machine claimed for the plan's stacks, and everything checked before the first
+    one starts: yields the placed lab and its pinning. One measuring run per machine (the
+    lock); holding it proves no other lab is alive, so what a dead one left is swept now
+    (`tidied` is told what). The stacks' cores are chosen (a machine profile's out of the
+    server's half), the other hosts placed, every stack and config checked (the
+    preflight), and the lab itself moved off the server's cores. A run's session
+    (`open_session`) and `stackbench serve` (runner/serve.py) both start from here."""
     lock = lab.lock()
     lock.acquire()
-    clients: ClientSession | None = None
-    events = events or Events()
     # This process's cores as it came: a session pins it to the engine's (below), and the
     # next session of the same process (a tuning's runs, then the plan's) must choose its
     # cores from all of them again, not from the engine's alone.
     cores_before = sorted(os.sched_getaffinity(0))
     try:
-        swept = lab.sweep()
-        events.lab_tidied(swept, store.mark_crashed())
+        tidied(lab.sweep())
         check_clients_allowed(plan.hosts, options.allow_remote_target, plan.duration_s)  # before any connection
         # A machine profile's cores come out of the server's half (machine.py).
         pins = machine_mod.pinning(plan.machine, options.pinning or pinning_mod.choose())
-        with placed(plan, pins, lab, events.server_ready) as there:
+        with placed(plan, pins, lab, on_ready) as there:
             here, pins = there.lab, there.pins
             preflight(plan, options, here)
             there.check_same_site()
-            here.engine_binary()  # fail now, not after the first stack started
             # The lab itself (sampler, perf, Python) stays off the server's cores.
             here.pin_self(pins.engine_cpus)
-            # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
-            # The engine's cores only when they are not the server's too, and the load is made here.
-            engine_cores = [] if pins.shared or plan.hosts.remote else pins.engine_cpus
-            with lab.hold_idle(plan.cpu_idle, engine_cores) as idle_state:
-                try:
-                    if not plan.hosts.single_local:
-                        clients = ClientSession.open(plan.hosts, here.engine_binary)
-                        events.clients_ready(clients.hosts_connected())
-                    yield Session(plan, store, events, options, here, pins, clients, idle_state)
-                finally:
-                    if clients is not None:
-                        clients.close()
+            yield here, pins
     finally:
         pinning_mod.pin_self(cores_before)
         lock.release()
+
+
+@contextmanager
+def open_session(plan: Plan, store: Store, events: Events | None, options: Options, lab: Lab) -> Iterator[Session]:
+    """The machine claimed (`claimed`: the lock, the sweep — and the runs dead labs left
+    `running` marked crashed —, the preflight), the engine found, and the clients
+    connected (the server's agent started, the engine shipped to clients, their clocks
+    probed) before a run is stored: a host that cannot be reached leaves no empty run
+    behind. The session's lab is the one the run uses: with a server on another host,
+    its stack, monitor, packages and environment are the agent's there (hosts/server.py)."""
+    clients: ClientSession | None = None
+    events = events or Events()
+    with claimed(plan, options, lab, lambda swept: events.lab_tidied(swept, store.mark_crashed()),
+                 events.server_ready) as (here, pins):
+        here.engine_binary()  # fail now, not after the first stack started
+        # Idle cores as the plan asks (upkeep/idle.py), on this machine; recorded either way.
+        # The engine's cores only when they are not the server's too, and the load is made here.
+        engine_cores = [] if pins.shared or plan.hosts.remote else pins.engine_cpus
+        with lab.hold_idle(plan.cpu_idle, engine_cores) as idle_state:
+            try:
+                if not plan.hosts.single_local:
+                    clients = ClientSession.open(plan.hosts, here.engine_binary)
+                    events.clients_ready(clients.hosts_connected())
+                yield Session(plan, store, events, options, here, pins, clients, idle_state)
+            finally:
+                if clients is not None:
+                    clients.close()
 
 
 def begin(session: Session) -> int:

@@ -21,11 +21,14 @@ from stackbench.model.cost import StoredCost
 from stackbench.monitor.session import CellReadings, StackMonitor
 from stackbench.network.topology import Topology
 from stackbench.planning import machine as machine_mod, target
-from stackbench.planning.plan import Cell, Plan
+from stackbench.planning.plan import Cell, Plan, StackVariant
 from stackbench.runner import capacity_search
 from stackbench.runner.cell import keep, measure_and_store, record
-from stackbench.runner.context import Run, StartedStack
+from stackbench.runner.context import Options, Run, StartedStack
+from stackbench.runner.lab import Lab
+from stackbench.stacks.lifecycle import StackInstance
 from stackbench.states import CellStatus
+from stackbench.upkeep.pinning import Pinning
 
 
 def start_key(cell: Cell, plan: Plan) -> tuple:
@@ -45,6 +48,29 @@ def grouped(cells: list[Cell], plan: Plan) -> Iterator[list[Cell]]:
         yield list(group)
 
 
+def new_instance(lab: Lab, plan: Plan, pins: Pinning, options: Options, cgroup_parent: str | None,
+                 variant: StackVariant, workload_ids: list[str], listen: str | None = None) -> StackInstance:
+    """A start of `variant` serving `workload_ids`, as every start of a run makes it: on
+    the server's cores, its cgroups under `cgroup_parent` (the run's), confined to the
+    plan's machine profile, listening on `listen` (default: loopback)."""
+    # With TLS in the plan every start of the stack listens on both ports, its clear-text
+    # cells too: HTTP and HTTPS cells then differ only in what the visitors speak.
+    tls = {"tls": plan.protocols.tls} if plan.protocols.uses_tls else {}
+    return lab.instance(variant, pins.server_cpus, options, cgroup_parent, [plan.workload(w) for w in workload_ids],
+                        *([listen] if listen else []), machine=plan.machine, **tls)
+
+
+def bring_up(instance: StackInstance, workload_ids: list[str], allow_remote_target: bool) -> None:
+    """What a start does before anyone sends it a request: its configs rendered and
+    checked, its servers (a workload's services first) started and ready, where it
+    listens checked against where load may go, and every URL of its workloads verified
+    (over TLS too, with the run's CA), PHP's state in force read back. A stack that
+    serves the wrong thing is not measured, nor handed to the user."""
+    instance.up()
+    target.check(instance.host, allow_remote_target)  # before the first request
+    instance.verify(sorted(workload_ids))
+
+
 def serve(run: Run, cells: list[Cell], topo: Topology | None = None,
           listen: str | None = None) -> ServerError | None:
     """One stack start serving a group of cells. A server failure fails the rest of the
@@ -55,21 +81,14 @@ def serve(run: Run, cells: list[Cell], topo: Topology | None = None,
     variant = cells[0].stack
     served = [w for w in plan.workloads if any(c.workload == w for c in cells)]
     in_server = topo.in_server if topo else nullcontext
-    # With TLS in the plan every start of the stack listens on both ports, its clear-text
-    # cells too: HTTP and HTTPS cells then differ only in what the visitors speak.
-    tls = {"tls": plan.protocols.tls} if plan.protocols.uses_tls else {}
-    instance = run.lab.instance(variant, pins.server_cpus, run.options, run.monitor.cgroup_parent,
-                                [plan.workload(w) for w in served], *([listen] if listen else []),
-                                machine=plan.machine, **tls)
+    instance = new_instance(run.lab, plan, pins, run.options, run.monitor.cgroup_parent, variant, served, listen)
     stack = StartedStack(instance, run.lab.versions(instance.stack), topo)
     done = 0
     monitor: StackMonitor | None = None
     events.stack_starting(variant)
     try:
         with in_server():
-            instance.up()
-            target.check(instance.host, run.options.allow_remote_target)  # before the first request
-            instance.verify(sorted({c.workload for c in cells}))
+            bring_up(instance, served, run.options.allow_remote_target)
             monitor = run.monitor.for_stack(instance)  # its status-page poller thread starts in there
         stack = replace(stack, monitor=monitor)
         events.stack_ready(variant, instance)
