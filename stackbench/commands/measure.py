@@ -88,9 +88,19 @@ def _dry_run_sizing(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     assert plan.sizing is not None
     print(f"sizing: {plan.sizing.target.describe()}, on {len(plan.sizing.sizes)} sizes: each size's stacks "
           "tuned for the target there, then one capacity search a stack and repetition")
+    low = high = 0.0
     for size, one in sizing_runner.size_plans(plan):
         print(f"\n— {size.label}{f' ({size.price:g} a month)' if size.price is not None else ''} —")
         _dry_run(one, args)
+        searches = one.seconds(plan_mod.expand(one))
+        low, high = low + searches, high + searches
+        for v in one.stacks:
+            if v.tuned and _stored_tuning(one, v, args.db) is None:
+                q, pool = tune_runner.question_for(one, v), tune_plan.pool_of(v.id)
+                low += q.repetitions * tune_plan.run_seconds(q)
+                high += tune_plan.most_runs(q, pool.holds_connections) * tune_plan.run_seconds(q, longest=True)
+    print(f"\nin all: about {low / 60:.0f}–{high / 60:.0f} min (tunings that must be measured included: from "
+          "the smallest pool serving the target at once to every pool tried; the searches at most)")
     return 0
 
 

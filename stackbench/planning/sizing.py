@@ -152,7 +152,7 @@ def _sizes(sizes: Any, fail: Fail) -> tuple[Size, ...]:
 
 def _name(p: machine_mod.MachineProfile) -> str:
     """"0.5 CPU, 512 MiB": a size as a table's column names it."""
-    cpus = f"{p.cpus:g} CPU{'s' if p.cpus != 1 else ''}" if p.cpus is not None else "?"
+    cpus = f"{p.cpus:g} CPU{'s' if p.cpus > 1 else ''}" if p.cpus is not None else "?"
     return f"{cpus}, {machine_mod.format_size(p.memory_bytes)}" if p.memory_bytes else cpus
 
 

@@ -51,7 +51,7 @@ class TuneQuestion:
 
     def load(self) -> str:
         """"64 clients", "20 requests/s"."""
-        return f"{self.concurrency} clients" if self.rate is None else f"{self.rate:g} requests/s"
+        return f"{self.concurrency} clients" if self.rate is None else f"{self.rate:.3g} requests/s"
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.key(), "duration": self.duration, "warmup": self.warmup, "timeout": self.timeout,

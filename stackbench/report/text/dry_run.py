@@ -90,9 +90,14 @@ def tuned_line(v: StackVariant, stored: StoredTuning | None, q: TuneQuestion, po
                 f"({pool.describe(stored.chosen_size)}{extra})")
     runs = tune_plan.most_runs(q, pool.holds_connections)
     short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
-    return (f"{v.label}: knobs tuned first for {q.workload} at {q.concurrency} clients — a probe, then pools "
-            f"of 1, 2, 4 … up to what fits and what the CPU can use: at most {runs} runs of {short:.0f} s (a slow page's up to {long:.0f} s), "
-            f"{runs * short / 60:.0f}–{runs * long / 60:.0f} min; stored for the next plan")
+    if q.rate is not None:
+        return (f"{v.label}: knobs tuned first for {q.workload} at {q.load()} — the smallest pool first "
+                f"({q.repetitions} runs of {short:.0f} s); only if it does not serve the rate, a probe and pools of "
+                f"2, 4 … up to what fits and what the CPU can use: at most {runs} runs, "
+                f"{runs * long / 60:.0f} min; stored for the next plan")
+    return (f"{v.label}: knobs tuned first for {q.workload} at {q.load()} — a probe, then pools of 1, 2, 4 … up "
+            f"to what fits and what the CPU can use: at most {runs} runs of {short:.0f} s (a slow page's up to "
+            f"{long:.0f} s), {runs * short / 60:.0f}–{runs * long / 60:.0f} min; stored for the next plan")
 
 
 def cell_line(c: Cell, plan: Plan) -> str:
