@@ -60,4 +60,10 @@ def format_us(us: float | None) -> str:
     return f"{us / 1000:.2f}"
 
 
+def format_cpus(cpus: float) -> str:
+    """A machine's CPUs: "0.5 CPU", "1 CPU", "1.5 CPUs", "2 CPUs" (a share of one core
+    is not several CPUs)."""
+    return f"{cpus:g} CPU{'s' if cpus > 1 else ''}"
+
+
 MiB = 2**20  # memory is shown in MiB (2**20 bytes) everywhere, and labelled so

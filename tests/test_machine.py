@@ -51,6 +51,11 @@ def parse(machine_line: str) -> plan_mod.Plan:
     ('machine = { memory = "65536k" }', None, 64 * MiB),
     ("machine = { memory = 536870912 }", None, 512 * MiB),
     ("machine = { cpus = 2 }", 2, None),
+    ("machine = { cpus = 0.5 }", 0.5, None),
+    ("machine = { cpus = 0.25 }", 0.25, None),
+    ('machine = { cpus = 1.5, memory = "1G" }', 1.5, 1024 * MiB),
+    ("machine = { cpus = 0.05 }", 0.05, None),  # the floor
+    ("machine = { cpus = 1.0 }", 1, None),  # a whole float is whole cores: no quota
 ])
 def test_machine_key(line, cpus, memory):
     profile = parse(line).machine
@@ -67,11 +72,20 @@ def test_no_machine_key_is_the_lab_machine():
     ('machine = { memory = "12M" }', "machine.memory must be at least 16 MiB"),
     ("machine = { memory = true }", "machine.memory: not a size: True"),
     ('machine = { memory = "-1G" }', "machine.memory: not a size: '-1G'"),
-    ("machine = { cpus = 0 }", "machine.cpus must be a whole number of cores >= 1, not 0"),
-    ("machine = { cpus = -2 }", "machine.cpus must be a whole number of cores >= 1, not -2"),
-    ("machine = { cpus = 1.5 }", "machine.cpus must be a whole number of cores >= 1, not 1.5"),
-    ('machine = { cpus = "1" }', "machine.cpus must be a whole number of cores >= 1, not '1'"),
-    ("machine = { cpus = 99999 }", "machine.cpus must be a whole number of cores >= 1, not 99999"),
+    ("machine = { cpus = 0 }", "machine.cpus must be more than 0 (a machine with no CPU runs nothing), not 0"),
+    ("machine = { cpus = 0.0 }", "machine.cpus must be more than 0"),
+    ("machine = { cpus = -2 }", "machine.cpus must be more than 0 (a machine with no CPU runs nothing), not -2"),
+    ("machine = { cpus = -0.5 }", "machine.cpus must be more than 0"),
+    ("machine = { cpus = 0.01 }", "machine.cpus = 0.01 is below the smallest share emulated, 0.05 "
+                                  "(5 ms of CPU time in every 100 ms)"),
+    ('machine = { cpus = "1" }', "machine.cpus must be a number of CPUs (1, 2, or a share of a core such as 0.5), "
+                                 "not '1'"),
+    ('machine = { cpus = "0.5" }', "machine.cpus must be a number of CPUs"),
+    ("machine = { cpus = true }", "machine.cpus must be a number of CPUs (1, 2, or a share of a core such as 0.5), "
+                                  "not True"),
+    ("machine = { cpus = nan }", "machine.cpus must be a number of CPUs"),
+    ("machine = { cpus = inf }", "machine.cpus must be a number of CPUs"),
+    ("machine = { cpus = 99999 }", "machine.cpus must be at most 4096, not 99999"),
     ('machine = { mem = "512M" }', "unknown key machine.'mem' (did you mean 'memory'?)"),
     ('machine = { cpu = 1 }', "unknown key machine.'cpu' (did you mean 'cpus'?)"),
     ('machine = { disk = "10G" }', "unknown key machine.'disk'"),
@@ -97,6 +111,48 @@ def test_this_machine_must_leave_the_engine_a_core_and_have_the_memory():
         machine.check(machine.MachineProfile(None, 32 * gib), "p", two_cores, 24 * gib)
 
 
+def test_a_fractional_cpu_takes_its_whole_cores_and_must_leave_the_engine_one():
+    two_cores = [0, 1]
+    machine.check(machine.MachineProfile(0.5, None), "p", two_cores, None)  # 1 core, half its time
+    machine.check(machine.MachineProfile(2.5, None), "p", [0, 1, 2, 3], None)  # 3 cores of 4
+    with pytest.raises(PlanError) as e:
+        machine.check(machine.MachineProfile(1.5, None), "p", two_cores, None)
+    assert e.value.message == ("p: machine.cpus = 1.5 (a quota over 2 cores) leaves no core for the load engine: "
+                               "this machine has 2 (the engine measuring on the stack's cores would take from its "
+                               "budget)")
+    assert e.value.hint == "at most cpus = 1 here"
+    with pytest.raises(PlanError, match="machine.cpus = 3.5 .a quota over 4 cores. leaves no core"):
+        machine.check(machine.MachineProfile(3.5, None), "p", [0, 1, 2, 3], None)
+
+
+@pytest.mark.parametrize("cpus,cores,period,quota,words", [
+    (0.5, 1, 100_000, 50_000, "0.5 CPU (a 50 ms in 100 ms quota on 1 core)"),
+    (0.25, 1, 100_000, 25_000, "0.25 CPU (a 25 ms in 100 ms quota on 1 core)"),
+    (1.5, 2, 100_000, 150_000, "1.5 CPUs (a 150 ms in 100 ms quota on 2 cores)"),
+    (0.05, 1, 100_000, 5_000, "0.05 CPU (a 5 ms in 100 ms quota on 1 core)"),
+    (0.333, 1, 100_000, 33_300, "0.333 CPU (a 33.3 ms in 100 ms quota on 1 core)"),
+])
+def test_a_fractional_cpu_is_a_quota_on_its_whole_cores(cpus, cores, period, quota, words):
+    profile = machine.MachineProfile(cpus, None)
+    assert profile.cores == cores
+    assert profile.cpu_quota == machine.CpuQuota(period, quota)
+    assert profile.describe() == words
+
+
+def test_whole_cpus_are_cores_without_a_quota():
+    for cpus, words in ((1, "1 CPU"), (2, "2 CPUs")):
+        profile = machine.MachineProfile(cpus, None)
+        assert (profile.cores, profile.cpu_quota, profile.describe()) == (cpus, None, words)
+    assert machine.MachineProfile(None, 64 * MiB).cores is None
+
+
+def test_the_environment_records_the_quota_written():
+    assert machine.MachineProfile(0.5, 512 * MiB).recorded([0]) == {
+        "cpus": 0.5, "memory_bytes": 512 * MiB, "cpu_period_us": 100_000, "cpu_quota_us": 50_000, "server_cpus": [0]}
+    assert machine.MachineProfile(1, 512 * MiB).recorded([0]) == {
+        "cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}  # as before fractional CPUs
+
+
 @pytest.mark.parametrize("cpus,usual,available,expected", [
     (1, Pinning([0], [1]), [0, 1], Pinning([0], [1])),  # this machine: the stack keeps core 0
     (1, Pinning([0, 1], [2, 3]), [0, 1, 2, 3], Pinning([0], [2, 3])),  # the engine keeps its cores
@@ -105,6 +161,31 @@ def test_this_machine_must_leave_the_engine_a_core_and_have_the_memory():
 ])
 def test_the_profile_takes_its_cores_from_the_servers_half(cpus, usual, available, expected):
     assert machine.pinning(machine.MachineProfile(cpus, None), usual, available) == expected
+
+
+@pytest.mark.parametrize("cpus,usual,available,expected", [
+    (0.5, Pinning([0], [1]), [0, 1], Pinning([0], [1], server_cpu_quota=0.5)),
+    (0.5, Pinning([0, 1], [2, 3]), [0, 1, 2, 3], Pinning([0], [2, 3], server_cpu_quota=0.5)),
+    (1.5, Pinning([0, 1], [2, 3]), [0, 1, 2, 3], Pinning([0, 1], [2, 3], server_cpu_quota=1.5)),
+    (2.5, Pinning([0, 1], [2, 3]), [0, 1, 2, 3], Pinning([0, 1, 2], [3], server_cpu_quota=2.5)),
+    (0.5, Pinning([0], [0]), [0], Pinning([0], [0], server_cpu_quota=0.5)),  # one core: shared
+])
+def test_a_fractional_cpu_is_pinned_to_its_whole_cores_with_its_quota(cpus, usual, available, expected):
+    pins = machine.pinning(machine.MachineProfile(cpus, None), usual, available)
+    assert pins == expected
+    assert pins.server_capacity == cpus
+    assert Pinning.from_dict(pins.as_dict()) == pins  # as a cell stores it
+
+
+def test_the_busy_share_is_of_the_quota_not_the_core():
+    from dataclasses import replace
+    from stackbench.analysis import outcomes
+
+    half = record(0, StoredCost(cpu_total_us=480_000, window_us=1_000_000))  # 0.48 s of CPU a second on core 0
+    assert outcomes.server_busy(half) == pytest.approx(0.48)  # a whole core: half busy
+    quota = replace(half, pinning=Pinning([0], [1], server_cpu_quota=0.5))
+    assert outcomes.server_busy(quota) == pytest.approx(0.96)  # 0.5 CPU: at its limit
+    assert "server_cpu_quota" not in Pinning([0], [1]).as_dict()  # records without a quota are as before
 
 
 def test_without_cpus_the_pinning_is_unchanged():
@@ -381,3 +462,38 @@ def test_a_server_the_oom_killer_took_is_a_stored_result_and_the_run_completes(l
     assert run_row.environment.machine_profile == MachineShape(1, 512 * MiB, [0])
     checked = json.loads(store.db.execute("SELECT plan_checked_json FROM runs").fetchone()[0])
     assert checked["machine"] == {"cpus": 1, "memory_bytes": 512 * MiB}
+
+
+# -- fractional CPUs: recorded, shown, and refused where no cpu controller is --------------
+
+def test_a_fractional_machine_is_stored_and_shown_as_a_quota():
+    from stackbench.analysis import axes
+    from stackbench.report.text import dry_run
+
+    store = Store()
+    half = machine.MachineProfile(0.5, 512 * MiB)
+    env = {"cpu_count": 2, "pinning": Pinning([0], [1], server_cpu_quota=0.5).as_dict(),
+           "machine_profile": half.recorded([0])}
+    run_id = store.begin_run("vps", "vps.toml", {}, {}, env)
+    store.record_cell(run_id, record(0, StoredCost()))
+    shape = store.run(run_id).environment.machine_profile
+    assert shape == MachineShape(0.5, 512 * MiB, [0], 100_000, 50_000)
+    words = "0.5 CPU (a 50 ms in 100 ms quota on 1 core), 512 MiB memory (stack and its services together, no swap)"
+    out = io.StringIO()
+    run_report.render(analyze(store.run(run_id), store.cells(run_id)), out)
+    assert f"machine profile: {words}; the stack on cores [0]" in out.getvalue()
+    assert dict(environment_rows(store.run(run_id).environment))["machine profile (emulated)"].startswith(words)
+    assert axes.size_words(shape) == "0.5 CPU, 512 MiB"
+    assert axes.size_words(MachineShape(1.5, None)) == "1.5 CPUs"
+    assert dry_run.machine_line(half, Pinning([0], [1])).startswith(f"machine: {words}; the stack on cores [0]")
+    assert store.run(run_id).environment.pinning.server_cpu_quota == 0.5
+
+
+def test_an_older_store_with_whole_cpus_still_reads():
+    store = Store()
+    run_id = store.begin_run("vps", "vps.toml", {}, {}, {
+        "pinning": {"server_cpus": [0], "engine_cpus": [1], "shared": False},
+        "machine_profile": {"cpus": 1, "memory_bytes": 512 * MiB, "server_cpus": [0]}})
+    env = store.run(run_id).environment
+    assert env.machine_profile == MachineShape(1, 512 * MiB, [0]) and env.machine_profile.cpu_quota_us is None
+    assert env.pinning == Pinning([0], [1]) and env.pinning.server_capacity == 1

@@ -145,7 +145,14 @@ knobs = "tuned"
     (["tune", "nginx-fpn", "--workload", "php-hello", "-c", "4"], "unknown stack 'nginx-fpn'"),
     (["tune", "nginx-fpm", "--workload", "php-helo", "-c", "4"], "php-helo"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "0"], "--concurrency must be a whole number >= 1"),
-    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=0.3"], "machine.cpus"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=0.01"],
+     "stackbench tune: machine.cpus = 0.01 is below the smallest share emulated, 0.05"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=0"],
+     "stackbench tune: machine.cpus must be more than 0"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=half"],
+     "stackbench tune: machine.cpus must be a number of CPUs"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus=true"],
+     "stackbench tune: machine.cpus must be a number of CPUs (1, 2, or a share of a core such as 0.5), not True"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--machine", "cpus"], "--machine takes key=value"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--slo", "p99=fast"], "--slo"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--knob", "pm_max_kids=3"], "pm_max_kids"),
@@ -167,3 +174,43 @@ def test_the_tune_dry_run_says_what_it_will_measure(tmp_path, capsys):
     assert main(argv + ["--db", str(tmp_path / "r.sqlite")]) == 0
     out = capsys.readouterr().out
     assert "a memory probe (1 run of 4 workers), then pools of 1, 2, 4" in out and "3 runs of 4s" in out
+
+
+def test_a_fractional_machine_is_one_tuning_question_however_it_is_written(tmp_path):
+    """`--machine cpus=0.5` and a plan's `cpus = 0.5` ask the same question, and so do
+    `cpus = 1.0` and `cpus=1`: the key a stored tuning is found by is one."""
+    import tomllib
+
+    from stackbench.commands.tune import pairs
+    from stackbench.planning import plan as plan_mod
+    from stackbench.planning.tune import TuneQuestion, machine_profile
+    from stackbench.runner.tune import question_for
+    from stackbench.store import Store
+
+    assert pairs("cpus=0.5,memory=512M", "--machine") == {"cpus": 0.5, "memory": "512M"}
+    assert pairs("cpus=.25", "--machine") == {"cpus": 0.25}
+    assert pairs("cpus=1", "--machine") == {"cpus": 1}
+    text = '''
+workloads = ["php-hello"]
+concurrency = [8]
+keepalive = [true]
+machine = { cpus = 0.5, memory = "512M" }
+[[stacks]]
+id = "nginx-fpm"
+knobs = "tuned"
+'''
+    plan = plan_mod.parse(tomllib.loads(text), "p.toml")
+    from_plan = question_for(plan, plan.stacks[0])
+    from_cli = TuneQuestion("nginx-fpm", "php-hello", 8, machine=pairs("cpus=0.5,memory=512M", "--machine"),
+                            duration=from_plan.duration, warmup=from_plan.warmup)
+    assert from_plan.key() == from_cli.key() and from_plan.key()["machine"]["cpus"] == 0.5
+    assert machine_profile(from_cli).cpu_quota.quota_us == 50_000
+    whole = TuneQuestion("nginx-fpm", "php-hello", 8, machine={"cpus": 1.0})
+    assert whole.key() == TuneQuestion("nginx-fpm", "php-hello", 8, machine={"cpus": 1}).key()
+
+    store = Store(tmp_path / "r.sqlite")
+    run_id = store.begin_run("tune", "t", {}, {}, {})
+    tid = store.record_tuning(None, run_id, "nginx-fpm", "php-hello", from_cli.key(), from_cli.as_dict(), None,
+                              {"2 workers": 2}, 2, {"pm_max_children": 2}, "best")
+    found = Store(tmp_path / "r.sqlite").latest_tuning(from_plan.key())
+    assert found is not None and found.id == tid and found.machine == {"cpus": 0.5, "memory": "512M"}

@@ -22,6 +22,7 @@ from stackbench.analysis.questions import Question
 from stackbench.model.cell import StoredCell
 from stackbench.model.environment import MachineShape
 from stackbench.model.run import StoredRun
+from stackbench.units import format_cpus
 
 
 def _stack(cell: StoredCell) -> str:
@@ -146,7 +147,7 @@ def size_words(profile: MachineShape | None) -> str:
     parts = []
     cpus, memory = profile.cpus, profile.memory_bytes
     if cpus is not None:
-        parts.append(f"{cpus} CPU{'s' if cpus != 1 else ''}")
+        parts.append(format_cpus(cpus))
     if memory is not None:
         parts.append(f"{memory / 2**30:g} GiB" if memory % 2**30 == 0 else f"{memory / 2**20:g} MiB")
     return ", ".join(parts) or UNCONFINED

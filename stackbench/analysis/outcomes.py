@@ -46,8 +46,9 @@ SERVED, FAILED, INVALID = "served", "failed", "invalid"
 
 # The share of the server's cores its cgroup used over the window (cost.cpu_total_us over
 # cost.window_us × the cell's server cores, pinning.server_cpus — a machine profile's
-# `cpus` already narrowed them) at or above which the server is at its limit: an engine
-# at its limit beside it measured a lower bound of the stack, not the generator alone.
+# `cpus` already narrowed them; a fractional one's quota, pinning.server_capacity, is the
+# whole) at or above which the server is at its limit: an engine at its limit beside it
+# measured a lower bound of the stack, not the generator alone.
 # Chosen from a store of the 14 scenarios' `--quick` runs (session 9, 382 measured cells;
 # bench/RESULTS.md): the busy shares have a sharp mode at 0.94–0.98 —
 # server-bound cells (static files, cache hits, PHP at c=16–100) — whose shoulder starts
@@ -129,9 +130,10 @@ class Outcome:
 
 
 def server_busy(cell: StoredCell) -> float | None:
-    """The share of its cores the stack's cgroup kept busy over the sampled window; None
-    when the CPU, the window or the cores were not recorded (older stores, no cgroup)."""
-    cores = len(cell.pinning.server_cpus)
+    """The share of its cores the stack's cgroup kept busy over the sampled window — of
+    its CPU quota under a fractional machine profile (0.5 CPU busy is 1.0: at its limit);
+    None when the CPU, the window or the cores were not recorded (older stores, no cgroup)."""
+    cores = cell.pinning.server_capacity
     cpu, window = cell.cost.cpu_total_us, cell.cost.window_us
     if not cores or cpu is None or not window:
         return None

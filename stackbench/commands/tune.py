@@ -7,6 +7,7 @@ candidates → the choice → stored → shown (runner/tune.py, analysis/tuning.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -73,8 +74,11 @@ def question(args: argparse.Namespace) -> TuneQuestion:
                         repetitions=args.repetitions, knobs=pairs(",".join(args.knob), "--knob") if args.knob else {})
 
 
+_DECIMAL = re.compile(r"^\d*\.\d+$")  # 0.5 or .5: what a plan file holds as a float
+
+
 def pairs(text: str, flag: str) -> dict[str, Any]:
-    """"cpus=1,memory=512M" → {"cpus": 1, "memory": "512M"}: whole numbers and true/false
+    """"cpus=0.5,memory=512M" → {"cpus": 0.5, "memory": "512M"}: numbers and true/false
     typed as a plan file would have them."""
     out: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
@@ -84,6 +88,8 @@ def pairs(text: str, flag: str) -> dict[str, Any]:
         v: Any = value.strip()
         if v.isdigit():
             v = int(v)
+        elif _DECIMAL.match(v):
+            v = float(v)
         elif v in ("true", "false"):
             v = v == "true"
         out[key.strip()] = v

@@ -196,7 +196,8 @@ class ServerSession:
         if self.hello.get("same_machine"):
             return here
         there = (self.hello.get("environment") or {}).get("pinning") or {}
-        return Pinning(list(there.get("server_cpus") or []), sorted(os.sched_getaffinity(0)), server_host=self.label)
+        return Pinning(list(there.get("server_cpus") or []), sorted(os.sched_getaffinity(0)), server_host=self.label,
+                       server_cpu_quota=there.get("server_cpu_quota"))
 
     def probe_clock(self) -> None:
         samples = []

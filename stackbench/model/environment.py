@@ -24,9 +24,12 @@ class IdleCores:
 class MachineShape:
     """The machine profile a run emulated (planning/machine.py's, as the run applied it)."""
 
-    cpus: int | None = None
+    cpus: float | None = None  # whole cores, or a share of them (0.5); an older store's are whole
     memory_bytes: int | None = None
     server_cpus: list[int] | None = None  # the stack's cores in it (a list, as the run printed it)
+    # A fractional `cpus`'s quota as written to the machine's cgroup (None: whole cores)
+    cpu_period_us: int | None = None
+    cpu_quota_us: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,8 @@ class Environment:
             cpu_idle=IdleCores(idle.get("asked"), bool(idle.get("polled")), str(idle.get("why") or ""),
                                bool(idle.get("engine_polled"))) if idle else None,
             machine_profile=MachineShape(machine.get("cpus"), machine.get("memory_bytes"),
-                                         list(cores) if cores is not None else None) if machine else None,
+                                         list(cores) if cores is not None else None, machine.get("cpu_period_us"),
+                                         machine.get("cpu_quota_us")) if machine else None,
             server_host=HostFacts.from_dict(server) if server else None,
             db_host=HostFacts.from_dict(db) if db else None, document=dict(d))
 

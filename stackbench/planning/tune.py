@@ -37,8 +37,8 @@ class TuneQuestion:
         """What a stored tuning must match to be reused: the stack, the page, the load,
         the machine and the SLO (not how long it was measured)."""
         return {"stack": self.stack_id, "workload": self.workload, "concurrency": self.concurrency,
-                "keepalive": self.keepalive, "machine": self.machine or {}, "slo": self.slo or {},
-                "knobs": self.knobs}
+                "keepalive": self.keepalive, "machine": machine.normal_table(self.machine or {}),
+                "slo": self.slo or {}, "knobs": self.knobs}
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.key(), "duration": self.duration, "warmup": self.warmup, "timeout": self.timeout,

@@ -86,7 +86,7 @@ def begin(session: Session) -> int:
         elsewhere = plan.hosts.remote_server or bool(plan.hosts.remote)
         env["cpu_idle"] = session.idle.on_this_machine_only(elsewhere).as_dict()
     if plan.machine is not None:
-        env["machine_profile"] = plan.machine.as_dict() | {"server_cpus": pins.server_cpus}
+        env["machine_profile"] = plan.machine.recorded(pins.server_cpus)
     return session.store.begin_run(plan.name, plan.source, plan.raw, plan.checked(), env)
 
 
