@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("stack", help="a stack id (`stackbench stacks`)")
     tu.add_argument("--workload", required=True, help="the page to serve (docs/reference/workloads.md)")
     tu.add_argument("-c", "--concurrency", type=int, required=True, help="clients (closed loop)")
-    tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M (a plan's machine table)")
+    tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M or cpus=0.5 (a plan's machine table)")
     tu.add_argument("--slo", help="what a run must meet, e.g. p99=2s,errors=0 (a plan's slo table); default: "
                                   "every client served, no errors, no server dies")
     tu.add_argument("--knob", action="append", metavar="K=V", help="a knob fixed beside the pool (repeatable)")
