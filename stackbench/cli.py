@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                              "responses a second to them")
     tu.add_argument("--rate", type=float, help="requests a second (open loop): the smallest pool serving them "
                                                  "within the SLO")
-    tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M (a plan's machine table)")
+    tu.add_argument("--machine", help="the machine profile, e.g. cpus=1,memory=512M or cpus=0.5 (a plan's "
+                                      "machine table)")
     tu.add_argument("--slo", help="what a run must meet, e.g. p99=2s,errors=0 (a plan's slo table); default: "
                                   "every client served, no errors, no server dies")
     tu.add_argument("--knob", action="append", metavar="K=V", help="a knob fixed beside the pool (repeatable)")

@@ -42,10 +42,17 @@ def lab_processes(marker: str) -> list[str]:
     return [line for line in out.splitlines() if marker in line and not line.startswith("Z")]
 
 
-def test_ctrl_c_keeps_results_and_leaves_nothing(workdir):
+# A fractional CPU: a quota in the v1 cpu hierarchy, another mount than the others.
+QUOTA = 'machine = { cpus = 0.5 }\n'
+
+
+@pytest.mark.parametrize("machine", ["", QUOTA], ids=["no machine profile", "cpus = 0.5"])
+def test_ctrl_c_keeps_results_and_leaves_nothing(workdir, machine):
     require_stack("nginx-fpm")
+    if machine and os.geteuid() != 0:
+        pytest.skip("a CPU quota needs root (cgroups)")
     plan, db = workdir / "plan.toml", workdir / "r.sqlite"
-    plan.write_text(PLAN)
+    plan.write_text(machine + PLAN)
     proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(db),
                              "--workdir", str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -62,6 +69,8 @@ def test_ctrl_c_keeps_results_and_leaves_nothing(workdir):
         assert conn.execute("SELECT COUNT(*) FROM cells WHERE status = 'ok'").fetchone()[0] >= 2
     assert lab_processes(str(workdir)) == [], "a server of the interrupted run is still running"
     if os.geteuid() == 0:
-        left = [p for c in ("memory", "unified", "cpuacct", "pids")
+        left = [p for c in ("memory", "unified", "cpuacct", "pids", "cpu", "cpuset")
                 for p in Path(f"/sys/fs/cgroup/{c}/stackbench").glob("stackbench-*")]
         assert left == [], left
+        lab_run = [p for p in Path("/sys/fs/cgroup").glob(f"*/stackbench/run-{proc.pid}")]
+        assert lab_run == [], lab_run

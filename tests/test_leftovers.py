@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from test_fault_matrix import PLAN as FAULT_PLAN
 from stackbench.upkeep import leftovers
 from stackbench.monitor.cgroup import Cgroup
 
@@ -206,6 +207,79 @@ def test_a_stack_cgroup_follows_its_run_directory(tmp):
         proc.kill()
         proc.wait()
         cg.remove()
+
+
+@needs_root
+def test_a_dead_labs_cpu_quota_is_swept_with_its_other_cgroups(tmp):
+    """A machine profile's fractional CPU is a directory in the v1 cpu hierarchy (another
+    mount than memory's): the sweep finds it under the dead run's name and removes it."""
+    from stackbench.monitor import cpu_quota
+    from stackbench.monitor.machine_cgroup import MachineCgroup
+    from stackbench.planning.machine import MachineProfile
+
+    if cpu_quota.unavailable_reason():
+        pytest.skip(cpu_quota.unavailable_reason())
+    owner = dead_owner()
+    run_cg = Cgroup.create(f"run-{owner.pid}")
+    mc = MachineCgroup.create("stackbench-nginx-fpm-q1-machine", run_cg.name, MachineProfile(0.5, None), [0])
+    stack_cg = Cgroup.create("stackbench-nginx-fpm-q1", parent=mc.name)
+    mc.fence(stack_cg)
+    inside = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: stack_cg.join())
+    quota_dirs = [mc.quota_dir, *stack_cg.dirs.values()]
+    try:
+        found = {left.what: left for left in leftovers.stale_cgroups()}
+        assert found[f"stackbench/run-{owner.pid}"].why == f"made by pid {owner.pid}, gone; 1 of its processes killed"
+        found[f"stackbench/run-{owner.pid}"].remove()
+        assert inside.wait(timeout=5) == -9
+        assert not any(d.exists() for d in quota_dirs)
+    finally:
+        inside.kill()
+        inside.wait()
+        stack_cg.remove()
+        mc.remove()
+        run_cg.remove()
+
+
+# The fault matrix's tiny plan (1 s cells, four of them), its stack under a CPU quota.
+QUOTA_PLAN = "machine = { cpus = 0.5 }\n" + FAULT_PLAN
+
+
+@pytest.mark.servers
+@needs_root
+def test_a_lab_killed_under_a_cpu_quota_leaves_it_to_the_next_sweep(workdir):
+    """kill -9 of a lab while its stack runs under `cpus = 0.5`: nothing could remove the
+    quota's cgroups, and the sweep (the next lab's, `stackbench clean`'s) does."""
+    from conftest import require_stack, wait_until
+    from stackbench.monitor import cpu_quota
+
+    require_stack("nginx-fpm")
+    if cpu_quota.unavailable_reason():
+        pytest.skip(cpu_quota.unavailable_reason())
+    plan = workdir / "plan.toml"
+    plan.write_text(QUOTA_PLAN)
+    lab = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(plan), "--db", str(workdir / "r.sqlite"),
+                            "--workdir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           cwd=Path(__file__).resolve().parent.parent)
+    run = cpu_quota.V1 / "stackbench" / f"run-{lab.pid}"
+
+    def quota_with_members() -> list[Path]:
+        try:  # each cell starts the stack afresh: a machine may go while it is read
+            return [d for d in run.glob("*-machine") if (d / "cpu.cfs_quota_us").read_text().strip() == "50000"
+                    and any((c / "cgroup.procs").read_text().split() for c in d.iterdir() if c.is_dir())]
+        except OSError:
+            return []
+
+    try:
+        assert wait_until(quota_with_members, 30, while_=lambda: lab.poll() is None), lab.stderr.read()
+    finally:
+        lab.kill()
+        lab.wait()
+    assert run.exists()  # left: the lab could not see its end
+    found = [left for left in leftovers.stale_cgroups() if left.what == f"stackbench/run-{lab.pid}"]
+    assert [left.why.split(";")[0] for left in found] == [f"made by pid {lab.pid}, gone"]
+    found[0].remove()
+    assert not run.exists()
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/stackbench/run-{lab.pid}"))
 
 
 @pytest.mark.servers

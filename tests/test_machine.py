@@ -497,3 +497,58 @@ def test_an_older_store_with_whole_cpus_still_reads():
     env = store.run(run_id).environment
     assert env.machine_profile == MachineShape(1, 512 * MiB, [0]) and env.machine_profile.cpu_quota_us is None
     assert env.pinning == Pinning([0], [1]) and env.pinning.server_capacity == 1
+
+
+def fake_cgroups(root, monkeypatch, v2: bool, controllers: str = "", v1: tuple[str, ...] = ()):
+    """A /sys/fs/cgroup laid out as the kernel does it, in a temporary directory: pure v2
+    with these controllers, or v1 with these hierarchies mounted."""
+    from stackbench.monitor import cpu_quota
+
+    if v2:
+        write(root, {"cgroup.controllers": controllers + "\n", "cgroup.subtree_control": "\n", "cgroup.procs": ""})
+    for hierarchy in v1:
+        write(root / hierarchy, {"cgroup.procs": ""})
+        if hierarchy == "cpu":
+            write(root / "cpu", {"cpu.cfs_period_us": "100000\n", "cpu.cfs_quota_us": "-1\n"})
+    monkeypatch.setattr(machine_cgroup, "ROOT", root)
+    monkeypatch.setattr(cpu_quota, "ROOT", root)
+    monkeypatch.setattr(cpu_quota, "V1", root / "cpu")
+
+
+@pytest.mark.parametrize("v2,controllers,v1,reason", [
+    (False, "", ("memory",), "no cgroup cpu controller is mounted ({root}/cpu), and a fractional CPU is a quota of it"),
+    (True, "memory pids", (), "the cgroup v2 tree has no cpu controller, and a fractional CPU is a quota of it"),
+    (False, "", ("memory", "cpu"), None),
+    (True, "cpu memory", (), None),
+])
+def test_a_quota_where_no_cpu_controller_is_mounted_is_refused(tmp_path, monkeypatch, v2, controllers, v1, reason):
+    from stackbench.planning import limits
+
+    fake_cgroups(tmp_path, monkeypatch, v2, controllers, v1)
+    half = machine.MachineProfile(0.5, None)
+    expected = reason.format(root=tmp_path) if reason else None
+    assert machine_cgroup.unavailable_reason(half) == expected
+    assert machine_cgroup.unavailable_reason(machine.MachineProfile(1, None)) is None  # whole cores: pinning alone
+    if expected:
+        with pytest.raises(machine_cgroup.MachineUnavailable) as e:
+            limits.check_profile(half, "vps.toml")
+        assert e.value.message == f"vps.toml: the machine profile (0.5 CPU (a 50 ms in 100 ms quota on 1 core)) " \
+                                  f"cannot be set up here: {expected}"
+
+
+def test_v2_writes_the_quota_to_cpu_max_with_the_controller_enabled_down_to_it(tmp_path, monkeypatch):
+    from stackbench.monitor.cgroup import Cgroup
+
+    fake_cgroups(tmp_path, monkeypatch, True, "cpu memory")
+    there = tmp_path / "stackbench" / "run-1" / "m"
+    for d in (tmp_path / "stackbench", tmp_path / "stackbench" / "run-1"):
+        write(d, {"cgroup.subtree_control": "\n"})
+    there.mkdir()
+    mc = machine_cgroup.MachineCgroup(machine.MachineProfile(1.5, None), Cgroup("run-1/m", {"v2": there}))
+    mc._limit_cpu()
+    assert (there / "cpu.max").read_text() == "150000 100000"
+    assert [(d / "cgroup.subtree_control").read_text() for d in (tmp_path, tmp_path / "stackbench",
+                                                                 tmp_path / "stackbench" / "run-1")] == ["+cpu"] * 3
+    assert mc.applied["cpu"] == "cpu.max" and mc.applied["cpu_quota"] == {"cpu_period_us": 100_000,
+                                                                          "cpu_quota_us": 150_000}
+    assert mc.cpu_dir is None and mc.quota_dir == there  # one tree: nothing else to make or remove

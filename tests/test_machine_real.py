@@ -159,3 +159,79 @@ def test_a_machine_swept_before_its_first_child_gets_its_limit_back():
             child.remove()
         mc.remove()
     assert not mem.exists()
+
+
+# -- fractional CPUs: a quota on the machine's cgroup ------------------------------------
+
+def needs_cpu_controller():
+    from stackbench.monitor import cpu_quota
+
+    reason = cpu_quota.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+def quota_files(d: Path) -> dict[str, str]:
+    return {f.name: f.read_text().strip() for f in d.iterdir() if f.name in
+            ("cpu.max", "cpu.cfs_period_us", "cpu.cfs_quota_us", "cpu.cfs_burst_us", "cpu.max.burst")}
+
+
+def test_a_fractional_cpu_is_a_quota_while_the_stack_runs_and_gone_after(workdir):
+    require_stack("nginx-fpm")
+    needs_cpu_controller()
+    inst = StackInstance(registry.get("nginx-fpm"), {}, cpus=[0], workdir=workdir,
+                         workloads=[workloads.get("php-hello")], machine=machine.MachineProfile(cpus=0.5))
+    with inst:
+        mc = inst.machine_cgroup
+        written = quota_files(mc.quota_dir)
+        if "cpu.max" in written:  # v2
+            assert (written["cpu.max"], written.get("cpu.max.burst", "0")) == ("50000 100000", "0")
+        else:  # v1; burst left 0: a steady share, not a burstable VPS
+            assert written == {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "50000", "cpu.cfs_burst_us": "0"}
+        assert mc.applied["cpu_quota"] == {"cpu_period_us": 100_000, "cpu_quota_us": 50_000}
+        members = inst.cgroup.pids()
+        assert members
+        if mc.cpu_dir is not None:  # v1: the stack's cgroup below the machine's in the cpu hierarchy
+            mine = inst.cgroup.path("cpu")
+            assert mine.parent == mc.cpu_dir
+            assert set(members) <= {int(p) for p in (mine / "cgroup.procs").read_text().split()}
+        assert {cpus_allowed(pid) for pid in members} == {"0"}  # ceil(0.5) = 1 core
+        dirs = [d for d in [mc.quota_dir, mc.cpu_dir, inst.cgroup.path("cpu"), mc.cgroup.path("memory")] if d]
+    assert dirs and not any(d.exists() for d in dirs)  # nothing left behind
+    assert not (ROOT / "cpu" / LAB / f"run-{os.getpid()}").exists()
+
+
+SPIN = """
+import os, time
+os.sched_setaffinity(0, [0])
+start, cpu = time.monotonic(), time.process_time()
+while time.monotonic() < start + 1.0:
+    pass
+print(time.process_time() - cpu, time.monotonic() - start)
+"""
+
+
+def test_the_quota_holds_a_busy_process_to_its_share():
+    """A process spinning on its core for a second under `cpus = 0.5` gets about half of
+    it, and the kernel counts the periods it was throttled in."""
+    import subprocess
+    import sys
+
+    from stackbench.monitor.cgroup import Cgroup
+    from stackbench.monitor.machine_cgroup import MachineCgroup
+
+    needs_cpu_controller()
+    mc = MachineCgroup.create(f"test-{os.getpid()}-machine", None, machine.MachineProfile(0.5, None), [0])
+    child = Cgroup.create("spin", parent=mc.name)
+    try:
+        mc.fence(child)
+        out = subprocess.run([sys.executable, "-c", SPIN], preexec_fn=child.join, capture_output=True, text=True,
+                             timeout=10, check=True).stdout
+        cpu_s, wall_s = map(float, out.split())
+        stat = dict(line.split() for line in (mc.quota_dir / "cpu.stat").read_text().splitlines())
+        assert 0.35 <= cpu_s / wall_s <= 0.6, (cpu_s, wall_s)
+        assert int(stat["nr_throttled"]) >= 5, stat  # ~10 periods in the second, most of them cut short
+    finally:
+        child.remove()
+        mc.remove()
+    assert not mc.cgroup.dirs and mc.cpu_dir is None

@@ -5,7 +5,7 @@ Why a parent and not a limit per cgroup: the VPS being emulated runs the web sta
 its database in one memory; a limit split between them would let one starve while the
 other has room, which no real machine does. So the tree is
 
-    stackbench/run-PID/NAME-machine/          memory limit, cpuset (the machine)
+    stackbench/run-PID/NAME-machine/          memory limit, cpuset, CPU quota (the machine)
         NAME/                                 the stack's servers (measured as before)
         NAME-services/                        the workload's services (MariaDB)
 
@@ -23,6 +23,9 @@ What is set (measured on this machine's kernel, 6.18, memory on cgroup v1):
 - cores: servers are pinned to the profile's cores anyway (supervise.spawn); where the
   cpuset controller is mounted the machine's cgroup also gets `cpuset.cpus`, a fence no
   process can widen with sched_setaffinity.
+- a fractional `cpus`: a CFS quota on those cores (cpu_quota.py: v2 `cpu.max`, v1
+  `cpu.cfs_period_us` and `cpu.cfs_quota_us` in the cpu hierarchy, separate from
+  memory's like the cpuset's).
 """
 
 from __future__ import annotations
@@ -32,15 +35,15 @@ from pathlib import Path
 
 from stackbench.errors import StackbenchError
 from stackbench.planning.machine import MachineProfile, swap_total_bytes
-from stackbench.monitor import memory_events
+from stackbench.monitor import cpu_quota, memory_events
 from stackbench.monitor.cgroup import LAB, ROOT, Cgroup
 
 CPUSET = ROOT / "cpuset"  # the v1 cpuset hierarchy, where mounted
 
 
 class MachineUnavailable(StackbenchError):
-    """The profile's limits cannot be set here (not root, no memory controller): the
-    run would claim a small machine it never had, so it does not start."""
+    """The profile's limits cannot be set here (not root, no memory or cpu controller):
+    the run would claim a small machine it never had, so it does not start."""
 
     exit_code = 2
 
@@ -48,20 +51,35 @@ class MachineUnavailable(StackbenchError):
 def unavailable_reason(profile: MachineProfile | None) -> str | None:
     """Why the profile cannot be applied on this machine (None: it can). Checked before
     a run (limits.py), so a plan fails in a second rather than at its first stack."""
-    if profile is None or profile.memory_bytes is None:
+    if profile is None or not needs_cgroups(profile):
         return None
-    if (ROOT / "cgroup.controllers").exists():
-        if "memory" not in (ROOT / "cgroup.controllers").read_text().split():
-            return "the cgroup v2 tree has no memory controller"
-    elif not (ROOT / "memory" / "cgroup.procs").exists():
-        return "no cgroup memory controller is mounted (/sys/fs/cgroup/memory)"
+    v2 = (ROOT / "cgroup.controllers").exists()
+    probes = []
+    if profile.memory_bytes is not None:
+        if v2:
+            if "memory" not in (ROOT / "cgroup.controllers").read_text().split():
+                return "the cgroup v2 tree has no memory controller"
+        elif not (ROOT / "memory" / "cgroup.procs").exists():
+            return "no cgroup memory controller is mounted (/sys/fs/cgroup/memory)"
+        probes.append(ROOT / "cgroup.procs" if v2 else ROOT / "memory" / "cgroup.procs")
+    if profile.cpu_quota is not None:
+        reason = cpu_quota.unavailable_reason()
+        if reason is not None:
+            return reason
+        probes.append(cpu_quota.probe_file())
     try:
-        probe = (ROOT / "cgroup.procs") if (ROOT / "cgroup.controllers").exists() else ROOT / "memory" / "cgroup.procs"
-        with open(probe, "a"):
-            pass
+        for probe in probes:
+            with open(probe, "a"):
+                pass
     except OSError as e:
         return f"cgroups are not writable here ({e.strerror}): machine profiles need root"
     return None
+
+
+def needs_cgroups(profile: MachineProfile) -> bool:
+    """A memory limit or a CPU quota: the kernel's to enforce. Whole cores alone are the
+    servers' pinning, which needs no cgroup."""
+    return profile.memory_bytes is not None or profile.cpu_quota is not None
 
 
 @dataclass
@@ -70,6 +88,9 @@ class MachineCgroup:
     cgroup: Cgroup
     cpus: list[int] = field(default_factory=list)  # the fence, when a cpuset could be made
     cpuset_dir: Path | None = None
+    # The machine's own directory in the v1 cpu hierarchy, holding the quota (None: v2,
+    # cpu mounted with a controller the cgroup is in already, or no quota)
+    cpu_dir: Path | None = None
     applied: dict = field(default_factory=dict)  # what was written, for the environment and tests
     # The counters as they were when the stack was stopped: a stack whose start failed
     # is taken down (and its machine removed) before the runner stores the failure.
@@ -84,13 +105,20 @@ class MachineCgroup:
     def memory_dir(self) -> Path | None:
         return self.cgroup.path("v2") or self.cgroup.path("memory")
 
+    @property
+    def quota_dir(self) -> Path | None:
+        """Where the CPU quota is written: the one tree (v2), the v1 cpu directory of
+        the machine, or a directory of its cgroup that has the cpu files already."""
+        return self.cgroup.path("v2") or self.cpu_dir or next(
+            (d for d in self.cgroup.dirs.values() if (d / cpu_quota.V1_FILES[1]).exists()), None)
+
     @classmethod
     def create(cls, name: str, parent: str | None, profile: MachineProfile,
                cpus: list[int]) -> "MachineCgroup | None":
         """The machine with its limits; None when cgroups cannot be made here and the
-        profile needs none (cores only: the servers' pinning confines them)."""
+        profile needs none (whole cores only: the servers' pinning confines them)."""
         cg = Cgroup.create(name, parent=parent)
-        if cg is None and profile.memory_bytes is None:
+        if cg is None and not needs_cgroups(profile):
             return None
         if cg is None:
             raise MachineUnavailable(f"the machine profile ({profile.describe()}) needs cgroups, and none could be "
@@ -98,6 +126,7 @@ class MachineCgroup:
         machine = cls(profile, cg)
         try:
             machine._limit_memory()
+            machine._limit_cpu()
             if profile.cpus is not None:
                 machine._fence(cpus)
         except BaseException:
@@ -133,6 +162,28 @@ class MachineCgroup:
             raise MachineUnavailable(f"the memory limit of the machine profile could not be set ({e})",
                                      hint="machine profiles need root and the cgroup memory controller") from None
 
+    def _limit_cpu(self) -> None:
+        """The quota of a fractional `cpus` (cpu_quota.py), on the cores `_fence` sets."""
+        quota = self.profile.cpu_quota
+        if quota is None:
+            return
+        v2 = self.cgroup.path("v2")
+        try:
+            if v2 is not None:
+                _enable_v2(v2, "cpu")
+                self.applied["cpu"] = cpu_quota.write_v2(v2, quota)
+            else:
+                target = self.quota_dir
+                if target is None or target == self.cpu_dir:
+                    self.cpu_dir = cpu_quota.V1 / LAB / self.cgroup.name
+                    self.cpu_dir.mkdir(parents=True, exist_ok=True)
+                    target = self.cpu_dir
+                self.applied["cpu"] = cpu_quota.write_v1(target, quota)
+        except OSError as e:
+            raise MachineUnavailable(f"the CPU quota of the machine profile could not be set ({e})",
+                                     hint="machine profiles need root and the cgroup cpu controller") from None
+        self.applied["cpu_quota"] = quota.as_dict()
+
     def _fence(self, cpus: list[int]) -> None:
         """cpuset.cpus on the machine, where a cpuset controller is there to take it;
         otherwise the servers' pinning alone holds them (noted in `applied`)."""
@@ -158,12 +209,27 @@ class MachineCgroup:
         And make sure the machine still has its limit: until its first child exists
         the machine's cgroup is empty, and a sweep of empty cgroups (another tool's, or
         `stackbench clean` misjudging a cgroup it cannot attribute) may remove it — the child's mkdir then makes it again,
-        without a limit. Cheap to check, and silent loss of the limit is not."""
+        without a limit. Cheap to check, and silent loss of the limit is not. The same
+        for the quota: a child outside it would run on its cores' whole time."""
         if self.profile.memory_bytes is not None and not self._limit_in_force():
             self._limit_memory()
-        if child is None or self.cpuset_dir is None:
+        quota = self.profile.cpu_quota
+        if quota is not None and not cpu_quota.in_force(self.quota_dir, quota):
+            self._limit_cpu()
+        if child is None:
+            if needs_cgroups(self.profile):
+                raise MachineUnavailable("a cgroup inside the machine profile's could not be made: the stack would "
+                                         "run outside its limits", hint="run as root with /sys/fs/cgroup writable")
             return
         leaf = child.name.rsplit("/", 1)[-1]
+        if self.cpu_dir is not None:  # v1: the quota's hierarchy is another than memory's
+            try:
+                (self.cpu_dir / leaf).mkdir(exist_ok=True)
+            except OSError as e:
+                raise MachineUnavailable(f"the stack's cgroup could not be put under the CPU quota ({e})") from None
+            child.dirs["cpu"] = self.cpu_dir / leaf
+        if self.cpuset_dir is None:
+            return
         try:
             child.dirs["cpuset"] = _v1_cpuset_dir(self.cpuset_dir / leaf, self.cpus)
         except OSError:
@@ -205,6 +271,9 @@ class MachineCgroup:
         if self.cpuset_dir is not None:
             _rmdir_up(self.cpuset_dir, CPUSET)
             self.cpuset_dir = None
+        if self.cpu_dir is not None:
+            _rmdir_up(self.cpu_dir, cpu_quota.V1)
+            self.cpu_dir = None
         self.cgroup.remove()
 
 
@@ -223,7 +292,7 @@ def _v1_cpuset_dir(path: Path, cpus: list[int]) -> Path:
 
 
 def _rmdir_up(path: Path, stop: Path) -> None:
-    """Remove a cpuset directory and its parents below `stop`, while they are empty
+    """Remove a cpuset (or cpu) directory and its parents below `stop`, while they are empty
     (another run may still use a parent: then its rmdir fails and that is that)."""
     for d in [path, *path.parents]:
         if d == stop or stop not in d.parents:

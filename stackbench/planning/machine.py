@@ -35,8 +35,8 @@ MAX_CPUS = 4096
 # limits write, so a figure measured here reads as it would under a container's limit.
 CPU_PERIOD_US = 100_000
 # The kernel takes no quota under 1 ms a period (0.01 CPU at 100 ms). The floor is 0.05,
-# the smallest steady share sold (a burstable cloud instance's 5 % baseline): below it a
-# stack crawls without emulating any machine — at 0.01 nginx + FPM took 4.2 s to start
+# as low as a burstable cloud instance's baseline goes (5 % of a vCPU): below it a stack
+# crawls without emulating any machine — at 0.01 nginx + FPM took 4.2 s to start
 # and 69 ms for a hello world, at 0.05 0.6 s and 18 ms (bench/RESULTS.md, "Fractional
 # CPUs"); a smaller share is more likely a typo.
 MIN_CPUS = 0.05

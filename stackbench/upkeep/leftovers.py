@@ -165,12 +165,16 @@ def sweep(dry_run: bool = False) -> Swept:
 
 # -- cgroups ------------------------------------------------------------------------
 RUN_CGROUP = re.compile(r"run-(\d+)$")
+# A stack's services and its machine profile's cgroups are named after its run directory
+# too (stacks/lifecycle.py).
+_RUN_DIR_SUFFIX = re.compile(r"-(services|machine)$")
 
 
 def _lab_dirs() -> list[Path]:
-    """The lab's directory in every hierarchy it may use (pure v2, or v1 + unified, and
-    the v1 cpuset a machine profile fences its cores with)."""
-    return [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified", "cpuset")]]
+    """The lab's directory in every hierarchy it may use (pure v2, or v1 + unified, the
+    v1 cpuset a machine profile fences its cores with and the v1 cpu hierarchy its
+    fractional CPUs' quota is in)."""
+    return [ROOT / LAB, *[ROOT / c / LAB for c in (*V1_CONTROLLERS, "unified", "cpuset", "cpu")]]
 
 
 def stale_cgroups() -> Iterable[Leftover]:
@@ -209,7 +213,7 @@ def _cgroup_stale(name: str, dirs: list[Path]) -> str | None:
             return None
         return f"made by pid {pid}, gone"
     for base in bases():
-        owner = owner_of(base / name.removesuffix("-services"))
+        owner = owner_of(base / _RUN_DIR_SUFFIX.sub("", name))
         if owner is not None:
             return None if owner.alive() else f"made by pid {owner.pid}, gone"
     return "owner unknown"
