@@ -174,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="One self-contained HTML file (inline SVG charts, no script library, "
                                      "nothing fetched when opened), a section per run.")
     rep.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids (default: the latest)")
+    rep.add_argument("--sizing", type=int, action="append", metavar="ID",
+                     help="a stored sizing (`stackbench sizings`): every size's run, under its chart of capacity "
+                          "against the machine's size (repeatable; a size's run given alone draws it too)")
     rep.add_argument("-o", "--output", help="file to write (default: report-RUN.html)")
     rep.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 

@@ -8,6 +8,7 @@ import sys
 from stackbench.upkeep import lock
 from stackbench.analysis import cells as cells_mod, compare as compare_mod, questions, timeline as tl_analysis
 from stackbench.analysis.run import analyze
+from stackbench.commands import sizing
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.model.cell import StoredCell
 from stackbench.report import export
@@ -119,7 +120,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         elif args.verdicts:
             export.write_verdicts(analysis.verdicts, out)
         else:
-            export.write_document(analysis, out, {t.id: t for t in store.tunings()})
+            sized = sizing.of_runs(store, [run_id])
+            export.write_document(analysis, out, {t.id: t for t in store.tunings()},
+                                  sizing.read(store, sized[0]) if sized else None)
     finally:
         if args.output:
             out.close()

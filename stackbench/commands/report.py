@@ -1,6 +1,7 @@
-"""`stackbench report [RUN…] [-o FILE]`: the stored runs as one self-contained HTML file
-(report/html/): the answers, the charts with their numbers, and how to reproduce them —
-with, for each tuned stack, the stored tuning it took, reviewed (analysis/tuning.py)."""
+"""`stackbench report [RUN…] [--sizing ID] [-o FILE]`: the stored runs as one self-contained
+HTML file (report/html/): the answers, the charts with their numbers, and how to reproduce
+them — with, for each tuned stack, the stored tuning it took, reviewed (analysis/tuning.py),
+and above them each sizing whose sizes the runs measured (`--sizing ID` adds all its runs)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from stackbench.analysis import tuning
 from stackbench.analysis.run import RunAnalysis, analyze
+from stackbench.commands import sizing
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.report.html import page
 from stackbench.store import Store
@@ -18,13 +20,20 @@ from stackbench.store import Store
 
 def cmd_report(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
-    run_ids = list(dict.fromkeys(args.runs)) or [store.latest_run_id()]
+    named = [store.sizing(i) for i in dict.fromkeys(args.sizing or [])]
+    for s in named:
+        if not s.runs:
+            raise UsageError(f"sizing {s.id} has no size measured yet", hint="`stackbench sizings` lists them")
+    run_ids = list(dict.fromkeys([*args.runs, *(r.run_id for s in named for r in s.runs)])) or [store.latest_run_id()]
     if run_ids == [None]:
         raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
     runs = [analyze(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]
+    sized = [sizing.read(store, s) for s in sizing.of_runs(store, run_ids)]
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    text = page.render(runs, store, now, tunings(store, runs))
-    out = Path(args.output or f"report-{'-'.join(map(str, run_ids))}.html")
+    text = page.render(runs, store, now, tunings(store, runs), sized)
+    default = (f"report-sizing-{'-'.join(str(s.id) for s in named)}.html" if named and not args.runs
+               else f"report-{'-'.join(map(str, run_ids))}.html")
+    out = Path(args.output or default)
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as e:

@@ -1,14 +1,16 @@
 """`stackbench sizings [ID]`: the stored sizings (a plan's [sizing]), or one's answer read
-again from its sizes' runs (analysis/sizing.py; report/text/sizing.py)."""
+again from its sizes' runs (analysis/sizing.py; report/text/sizing.py). `read` and `of_runs`
+also give `report` and `export` the sizings their runs measured."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from stackbench.analysis import capacity_results
 from stackbench.analysis import sizing as sizing_analysis
+from stackbench.model.sizing import StoredSizing
 from stackbench.report.text import sizing as sizing_text
 from stackbench.store import Store
 
@@ -29,13 +31,22 @@ def cmd_sizings(args: argparse.Namespace) -> int:
 
 def show(store: Store, sizing_id: int, out: TextIO) -> None:
     """A stored sizing's answer, read from its sizes' runs."""
-    s = store.sizing(sizing_id)
+    sizing_text.render(*read(store, store.sizing(sizing_id)), out)
+
+
+def read(store: Store, s: StoredSizing) -> tuple[sizing_analysis.SizingAnswer, str | None]:
+    """A stored sizing's answer from its sizes' runs, and its SLO in words (each size's plan
+    has the sizing's SLO); the terminal, the HTML report and the export show the same."""
     per_size, slo = {}, None
     for r in s.runs:
         run = store.run(r.run_id)
         parts = capacity_results.plan_parts(run)
         slo = parts[0].describe() if parts else slo
         per_size[r.size] = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id))
-    sizing_text.render(sizing_analysis.answer(s, per_size), slo, out)
+    return sizing_analysis.answer(s, per_size), slo
 
 
+def of_runs(store: Store, run_ids: Iterable[int]) -> list[StoredSizing]:
+    """The stored sizings one of these runs measured a size of, in the sizings' order."""
+    wanted = set(run_ids)
+    return [s for s in store.sizings() if any(r.run_id in wanted for r in s.runs)]

@@ -1,6 +1,7 @@
 """`stackbench export RUN --format csv|json`: every cell (one row per repetition, with
 its outcome — an invalid measurement and why, or served, or failed the load and how —
-and whether it may enter a verdict) and the verdicts with their kind, for other tools.
+and whether it may enter a verdict) and the verdicts with their kind, for other tools; in
+JSON, a sizing's size run also carries the whole sizing's answer.
 
 The JSON document's contract is report/schema/export-v1.schema.json (tests validate real
 exports against it). CSV holds one table: the cells, or with --verdicts the verdicts.
@@ -18,6 +19,7 @@ from typing import Any, Mapping, Sequence, TextIO
 from stackbench.analysis import metrics, verdicts
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.run import RunAnalysis
+from stackbench.analysis.sizing import SizingAnswer
 from stackbench.model.tuning import StoredTuning
 
 SCHEMA_VERSION = 1
@@ -127,7 +129,29 @@ def tuning_rows(a: RunAnalysis, stored: Mapping[int, StoredTuning]) -> list[dict
     return out
 
 
-def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None) -> dict[str, Any]:
+def sizing_part(a: SizingAnswer, slo: str | None, run_id: int) -> dict[str, Any]:
+    """The sizing a run measured a size of (docs/guide/sizing.md): the question, every size
+    asked with its price and run, and per stack the smallest enough size and each size's
+    capacity — as `stackbench sizings ID` prints it (analysis/sizing.py)."""
+    s = a.sizing
+    runs = {r.size: r.run_id for r in s.runs}
+    return {
+        "id": s.id, "name": s.name, "size": next((r.size for r in s.runs if r.run_id == run_id), None),
+        "target_rate": a.target_rate, "visits_per_day": a.visits_per_day, "peak_factor": a.peak_factor,
+        "requests_per_visit": a.requests_per_visit, "slo": slo,
+        "sizes": [{"label": label, "price": s.price(label), "run_id": runs.get(label)} for label in s.size_labels],
+        "stacks": [{"stack": st.stack, "smallest": st.smallest.size if st.smallest else None,
+                    "sizes": [{"size": c.size, "label": c.label, "capacity": c.capacity, "low": c.low, "high": c.high,
+                               "fitted": c.fitted, "enough": c.enough.value, "memory_bytes": c.memory_bytes,
+                               "visits_per_day": a.visits(c.capacity), "probes": c.probes} for c in st.sizes]}
+                   for st in a.stacks],
+    }
+
+
+def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
+             sizing: tuple[SizingAnswer, str | None] | None = None) -> dict[str, Any]:
+    """`sizing`: the stored sizing this run measured a size of, and its SLO in words
+    (commands/sizing.py read); the document's `sizing` is left out without one."""
     run, vs = a.run, a.verdicts
     baseline, band = (vs.baseline, vs.band) if vs else (None, run.checked.equivalence)
     return {
@@ -144,6 +168,7 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None) 
         "handshake_costs": [asdict(h) | {"cpu_us_per_connection": h.cpu_us_per_connection} for h in a.handshake_costs],
         "excluded": [_excluded(e) for e in (vs.excluded if vs else ())],
         "tunings": tuning_rows(a, tunings or {}),
+        **({"sizing": sizing_part(*sizing, run.id)} if sizing else {}),
         "methods": {
             "unit": "run (one repetition of a cell); requests are never the unit",
             "ci": "95 % bootstrap percentile interval, fixed seed (stackbench/analysis/stats.py)",
@@ -162,8 +187,9 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None) 
     }
 
 
-def write_document(a: RunAnalysis, out: TextIO, tunings: Mapping[int, StoredTuning] | None = None) -> None:
-    json.dump(document(a, tunings), out, indent=2)
+def write_document(a: RunAnalysis, out: TextIO, tunings: Mapping[int, StoredTuning] | None = None,
+                   sizing: tuple[SizingAnswer, str | None] | None = None) -> None:
+    json.dump(document(a, tunings, sizing), out, indent=2)
     out.write("\n")
 
 

@@ -1,18 +1,20 @@
-"""The report as one HTML document: per run, the answers first, then the charts (each
-with its numbers as a table), then how to reproduce it. Inline CSS honours
+"""The report as one HTML document: first each sizing the runs measured sizes of (its
+answer and chart, sizing.py), then per run the answers, the charts (each with its numbers
+as a table), then how to reproduce it. Inline CSS honours
 `prefers-color-scheme` and prints cleanly; there is no script beyond one line that
 unfolds the tables for printing, and nothing is fetched when the file is opened."""
 
 from __future__ import annotations
 
 from html import escape
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from stackbench import __version__
 from stackbench.analysis.run import RunAnalysis
+from stackbench.analysis.sizing import SizingAnswer
 from stackbench.analysis.tuning import Review
 from stackbench.report.html import (answers, by_level, colors, costs, figure, latency, protocols, reproduce,
-                                    timeline, tuning)
+                                    sizing, timeline, tuning)
 from stackbench.report.html.figure import Context, Figure, Reader
 
 # The charts, in the order a reader asks: how fast, how long one waits, what it costs,
@@ -30,15 +32,21 @@ SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
 
 
 def render(runs: list[RunAnalysis], store: Reader, generated_at: str,
-           tunings: Mapping[int, Mapping[str, Review]] | None = None) -> str:
+           tunings: Mapping[int, Mapping[str, Review]] | None = None,
+           sizings: Sequence[tuple[SizingAnswer, str | None]] = ()) -> str:
     """`tunings`: by run id, the reviews of the stored tunings its stacks took, by the
-    stack's label (commands/report.py)."""
-    palette = colors.Palette(label for r in runs for label in r.stack_labels)
+    stack's label; `sizings`: the sizings whose sizes these runs measured, each answer with
+    its SLO in words, drawn above the runs — the answer first (commands/report.py)."""
+    palette = colors.Palette([*(label for r in runs for label in r.stack_labels),
+                              *(s.stack for a, _ in sizings for s in a.stacks)])
     contexts = [Context(r, store, palette, (tunings or {}).get(r.run.id, {})) for r in runs]
-    title = "stackbench report: " + ", ".join(f"run {r.run.id} ({r.run.plan_name})" for r in runs)
-    nav = "".join(f'<li><a href="#{c.anchor("run")}">run {c.run.id}: {escape(c.run.plan_name)}</a></li>'
-                  for c in contexts) if len(contexts) > 1 else ""
-    body = "".join(_run(c) for c in contexts)
+    title = "stackbench report: " + ", ".join([*(f"sizing {a.sizing.id} ({a.sizing.name})" for a, _ in sizings),
+                                               *(f"run {r.run.id} ({r.run.plan_name})" for r in runs)])
+    nav = "".join([*(f'<li><a href="#{sizing.anchor(a)}">sizing {a.sizing.id}: the machine to buy</a></li>'
+                     for a, _ in sizings),
+                   *(f'<li><a href="#{c.anchor("run")}">run {c.run.id}: {escape(c.run.plan_name)}</a></li>'
+                     for c in contexts)]) if len(contexts) + len(sizings) > 1 else ""
+    body = "".join(sizing.section(a, slo, palette) for a, slo in sizings) + "".join(_run(c) for c in contexts)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{CSS}{colors.css()}</style></head><body><main>"
@@ -120,7 +128,7 @@ svg .dot{stroke-width:1.6}svg .dot.hollow{fill:var(--bg)}
 svg .ring{fill:none;stroke:var(--fg);stroke-width:1.6}svg .note{font-size:11px;font-weight:600}
 svg .wh{fill:none;stroke-width:1.6}svg .wh.ci{stroke:var(--fg)}
 svg .bar{stroke:none;opacity:.85}svg .bar.faint{opacity:.3}svg .ref{stroke:var(--worse);stroke-dasharray:5 4;stroke-width:1.5}
-svg circle:hover,svg rect:hover{opacity:1;stroke:var(--fg);stroke-width:2}
+svg circle:hover,svg rect:hover,svg path.dot:hover{opacity:1;stroke:var(--fg);stroke-width:2}
 details{margin:.4rem 0}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
 table{border-collapse:collapse;font-size:.86rem;margin:.4rem 0;display:block;overflow-x:auto;max-width:100%}
 th,td{padding:.2rem .6rem;border-bottom:1px solid var(--border);text-align:left;vertical-align:top}

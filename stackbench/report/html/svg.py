@@ -85,6 +85,14 @@ def logarithmic(title: str, values: Iterable[float], *, ticks: Sequence[float] |
     return Axis(title, lo, hi, tuple(ticks), fmt, log=True)
 
 
+def categories(title: str, labels: Sequence[str]) -> Axis:
+    """An axis of named places in the order given (a sizing's machine sizes), at 0, 1, 2, …
+    with half a step of room at each end; a label's "\n" starts a second line under it."""
+    names = list(labels) or [""]
+    return Axis(title, -0.5, len(names) - 0.5, tuple(float(i) for i in range(len(names))),
+                lambda v: names[min(max(int(round(v)), 0), len(names) - 1)])
+
+
 def levels(title: str, values: Iterable[float | None], fmt: Callable[[float], str] = tick_text) -> Axis:
     """A load-level axis: ticks at the levels asked; log when they span 10× or more."""
     vs = sorted({v for v in values if v is not None}) or [1.0]
@@ -124,7 +132,8 @@ class Frame:
         for t in self.x.ticks:
             x = self.X(t)
             out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"/>'
-                       f'<text class="tick" x="{x}" y="{y0 + 16}" text-anchor="middle">{escape(self.x.fmt(t))}</text>')
+                       f'<text class="tick" x="{x}" y="{y0 + 16}" text-anchor="middle">'
+                       f'{_lines(x, self.x.fmt(t))}</text>')
         out.append(f'<path class="axis" d="M{x0},{y1}V{y0}H{x1}"/>')
         out.append(f'<text class="axis-title x-title" x="{(x0 + x1) / 2}" y="{self.height - 10}" '
                    f'text-anchor="middle">{escape(self.x.title)}</text>')
@@ -136,6 +145,12 @@ class Frame:
 
     def svg(self, label: str) -> str:
         return document(label, self.width, self.height, self.axes() + self.parts)
+
+
+def _lines(x: float, text: str) -> str:
+    """A tick label's lines, the second and later each a line lower (12-unit text)."""
+    first, *rest = text.split("\n")
+    return escape(first) + "".join(f'<tspan x="{x}" dy="13">{escape(line)}</tspan>' for line in rest)
 
 
 def document(label: str, width: float, height: float, parts: list[str]) -> str:
@@ -161,6 +176,13 @@ def square(x: float, y: float, cls: str, title: str, hollow: bool = False) -> st
     """A point of a second kind beside the dots (a tuning's one-request-a-connection stage)."""
     return (f'<rect class="dot {cls}{" hollow" if hollow else ""}" x="{x - 4}" y="{y - 4}" width="8" height="8">'
             f'<title>{escape(title)}</title></rect>')
+
+
+def diamond(x: float, y: float, cls: str, title: str, hollow: bool = False) -> str:
+    """A point of a third kind: a figure neither side of a line (a sizing's interval that
+    straddles its target)."""
+    return (f'<path class="dot {cls}{" hollow" if hollow else ""}" d="M{x},{y - 5.5}l5.5,5.5l-5.5,5.5l-5.5,-5.5z">'
+            f'<title>{escape(title)}</title></path>')
 
 
 def ring(x: float, y: float) -> str:
@@ -262,6 +284,7 @@ class Point:
     hollow: bool = False  # a point that is shown but not trusted (no valid run; a missed target)
     ringed: bool = False  # singled out: a ring around it (the chosen one)
     note: str = ""  # a word above it ("chosen", "best")
+    diamond: bool = False  # drawn as a diamond: neither filled nor hollow's meaning (a sizing's "not shown")
 
 
 @dataclass(frozen=True)
@@ -288,7 +311,8 @@ def lines(series: Sequence[Series], x: Axis, y: Axis, label: str, *, height: int
             if p.lo is not None and p.hi is not None:
                 f.parts.append(whisker(f.X(p.x), f.Y(p.lo), f.X(p.x), f.Y(p.hi), s.cls))
             if s.dotted:
-                f.parts.append((square if s.squares else dot)(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
+                shape = diamond if p.diamond else square if s.squares else dot
+                f.parts.append(shape(f.X(p.x), f.Y(p.y), s.cls, p.title, p.hollow))
             if p.ringed:
                 f.parts.append(ring(f.X(p.x), f.Y(p.y)))
             if p.note:  # above the point and its whisker

@@ -17,15 +17,13 @@ def render(a: SizingAnswer, slo: str | None, out: TextIO) -> None:
     stacks = [s.stack for s in a.stacks]
     by = {(c.stack, c.size): c for s in a.stacks for c in s.sizes}
     prices = {c.size: c.price for s in a.stacks for c in s.sizes}
-    out.write("capacity within the SLO, requests/s [95 % interval] (✓ enough for the target, ✗ not, ? the "
-              "interval straddles it):\n")
+    out.write(f"capacity within the SLO, requests/s [95 % interval] ({words.MARKS_LEGEND}):\n")
     head = ("size", "price/month", *stacks)
-    rows = [(size, f"{prices[size]:g}" if prices.get(size) is not None else "-",
+    rows = [(size, words.price(prices.get(size)),
              *(words.cell(by[(st, size)]) if (st, size) in by else "-" for st in stacks)) for size in a.sizes]
     for line in grid.lines(head, rows, ("size", *stacks)):
         out.write("  " + line + "\n")
-    out.write(f"\nvisits a day each carries (at its capacity, peak {a.peak_factor:g}× the day's mean, "
-              f"{a.requests_per_visit:g} request{'s' if a.requests_per_visit != 1 else ''} a visit), and the stack's "
+    out.write(f"\nvisits a day each carries (at its capacity, {words.per_visit(a)}), and the stack's "
               "memory with its database near it:\n")
     rows = [(size, *(f"{words.count(a.visits(by[(st, size)].capacity))} · {words.mib(by[(st, size)].memory_bytes)}"
                      if (st, size) in by else "-" for st in stacks)) for size in a.sizes]

@@ -8,6 +8,7 @@ from stackbench.analysis.sizing import Enough, SizeCapacity, SizingAnswer
 from stackbench.units import MiB, format_rate
 
 MARKS = {Enough.YES: "✓", Enough.NO: "✗", Enough.NOT_SHOWN: "?", Enough.UNKNOWN: "–"}
+MARKS_LEGEND = "✓ enough for the target, ✗ not, ? the interval straddles it"
 
 
 def count(n: float | None) -> str:
@@ -24,8 +25,7 @@ def count(n: float | None) -> str:
 def target(a: SizingAnswer, slo: str | None) -> str:
     """"20 requests/s at peak (1.73 M requests a day at that rate) within p99 ≤ 1 s"."""
     if a.visits_per_day is not None:
-        head = (f"{count(float(a.visits_per_day))} visits a day (peak {a.peak_factor:g}× the day's mean, "
-                f"{a.requests_per_visit:g} request{'s' if a.requests_per_visit != 1 else ''} a visit: "
+        head = (f"{count(float(a.visits_per_day))} visits a day ({per_visit(a)}: "
                 f"{format_rate(a.target_rate)} requests/s at peak)")
     else:
         head = (f"{format_rate(a.target_rate)} requests/s at peak ({count(a.visits(a.target_rate))} visits a day at a "
@@ -50,6 +50,17 @@ def interval(c: SizeCapacity) -> str:
 
 def cell(c: SizeCapacity) -> str:
     return f"{interval(c)} {MARKS[c.enough]}"
+
+
+def price(p: float | None) -> str:
+    """A size's price a month as the plan gave it ("6", "12.5"), "-" when it gave none."""
+    return f"{p:g}" if p is not None else "-"
+
+
+def per_visit(a: SizingAnswer) -> str:
+    """"peak 3× the day's mean, 1 request a visit": how a rate becomes visits a day."""
+    return (f"peak {a.peak_factor:g}× the day's mean, {a.requests_per_visit:g} "
+            f"request{'s' if a.requests_per_visit != 1 else ''} a visit")
 
 
 def mib(n: int | None) -> str:

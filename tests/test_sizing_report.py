@@ -1,0 +1,200 @@
+"""The machine to buy in the HTML report and the export (docs/guide/sizing.md): a synthetic
+sizing's answer (analysis/sizing.py, as in tests/test_sizing.py) is drawn as capacity
+against the machine's size — a series per stack, the 95 % intervals as whiskers, the target
+as a line, enough filled, not enough hollow, a straddling interval a diamond, each stack's
+smallest enough size ringed — under the terminal's answer sentence, with the figures in
+the table; and with capacity runs made by the fake Lab and stored as a sizing's sizes,
+`stackbench report --sizing ID` draws it and `stackbench export` of a size's run carries
+the sizing, valid against its schema."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+
+import jsonschema
+import pytest
+
+from cells import stored_cell, stored_run
+from stackbench.analysis import sizing
+from stackbench.analysis.run import analyze
+from stackbench.analysis.sizing import Enough, SizeCapacity
+from stackbench.cli import main
+from stackbench.model.sizing import SizeRun, StoredSizing
+from stackbench.report import export
+from stackbench.report.html import page
+from stackbench.report.text import sizing as sizing_text
+from stackbench.report.words import sizing as words
+from stackbench.store import Store
+from tests.test_report_html import SPEED, check_document, figures_of, make_run
+from tests.test_runner_order import lab  # noqa: F401  (the fake Lab fixture)
+from tests.test_tuning_report import FakeStore
+
+SLO = "p99 ≤ 1 s, errors ≤ 0"
+TARGET = 10.0
+
+
+def _stored() -> StoredSizing:
+    sizes = [{"machine": {}, "price": p, "label": label} for label, p in (("small", 3.0), ("mid", 6.0), ("big", 12.0))]
+    return StoredSizing(1, "s", {"target": {"rate": TARGET, "visits_per_day": None, "peak_factor": 3.0,
+                                            "requests_per_visit": 1.0}, "sizes": sizes},
+                        ("nginx", "apache"), (SizeRun("small", 1), SizeRun("mid", 2), SizeRun("big", 3)), "t")
+
+
+def _c(stack: str, size: str, cap: float | None, lo: float | None, hi: float | None, fitted: bool = True,
+       memory: int | None = 180 << 20) -> SizeCapacity:
+    price = _stored().price(size)
+    return SizeCapacity(stack, stack, size, price, cap, lo, hi, fitted, sizing.enough(cap, lo, hi, fitted, TARGET),
+                        memory, 12)
+
+
+def _answer() -> sizing.SizingAnswer:
+    per_size = {
+        # apache on the small size: no edge — every probe missed, down to 5/s
+        "small": [_c("nginx", "small", 6.0, 5.5, 6.6), _c("apache", "small", None, None, 5.0, fitted=False)],
+        "mid": [_c("nginx", "mid", 12.0, 11.0, 13.1), _c("apache", "mid", 10.5, 9.2, 11.9)],  # apache straddles
+        "big": [_c("nginx", "big", 24.0, 22.0, None), _c("apache", "big", 21.0, 19.0, 23.0)],  # nginx: open above
+    }
+    return sizing.answer(_stored(), per_size)
+
+
+def _run():
+    """One of the sizes' runs, as the report shows it below the sizing."""
+    cells = [stored_cell(run_id=2, seq=i, stack_label=label, requests_per_s=rps, latency_p99_us=9000)
+             for i, (label, rps) in enumerate((("nginx", 12.0), ("apache", 10.5)))]
+    return analyze(stored_run(id=2), cells)
+
+
+def _render(sizings) -> str:
+    return page.render([_run()], FakeStore({}), "2026-01-01T00:00:00+00:00", {}, sizings)
+
+
+def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_marks():
+    a = _answer()
+    assert [c.enough for c in a.stacks[1].sizes] == [Enough.NO, Enough.NOT_SHOWN, Enough.YES]
+    text = _render([(a, SLO)])
+    check_document(text, ["nginx", "apache"])
+    # the answer first: above the runs, the terminal's sentence word for word
+    section = re.search(r'<section class="sizing" id="sizing-1">.*?</section>', text, re.S).group(0)
+    assert text.index('id="sizing-1"') < text.index('id="r2-run"') and 'href="#sizing-1"' in text
+    out = io.StringIO()
+    sizing_text.render(a, SLO, out)
+    sentence = words.sentence(a, SLO)
+    assert " ".join(out.getvalue().split("\n\n")[0].split()) == sentence
+    assert f'<p class="answer">{html.escape(sentence)}</p>' in section
+    assert "nginx needs mid" in sentence and "apache needs big" in sentence
+    (fig,) = [f for f in figures_of(section)]
+    svg = re.search(r"<svg viewBox.*?</svg>", fig, re.S).group(0)
+    # a series per stack, in the report's colours (the run's stacks came first)
+    assert [len(re.findall(rf'<polyline class="line {c}"', svg)) for c in ("c0", "c1")] == [1, 1]
+    # the sizes in the plan's order, each with its price, on a categorical axis
+    ticks = re.findall(r'<text class="tick" x="([\d.]+)" y="[\d.]+" text-anchor="middle">'
+                       r"(\w+)<tspan[^>]*>([^<]+)</tspan>", svg)
+    assert [(name, price) for _, name, price in ticks] == [("small", "3 a month"), ("mid", "6 a month"),
+                                                         ("big", "12 a month")]
+    assert [float(x) for x, _, _ in ticks] == sorted(float(x) for x, _, _ in ticks)
+    # the target as a horizontal line, labelled
+    ref = re.search(r'<line class="ref" x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="([\d.]+)"/>'
+                    r'<text class="ref-label"[^>]*>target 10.0/s</text>', svg)
+    assert ref and ref.group(1) == ref.group(2)
+    # whiskers: nginx's three (big's open above: from its low to the point), apache's two (a
+    # bracket's one side has none: a "<" above it instead)
+    assert len(re.findall(r'<path class="wh c0"', svg)) == 3 and len(re.findall(r'<path class="wh c1"', svg)) == 2
+    assert '<text class="note"' in svg and ">&lt;</text>" in svg
+    # marks: enough filled, not enough hollow, the straddle a diamond, the smallest enough ringed
+    filled = re.findall(r'<circle class="dot (c\d)" cx="([\d.]+)" cy="([\d.]+)" r="4"><title>(\w+) on (\w+)', svg)
+    assert sorted((m[3], m[4]) for m in filled) == [("apache", "big"), ("nginx", "big"), ("nginx", "mid")]
+    hollow = re.findall(r'<circle class="dot c\d hollow"[^>]*><title>(\w+) on (\w+)', svg)
+    assert sorted(hollow) == [("apache", "small"), ("nginx", "small")]
+    diamond = re.findall(r'<path class="dot c1 hollow" d="M[^"]+"><title>([^<]+)</title>', svg)
+    assert len(diamond) == 1 and diamond[0].startswith("apache on mid (6 a month): 10.5 [9.2, 11.9]/s, not shown")
+    rings = re.findall(r'<circle class="ring" cx="([\d.]+)" cy="([\d.]+)"', svg)
+    smallest = {(m[3], m[4]): (m[1], m[2]) for m in filled}
+    assert sorted(rings) == sorted([smallest[("nginx", "mid")], smallest[("apache", "big")]])
+    # the capacities sit against the target: nginx on mid above the line, nginx on small below it
+    assert float(smallest[("nginx", "mid")][1]) < float(ref.group(1))
+    # the table: each size, price, stack, capacity [interval] with its mark, visits a day, memory
+    table = html.unescape(re.sub(r"<[^>]+>", "|", re.search(r"<table>.*</table>", fig, re.S).group(0)))
+    for row in (("mid", "6", "nginx", "12.0 [11.0, 13.1] ✓", "346 k", "180 MiB", "the smallest enough"),
+                ("mid", "6", "apache", "10.5 [9.2, 11.9] ?", "302 k", "180 MiB"),
+                ("small", "3", "apache", "< 5.0 ✗", "-", "180 MiB"),
+                ("big", "12", "nginx", "24.0 [22.0, …] ✓")):
+        assert "||".join(row) in table, (row, table)
+    # every number a diamond's hover shows is in the table too (check_document reads circles)
+    numbers = set(re.findall(r"\d[\d,]*(?:\.\d+)?", table))
+    assert set(re.findall(r"\d[\d,]*(?:\.\d+)?", html.unescape(diamond[0]))) <= numbers
+    assert "stackbench sizings 1" in fig and "✓ enough for the target" in html.unescape(fig)
+    # no sizing: no section
+    assert 'class="sizing"' not in _render([])
+
+
+def test_the_export_carries_the_sizing_and_its_smallest_sizes_and_validates():
+    doc = export.document(_run(), None, (_answer(), SLO))
+    jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
+    s = doc["sizing"]
+    assert (s["id"], s["size"], s["target_rate"], s["visits_per_day"], s["peak_factor"], s["slo"]) == \
+        (1, "mid", 10.0, None, 3.0, SLO)
+    assert s["sizes"] == [{"label": "small", "price": 3.0, "run_id": 1}, {"label": "mid", "price": 6.0, "run_id": 2},
+                          {"label": "big", "price": 12.0, "run_id": 3}]
+    by = {st["stack"]: st for st in s["stacks"]}
+    assert by["nginx"]["smallest"] == "mid" and by["apache"]["smallest"] == "big"
+    mid = by["apache"]["sizes"][1]
+    assert (mid["capacity"], mid["low"], mid["high"], mid["fitted"], mid["enough"], mid["memory_bytes"]) == \
+        (10.5, 9.2, 11.9, True, "not shown", 180 << 20)
+    assert mid["visits_per_day"] == pytest.approx(302_400)
+    small = by["apache"]["sizes"][0]
+    assert (small["capacity"], small["high"], small["fitted"], small["enough"], small["visits_per_day"]) == \
+        (None, 5.0, False, "not enough", None)
+    assert "sizing" not in export.document(_run())  # a run that is no size of a sizing
+
+
+# -- the commands, on capacity runs the fake Lab made ----------------------------------
+
+CAPACITY = ('load = "capacity"\nslo = { p99 = "10ms" }\nduration = "1s"\nwarmup = "0s"\nsyscalls = false\n'
+            'keepalive = [true]\nworkloads = ["php-hello"]\n[[stacks]]\nid = "nginx-fpm"\nlabel = "A"\n'
+            '[[stacks]]\nid = "apache-prefork-modphp"\nlabel = "B"\n')
+
+
+def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_path, monkeypatch, capsys):
+    _, _, fake = lab
+    db = tmp_path / "r.sqlite"
+    # The fake engine serves each stack up to twice its speed (tests/test_report_html.py):
+    # A carries ~1,600/s on the small size, ~3,200/s on the big one; B ~3,200/s on both.
+    small = make_run(db, fake, CAPACITY)
+    monkeypatch.setitem(SPEED, "A", SPEED["B"])
+    big = make_run(db, fake, CAPACITY)
+    other = make_run(db, fake, CAPACITY)  # not a size of the sizing
+    store = Store(db)
+    question = {"target": {"rate": 2000.0, "visits_per_day": None, "peak_factor": 3.0, "requests_per_visit": 1.0},
+                "sizes": [{"machine": {}, "price": 3.0, "label": "small"},
+                          {"machine": {}, "price": 6.0, "label": "big"}]}
+    sizing_id = store.record_sizing("s", question, ["A", "B"], [SizeRun("small", small), SizeRun("big", big)])
+    empty = store.record_sizing("t", question, ["A"], [])
+    store.close()
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--sizing", str(sizing_id), "--db", str(db)]) == 0
+    text = (tmp_path / f"report-sizing-{sizing_id}.html").read_text()
+    check_document(text, ["A", "B"])
+    assert f'id="r{small}-run"' in text and f'id="r{big}-run"' in text and f'id="r{other}-run"' not in text
+    assert "A needs big, 6 a month" in html.unescape(text) and "B needs small, 3 a month" in html.unescape(text)
+    # one size's run alone draws its sizing too; a run of no sizing draws none
+    assert main(["report", str(big), "--db", str(db), "-o", "one.html"]) == 0
+    assert f'id="sizing-{sizing_id}"' in (tmp_path / "one.html").read_text()
+    assert main(["report", str(other), "--db", str(db), "-o", "other.html"]) == 0
+    assert 'class="sizing"' not in (tmp_path / "other.html").read_text()
+    assert main(["report", "--sizing", str(empty), "--db", str(db)]) == 2
+    assert "has no size measured yet" in capsys.readouterr().err
+    assert main(["report", "--sizing", "99", "--db", str(db)]) == 2
+    # the export of a size's run: the whole sizing, its smallest sizes, valid
+    assert main(["export", str(big), "--format", "json", "--db", str(db), "-o", "big.json"]) == 0
+    doc = json.loads((tmp_path / "big.json").read_text())
+    jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
+    s = doc["sizing"]
+    assert s["size"] == "big" and s["slo"] == "p99 ≤ 10 ms, errors ≤ 0"
+    assert {st["stack"]: st["smallest"] for st in s["stacks"]} == {"A": "big", "B": "small"}
+    a_small = s["stacks"][0]["sizes"][0]
+    assert a_small["fitted"] and a_small["enough"] == "not enough" and 1400 < a_small["capacity"] < 1800
+    assert main(["export", str(other), "--format", "json", "--db", str(db), "-o", "other.json"]) == 0
+    assert "sizing" not in json.loads((tmp_path / "other.json").read_text())
