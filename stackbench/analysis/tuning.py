@@ -77,6 +77,10 @@ class Reason(enum.Enum):
     # At a rate: the smallest pool served it within the SLO, so no larger one was measured
     # (every pool that serves a rate serves it alike: the smallest is the choice)
     SMALLEST_SERVES = "smallest_serves"
+    # At a rate: the smallest pool did not serve it, with the CPU already busy: no larger
+    # pool can serve more (rule 3), so none was measured — the stack does not carry the
+    # rate on this machine
+    CPU_SATURATED = "cpu_saturated"
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,13 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         first = run_plan(tune_plan.candidates_plan(q, [smallest]), store, events, options, lab)
         first_run = first.run_id
         first_trials = tuning.trials(_measured(store, first), {tune_plan.candidate_label(pool, smallest): 1}, slo)
-        if first_trials[0].serves:
-            choice = tuning.Choice(first_trials[0], tuning.Reason.SMALLEST_SERVES, first_trials[0])
+        busy = _busiest(store, first.run_id, q)
+        saturated = busy is not None and busy >= tuning.SATURATED
+        if first_trials[0].serves or saturated:
+            # Served; or it did not while the CPU was already busy: a larger pool can only
+            # queue for the same CPU (analysis/tuning.py rule 3), so none is measured.
+            reason = tuning.Reason.SMALLEST_SERVES if first_trials[0].serves else tuning.Reason.CPU_SATURATED
+            choice = tuning.Choice(first_trials[0], reason, first_trials[0] if first_trials[0].serves else None)
             knobs = tune_plan.candidate_knobs(q, pool, smallest)
             sizes = {tune_plan.candidate_label(pool, smallest): 1}
             tuning_id = store.record_tuning(None, first.run_id, q.stack_id, q.workload, q.key(), q.as_dict(), None,
@@ -95,6 +100,18 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
                                     sizes, choice.chosen.size, knobs, choice.reason.value)
     return Tuned(tuning_id, probe.run_id, run_id, first_run if first_run != run_id else None, memory, limit, bound,
                  sizes, trials, choice, knobs)
+
+
+def _busiest(store: Store, run_id: int, q: TuneQuestion) -> float | None:
+    """The highest share of the machine's CPUs a run's cells kept busy (None: not measured)."""
+    profile = tune_plan.machine_profile(q)
+    shares = []
+    for cell in store.cells(run_id):
+        cpus = profile.cpus if profile and profile.cpus else len(cell.pinning.server_cpus)
+        share = tuning.cpu_busy(cell, cpus)
+        if share is not None:
+            shares.append(share)
+    return max(shares, default=None)
 
 
 def _measured(store: Store, outcome: Outcome) -> list[StoredCell]:

@@ -89,6 +89,10 @@ def why(r: Review) -> str:
     if c.reason is Reason.SMALLEST_SERVES:
         return (f"chosen: {name} — the smallest pool served the rate within the SLO in every run; at a rate every "
                 "pool that serves it serves it alike, so no larger one was measured")
+    if c.reason is Reason.CPU_SATURATED:
+        return (f"chosen: {name} — it did not serve the rate, and kept the CPU busy doing so: a larger pool could "
+                "only queue for the same CPU, so none was measured (the stack does not carry this rate on this "
+                "machine)")
     if c.reason is Reason.ONLY:
         return f"chosen: {name} — the only candidate the memory bound allowed"
     if c.reason is Reason.ONE_REQUEST:
