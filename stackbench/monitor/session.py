@@ -109,6 +109,15 @@ class StackMonitor:
         if cgroup is None:
             self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
 
+    def cpu_used_us(self) -> int | None:
+        """CPU time the stack and its services have used so far (None: not measured): what
+        tells a stack still working off abandoned requests from an idle one."""
+        if not self.reader:
+            return None
+        stack = self.reader.sample(0).cpu_usage_us
+        services = self.services.sample(0).cpu_usage_us if self.services else 0
+        return None if stack is None else stack + (services or 0)
+
     def begin_cell(self) -> None:
         self._steal_before = steal.read(self.server_cpus) if self.server_cpus else None
         self._poller = status_pages.StatusPoller(self.pages)

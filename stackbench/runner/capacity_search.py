@@ -5,6 +5,14 @@ around it; the capacity is fitted to all its probes when the run is read
 (analysis/capacity_edge.py), so a budget that ends the series early costs precision,
 not the answer.
 
+A probe that ends with requests still out leaves the stack working: the engine gave up
+on them, but the server has them queued (nginx in front of one PHP-FPM child at half a
+core had ~30 WordPress pages queued after a probe at twice its capacity) and would serve
+them inside the next probe's window, which then reads "nothing completed" for every rate
+after it — a search of 12 probes missed 9 in a row that way (bench/RESULTS.md, "The
+machine to buy"). So after such a probe the next one waits until the stack and its
+services are idle (`settle`), at most the plan's timeout.
+
 The rates come from analysis/capacity.py (pure: it decides, the runner measures). Every
 probe is a cell of its own, measured like any other (cell.py) and stored as it ends (seq,
 seq + 1, …), so an interrupted search keeps what it measured; the search itself is stored
@@ -20,6 +28,10 @@ from stackbench.analysis import capacity
 from stackbench.planning.plan import START_STOP_S, Cell
 from stackbench.runner.cell import measure_and_store
 from stackbench.runner.context import Run, StartedStack
+
+# Idle: the stack and its services used under this share of one core over QUIET_S.
+QUIET_SHARE = 0.05
+QUIET_S = 0.2
 
 
 def search(run: Run, stack: StartedStack, cell: Cell) -> None:
@@ -39,4 +51,23 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
         rates.record(rate, outcome.met, outcome.generator_limited)
         k += 1
         stack.instance.check_alive()
+        if record.engine is not None and record.engine.requests.in_flight_oldest_us:
+            settle(stack, plan.timeout_s)
     run.store.record_search(run.run_id, cell, rates.stopped or "probes", time.monotonic() - began)
+
+
+def settle(stack: StartedStack, most_s: float) -> float:
+    """Wait until the stack is idle (the module docstring), at most `most_s`; the seconds
+    waited. A stack without a cgroup cannot be watched: no wait."""
+    monitor = stack.monitor
+    if monitor is None:
+        return 0.0
+    began = time.monotonic()
+    last = monitor.cpu_used_us()
+    while last is not None and time.monotonic() - began < most_s:
+        time.sleep(QUIET_S)
+        now = monitor.cpu_used_us()
+        if now is None or now - last < QUIET_SHARE * QUIET_S * 1e6:
+            break
+        last = now
+    return time.monotonic() - began
