@@ -101,6 +101,7 @@ def test_capacity_plan_reads_slo_and_search():
     ('load = "capacity"\nslo = { p99 = "5ms" }\nsearch = { factor = 1 }\n', "search.factor"),
     ('load = "capacity"\nslo = { p99 = "5ms" }\nsearch = { speed = 1 }\n', "search has no key 'speed'"),
     ('load = "capacity"\nslo = { p99 = "5ms" }\nrequests = 100\n', "use duration, not requests"),
+    ('load = "capacity"\nslo = { p99 = "1s" }\nduration = "2s"\n', "a probe must last at least 5 of it (5s)"),
     ('load = "capacity"\nslo = { p99 = "5ms" }\nramp = "up"\n', "the search picks its rates"),
     ('slo = { p99 = "5ms" }\n', "slo is read only with load = 'capacity'"),
     ('search = { budget = "1m" }\n', "search is read only with"),

@@ -19,7 +19,7 @@ PLAN = '''
 name = "s"
 workloads = ["php-hello"]
 keepalive = [true]
-slo = { p99 = "1s", errors = 0 }
+slo = { p99 = "400ms", errors = 0 }
 search = { budget = "30s" }
 duration = "2s"
 repetitions = 1
@@ -47,7 +47,7 @@ def test_a_sizing_plan_is_its_capacity_plan_asked_of_each_size_with_stacks_tuned
 
 @pytest.mark.parametrize("change, words", [
     (("[sizing]", 'machine = { cpus = 1 }\n[sizing]'), "leave machine out"),
-    (('slo = { p99 = "1s", errors = 0 }\n', ""), "needs an slo"),
+    (('slo = { p99 = "400ms", errors = 0 }\n', ""), "needs an slo"),
     (("target = { visits_per_day = 200000, peak_factor = 3 }", "target = { rate = 0 }"), "must be a number above 0"),
     (("target = { visits_per_day = 200000, peak_factor = 3 }", "target = { rate = 5, visits_per_day = 9 }"),
      "one of rate"),

@@ -196,6 +196,7 @@ knobs = "tuned"
     (["tune", "nginx-fpm", "--workload", "php-hello"], "--concurrency N (clients) or --rate R"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "-c", "4", "--rate", "100"], "--concurrency N (clients) or"),
     (["tune", "nginx-fpm", "--workload", "php-hello", "--rate", "0"], "--rate must be above 0"),
+    (["tune", "nginx-fpm", "--workload", "php-hello", "--rate", "50"], "give one, e.g. --slo p99=1s"),
 ])
 def test_a_bad_tune_question_is_one_line_and_measures_nothing(argv, words, tmp_path, capsys):
     from stackbench.cli import main
@@ -275,3 +276,24 @@ knobs = "tuned"
                               {"2 workers": 2}, 2, {"pm_max_children": 2}, "best")
     found = Store(tmp_path / "r.sqlite").latest_tuning(from_plan.key())
     assert found is not None and found.id == tid and found.machine == {"cpus": 0.5, "memory": "512M"}
+
+
+def test_an_open_loop_candidate_is_judged_as_a_capacity_probe_not_by_its_last_connections():
+    # 6.25 requests/s for 2 s on 13 connections: about one request each, the last sent just
+    # before the end — in flight, not a client left unserved (a run of session 20 read so)
+    from stackbench.analysis.capacity import SLO
+    from tests.cells import stored_cell
+
+    unserved = {"code": "clients_unserved", "params": {"without_response": 1, "connections": 13}}
+    cell = stored_cell(load="rate", rate=6.25, stack_label="1 worker", requests_per_s=6.0, requests_completed=12,
+                       requests_failed=0, non_2xx=0, latency_p50_us=60_000, latency_p99_us=91_445,
+                       connections_measured=13, connections_without_response=1, caveats=[unserved],
+                       duration_us=2_000_000)
+    slo = SLO({"99": 1_000_000}, 0, None)
+    (t,) = tuning.trials([cell], {"1 worker": 1}, slo)
+    assert t.serves, t.failures
+    late = stored_cell(load="rate", rate=6.25, stack_label="1 worker", requests_per_s=6.0, requests_completed=12,
+                       requests_failed=0, non_2xx=0, latency_p50_us=600_000, latency_p99_us=1_500_000,
+                       duration_us=2_000_000)
+    (t,) = tuning.trials([late], {"1 worker": 1}, slo)
+    assert not t.serves and "p99" in (t.failures[0] or "")

@@ -46,7 +46,7 @@ from statistics import fmean
 from typing import Any, Mapping
 
 from stackbench.analysis import outcomes, stats, student_t
-from stackbench.analysis.capacity import SLO
+from stackbench.analysis.capacity import SLO, check
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
 from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, StoredTuning
@@ -256,6 +256,13 @@ def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None) -
             if not o.valid or o.throughput is None:
                 continue
             figures.append(o.throughput)
+            if c.load != "closed" and slo is not None:
+                # An open loop is judged as a capacity search's probe is (capacity.check):
+                # a connection whose one request was sent just before the window's end is
+                # not a client left unserved, it is a request in flight.
+                met = check(c.status, c.error, c.engine, slo)
+                failures.append(None if met.met else met.reasons[0])
+                continue
             failures.append(o.failures[0].code if o.failed else _slo_miss(c, o, slo))
             mem = c.cost.peak_mem_bytes
             peak = mem if peak is None or (mem is not None and mem > peak) else peak

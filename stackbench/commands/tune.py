@@ -86,6 +86,8 @@ def question(args: argparse.Namespace) -> TuneQuestion:
     if rate is not None:
         if not rate > 0:
             raise UsageError(f"--rate must be above 0 requests a second, not {rate:g}")
+        if slo is None:
+            raise UsageError("--rate asks which pool serves the rate within an SLO: give one, e.g. --slo p99=1s")
         budget_s = SLO.from_dict(slo).latency_budget_us / 1e6 if slo else loads.OPEN_LOOP_LATENCY_S
         concurrency = open_loop_connections(rate, budget_s)
     return TuneQuestion(args.stack, args.workload, concurrency, rate=rate,

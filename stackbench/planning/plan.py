@@ -42,6 +42,11 @@ SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants",
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
 MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's
+# A capacity probe lasts at least this many of the SLO's latency budgets: at a rate r above
+# the sustained capacity c the queue grows by r − c a second, so the newest request of a
+# probe of T seconds waits (r − c)·T/c — a probe reads rates up to c·(1 + budget/T) as
+# met. Five budgets bound that to +20 % (bench/RESULTS.md, "The machine to buy").
+PROBE_BUDGETS = 5
 START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
 TUNED = "tuned"  # knobs = "tuned": the stack's pool sized for the plan's machine and question (runner/tune.py)
@@ -299,6 +304,12 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     load, implied_restart = loads.parse(data, fail)
     if load.kind == "capacity" and requests is not None:
         raise fail('load = "capacity" probes for a duration: use duration, not requests')
+    if load.kind == "capacity" and load.slo is not None and duration is not None:
+        budget_s = load.slo.latency_budget_us / 1e6
+        if duration < PROBE_BUDGETS * budget_s:
+            raise fail(f"duration {duration:g}s is short against the SLO's {budget_s:g} s: a probe must last at "
+                       f"least {PROBE_BUDGETS} of it ({PROBE_BUDGETS * budget_s:g}s), or a rate above the capacity "
+                       "meets the SLO before its queue has grown past it (docs/guide/load-models.md)")
     keepalive = _list_of(data, "keepalive", bool, [True, False], fail)
     asked_protocols = protocols_mod.parse(data, fail)
     wl = _list_of(data, "workloads", str, list(DEFAULT_WORKLOADS), fail)

@@ -107,7 +107,8 @@ def _kept_alive(r: Review) -> str:
     if not kept:
         return ""
     k = max(kept, key=lambda t: t.size)
-    how = f"served {served(k)} runs" if k.failed else f"served every run at {format_rate(k.center)}/s"
+    how = (f"failed {k.failed} of {len(k.failures)} runs: {failures(k)}" if k.failed
+           else f"served every run at {format_rate(k.center)}/s")
     return (f"; each connection closed after one response, as every worker holds a client's connection while it "
             f"is kept alive (the largest pool kept alive, {candidate(k)}: {how})")
 
