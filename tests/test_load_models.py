@@ -266,7 +266,7 @@ def test_capacity_search_stores_every_probe_and_finds_each_stacks_rate(lab):
     out = io.StringIO()
     run_report.render(analyze(store.run(outcome.run_id), cells, store.search_rows(outcome.run_id)), out)
     text = out.getvalue()
-    assert "capacity at p99 ≤ 10 ms, errors ≤ 0" in text
+    assert "capacity at p99 ≤ 10 ms, no errors" in text
     assert f"{by['A'].edge.rate:,.0f} req/s" in text and f"{by['A'].edge.low:,.0f}–{by['A'].edge.high:,.0f} req/s" in text
     # one search a side: the edges compared on their probes give the verdict
     assert "php-hello keep-alive: B sustains 1" in text and "more load than A within the target" in text

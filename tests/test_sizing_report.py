@@ -32,7 +32,7 @@ from tests.test_report_html import SPEED, check_document, figures_of, make_run
 from tests.test_runner_order import lab  # noqa: F401  (the fake Lab fixture)
 from tests.test_tuning_report import FakeStore
 
-SLO = "p99 ≤ 1 s, errors ≤ 0"
+SLO = "p99 ≤ 1 s, no errors"
 TARGET = 10.0
 
 
@@ -192,7 +192,7 @@ def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_pat
     doc = json.loads((tmp_path / "big.json").read_text())
     jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
     s = doc["sizing"]
-    assert s["size"] == "big" and s["slo"] == "p99 ≤ 10 ms, errors ≤ 0"
+    assert s["size"] == "big" and s["slo"] == "p99 ≤ 10 ms, no errors"
     assert {st["stack"]: st["smallest"] for st in s["stacks"]} == {"A": "big", "B": "small"}
     a_small = s["stacks"][0]["sizes"][0]
     assert a_small["fitted"] and a_small["enough"] == "not enough" and 1400 < a_small["capacity"] < 1800

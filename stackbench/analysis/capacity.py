@@ -56,9 +56,9 @@ class SLO:
     def describe(self) -> str:
         parts = [f"{_pname(p)} ≤ {_ms(v)}" for p, v in self.latency_us.items()]
         if self.errors is not None:
-            parts.append(f"errors ≤ {self.errors}")
+            parts.append("no errors" if self.errors == 0 else f"errors ≤ {self.errors}")
         if self.unserved is not None:
-            parts.append(f"unserved ≤ {self.unserved}")
+            parts.append("every connection served" if self.unserved == 0 else f"unserved ≤ {self.unserved}")
         return ", ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
