@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from stackbench import workloads
 from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod, sizing as sizing_mod
+from stackbench.planning import window as window_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -168,6 +169,19 @@ class Plan:
 
     def seconds(self, cells: list["Cell"]) -> float:
         return sum(self.cell_seconds(c) for c in cells)
+
+    def longest_seconds(self, cells: list["Cell"]) -> float:
+        """`seconds` if every closed-loop window stretched as far as a slow page's may
+        (planning/window.py cap_s: a count of responses, or the long window of a stack that
+        left clients waiting) — how long a plan of WordPress at many clients may take."""
+        total = 0.0
+        for c in cells:
+            base = self.cell_seconds(c)
+            if c.load == "closed" and self.requests is None:
+                d = c.duration_s or self.duration_s or 1.0
+                base += window_mod.cap_s(d, self.timeout_s) - d
+            total += base
+        return total
 
     def workload(self, wid: str) -> Workload:
         """A workload of this plan: the registry's, or the user's application."""

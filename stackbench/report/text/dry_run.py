@@ -119,7 +119,11 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
     measures (network/calibrate.py), none on loopback."""
     searches = sum(1 for c in cells if c.load == "capacity")
     counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
-    line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}; configs checked"
+    line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}"
+    longest = plan.longest_seconds(cells)
+    if not searches and longest > 1.2 * plan.seconds(cells):
+        line += f" (up to {longest / 60:.1f} min if every window stretches as a slow page's does)"
+    line += "; configs checked"
     if calibrations_s:
         line += (f"; plus about {sum(calibrations_s):.0f} s to measure "
                  f"{len(calibrations_s)} network profile{'s' if len(calibrations_s) > 1 else ''} (once per run)")
