@@ -51,3 +51,35 @@ def test_a_stack_that_left_clients_waiting_gets_the_longest_fixed_window_not_a_c
     w = window.size(4.0, 30.0, 0.02, 64, Pace(19.0, waiting=56))
     assert w == Window(16.0) and not w.counted
     assert window.size(4.0, 30.0, 0.02, 64, Pace(19.0, failing=True, waiting=56)) == Window(4.0)
+
+
+def test_a_level_climbed_to_on_the_same_start_is_sized_from_the_level_before():
+    # small-vps climbs 16 → 64 → 256 WordPress clients on one start: the 256-client cell of
+    # the first repetition has no pace of its own and no warm-up, but the 64-client cell
+    # just measured on the same start read ~24 pages/s — its window is a count, not the
+    # plan's 4 s (which holds a page for a tenth of the clients).
+    import tomllib
+    from types import SimpleNamespace
+
+    from stackbench.engine.process import LoadSpec
+    from stackbench.planning import plan as plan_mod
+    from stackbench.runner import cell as cell_mod
+
+    plan = plan_mod.parse(tomllib.loads('''
+workloads = ["php-hello"]
+concurrency = [64, 256]
+keepalive = [true]
+duration = "4s"
+warmup = "0s"
+timeout = "30s"
+restart = "stack"
+[[stacks]]
+id = "nginx-fpm"
+'''), "p.toml")
+    c256 = next(c for c in plan_mod.expand(plan) if c.concurrency == 256)
+    run = SimpleNamespace(plan=plan, paces={})
+    spec = LoadSpec("http://127.0.0.1/", 256, duration_s=4.0)
+    kept = cell_mod._sized(run, c256, spec, None)
+    assert (kept.duration_s, kept.requests) == (4.0, None)  # nothing known: the plan's window
+    climbed = cell_mod._sized(run, c256, spec, None, window.Pace(24.0, waiting=40))
+    assert climbed.requests == 3 * 256 and climbed.duration_s == window.cap_s(4.0, 30.0)

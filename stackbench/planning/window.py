@@ -16,8 +16,9 @@ again, and the verdict says when its figure could not resolve the question
 (analysis/verdicts.py) rather than guess.
 
 How fast the stack answers is known from the cell's warm-up, or from the same question's
-earlier repetition on the same stack in this run (runner/cell.py); a cell that knows
-neither (the first repetition of a plan without warm-up) keeps the plan's window.
+earlier repetition on the same stack in this run, or — a level climbed to on the same stack
+start (restart = "stack") — from the level before (runner/cell.py); a cell that knows none
+(the first cell of a plan without warm-up) keeps the plan's window.
 
 A stack that left clients waiting at the end of its last window gets no count: a count
 ends only when every request out has ended, so once the clients it served had their

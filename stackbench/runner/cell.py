@@ -62,7 +62,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
             # A separate, uncounted run, so the monitor's window is exactly the measured one.
             with in_client():
                 warm = lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
-        spec = _sized(run, cell, spec, warm)
+        spec = _sized(run, cell, spec, warm, run.start_paces.get(id(stack.instance)))
         with in_server():  # the status-page poller's sockets are made in the stack's namespace
             monitor.begin_cell()
         try:
@@ -76,6 +76,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
         readings = monitor.end_cell()
         if _sizable(run, cell):
             run.paces[_question(cell)] = _pace(result, failing=bool(stack.instance.dead_servers()))
+            run.start_paces[id(stack.instance)] = run.paces[_question(cell)]
         if plan.syscall_profile_s and not stack.instance.dead_servers() and monitor.begin_profile():
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).
@@ -168,13 +169,20 @@ def _clients(cell: Cell, plan: Plan) -> int:
     return cell.concurrency * (plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else 1)
 
 
-def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None) -> LoadSpec:
+def _sized(run: Run, cell: Cell, spec: LoadSpec, warm: EngineResult | None,
+           climbed: window.Pace | None = None) -> LoadSpec:
     """The measured load with its window sized to how fast the stack answered this
-    question before: in an earlier repetition, else in this cell's warm-up."""
+    question before: in an earlier repetition, else in this cell's warm-up, else — a level
+    climbed to on the same stack start (restart = "stack") — at the level before: a stack
+    that kept its CPU busy there answers as fast at more clients, and the plan's window
+    would hold a response for few of them (256 WordPress clients on one core: ~10 s a page
+    against a 4 s window)."""
     if not _sizable(run, cell):
         return spec
     plan, clients = run.plan, _clients(cell, run.plan)
     pace = run.paces.get(_question(cell))
+    if pace is None and warm is None and climbed is not None:
+        pace = replace(climbed, waiting=0)
     if pace is None and warm is not None and warm.requests.completed >= clients:
         # A warm-up that saw fewer responses than clients was the stack's cold start (the
         # first pages compiling), not its pace: a count sized on it could be over in a blink.

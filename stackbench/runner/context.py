@@ -79,6 +79,9 @@ class Run:
     # How fast each stack answered each question when last measured in this run
     # (runner/cell.py), so the next repetition's window is sized to it (planning/window.py).
     paces: dict = field(default_factory=dict)
+    # … and each stack start's latest cell (by the instance's id): the pace a level climbed
+    # to on the same start begins from, before its own question has one.
+    start_paces: dict = field(default_factory=dict)
 
     @classmethod
     def within(cls, session: Session, run_id: int, monitor: RunMonitor) -> Run:
