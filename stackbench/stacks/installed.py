@@ -25,6 +25,9 @@ VERSION_COMMANDS = {
     "h2o": ["h2o", "-v"],
     "caddy": ["caddy", "version"],
     "hitch": ["hitch", "--version"],
+    "java": ["java", "-version"],
+    # Jetty is jars, which print no version: the package's is Jetty's (9.4.57-1.1~deb12u1).
+    "/usr/share/java/jetty9-server.jar": ["dpkg-query", "-W", "-f=${Version}", "libjetty9-java"],
     "hhvm": ["hhvm", "--version"],
     "/usr/local/lsws/bin/openlitespeed": ["/usr/local/lsws/bin/openlitespeed", "-v"],
 }
