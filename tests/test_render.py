@@ -210,6 +210,7 @@ def test_jetty_knobs_reach_its_xml_and_its_jvm_options():
     # PHP over TCP, and never more FastCGI connections than FPM has children to hold them.
     assert "<Arg>proxyTo</Arg><Arg>http://127.0.0.1:9000</Arg>" in xml
     assert "<Arg>maxConnections</Arg><Arg>16</Arg>" in xml and "listen = 127.0.0.1:9000" in files["php-fpm/php-fpm.conf"]
+    assert xml.count('<Set name="acceptQueueSize" type="int">511</Set>') == 1  # nginx's and Apache's backlog
     assert "TryFilesFilter" not in xml
 
 

@@ -67,6 +67,7 @@ KEYSTORE = "jetty/keystore.p12"
 # Java's PKCS12 keystore must have a password; the file's mode (0600, the worker's) is
 # what protects the key in it, as it does the PEM key it is made from.
 KEYSTORE_PASSWORD = "stackbench"
+LISTEN_BACKLOG = 511  # nginx's and Apache's default (Java's is 50: jetty.xml.j2 says why not)
 TMP = "tmp/jetty/"
 LOGS = "logs/jetty/"
 
@@ -100,6 +101,7 @@ class Jetty(Server):
         conf = render("jetty.xml.j2", **values,
                       min_threads=k["jetty_min_threads"], max_threads=k["jetty_max_threads"],
                       acceptors=k["jetty_acceptors"], keepalive_timeout=k["keepalive_timeout"],
+                      listen_backlog=LISTEN_BACKLOG,
                       fpm_host=self.ctx.host, fpm_port=self.fpm.tcp_port,
                       fpm_connections=k["pm_max_children"],
                       keystore=str(self.ctx.rundir / KEYSTORE), keystore_password=KEYSTORE_PASSWORD,
