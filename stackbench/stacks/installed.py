@@ -31,6 +31,8 @@ VERSION_COMMANDS = {
     "hhvm": ["hhvm", "--version"],
     "/usr/local/lsws/bin/openlitespeed": ["/usr/local/lsws/bin/openlitespeed", "-v"],
 }
+# What a version is recorded and shown under, where the requirement is a file, not a name.
+VERSION_NAMES = {"/usr/share/java/jetty9-server.jar": "jetty"}
 VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
 
@@ -112,7 +114,7 @@ def versions(stack: Stack) -> dict[str, str | None]:
     result = {}
     for req in stack.requirements():
         if req.path in VERSION_COMMANDS:
-            result[req.path] = version(req.path)
+            result[VERSION_NAMES.get(req.path, req.path)] = version(req.path)
         if "php" in req.package:
             result["php"] = version("php8.2") or version("php-fpm8.2")
     return result
