@@ -12,15 +12,13 @@ HttpClientTransportOverFCGI, which connects a java.nio SocketChannel to a host a
 Jetty 9.4's unix-socket client (jetty-unixsocket) speaks HTTP, not FastCGI
 (docs/servers.md, "Jetty").
 
-Jetty has no config checker: the check is a dry start (run.xml's check form) on the
-stack's own ports, which are still free then. Jetty never drops privileges, so as root
-the JVM runs as the worker user under setpriv, like Caddy.
+Jetty has no config checker: the check is a dry start (check.xml) on the stack's own
+ports, which are still free then. Jetty does not drop privileges itself, so as root the
+JVM runs as the worker user under setpriv, like Caddy.
 """
 
 from __future__ import annotations
 
-import os
-import pwd
 import re
 import signal
 from dataclasses import dataclass
@@ -138,11 +136,9 @@ class Jetty(Server):
     def prepare(self) -> None:
         # The JVM writes its temporary files and a crash log there, as the worker user.
         self.give_to_worker(TMP, LOGS)
-        if self.ctx.tls:
-            keystore = certificates.pkcs12(self.ctx.tls.certificates, self.ctx.rundir / KEYSTORE, KEYSTORE_PASSWORD)
-            if self.ctx.user:
-                pw = pwd.getpwnam(self.ctx.user)
-                os.chown(keystore, pw.pw_uid, pw.pw_gid)
+        if self.ctx.tls:  # the JVM reads it as the worker user
+            certificates.pkcs12(self.ctx.tls.certificates, self.ctx.rundir / KEYSTORE, KEYSTORE_PASSWORD)
+            self.give_to_worker(KEYSTORE)
 
     def _java(self, run_xml: str) -> list[str]:
         rundir = self.ctx.rundir
