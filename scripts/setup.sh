@@ -13,6 +13,7 @@ PACKAGES=(
   nginx apache2 libapache2-mod-php8.2 libapache2-mod-fcgid
   php8.2-fpm php8.2-cli php8.2-cgi php8.2-opcache
   varnish lighttpd h2o caddy haproxy
+  libjetty9-java libjetty9-extra-java openjdk-17-jre-headless   # jetty-fpm: Jetty 9.4's jars (its FastCGI proxy is in -extra) and a JVM; not `jetty9`, which only adds a system service and /etc/jetty9
   lighttpd-mod-openssl hitch   # HTTPS: lighttpd's TLS module is a package of its own; hitch terminates TLS for Varnish
   nghttp2-client               # h2load, the reference HTTP/2 client the engine's bar is measured against
   wrk apache2-utils strace linux-perf iproute2 util-linux procps gcc

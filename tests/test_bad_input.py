@@ -84,6 +84,13 @@ PLAN_ROWS = [
     # checked before anything starts: the machine's limits, every server's own config check
     ("concurrency = [90000]\n" + STACK, "connections, and this machine lets a process open at most", 2),
     ('[[stacks]]\nid = "nginx-fpm"\nknobs = { nginx_worker_connections = 0 }\n', "nginx rejected its configuration", 5),
+    # Jetty: a unix socket its FastCGI client cannot use; knobs that contradict each other;
+    # its dry start (Jetty has no checker) finding too few threads for its acceptors and selectors
+    ('[[stacks]]\nid = "jetty-fpm"\nknobs = { fpm_listen = "unix" }\n', "connects over TCP only", 2),
+    ('[[stacks]]\nid = "jetty-fpm"\nknobs = { jetty_min_threads = 50, jetty_max_threads = 20 }\n',
+     "knob 'jetty_min_threads' (50) is above jetty_max_threads (20)", 2),
+    ('[[stacks]]\nid = "jetty-fpm"\nknobs = { jetty_min_threads = 1, jetty_max_threads = 2 }\n',
+     "jetty rejected its configuration", 5),
 ]
 
 

@@ -41,6 +41,10 @@ CASES = {
     "h2o-fpm-tcp": ("h2o-fpm", {"fpm_listen": "tcp", "h2o_threads": 4}),
     "caddy-fpm": ("caddy-fpm", {}),
     "caddy-fpm-tcp": ("caddy-fpm", {"fpm_listen": "tcp"}),
+    "jetty-fpm": ("jetty-fpm", {}),
+    "jetty-fpm-sized": ("jetty-fpm", {"jetty_min_threads": 4, "jetty_max_threads": 64, "jetty_acceptors": 0,
+                                      "jvm_heap_min_mib": 64, "jvm_heap_max_mib": 256, "pm": "static",
+                                      "pm_max_children": 16, "keepalive_timeout": 10}),
 }
 
 
@@ -89,7 +93,8 @@ def test_nothing_outside_the_run_directory_is_written():
 
     writers = re.compile(r"^\s*(pid|error_log|PidFile|ErrorLog|DefaultRuntimeDir|Mutex|listen|\w+_temp_path"
                          r"|proxy_cache_path|FcgidIPCDir|FcgidProcessTableFile|server\.errorlog"
-                         r"|server\.pid-file|server\.upload-dirs|error-log|temp-buffer-path|output file)\b(.*)$",
+                         r"|server\.pid-file|server\.upload-dirs|error-log|temp-buffer-path|output file"
+                         r"|-Djava\.io\.tmpdir|-XX:ErrorFile)\b(.*)$",
                          re.M)
     for case in CASES:
         for text in rendered(case).values():
@@ -193,3 +198,69 @@ def test_a_stacks_ports_are_distinct_even_when_the_kernel_hands_one_out_twice(mo
     monkeypatch.setattr(ports, "free_port", lambda host="127.0.0.1": next(handed))
     ctx = context("nginx-fpm")
     assert ctx.aux_port("tls") == 8443 and ctx.aux_port("tls") == 8443  # asked again: the same
+
+
+def test_jetty_knobs_reach_its_xml_and_its_jvm_options():
+    files = rendered("jetty-fpm-sized")
+    xml, args = files["jetty/jetty.xml"], files["jetty/java.args"].splitlines()
+    assert '<Set name="minThreads" type="int">4</Set>' in xml and '<Set name="maxThreads" type="int">64</Set>' in xml
+    assert '<Arg name="acceptors" type="int">0</Arg>' in xml and '<Set name="idleTimeout" type="long">10000</Set>' in xml
+    assert "-Xms64m" in args and "-Xmx256m" in args
+    assert not any(a.startswith(("-Xms", "-Xmx")) for a in rendered("jetty-fpm")["jetty/java.args"].splitlines())
+    # PHP over TCP, and never more FastCGI connections than FPM has children to hold them.
+    assert "<Arg>proxyTo</Arg><Arg>http://127.0.0.1:9000</Arg>" in xml
+    assert "<Arg>maxConnections</Arg><Arg>16</Arg>" in xml and "listen = 127.0.0.1:9000" in files["php-fpm/php-fpm.conf"]
+    assert xml.count('<Set name="acceptQueueSize" type="int">511</Set>') == 1  # nginx's and Apache's backlog
+    assert "TryFilesFilter" not in xml
+
+
+def test_jetty_configs_are_well_formed_xml_and_run_from_the_run_directory():
+    import xml.etree.ElementTree as ElementTree
+
+    from stackbench.servers import jetty
+
+    stack = STACKS["jetty-fpm"]
+    ctx = context("jetty-fpm")
+    ctx.front_controller = "/index.php"
+    server = stack.servers(ctx, stack.resolve_knobs({}))[1]
+    files = server.files()
+    for rel in (jetty.CONF, jetty.CHECK, jetty.RUN):
+        assert ElementTree.fromstring(files[rel].split("\n", 2)[2]).tag == "Configure", rel  # after the DOCTYPE
+    assert "<Arg>files</Arg><Arg>$path /index.php</Arg>" in files[jetty.CONF]
+    assert '<Call name="stop"/>' in files[jetty.CHECK] and '<Call name="join"/>' in files[jetty.RUN]
+    # As the worker user, its parent-death signal set again after the switch; the check
+    # and the start differ only in what XmlConfiguration does with the server.
+    check, start = server.check_argv(), server.start_argv()
+    assert check[:8] == ["setpriv", "--reuid", "www-data", "--regid", "www-data", "--init-groups", "--pdeathsig",
+                         "TERM"]
+    assert check[-1] == "/RUN/jetty/check.xml" and start == check[:-1] + ["/RUN/jetty/run.xml"]
+    assert "@/RUN/jetty/java.args" in start and "-XX:-UsePerfData" in files[jetty.ARGS].splitlines()
+
+
+def test_jetty_reaches_fpm_over_tcp_only_and_its_knobs_agree_with_each_other():
+    from stackbench.errors import UsageError
+
+    stack = STACKS["jetty-fpm"]
+    assert stack.resolve_knobs({})["fpm_listen"] == "tcp"
+    with pytest.raises(UsageError, match="TCP only"):
+        stack.resolve_knobs({"fpm_listen": "unix"})
+    for knobs, fragment in (({"jetty_min_threads": 50, "jetty_max_threads": 20}, "above jetty_max_threads"),
+                            ({"jetty_min_threads": 0, "jetty_max_threads": 0}, "at least 1"),
+                            ({"jvm_heap_min_mib": 512, "jvm_heap_max_mib": 256}, "above jvm_heap_max_mib")):
+        with pytest.raises(UsageError, match=fragment):
+            stack.resolve_knobs(knobs)
+    stack.resolve_knobs({"jvm_heap_min_mib": 512})  # no maximum given: the JVM's own, which the dry start meets
+
+
+def test_a_failed_jetty_dry_start_shows_the_exceptions_not_their_frames():
+    stack = STACKS["jetty-fpm"]
+    server = stack.servers(context("jetty-fpm"), stack.resolve_knobs({}))[1]
+    output = ("2026-11-28 00:23:14.695:WARN:oejx.XmlConfiguration:main: Config error at <Call name=\"start\"/>\n"
+              "\tat org.eclipse.jetty.xml.XmlConfiguration.main(XmlConfiguration.java:1911)\n"
+              'Exception in thread "main" java.lang.reflect.InvocationTargetException\n'
+              "\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n"
+              "Caused by: java.lang.IllegalStateException: Insufficient configured threads: required=2 < max=2\n"
+              "\t... 14 more\n")
+    assert server.check_detail(output) == (
+        'Exception in thread "main" java.lang.reflect.InvocationTargetException\n'
+        "Caused by: java.lang.IllegalStateException: Insufficient configured threads: required=2 < max=2")

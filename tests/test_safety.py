@@ -179,7 +179,7 @@ def test_workers_run_unprivileged_and_the_run_directory_is_private(stack_id, wor
         assert workers or stack_id in ("lighttpd-fpm", "caddy-fpm", "h2o-fpm")  # single-process fronts
         assert {name: uid for name, uid in workers.items() if uid == 0} == {}
         for p in inst.processes:  # and those that run as one process have dropped too
-            if p.name in ("lighttpd", "caddy", "h2o", "mariadbd"):
+            if p.name in ("lighttpd", "caddy", "h2o", "jetty", "mariadbd"):
                 assert int(Path(f"/proc/{p.pid}/status").read_text().split("Uid:\t")[1].split()[1]) != 0
 
 

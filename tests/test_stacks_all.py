@@ -28,7 +28,7 @@ pytestmark = pytest.mark.servers
 
 # Process names of every server and helper a stack may start (comm, i.e. at most 15 chars).
 SERVER_COMMS = {"nginx", "apache2", "php-fpm8.2", "php-cgi8.2", "varnishd", "cache-main", "lighttpd",
-                "h2o", "caddy", "setpriv"}
+                "h2o", "caddy", "setpriv", "java"}
 
 
 def require_runnable(stack_id: str) -> None:
@@ -160,6 +160,7 @@ BAD_CONFIG = {
     "lighttpd": "server.port = = 1\n",
     "h2o": "bogus-directive: 1\n",
     "caddy": "http://:1 {\n\tbogus_directive\n}\n",
+    "jetty": "<Bogus/>\n",  # after the root element: no longer well-formed XML
 }
 
 

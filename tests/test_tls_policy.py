@@ -36,6 +36,8 @@ CASES = {
     "tls-h2o-fpm": ("h2o-fpm", {}, "ecdsa", True),
     "tls-h2o-fpm-notickets": ("h2o-fpm", {}, "rsa", False),
     "tls-caddy-fpm": ("caddy-fpm", {}, "ecdsa", True),
+    "tls-jetty-fpm": ("jetty-fpm", {}, "ecdsa", True),
+    "tls-jetty-fpm-rsa-notickets": ("jetty-fpm", {}, "rsa", False),
     "tls-varnish-apache": ("varnish-apache", {}, "ecdsa", True),
 }
 

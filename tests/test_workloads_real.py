@@ -123,8 +123,9 @@ echo "shop page " . htmlspecialchars($path) . " for " . htmlspecialchars(getenv(
 
 
 def test_the_users_app_is_served_read_only_through_a_front_controller(workdir):
-    require_stack("nginx-fpm")
-    require_stack("apache-prefork-modphp")
+    stacks = ("nginx-fpm", "apache-prefork-modphp", "jetty-fpm")  # Jetty's front controller: TryFilesFilter
+    for stack_id in stacks:
+        require_stack(stack_id)
     app = workdir / "shop"
     (app / "static").mkdir(parents=True)
     (app / "index.php").write_bytes(APP_INDEX)
@@ -140,7 +141,7 @@ def test_the_users_app_is_served_read_only_through_a_front_controller(workdir):
                          {"path": "/static/logo.txt", "contains": "logo"},
                          {"path": "/missing", "status": 404}]}}, "test")
     wl = plan.workload("app")
-    for stack_id in ("nginx-fpm", "apache-prefork-modphp"):
+    for stack_id in stacks:
         with instance(stack_id, wl, workdir) as inst:
             inst.verify(["app"])
             assert inst.php_state["opcache"] is True  # read by the prepend file: nothing written into the app

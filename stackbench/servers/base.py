@@ -192,6 +192,11 @@ class Server(ABC):
     def log_paths(self) -> list[Path]:
         """Error logs whose tail goes into every error message about this server."""
 
+    def check_detail(self, output: str) -> str:
+        """What of the checker's output an error about it shows: all of it, unless the
+        checker says more than helps (Jetty's Java stack traces)."""
+        return output
+
     def env(self) -> dict[str, str] | None:
         return None
 

@@ -13,9 +13,10 @@ openssl's making, so it is never world-readable for an instant). Who reads them:
 - nginx, Apache, lighttpd, h2o and hitch load the key while still root, before their
   workers drop to the worker user: root-owned 0600 is enough, and the tests start every
   front so (tests/test_tls_stacks_real.py).
-- Caddy never runs as root here (servers/caddy.py starts it as the worker user), so its
-  key is handed to that user (`give_key_to`), still 0600 — which PHP's workers, the same
-  user, could read too: a 3-day loopback certificate, gone with the run directory.
+- Caddy and Jetty never run as root here (servers/caddy.py and servers/jetty.py start them
+  as the worker user), so their key is handed to that user, still 0600 (Caddy's PEM by
+  `give_key_to`; Jetty's a PKCS12 copy, `pkcs12`) — which PHP's workers, the same user,
+  could read too: a 3-day loopback certificate, gone with the run directory.
 """
 
 from __future__ import annotations
@@ -116,6 +117,15 @@ def make(directory: Path, kind: str = "ecdsa", *, days: int = VALID_DAYS,
     for public in (cnf, certs.ca, certs.leaf):  # whatever the umask: readable, never writable by others
         public.chmod(0o644)
     return certs
+
+
+def pkcs12(certs: Certificates, path: Path, password: str) -> Path:
+    """The leaf and its key as one PKCS12 keystore at `path`, 0600 like the key: for a
+    Java server (Jetty), which reads no PEM key. Java's keystore needs a password; the
+    file's mode is what protects it, as for the PEM key beside it."""
+    _write_private(path, _openssl("pkcs12", "-export", "-in", str(certs.leaf), "-inkey", str(certs.key),
+                                  "-passout", f"pass:{password}"))
+    return path
 
 
 def _key_args(kind: str) -> list[str]:

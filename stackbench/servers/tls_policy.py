@@ -59,6 +59,7 @@ def client_tls12_order() -> list[str]:
 # names the read-back records (the engine's rustls names them alike).
 GROUPS_OPENSSL = ("X25519", "prime256v1")
 GROUPS_CADDY = ("x25519", "secp256r1")
+GROUPS_JAVA = ("x25519", "secp256r1")  # JSSE's names (jdk.tls.namedGroups), for Jetty
 _GROUP_NAMES = {"X25519": "X25519", "x25519": "X25519", "prime256v1": "secp256r1", "P-256": "secp256r1",
                 "secp256r1": "secp256r1"}
 

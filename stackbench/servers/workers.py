@@ -9,6 +9,16 @@ from pathlib import Path
 WORKER_USER = "www-data"
 
 
+def as_worker(user: str | None, argv: list[str]) -> list[str]:
+    """`argv` started as `user` (the lab runs as root; None: as the lab's own user), for a
+    server that never drops privileges itself (Jetty). setpriv sets the parent-death
+    signal again after the switch: a process that changes its user loses it, and a lab
+    killed with -9 would then leave the server running (workloads/mariadb.py does the same)."""
+    if not user:
+        return argv
+    return ["setpriv", "--reuid", user, "--regid", user, "--init-groups", "--pdeathsig", "TERM", *argv]
+
+
 def closed_parent(path: Path) -> Path | None:
     """The first of `path` and its parents that other users (the servers' workers, as
     www-data) cannot enter, or None: then the servers would answer 403/502 and the

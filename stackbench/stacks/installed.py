@@ -25,9 +25,14 @@ VERSION_COMMANDS = {
     "h2o": ["h2o", "-v"],
     "caddy": ["caddy", "version"],
     "hitch": ["hitch", "--version"],
+    "java": ["java", "-version"],
+    # Jetty is jars, which print no version: the package's is Jetty's (9.4.57-1.1~deb12u1).
+    "/usr/share/java/jetty9-server.jar": ["dpkg-query", "-W", "-f=${Version}", "libjetty9-java"],
     "hhvm": ["hhvm", "--version"],
     "/usr/local/lsws/bin/openlitespeed": ["/usr/local/lsws/bin/openlitespeed", "-v"],
 }
+# What a version is recorded and shown under, where the requirement is a file, not a name.
+VERSION_NAMES = {"/usr/share/java/jetty9-server.jar": "jetty"}
 VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
 
@@ -109,7 +114,7 @@ def versions(stack: Stack) -> dict[str, str | None]:
     result = {}
     for req in stack.requirements():
         if req.path in VERSION_COMMANDS:
-            result[req.path] = version(req.path)
+            result[VERSION_NAMES.get(req.path, req.path)] = version(req.path)
         if "php" in req.package:
             result["php"] = version("php8.2") or version("php-fpm8.2")
     return result

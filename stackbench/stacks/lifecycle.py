@@ -347,7 +347,7 @@ def check_config(server: Server, rundir: Path) -> None:
     if status != 0:
         raise ConfigCheckFailed(
             f"{server.name} rejected its configuration ({' '.join(server.check_argv())})",
-            detail=out.strip() or "(no output)",
+            detail=server.check_detail(out).strip() or "(no output)",
             hint="run again with --keep-rundir to keep the rendered files for inspection",
         )
 

@@ -10,6 +10,7 @@ from stackbench.stacks.apache_worker_fcgid import ApacheWorkerFcgid
 from stackbench.stacks.base import Stack
 from stackbench.stacks.caddy_fpm import CaddyFpm
 from stackbench.stacks.h2o_fpm import H2oFpm
+from stackbench.stacks.jetty_fpm import JettyFpm
 from stackbench.stacks.lighttpd_fpm import LighttpdFpm
 from stackbench.stacks.nginx_cache_apache import NginxCacheApache
 from stackbench.stacks.nginx_fpm import NginxFpm
@@ -29,6 +30,7 @@ STACKS: dict[str, Stack] = {s.id: s for s in (
     LighttpdFpm(),
     H2oFpm(),
     CaddyFpm(),
+    JettyFpm(),
     OpenLiteSpeed(),
     Hhvm(),
 )}
