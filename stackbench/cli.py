@@ -224,7 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         print(e.render(), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
-        print("\ninterrupted: servers stopped; cells measured so far are stored", file=sys.stderr)
+        try:
+            print("\ninterrupted: servers stopped; cells measured so far are stored", file=sys.stderr)
+        except OSError:
+            pass  # the terminal that was closed (SIGHUP) cannot be told: the exit status says it
         return Interrupted.exit_code
     except BrokenPipeError as e:
         if not _stdout_reader_left():

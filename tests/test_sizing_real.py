@@ -1,7 +1,7 @@
 """The machine to buy on the real servers (runner/sizing.py, analysis/sizing.py): a plan
 with [sizing] asks its capacity question of each size — the stack tuned for the target
-rate there first (a rate's smallest pool served it: nothing larger measured) — stores the
-sizing with each size's run, and names the smallest size that is enough. php-sleep (50 ms
+rate there first — stores the sizing with each size's run, and names the smallest size
+that is enough (a size none is enough on: tests/test_sizing.py). php-sleep (50 ms
 asleep a request, no CPU) is the page: its capacity is the pool's, so the sizes are told
 apart by what they fit, within seconds."""
 
@@ -41,10 +41,6 @@ sizes = [{ cpus = 1, memory = "256M", label = "small" }, { cpus = 1, memory = "5
 id = "nginx-fpm"
 label = "nginx + FPM"
 knobs = "tuned"
-[[stacks]]
-id = "nginx-fpm"
-label = "one child"
-knobs = { pm = "static", pm_max_children = 1 }
 '''
 
 
@@ -55,7 +51,7 @@ def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_small
     sized = sizing_runner.size(plan, store)
     assert not sized.errors and [r.size for r in sized.runs] == ["small", "big"]
     stored = store.sizing(sized.sizing_id)
-    assert stored.stacks == ("nginx + FPM", "one child") and stored.target_rate == 50.0
+    assert stored.stacks == ("nginx + FPM",) and stored.target_rate == 50.0
     # the tuned stack: tuned for 50 requests/s on each size (the question's machine)
     tunings = store.tunings()
     assert len(tunings) == 2 and {t.machine["memory"] for t in tunings} == {"256M", "512M"}
@@ -64,14 +60,13 @@ def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_small
     sizing_cmd.show(store, sized.sizing_id, out)
     text = " ".join(out.getvalue().split())  # the sentence is wrapped for the terminal
     assert text.startswith("For 50.0 requests/s at peak") and "within p99 ≤ 100 ms" in text, text
-    # one child asleep 50 ms a request carries ~20/s (a short probe reads a little more, the
-    # queue not yet past the SLO): below the target on every size; the tuned pool is enough
-    # on the smaller
-    assert "one child: none of these sizes is enough" in text and "nginx + FPM needs small" in text, text
+    # one child asleep 50 ms a request carries ~20/s: the tuned pool is larger, and enough
+    # on the smaller size
+    assert "nginx + FPM needs small" in text, text
     runs = {r.size: r.run_id for r in stored.runs}
     from stackbench.analysis import sizing
 
     small = sizing.of_run(stored, "small", store.run(runs["small"]), store.cells(runs["small"]),
                           store.search_rows(runs["small"]))
-    one = next(c for c in small if c.stack == "one child")
-    assert one.enough is Enough.NO and one.probes >= 2, one
+    (tuned,) = small
+    assert tuned.enough is Enough.YES and tuned.probes >= 2 and tuned.label.startswith("nginx + FPM (tuned: ")
