@@ -221,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     except StackbenchError as e:
         if args.debug:
             traceback.print_exc()
-        print(e.render(), file=sys.stderr)
+        try:
+            print(e.render(), file=sys.stderr)
+        except OSError:
+            pass  # a terminal that was closed cannot be told: the exit status says it
         return e.exit_code
     except KeyboardInterrupt:
         try:
@@ -243,7 +246,10 @@ def _crashed(error: Exception, debug: bool) -> int:
     if debug:
         traceback.print_exception(error)
     crash = Crashed.of(error)
-    print(crash.render(), file=sys.stderr)
+    try:
+        print(crash.render(), file=sys.stderr)
+    except OSError:
+        pass  # a terminal that was closed cannot be told: the exit status says it
     return crash.exit_code
 
 

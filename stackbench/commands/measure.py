@@ -66,7 +66,7 @@ def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     try:
         outcome = run_plan(plan, store, progress, _options(args))
     finally:
-        _report(store, outcome, progress, args)
+        _report_if_heard(store, outcome, progress, args)
     return ServerError.exit_code if outcome.errors else 0
 
 
@@ -130,7 +130,7 @@ def _resume(args: argparse.Namespace) -> int:
     try:
         outcome = resume(args.resume, plan, done, store, progress, _options(args))
     finally:
-        _report(store, outcome, progress, args, run_id=args.resume)
+        _report_if_heard(store, outcome, progress, args, run_id=args.resume)
     return ServerError.exit_code if outcome.errors else 0
 
 
@@ -160,6 +160,17 @@ def _mode(args: argparse.Namespace) -> str:
 
 def _options(args: argparse.Namespace) -> Options:
     return Options(workdir=args.workdir, keep_rundir=args.keep_rundir, allow_remote_target=args.allow_remote_target)
+
+
+def _report_if_heard(store: Store, outcome: Outcome | None, progress: TerminalProgress,
+                     args: argparse.Namespace, run_id: int | None = None) -> None:
+    """`_report`, unless the terminal is gone (closed: SIGHUP, then EIO on every write):
+    what the run stored stays stored, and the Ctrl-C or error that ended it must not be
+    replaced by the failure to say so."""
+    try:
+        _report(store, outcome, progress, args, run_id)
+    except OSError:
+        pass
 
 
 def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, args: argparse.Namespace,
