@@ -12,12 +12,13 @@ profile's memory limit was reached or its OOM killer took processes.
 from __future__ import annotations
 
 from stackbench.engine.result import (CacheHits, Caveat, ClientsUnserved, CoresShared, CpuSteal, EngineResult,
-                                       MemoryLimit, NoRequests, NoResponseAll, Non2xx, OomKilled, RateNotReached,
-                                       RequestsFailed, ServerLimit, TargetDown)
+                                       MemoryLimit, NoRequests, NoResponseAll, Non2xx, NotSteady, OomKilled,
+                                       RateNotReached, RequestsFailed, ServerLimit, TargetDown)
 
 # Codes the lab adds; the engine's are listed in loadgen/README.md.
 CACHE_HITS, CORES_SHARED, CPU_STEAL = CacheHits.CODE, CoresShared.CODE, CpuSteal.CODE
 SERVER_LIMIT, MEMORY_LIMIT, OOM_KILLED = ServerLimit.CODE, MemoryLimit.CODE, OomKilled.CODE
+NOT_STEADY = NotSteady.CODE
 NON_2XX = Non2xx.CODE  # the engine's code for answers outside 2xx (a load failure above NON_2XX_SHARE)
 # The engine's codes of a load failure (loadgen/README.md), spelled once for their readers.
 NO_RESPONSE_ALL, CLIENTS_UNSERVED = NoResponseAll.CODE, ClientsUnserved.CODE
@@ -48,7 +49,9 @@ MEASUREMENT_FAILURES: dict[str, str] = {
     CPU_STEAL: "the hypervisor took the server's core: the figures measure the host's other guests",
 }
 # Neither: cores_shared (one core for server and engine) is said, not a gate — on such a
-# machine every run pays the same tax, and the sentence says so.
+# machine every run pays the same tax, and the sentence says so; not_steady (a steady
+# warm-up that reached its cap: planning/steady.py) is a fact about the stack — it was
+# measured still warming up, and its figure is what it served then.
 #
 # LOAD FAILURES: the stack did not serve the load it was given. A result, not a void:
 # the repetition is valid, counts with what it delivered, and the stack loses.
@@ -168,3 +171,12 @@ def memory_limit(events: dict | None) -> list[Caveat]:
     if events.get("limit_hits"):
         return [Caveat.of(MemoryLimit(events["limit_hits"], events.get("limit_bytes"), events.get("pressure_some_us")))]
     return []
+
+
+def not_steady(steady: bool | None, seconds: float, cap_s: float | None, tolerance: float | None,
+               change: float | None) -> list[Caveat]:
+    """A steady warm-up (planning/steady.py) that reached its cap with the throughput still
+    moving: the cell was measured anyway, and says so. Neither kind of bad run."""
+    if steady is not False:
+        return []
+    return [Caveat.of(NotSteady(round(seconds, 3), cap_s, tolerance, None if change is None else round(change, 4)))]

@@ -42,6 +42,22 @@ def require_stack(stack_id: str) -> None:
         pytest.skip(msg)
 
 
+def run_real_plan(text: str, name: str, stack_id: str):
+    """A plan's TOML run through the whole runner on real servers, into a store in memory:
+    (store, its cells in run order), the run complete."""
+    import tomllib
+
+    from stackbench import runner
+    from stackbench.planning import plan as plan_mod
+    from stackbench.store import Store
+
+    require_stack(stack_id)
+    store = Store()
+    outcome = runner.run_plan(plan_mod.parse(tomllib.loads(text), name), store)
+    assert outcome.status == "complete", outcome.errors
+    return store, store.cells(outcome.run_id)
+
+
 def require_tool(name: str, package: str) -> str:
     path = shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin")
     if not path:

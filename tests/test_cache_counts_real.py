@@ -4,15 +4,9 @@ warning, so a cache is never mistaken for a fast PHP stack."""
 
 from __future__ import annotations
 
-import tomllib
-
 import pytest
 
-from stackbench import runner
-from stackbench.planning import plan as plan_mod
-from stackbench.store import Store
-
-from conftest import require_stack
+from conftest import run_real_plan
 
 pytestmark = pytest.mark.servers
 
@@ -33,11 +27,7 @@ knobs = { varnish_mode = "pass-php" }
 
 
 def test_x_cache_is_counted_and_a_cached_cell_is_flagged():
-    require_stack("varnish-apache")
-    store = Store()
-    outcome = runner.run_plan(plan_mod.parse(tomllib.loads(PLAN), "cache.toml"), store)
-    assert outcome.status == "complete", outcome.errors
-    cached, passed = store.cells(outcome.run_id)
+    _, (cached, passed) = run_real_plan(PLAN, "cache.toml", "varnish-apache")
     hits = cached.engine.header_counts["X-Cache"]
     assert hits.get("HIT", 0) > 0.9 * cached.engine.requests.completed
     assert any(c.code == "cache_hits" for c in cached.caveats)

@@ -6,6 +6,7 @@ php-hello, c = 1 and 32) — two cells with unserved clients, every cell with a 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import shutil
 import sqlite3
 from pathlib import Path
@@ -34,7 +35,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -109,7 +110,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6, 7, 8, 9, 10, 11]
+    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.engine.requests_per_s, c.cost.cpu_total_us) for c in cells] == before
     static, php = cells
@@ -141,7 +142,7 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [7, 8, 9, 10, 11]
+    assert store.migrated_from == [7, 8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -168,7 +169,7 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [8, 9, 10, 11]
+    assert store.migrated_from == [8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -188,7 +189,7 @@ def test_v9_store_cells_spoke_clear_http_1_1(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [9, 10, 11]
+    assert store.migrated_from == [9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -202,15 +203,22 @@ def test_v9_store_cells_spoke_clear_http_1_1(tmp_path):
 V10 = Path(__file__).parent / "data" / "store-v10.sqlite"  # written by the commit before v11 (nginx-fpm, 2 cells, php-hello c=4)
 
 
-def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
+def migrated_like_before(store_file: Path, tmp_path: Path, passed: list[int]) -> Store:
+    """A copy of `store_file` opened (so migrated: through the versions `passed`), its cells
+    reading as they did before."""
     path = tmp_path / "results.sqlite"
-    shutil.copy(V10, path)
+    shutil.copy(store_file, path)
     db = sqlite3.connect(path)
     before = db.execute("SELECT seq, stack_label, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [10, 11]
+    assert store.migrated_from == passed
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.cost.cpu_total_us) for c in store.cells(1)] == before
+    return store
+
+
+def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
+    store = migrated_like_before(V10, tmp_path, [10, 11, 12])
     assert store.tunings() == []
     key = {"stack": "nginx-fpm", "concurrency": 4}
     tid = store.record_tuning(None, 1, "nginx-fpm", "php-hello", key, {**key, "repetitions": 3}, None,
@@ -225,3 +233,24 @@ def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
     sid = store.record_sizing("s", {"target": {"rate": 7.0}, "sizes": []}, ["nginx-fpm"], [])
     store.update_sizing(sid, [SizeRun("1 CPU, 1 GiB", 1)])
     assert store.sizing(sid).runs == (SizeRun("1 CPU, 1 GiB", 1),) and store.sizing(sid).target_rate == 7.0
+
+
+V12 = Path(__file__).parent / "data" / "store-v12.sqlite"  # written by the commit before v13 (nginx-fpm, 2 cells, php-hello c=4, warmup 0.2 s)
+
+
+def test_v12_store_keeps_its_cells_and_their_warm_ups_are_not_invented(tmp_path):
+    from stackbench.model.warmup import StoredWarmup, WarmupWindow
+    from stackbench.analysis import warmup as warmup_analysis
+
+    store = migrated_like_before(V12, tmp_path, [12])
+    cells = store.cells(1)
+    # the plan's fixed warm-up was not kept with its cells: unknown, not "none"
+    assert [c.warmup for c in cells] == [None, None]
+    rows = store.db.execute("SELECT warmup_json, warmup_us, steady FROM cells").fetchall()
+    assert [tuple(r) for r in rows] == [(None, None, None)] * 2
+    assert warmup_analysis.of(cells) == []
+    # a new cell's warm-up is written and read back as it was, its columns for SQL readers
+    warmed = StoredWarmup(3.5, False, True, (WarmupWindow(1.0, 900), WarmupWindow(2.5, 4000)), 0.05, 3.5, 0.31)
+    new = store.record_cell(1, replace(cells[0], seq=7, warmup=warmed))
+    assert store.cells(1)[-1].warmup == warmed and new.warmup == warmed
+    assert tuple(store.db.execute("SELECT warmup_us, steady FROM cells WHERE seq = 7").fetchone()) == (3500000, 0)

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from stackbench.analysis import (backgrounds, cache, capacity_results, cells as cells_mod, classes, clients, curves,
                                  levels, picks, protocols, ramps, run_warnings, stats, summary,
-                                 verdicts)
+                                 verdicts, warmup)
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.protocols import HandshakeCost
@@ -149,6 +149,12 @@ class RunAnalysis:
         analyzed = {id(c.cell): c for c in self.cells}
         return [Pick(q, {label: analyzed[id(c)] for label, c in picks.per_stack(stored, q).items()})
                 for q in picks.top_questions(stored)]
+
+    @cached_property
+    def steady(self) -> list[warmup.StackSteady]:
+        """Each stack's time to steady from its fresh starts; [] when the run warmed its
+        stacks for a fixed time."""
+        return warmup.of(self.stored_cells)
 
     @cached_property
     def cache(self) -> list[cache.HitRatio]:

@@ -163,6 +163,15 @@ class MemoryLimit:
     stall_us: int | None = None
 
 
+@dataclass(frozen=True)
+class NotSteady:
+    CODE: ClassVar[str] = "not_steady"
+    seconds: float | None = None  # the warm-up's load, up to its cap
+    cap_s: float | None = None
+    tolerance: float | None = None
+    change: float | None = None  # its last windows' throughput against the ones before (+0.2: 20 % higher)
+
+
 # -- sentences without a code: stored before caveats had codes (store v3), and an older
 # engine's (before warning_codes)
 @dataclass(frozen=True)
@@ -179,7 +188,7 @@ class EngineText(Text):
 CaveatFacts: TypeAlias = Union[
     NoResponseAll, ClientsUnserved, InFlightOld, TargetDown, EngineSaturated, NoRequests, RequestsFailed,
     ServerClosedKeepalive, Non2xx, LatencyOverRange, RateTimerResolution, RateNotReached, ShortRun, IoFallback,
-    CacheHits, CoresShared, CpuSteal, ServerLimit, OomKilled, MemoryLimit, Text, EngineText]
+    CacheHits, CoresShared, CpuSteal, ServerLimit, OomKilled, MemoryLimit, NotSteady, Text, EngineText]
 
 # Each known code's facts class.
 CAVEAT_FACTS: dict[str, type[CaveatFacts]] = {kind.CODE: kind for kind in get_args(CaveatFacts)}

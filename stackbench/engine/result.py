@@ -17,12 +17,12 @@ from typing import Any
 # A caveat's typed figures (caveat_facts.py), re-exported: readers take them from here.
 from stackbench.engine.caveat_facts import (
     CAVEAT_FACTS, CaveatFacts, CacheHits, ClientsUnserved, CoresShared, CpuSteal, EngineSaturated, EngineText,
-    InFlightOld, IoFallback, LatencyOverRange, MemoryLimit, Non2xx, NoRequests, NoResponseAll, OomKilled,
+    InFlightOld, IoFallback, LatencyOverRange, MemoryLimit, Non2xx, NoRequests, NoResponseAll, NotSteady, OomKilled,
     RateNotReached, RateTimerResolution, RequestsFailed, ServerClosedKeepalive, ServerLimit, ShortRun,
     TargetDown, Text, facts_of)
 
 
-__all__ = ['CAVEAT_FACTS', 'CaveatFacts', 'CacheHits', 'ClientsUnserved', 'CoresShared', 'CpuSteal', 'EngineSaturated', 'EngineText', 'InFlightOld', 'IoFallback', 'LatencyOverRange', 'MemoryLimit', 'Non2xx', 'NoRequests', 'NoResponseAll', 'OomKilled', 'RateNotReached', 'RateTimerResolution', 'RequestsFailed', 'ServerClosedKeepalive', 'ServerLimit', 'ShortRun', 'TargetDown', 'Text',
+__all__ = ['CAVEAT_FACTS', 'CaveatFacts', 'CacheHits', 'ClientsUnserved', 'CoresShared', 'CpuSteal', 'EngineSaturated', 'EngineText', 'InFlightOld', 'IoFallback', 'LatencyOverRange', 'MemoryLimit', 'Non2xx', 'NoRequests', 'NoResponseAll', 'NotSteady', 'OomKilled', 'RateNotReached', 'RateTimerResolution', 'RequestsFailed', 'ServerClosedKeepalive', 'ServerLimit', 'ShortRun', 'TargetDown', 'Text',
            'Caveat', 'EngineResult', 'Progress']
 
 @dataclass(frozen=True)

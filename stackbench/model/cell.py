@@ -15,6 +15,7 @@ from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cost import StoredCost
 from stackbench.model.php import PhpState
 from stackbench.model.visitors import VisitorClasses
+from stackbench.model.warmup import StoredWarmup
 from stackbench.upkeep.pinning import Pinning
 from stackbench.states import CellStatus
 
@@ -53,6 +54,9 @@ class StoredCell:
     # The stack's read-back over this protocol when it was verified: ALPN, version,
     # cipher, group (None: clear text, or not read; its connection count is 0).
     negotiated: Negotiated | None = None
+    # How its stack was warmed before the measured window (None: no warm-up, or stored
+    # before warm-ups were kept: store v13).
+    warmup: StoredWarmup | None = None
 
     @property
     def measured(self) -> bool:

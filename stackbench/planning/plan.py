@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from stackbench import workloads
 from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod, sizing as sizing_mod
-from stackbench.planning import window as window_mod
+from stackbench.planning import steady as steady_mod, window as window_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -37,7 +37,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing"}
+            "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing", "steady"}
 TUNE_KEYS = {"concurrency", "repetitions", "rate"}
 SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants", "knobs"}
 RESTARTS = ("cell", "stack")
@@ -79,6 +79,9 @@ class Plan:
     duration_s: float | None = 2.0
     requests: int | None = None
     warmup_s: float = 0.5
+    # warmup = "steady": each cell warmed until its throughput is steady, within a cap
+    # (planning/steady.py), instead of for warmup_s (then 0).
+    steady: steady_mod.Steady | None = None
     timeout_s: float = 10.0
     repetitions: int = 1
     seed: int = 1
@@ -157,26 +160,58 @@ class Plan:
         """Closed loop's levels (the `concurrency` key)."""
         return list(self.load.concurrency)
 
-    def cell_seconds(self, cell: "Cell | None" = None) -> float:
+    def cell_seconds(self, cell: "Cell | None" = None, fresh: bool = True) -> float:
         """About how long one cell takes: warm-up, load, profile pass, and starting,
         verifying and stopping a fresh stack (~0.7 s here, perf's teardown included;
         measured in bench/RESULTS.md, session 2). For `--dry-run` and the plans' tests.
-        A capacity search takes at most its time budget."""
+        A capacity search takes at most its time budget. `fresh`: the cell is the first
+        of its stack start (a steady warm-up begins from the cold stack)."""
         if cell is not None and cell.load == "capacity" and cell.rate is None:  # a whole search
             return self.load.search.budget_s + START_STOP_S
         duration = (cell.duration_s if cell is not None and cell.duration_s else None) or self.duration_s or 1.0
-        return duration + self.warmup_s + self.syscall_profile_s + START_STOP_S
+        return duration + self.warmup_seconds(cell, fresh) + self.syscall_profile_s + START_STOP_S
+
+    def warmup_seconds(self, cell: "Cell | None" = None, fresh: bool = True, longest: bool = False) -> float:
+        """A cell's warm-up: the plan's fixed one; a steady one (planning/steady.py) as
+        long as its stack takes from a fresh start (Stack.steady_after_s, within the cap),
+        else its least (a stack steady at once); `longest`: the cap."""
+        rule = self.steady
+        if rule is None:
+            return self.warmup_s
+        if longest:
+            return rule.cap_s
+        least = steady_mod.MIN_WINDOWS * rule.window_s
+        if not fresh or cell is None:
+            return least
+        return min(rule.cap_s, max(least, registry.get(cell.stack.id).steady_after_s))
+
+    def start_key(self, cell: "Cell") -> tuple:
+        """Cells with the same key share one start of their stack: a walk (ramp, stages, a
+        capacity search) has one of its own."""
+        if self.restart == "cell":
+            return (cell.seq,)
+        if self.load.walk:
+            return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive,
+                    cell.protocol, cell.handshake)
+        return (cell.repetition, cell.stack.label, cell.network, cell.background)
+
+    def fresh(self, cells: list["Cell"]) -> list[bool]:
+        """Which of `cells` (in run order) is the first of its stack start."""
+        keys = [self.start_key(c) for c in cells]
+        return [i == 0 or k != keys[i - 1] for i, k in enumerate(keys)]
 
     def seconds(self, cells: list["Cell"]) -> float:
-        return sum(self.cell_seconds(c) for c in cells)
+        return sum(self.cell_seconds(c, f) for c, f in zip(cells, self.fresh(cells)))
 
     def longest_seconds(self, cells: list["Cell"]) -> float:
         """`seconds` if every closed-loop window stretched as far as a slow page's may
         (planning/window.py cap_s: a count of responses, or the long window of a stack that
-        left clients waiting) — how long a plan of WordPress at many clients may take."""
+        left clients waiting) and every steady warm-up lasted to its cap — how long a plan
+        of WordPress at many clients, or of stacks that never settle, may take."""
         total = 0.0
         for c in cells:
-            base = self.cell_seconds(c)
+            base = self.cell_seconds(c, fresh=False) - self.warmup_seconds(c, fresh=False)
+            base += self.warmup_seconds(c, longest=True)
             if c.load == "closed" and self.requests is None:
                 d = c.duration_s or self.duration_s or 1.0
                 base += window_mod.cap_s(d, self.timeout_s) - d
@@ -286,7 +321,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         return _sizing_plan(data, source, fail)
     try:
         duration = parse_duration_s(data["duration"]) if "duration" in data else None
-        warmup = parse_duration_s(data.get("warmup", 0.5))
+        steady = steady_mod.parse(data.get("warmup"), data.get("steady"), fail)
+        warmup = 0.0 if steady else parse_duration_s(data.get("warmup", 0.5))
         timeout = parse_duration_s(data.get("timeout", 10))
         sample_interval = parse_duration_s(data.get("sample_interval", 0.1))
         syscall_profile = parse_duration_s(data.get("syscall_profile", 1.0))
@@ -316,6 +352,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         raise fail("timeout must be above 0 and at most 10m")
 
     load, implied_restart = loads.parse(data, fail)
+    if steady and (load.walk or load.kind == "capacity"):
+        raise fail(f'warmup = "steady" warms each cell until its throughput stops moving: a {load.kind} load '
+                   "measures how a stack gets there — give a fixed warmup (e.g. warmup = \"1s\")")
     if load.kind == "capacity" and requests is not None:
         raise fail('load = "capacity" probes for a duration: use duration, not requests')
     if load.kind == "capacity" and load.slo is not None and duration is not None:
@@ -429,6 +468,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
                    "(e.g. network = \"veth\")")
     if any(v.network == LOOPBACK for v in visitors.values()):
         raise fail("a visitor class cannot be on \"loopback\" while the stack is in a namespace")
+    if steady and any(b != visitor_classes.NONE for b in background):
+        raise fail('warmup = "steady" lasts as long as the stack takes, and visitors beside the measured ones '
+                   "last a fixed time: give a fixed warmup (e.g. warmup = \"1s\") with background visitors")
     wmem = data.get("server_tcp_wmem")
     if wmem is not None:
         if not (isinstance(wmem, str) and len(wmem.split()) == 3 and all(x.isdigit() for x in wmem.split())):
@@ -451,7 +493,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         hosts=hosts, networks=networks, visitors=visitors, background=background, server_tcp_wmem=wmem, links=links,
         name=str(data.get("name", Path(source).stem)), stacks=variants, workloads=wl,
         load=load, keepalive=keepalive, duration_s=duration, requests=requests,
-        warmup_s=warmup, timeout_s=timeout, repetitions=repetitions,
+        warmup_s=warmup, steady=steady, timeout_s=timeout, repetitions=repetitions,
         seed=int(data.get("seed", 1)), threads=threads, sample_interval_s=sample_interval,
         syscalls=count_syscalls, syscall_profile_s=syscall_profile if count_syscalls else 0.0, restart=restart,
         baseline=baseline, adaptive=adaptive, min_repetitions=min_reps, max_repetitions=max_reps,

@@ -38,7 +38,9 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                # protocols: asked, spoken, negotiated; the client's TLS handshakes
                "protocol", "handshake", "streams", "spoken", "protocol_label", "alpn", "tls_version", "tls_cipher",
                "tls_group", "handshakes_full", "handshakes_resumed", "handshake_p50_us", "handshake_p99_us",
-               "connect_p50_us")
+               "connect_p50_us",
+               # the warm-up before the measured window: its load's seconds, steady or not (null: fixed)
+               "warmup_s", "steady", "warmup_fresh")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
                   "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound",
@@ -78,6 +80,8 @@ def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
             "handshakes_full": f.handshakes_full, "handshakes_resumed": f.handshakes_resumed,
             "handshake_p50_us": f.handshake_p50_us, "handshake_p99_us": f.handshake_p99_us,
             "connect_p50_us": f.connect_p50_us,
+            "warmup_s": c.warmup and c.warmup.seconds, "steady": c.warmup and c.warmup.steady,
+            "warmup_fresh": c.warmup and c.warmup.fresh,
         })
     return out
 
@@ -161,8 +165,13 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
                 "equivalence_band": band, "stop": dict(run.stop.document) if run.stop else None,
                 "environment": dict(run.environment.document)},
         # Per URL (a mix, a page's assets) only here: a CSV row has no room for a list.
-        "cells": [row | {"per_url": metrics.per_url(c.cell), "failure_details": failure_details(c)}
+        "cells": [row | {"per_url": metrics.per_url(c.cell), "failure_details": failure_details(c),
+                         "warmup_windows": [[w.seconds, w.completed] for w in c.cell.warmup.windows]
+                         if c.cell.warmup else []}
                   for row, c in zip(cell_rows(a.cells), a.cells)],
+        "time_to_steady": [{"stack_label": r.stack_label, "seconds": list(r.seconds), "median_s": r.median_s,
+                            "not_steady": r.not_steady, "cap_s": r.cap_s, "tolerance": r.tolerance}
+                           for r in a.steady],
         "verdicts": verdict_rows(vs),
         "protocol_verdicts": verdict_rows(a.protocols),
         "handshake_costs": [asdict(h) | {"cpu_us_per_connection": h.cpu_us_per_connection} for h in a.handshake_costs],
@@ -179,6 +188,9 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
                         "result: counted with what it delivered; a side most of whose valid runs failed loses, "
                         "untested); engine-bound runs (the engine at its limit, the server's cores busy >= 90 %) "
                         "count as lower bounds of throughput (stackbench/analysis/outcomes.py, verdicts.py)",
+            "warmup": "warmup = \"steady\": windows of the cell's load until, past the first third of them, the "
+                      "later half's throughput is within the tolerance of the earlier half's, at most the cap; a "
+                      "stack's time to steady is its fresh starts' (stackbench/planning/steady.py)",
             "bottleneck": "per cell, the side at its limit over the measured window: the server when its cores were "
                           "busy >= 90 %, the engine when its busiest thread was, both, or neither (latency-bound, or "
                           "a server that waited); null when a side's share is unknown "

@@ -45,7 +45,7 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
         if k and time.monotonic() - began + plan.cell_seconds(probe) - START_STOP_S > params.budget_s:
             rates.stop("budget")
             break
-        record = measure_and_store(run, stack, probe)
+        record = measure_and_store(run, stack if not k else replace(stack, fresh=False), probe)
         # The typed result the probe already has: nothing is repacked for the check.
         outcome = capacity.check(record.status, record.error, record.engine, plan.load.slo)
         rates.record(rate, outcome.met, outcome.generator_limited)

@@ -1,5 +1,5 @@
-"""One cell's measurement on a running stack: warm up → load + sample → system-call
-profile pass → record.
+"""One cell's measurement on a running stack: warm up (runner/warmup.py: a fixed time,
+or until the stack is steady) → load + sample → system-call profile pass → record.
 
 Ordered so: the warm-up is a run of its own, uncounted, so the monitor's window is
 exactly the measured one; the monitor samples only the measured load; system calls are
@@ -23,12 +23,14 @@ from stackbench.model.cell import StoredCell
 from stackbench.model.cost import StoredCost
 from stackbench.model.php import PhpState
 from stackbench.model.visitors import ClassSummary, ServerHeld, VisitorClasses
+from stackbench.model.warmup import StoredWarmup
 from stackbench.monitor import status_pages
 from stackbench.monitor.session import CellReadings
 from stackbench.network.visitors import members
 from stackbench.planning import machine as machine_mod, target, window
 from stackbench.planning.plan import Cell, Plan
 from stackbench.planning.protocols import PROTOCOLS
+from stackbench.runner import warmup
 from stackbench.runner.cleanup import quietly
 from stackbench.runner.context import Run, StartedStack
 from stackbench.stacks.lifecycle import StackInstance
@@ -57,11 +59,10 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
     in_server = stack.topo.in_server if stack.topo else nullcontext
     background = _background(run, stack, cell, spec)
     try:
-        warm = None
-        if plan.warmup_s:
-            # A separate, uncounted run, so the monitor's window is exactly the measured one.
-            with in_client():
-                warm = lab.load(_pass(spec, "warmup", plan.warmup_s), pins.engine_cpus)
+        # Uncounted runs of their own, so the monitor's window is exactly the measured one.
+        with in_client():
+            warmed, warm = warmup.warm(lambda seconds: lab.load(_pass(spec, "warmup", seconds), pins.engine_cpus),
+                                       plan, _clients(cell, plan), stack.fresh)
         spec = _sized(run, cell, spec, warm, run.start_paces.get(id(stack.instance)))
         with in_server():  # the status-page poller's sockets are made in the stack's namespace
             monitor.begin_cell()
@@ -94,8 +95,9 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
         if oom:
             error += f" ({oom})"
         return record(run, stack, cell, CellStatus.FAILED, result=result, error=error, readings=readings,
-                      classes=classes), readings
-    return record(run, stack, cell, CellStatus.OK, result=result, readings=readings, classes=classes), readings
+                      classes=classes, warmed=warmed), readings
+    return record(run, stack, cell, CellStatus.OK, result=result, readings=readings, classes=classes,
+                  warmed=warmed), readings
 
 
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) -> LoadSpec:
@@ -217,9 +219,10 @@ def _pass(spec: LoadSpec, phase: str, seconds: float) -> LoadSpec:
 
 
 def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result: EngineResult | None = None,
-           error: str | None = None, readings: CellReadings | None = None, classes: dict | None = None) -> StoredCell:
-    """What is stored of a cell: how it was run, what the engine and the monitor saw, and
-    the caveats that limit trust in it."""
+           error: str | None = None, readings: CellReadings | None = None, classes: dict | None = None,
+           warmed: StoredWarmup | None = None) -> StoredCell:
+    """What is stored of a cell: how it was run and warmed, what the engine and the
+    monitor saw, and the caveats that limit trust in it."""
     instance = stack.instance
     cost = readings.cost if readings else StoredCost()
     pages = readings.status if readings else []  # the status pages' samples (not the cell's status)
@@ -234,6 +237,8 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
         found = caveats.for_cell(result, run.pins.as_dict(), cost.server_steal_share)
         found += caveats.server_limits(pages, instance.knobs, cell.concurrency)
         found += caveats.memory_limit(cost.memory_events.as_dict() if cost.memory_events else None)
+        if warmed is not None:
+            found += caveats.not_steady(warmed.steady, warmed.seconds, warmed.cap_s, warmed.tolerance, warmed.change)
     # What the stack agreed to when verified over this protocol (read back, not assumed).
     read_back = instance.negotiated.get(cell.protocol) if cell.tls else None
     return StoredCell(
@@ -246,5 +251,5 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
         network=cell.network, background=cell.background, classes=visitors,
         protocol=cell.protocol, handshake=cell.handshake,
         streams=run.plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else None,
-        negotiated=Negotiated.from_dict(read_back) if read_back is not None else None,
+        negotiated=Negotiated.from_dict(read_back) if read_back is not None else None, warmup=warmed,
     )

@@ -101,3 +101,4 @@ class StartedStack:
     versions: dict
     topo: Topology | None  # None on loopback
     monitor: StackMonitor | None = None  # once the stack is up and verified
+    fresh: bool = True  # no cell measured on it yet: its first cell's warm-up is the start's

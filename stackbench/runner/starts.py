@@ -31,20 +31,9 @@ from stackbench.states import CellStatus
 from stackbench.upkeep.pinning import Pinning
 
 
-def start_key(cell: Cell, plan: Plan) -> tuple:
-    """Cells with the same key share one start of their stack: a walk (ramp, stages, a
-    capacity search) has one of its own."""
-    if plan.restart == "cell":
-        return (cell.seq,)
-    if plan.load.walk:
-        return (cell.repetition, cell.stack.label, cell.network, cell.background, cell.workload, cell.keepalive,
-                cell.protocol, cell.handshake)
-    return (cell.repetition, cell.stack.label, cell.network, cell.background)
-
-
 def grouped(cells: list[Cell], plan: Plan) -> Iterator[list[Cell]]:
-    """`cells`, in order, as the groups that share a start."""
-    for _, group in itertools.groupby(cells, key=lambda c: start_key(c, plan)):
+    """`cells`, in order, as the groups that share a start (Plan.start_key)."""
+    for _, group in itertools.groupby(cells, key=plan.start_key):
         yield list(group)
 
 
@@ -96,10 +85,11 @@ def serve(run: Run, cells: list[Cell], topo: Topology | None = None,
             if cell.load == "capacity":
                 capacity_search.search(run, stack, cell)
                 done += 1
-                continue
-            measure_and_store(run, stack, cell)
-            done += 1
-            instance.check_alive()
+            else:
+                measure_and_store(run, stack, cell)
+                done += 1
+                instance.check_alive()
+            stack = replace(stack, fresh=False)  # its next cell finds it warmed
     except ServerError as e:
         # Killed by the small machine's OOM killer: a finding about the stack on that
         # machine, stored with the cells; the run itself did not fail.

@@ -37,6 +37,10 @@ class Stack(ABC):
     # The pool of processes that run PHP, which `stackbench tune` sizes for the machine
     # (analysis/tuning.py); None: nothing here to size (a static front).
     pool: Pool | None = None
+    # How long a fresh start of it takes to serve at a steady rate under load, as measured
+    # on the 2-core VMs the lab was built on (docs/servers.md): what a dry run counts for a
+    # steady warm-up (planning/steady.py) before the stack's own windows say. 0: at once.
+    steady_after_s: float = 0.0
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:

@@ -23,6 +23,9 @@ class JettyFpm(FpmFrontStack):
     pool = phpfpm.POOL
     front_requirements = jetty.REQUIREMENTS
     front_class = jetty.Jetty
+    # The JVM's JIT: its compiler busy for ~45 s of load on one core before the throughput
+    # stops climbing (docs/servers.md, "A JIT to warm").
+    steady_after_s = 45.0
 
     def resolve_knobs(self, given: dict[str, Any]) -> dict[str, Any]:
         if given.get("fpm_listen") == "unix":

@@ -258,6 +258,11 @@ class Store:
                  json.dumps(_read_back(cell.negotiated)) if cell.negotiated is not None else None,
                  r and r.protocol, tls and tls.full, tls and tls.resumed, tls and tls.handshake.p50_us,
                  tls and tls.handshake.p99_us, cell_id))
+            w = cell.warmup
+            if w is not None:
+                self.db.execute("UPDATE cells SET warmup_json = ?, warmup_us = ?, steady = ? WHERE id = ?",
+                                (json.dumps(w.as_dict()), round(w.seconds * 1e6),
+                                 None if w.steady is None else int(w.steady), cell_id))
             self._record_cost(cell_id, cell.cost)
             if readings is not None:
                 self._record_readings(cell_id, readings)

@@ -124,6 +124,13 @@ def _v11_to_v12(db: sqlite3.Connection) -> None:
         runs_json TEXT NOT NULL, created_at TEXT NOT NULL)""")
 
 
+def _v12_to_v13(db: sqlite3.Connection) -> None:
+    """v13: how each cell's stack was warmed (a fixed time, or until steady). An older
+    cell's warm-up was the plan's fixed one, not kept with the cell: NULL."""
+    for column in ("warmup_json TEXT", "warmup_us INTEGER", "steady INTEGER"):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -135,6 +142,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     9: _v9_to_v10,
     10: _v10_to_v11,
     11: _v11_to_v12,
+    12: _v12_to_v13,
 }
 
 

@@ -21,6 +21,7 @@ from stackbench.model.sizing import SizeRun, StoredSizing
 from stackbench.model.tuning import StoredTuning, TuningMemory
 from stackbench.model.stop import RepetitionStop
 from stackbench.model.visitors import VisitorClasses
+from stackbench.model.warmup import StoredWarmup
 from stackbench.upkeep.pinning import Pinning
 from stackbench.states import CellStatus, RunStatus
 
@@ -51,7 +52,8 @@ def cell_of(row: sqlite3.Row) -> StoredCell:
         step=row["step"], network=row["network"], background=row["background"],
         classes=_typed(VisitorClasses.from_dict, row["classes_json"]),
         protocol=row["protocol"], handshake=row["handshake"], streams=row["streams"],
-        negotiated=Negotiated.from_dict(json.loads(row["negotiated_json"])) if row["negotiated_json"] else None)
+        negotiated=Negotiated.from_dict(json.loads(row["negotiated_json"])) if row["negotiated_json"] else None,
+        warmup=_typed(StoredWarmup.from_dict, row["warmup_json"]))
 
 
 def _cost(row: sqlite3.Row) -> StoredCost:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 12
+VERSION = 13
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -94,6 +94,9 @@ CREATE TABLE cells (
     tls_resumed INTEGER,                -- … and resumed ones (session tickets)
     handshake_p50_us INTEGER,           -- TLS handshake time per connection, client side
     handshake_p99_us INTEGER,
+    warmup_json TEXT,                   -- how the stack was warmed: {seconds, steady, fresh, windows, …} (NULL: no warm-up)
+    warmup_us INTEGER,                  -- load before the measured window (a steady warm-up's: its time to steady, or its cap)
+    steady INTEGER,                     -- 1: steady within the cap; 0: the cap came first; NULL: a fixed warm-up, or none
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

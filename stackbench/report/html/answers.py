@@ -17,7 +17,7 @@ from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import bottleneck, tables
 from stackbench.report.html.figure import Context
 from stackbench.report.words import capacity as capacity_text, classes as classes_text, protocols as protocols_text
-from stackbench.report.words import warnings as warning_words
+from stackbench.report.words import warmup as warmup_words, warnings as warning_words
 from stackbench.report.words.capacity import STOPPED
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
 from stackbench.report.words.verdicts import aside, asides, fallback_note, headline, notes, question_name
@@ -38,6 +38,8 @@ def render(ctx: Context) -> str:
         parts.append(tables.table(classes_text.HEAD, classes_text.rows(a.classes),
                                   caption="Visitor classes (medians over repetitions): " + classes_text.BUSY_NOTE))
     body = "".join(parts) or "<p>No cell of this run was measured.</p>"
+    if a.steady:  # the run's steady warm-ups: each stack's time to steady, a cost of its own
+        body += tables.table(warmup_words.HEAD, warmup_words.rows(a.steady), caption=warmup_words.title(a.steady))
     return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
             f"{_warnings(ctx)}{bottleneck.render(ctx)}</section>")
 

@@ -47,6 +47,7 @@ class TerminalProgress(Events):
         self.reps = self.upto = ""
         self.estimate_s = 0.0  # the dry-run estimate of every cell
         self.estimated_done_s = 0.0  # … of the cells finished so far
+        self.fresh: dict[int, bool] = {}  # by seq: is the cell the first of its stack start?
         self.cell_t0 = 0.0
         self.last: str | None = None  # the last finished cell's figures, beside the running one
         self.current = ""  # the running cell, in words
@@ -78,6 +79,7 @@ class TerminalProgress(Events):
         self.run_id, self.plan = run_id, plan
         self.total, self.done = len(cells), 0  # a tuning's runs, then the plan's, each count from 0
         self.estimate_s = plan.seconds(cells)
+        self.fresh = {c.seq: f for c, f in zip(cells, plan.fresh(cells))}  # the first cell of a stack start
         self.reps = self.upto = ""
         if plan.adaptive:
             # Adaptive repetitions: the cells up to the cap; the run usually stops earlier.
@@ -105,7 +107,7 @@ class TerminalProgress(Events):
         # A capacity search's probes are not cells of the plan's count: the search is one.
         if not (cell.load == "capacity" and cell.rate is not None):
             self.done += 1
-            self.estimated_done_s += self.plan.cell_seconds(cell) if self.plan else 0.0
+            self.estimated_done_s += self.plan.cell_seconds(cell, self.fresh.get(cell.seq, True)) if self.plan else 0.0
         if self.mode == "json":
             self.out.write(json.dumps(cell_json(self.run_id, cell, record)) + "\n")
             self.out.flush()

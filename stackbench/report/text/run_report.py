@@ -3,8 +3,8 @@
 baseline, the capacities', what TLS costs, the way down against the way up, the visitors
 alone against with others, one line on how to read them all (or, without verdicts, why
 and what would give them) — then the tables they come from: every cell, or with
-repetitions a summary per stack and question, with a short legend and the warnings, the
-clients, the curves of a walk, the capacity searches, the cost per TLS connection and the
+repetitions a summary per stack and question, with a short legend and the warnings, each
+stack's time to steady (a steady warm-up's), the clients, the curves of a walk, the capacity searches, the cost per TLS connection and the
 visitor classes. `explain`: every legend in full where it belongs (`--explain`); without
 it, one line at the end says so."""
 
@@ -15,7 +15,7 @@ from typing import TextIO
 from stackbench.analysis.run import RunAnalysis
 from stackbench.report.text import (capacity as capacity_text, classes as classes_text, clients as clients_text,
                                     curves as curves_text, legend, protocols as protocols_text, table,
-                                    verdicts as verdicts_text)
+                                    verdicts as verdicts_text, warmup as warmup_text)
 from stackbench.report.text.style import Style
 from stackbench.report.words import warnings as warning_words
 
@@ -81,6 +81,7 @@ def tables(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
     else:
         verdicts_text.render_summary(a.summaries, run.stop, out, wide, a.verdicts, explain)
         table.warnings(a.warnings_every, out)
+    warmup_text.render(a.steady, out)
     if a.clients:
         clients_text.render(a.clients, out)
     if a.walked:

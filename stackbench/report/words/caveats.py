@@ -11,7 +11,7 @@ from typing import assert_never
 
 from stackbench.engine.result import (CacheHits, Caveat, CaveatFacts, ClientsUnserved, CoresShared, CpuSteal,
                                       EngineSaturated, InFlightOld, IoFallback, LatencyOverRange, MemoryLimit,
-                                      NoRequests, NoResponseAll, Non2xx, OomKilled, RateNotReached,
+                                      NoRequests, NoResponseAll, Non2xx, NotSteady, OomKilled, RateNotReached,
                                       RateTimerResolution, RequestsFailed, ServerClosedKeepalive, ServerLimit,
                                       ShortRun, TargetDown, Text)
 
@@ -110,6 +110,12 @@ def said(f: CaveatFacts) -> str:
             return (f"the stack reached the {_mib(f.limit_bytes)} machine limit {f.hits or 0:,} times: the kernel "
                     "reclaimed memory (page cache) to stay under it"
                     + (f", and its processes waited {_ms(f.stall_us)} for memory" if f.stall_us else ""))
+        case NotSteady():
+            moved = (f" (its last windows {abs(f.change):.0%} {'above' if f.change > 0 else 'below'} the ones before)"
+                     if f.change is not None else "")
+            return (f"not steady after the {f.cap_s or f.seconds or 0:g} s warm-up cap{moved}: measured anyway, so the "
+                    "figures are of a stack still warming up (a JIT compiling, a pool growing) — a longer "
+                    "steady.cap measures it warmed")
         # -- sentences stored before caveats had codes (store v3), and an older engine's
         case Text():  # EngineText too
             return str(f.text)
