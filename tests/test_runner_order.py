@@ -587,31 +587,30 @@ def test_a_budgeted_run_begins_no_repetition_that_would_end_past_its_budget(lab)
     assert (outcome.stop["reason"], outcome.stop["repetitions"]) == ("budget", 5)
 
 
-def test_a_steady_warm_up_warms_each_cell_in_windows_and_records_each_starts_time_to_steady(lab):
-    """warmup = "steady": windows of the cell's load until its throughput holds, then the
-    measured window; the first cell of a start carries the start's time to steady, a stack
-    still climbing at the cap is measured anyway and says so."""
+def test_a_steady_warm_up_warms_each_start_in_windows_and_records_its_time_to_steady(lab):
+    """`steady`: the first cell of each stack start is warmed in windows of its load until
+    its throughput holds, then measured; the start's later cells have the plan's fixed
+    warm-up; a stack still climbing at the cap is measured anyway and says so."""
     log, state, fake = lab
-    climbs = {"nginx-fpm": iter([100, 300, 500, 500, 500, 500] + [500] * 10),  # settles at its 6th window
+    climbs = {"nginx-fpm": iter([100, 300, 500, 500, 500, 500]),  # settles at its 6th window
               "apache-prefork-modphp": iter(range(100, 10_000, 100))}  # never settles
-    state["completed"] = lambda label: next(climbs[label]) if log[-1][0] == "warmup" else 100
-    text = PLAN.replace('warmup = "0.2s"', 'warmup = "steady"\nsteady = { window = "0.5s", cap = "8s" }')
+    state["completed"] = lambda label: next(climbs[label]) if log[-1][0] == "warmup" and log[-2][0] != "measure" else 100
+    text = PLAN.replace('warmup = "0.2s"', 'warmup = "0.2s"\nsteady = { window = "0.5s", cap = "8s" }')
     store = Store()
     outcome = run(store, fake, text)
     assert outcome.status == "complete"
     a = "nginx-fpm"
-    # the fake engine's windows last 1 s whatever is asked: nginx + FPM is steady after 6 of them (c=1), then at
-    # once (c=8: its start is warm)
+    # the fake engine's windows last 1 s whatever is asked: nginx + FPM is steady after 6 of them (c=1); its
+    # next cell (c=8) finds the start warm and has the plan's 0.2 s
     assert log[log.index(("up", a)):log.index(("down", a)) + 1] == (
-        [("up", a), ("verify", a)] + [("warmup", 1)] * 6 + [("measure", 1)] + [("warmup", 8)] * 3
-        + [("measure", 8), ("down", a)])
+        [("up", a), ("verify", a)] + [("warmup", 1)] * 6 + [("measure", 1), ("warmup", 8), ("measure", 8), ("down", a)])
     cells = store.cells(outcome.run_id)
     first, second, third, fourth = (c.warmup for c in cells)
     assert (first.steady, first.fresh, len(first.windows), first.seconds) == (True, True, 6, 6.0)
-    assert (second.steady, second.fresh, len(second.windows)) == (True, False, 3)
+    assert (second.steady, second.fresh, second.windows, second.seconds) == (None, False, (), 0.2)
     assert (third.steady, third.fresh, third.seconds, third.cap_s) == (False, True, 8.0, 8.0)
-    assert fourth.steady is False and not fourth.fresh
-    assert [c.code for c in cells[2].caveats] == ["not_steady"] and cells[0].caveats == ()
+    assert fourth.steady is None and not fourth.fresh
+    assert [c.code for c in cells[2].caveats] == ["not_steady"] and cells[0].caveats == cells[3].caveats == ()
     from stackbench.analysis import warmup as warmup_analysis
 
     steady = {s.stack_label: s for s in warmup_analysis.of(cells)}

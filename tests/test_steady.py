@@ -10,7 +10,7 @@ import pytest
 from stackbench.engine import EngineResult
 from stackbench.errors import PlanError
 from stackbench.model.warmup import WarmupWindow
-from stackbench.planning import plan as plan_mod, steady
+from stackbench.planning import plan as plan_mod, steady, window as window_mod
 from stackbench.planning.steady import Steady
 from stackbench.runner import warmup
 
@@ -63,7 +63,7 @@ def test_a_noisy_stack_that_never_settles_is_not_steady_and_its_warm_up_ends_at_
     climbing = [1000 * (1.12 ** i) * rng.uniform(0.97, 1.03) for i in range(30)]
     assert first_steady(climbing) is None
     load, asked = fake_load(climbing)
-    warmed, _ = warmup.warm(load, parse(warmup="steady", steady={"window": "1s", "cap": "20s"}), 16, fresh=True)
+    warmed, _ = warmup.warm(load, parse(steady={"window": "1s", "cap": "20s"}), 16, fresh=True)
     assert warmed.steady is False and len(warmed.windows) == 20 and warmed.seconds == pytest.approx(20.0)
 
 
@@ -101,44 +101,44 @@ def parse(**keys):
     return plan_mod.parse({"stacks": STACKS, **keys}, "p.toml")
 
 
-def test_warmup_steady_takes_the_defaults_and_a_fixed_warmup_works_as_before():
-    p = parse(warmup="steady")
-    assert p.steady == Steady(1.0, 0.05, 30.0) and p.warmup_s == 0.0
+def test_steady_takes_the_defaults_and_a_fixed_warmup_works_as_before():
+    p = parse(steady=True, warmup="1s")
+    assert p.steady == Steady(1.0, 0.05, 30.0) and p.warmup_s == 1.0
     p = parse(warmup="10s")
     assert p.steady is None and p.warmup_s == 10.0
-    assert parse().warmup_s == 0.5 and parse().steady is None
-    p = parse(warmup="steady", steady={"window": "500ms", "tolerance": "3%", "cap": "20s"})
+    assert parse().warmup_s == 0.5 and parse().steady is None and parse(steady=False).steady is None
+    p = parse(steady={"window": "500ms", "tolerance": "3%", "cap": "20s"})
     assert p.steady == Steady(0.5, 0.03, 20.0)
     assert p.checked()["steady"] == {"window_s": 0.5, "tolerance": 0.03, "cap_s": 20.0}
 
 
 @pytest.mark.parametrize("keys, said", [
-    ({"warmup": "1s", "steady": {"cap": "20s"}}, 'give warmup = "steady" too'),
-    ({"warmup": "steady", "steady": {"cap": "1s"}}, "steady.cap must hold at least 3 windows"),
-    ({"warmup": "steady", "steady": {"window": "20s"}}, "steady.window must be between"),
-    ({"warmup": "steady", "steady": {"tolerance": 0.9}}, "steady.tolerance must be at most 50%"),
-    ({"warmup": "steady", "steady": {"tolerance": "lots"}}, "steady: not a share"),
-    ({"warmup": "steady", "steady": {"windows": 3}}, "steady has no key 'windows'"),
-    ({"warmup": "steady", "steady": "30s"}, "steady must be a table"),
-    ({"warmup": "steadily"}, "not a duration"),
-    ({"warmup": "steady", "ramp": "up", "concurrency": [1, 8]}, "give a fixed warmup"),
+    ({"steady": {"cap": "1s"}}, "steady.cap must hold at least 3 windows"),
+    ({"steady": {"window": "20s"}}, "steady.window must be between"),
+    ({"steady": {"tolerance": 0.9}}, "steady.tolerance must be at most 50%"),
+    ({"steady": {"tolerance": "lots"}}, "steady: not a share"),
+    ({"steady": {"windows": 3}}, "steady has no key 'windows'"),
+    ({"steady": "30s"}, "steady takes true or a table"),
+    ({"warmup": "steady"}, "not a duration"),
+    ({"steady": True, "ramp": "up", "concurrency": [1, 8]}, "leave steady out"),
 ])
 def test_bad_steady_keys_say_what_to_write(keys, said):
     with pytest.raises(PlanError, match=said):
         parse(**keys)
 
 
-def test_a_dry_run_counts_the_least_windows_and_a_slow_warming_stack_to_its_cap():
+def test_a_dry_run_counts_a_starts_least_windows_and_a_slow_warming_stack_to_its_cap():
     p = plan_mod.parse({"stacks": [{"id": "nginx-fpm"}, {"id": "jetty-fpm"}], "restart": "stack",
                         "workloads": ["php-hello", "php-100k"], "concurrency": [16], "keepalive": [True],
-                        "warmup": "steady", "steady": {"window": "0.5s", "cap": "10s"}, "syscalls": False,
+                        "warmup": "0.5s", "steady": {"window": "0.25s", "cap": "10s"}, "syscalls": False,
                         "duration": "1s"}, "p.toml")
     cells = plan_mod.expand(p)
     assert p.fresh(cells) == [True, False, True, False]
-    least = steady.MIN_WINDOWS * 0.5
-    assert [p.warmup_seconds(c, f) for c, f in zip(cells, p.fresh(cells))] == [least, least, 10.0, least]
-    assert p.seconds(cells) == pytest.approx(4 * (1 + plan_mod.START_STOP_S) + 3 * least + 10.0)
-    assert p.longest_seconds(cells) >= 4 * 10.0
+    least = steady.MIN_WINDOWS * 0.25
+    assert [p.warmup_seconds(c, f) for c, f in zip(cells, p.fresh(cells))] == [least, 0.5, 10.0, 0.5]
+    assert p.seconds(cells) == pytest.approx(4 * (1 + plan_mod.START_STOP_S) + least + 10.0 + 2 * 0.5)
+    assert p.longest_seconds(cells) == pytest.approx(4 * (1 + plan_mod.START_STOP_S) + 2 * 10.0 + 2 * 0.5
+                                                     + 4 * (window_mod.cap_s(1.0, p.timeout_s) - 1.0))
 
 
 # -- the warm-up stage, with a fake engine
@@ -163,7 +163,7 @@ def fake_load(rates):
 
 def test_the_warm_up_stops_once_steady_and_keeps_its_windows():
     load, asked = fake_load([800, 3000, 3100, 3050, 3080])
-    p = parse(warmup="steady", steady={"window": "0.5s", "cap": "10s"})
+    p = parse(steady={"window": "0.5s", "cap": "10s"})
     warmed, last = warmup.warm(load, p, 16, fresh=True)
     assert warmed.steady is True and warmed.fresh and len(warmed.windows) == 3 and asked == [0.5] * 3
     assert warmed.seconds == pytest.approx(1.5) and last.requests.completed == 1550
@@ -172,9 +172,9 @@ def test_the_warm_up_stops_once_steady_and_keeps_its_windows():
 
 def test_a_warm_up_that_never_settles_ends_at_the_cap_and_says_so():
     load, asked = fake_load([1000 * 1.2 ** i for i in range(100)])
-    p = parse(warmup="steady", steady={"window": "1s", "cap": "4.5s"})
-    warmed, _ = warmup.warm(load, p, 16, fresh=False)
-    assert warmed.steady is False and not warmed.fresh
+    p = parse(steady={"window": "1s", "cap": "4.5s"})
+    warmed, _ = warmup.warm(load, p, 16, fresh=True)
+    assert warmed.steady is False and warmed.fresh
     assert asked == [1.0, 1.0, 1.0, 1.0, 0.5] and warmed.seconds == pytest.approx(4.5)
     from stackbench import caveats
 
@@ -183,8 +183,10 @@ def test_a_warm_up_that_never_settles_ends_at_the_cap_and_says_so():
     assert not caveats.load_failure(caveat) and not caveats.invalidates(caveat)  # a fact, not a bad run
 
 
-def test_a_fixed_warm_up_is_one_load_and_is_recorded_unjudged():
-    load, asked = fake_load([500])
+def test_a_fixed_warm_up_is_one_load_and_is_recorded_unjudged_as_is_a_later_cell_of_a_steady_start():
+    load, asked = fake_load([500, 500])
     warmed, last = warmup.warm(load, parse(warmup="2s"), 16, fresh=True)
     assert asked == [2.0] and warmed.steady is None and warmed.seconds == 2.0 and not warmed.windows
     assert warmup.warm(load, parse(warmup="0s"), 16, fresh=True) == (None, None)
+    warmed, _ = warmup.warm(load, parse(warmup="0.5s", steady=True), 16, fresh=False)
+    assert asked == [2.0, 0.5] and warmed.steady is None and not warmed.fresh

@@ -47,7 +47,7 @@ class StackSteady:
 
 def of(cells: Sequence[StoredCell]) -> list[StackSteady]:
     """Per stack, in the order the run measured them, the starts whose warm-up was judged
-    (warmup = "steady"); [] when the run warmed for a fixed time."""
+    (the plan's `steady`); [] when the run warmed for a fixed time alone."""
     by_stack: dict[str, list[StoredCell]] = {}
     for c in cells:
         w = c.warmup

@@ -79,8 +79,8 @@ class Plan:
     duration_s: float | None = 2.0
     requests: int | None = None
     warmup_s: float = 0.5
-    # warmup = "steady": each cell warmed until its throughput is steady, within a cap
-    # (planning/steady.py), instead of for warmup_s (then 0).
+    # `steady`: each stack start's first cell warmed until its throughput is steady, within
+    # a cap (planning/steady.py), instead of for warmup_s; its later cells for warmup_s.
     steady: steady_mod.Steady | None = None
     timeout_s: float = 10.0
     repetitions: int = 1
@@ -172,18 +172,17 @@ class Plan:
         return duration + self.warmup_seconds(cell, fresh) + self.syscall_profile_s + START_STOP_S
 
     def warmup_seconds(self, cell: "Cell | None" = None, fresh: bool = True, longest: bool = False) -> float:
-        """A cell's warm-up: the plan's fixed one; a steady one (planning/steady.py) as
-        long as its stack takes from a fresh start (Stack.steady_after_s, within the cap),
-        else its least (a stack steady at once); `longest`: the cap."""
+        """A cell's warm-up: the plan's fixed one; the first cell of a stack start with
+        `steady`, as long as its stack takes from a fresh start (Stack.steady_after_s,
+        within the cap; at least a stack steady at once takes); `longest`: the cap."""
         rule = self.steady
-        if rule is None:
+        if rule is None or not fresh:
             return self.warmup_s
         if longest:
             return rule.cap_s
         least = steady_mod.MIN_WINDOWS * rule.window_s
-        if not fresh or cell is None:
-            return least
-        return min(rule.cap_s, max(least, registry.get(cell.stack.id).steady_after_s))
+        after = registry.get(cell.stack.id).steady_after_s if cell is not None else 0.0
+        return min(rule.cap_s, max(least, after))
 
     def start_key(self, cell: "Cell") -> tuple:
         """Cells with the same key share one start of their stack: a walk (ramp, stages, a
@@ -206,12 +205,11 @@ class Plan:
     def longest_seconds(self, cells: list["Cell"]) -> float:
         """`seconds` if every closed-loop window stretched as far as a slow page's may
         (planning/window.py cap_s: a count of responses, or the long window of a stack that
-        left clients waiting) and every steady warm-up lasted to its cap — how long a plan
-        of WordPress at many clients, or of stacks that never settle, may take."""
+        left clients waiting) and every stack start's steady warm-up lasted to its cap — how
+        long a plan of WordPress at many clients, or of stacks that never settle, may take."""
         total = 0.0
-        for c in cells:
-            base = self.cell_seconds(c, fresh=False) - self.warmup_seconds(c, fresh=False)
-            base += self.warmup_seconds(c, longest=True)
+        for c, fresh in zip(cells, self.fresh(cells)):
+            base = self.cell_seconds(c, fresh) - self.warmup_seconds(c, fresh) + self.warmup_seconds(c, fresh, True)
             if c.load == "closed" and self.requests is None:
                 d = c.duration_s or self.duration_s or 1.0
                 base += window_mod.cap_s(d, self.timeout_s) - d
@@ -321,8 +319,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         return _sizing_plan(data, source, fail)
     try:
         duration = parse_duration_s(data["duration"]) if "duration" in data else None
-        steady = steady_mod.parse(data.get("warmup"), data.get("steady"), fail)
-        warmup = 0.0 if steady else parse_duration_s(data.get("warmup", 0.5))
+        warmup = parse_duration_s(data.get("warmup", 0.5))
         timeout = parse_duration_s(data.get("timeout", 10))
         sample_interval = parse_duration_s(data.get("sample_interval", 0.1))
         syscall_profile = parse_duration_s(data.get("syscall_profile", 1.0))
@@ -351,10 +348,11 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if not 0 < timeout <= 600:
         raise fail("timeout must be above 0 and at most 10m")
 
+    steady = steady_mod.parse(data.get("steady"), fail)
     load, implied_restart = loads.parse(data, fail)
     if steady and (load.walk or load.kind == "capacity"):
-        raise fail(f'warmup = "steady" warms each cell until its throughput stops moving: a {load.kind} load '
-                   "measures how a stack gets there — give a fixed warmup (e.g. warmup = \"1s\")")
+        raise fail(f'steady warms each stack start until its throughput stops moving: a {load.kind} load '
+                   "measures how a stack gets there — leave steady out (warmup is each step's)")
     if load.kind == "capacity" and requests is not None:
         raise fail('load = "capacity" probes for a duration: use duration, not requests')
     if load.kind == "capacity" and load.slo is not None and duration is not None:
@@ -469,8 +467,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if any(v.network == LOOPBACK for v in visitors.values()):
         raise fail("a visitor class cannot be on \"loopback\" while the stack is in a namespace")
     if steady and any(b != visitor_classes.NONE for b in background):
-        raise fail('warmup = "steady" lasts as long as the stack takes, and visitors beside the measured ones '
-                   "last a fixed time: give a fixed warmup (e.g. warmup = \"1s\") with background visitors")
+        raise fail("steady lasts as long as the stack takes, and visitors beside the measured ones last a fixed "
+                   "time: leave steady out with background visitors")
     wmem = data.get("server_tcp_wmem")
     if wmem is not None:
         if not (isinstance(wmem, str) and len(wmem.split()) == 3 and all(x.isdigit() for x in wmem.split())):

@@ -1,11 +1,13 @@
-"""A warm-up that lasts until the stack is steady (`warmup = "steady"`), not a fixed time.
+"""A stack start's warm-up that lasts until the stack is steady (the plan's `steady` key),
+not a fixed time.
 
 A stack fresh from its start is not the stack production runs: a JVM's JIT compiles its
 hot code over tens of seconds (Jetty on one core: its compiler busy for ~45 s of load),
 PHP's opcache compiles each script on its first request, a prefork Apache spawns children
-while the first clients wait. So the warm-up is a series of back-to-back windows of the
-cell's own load (`window`, 1 s), and the cell is measured once the stack's throughput
-stopped moving:
+while the first clients wait. So the first cell of each stack start is warmed by a series
+of back-to-back windows of its own load (`window`, 1 s), and measured once the stack's
+throughput stopped moving (the start's time to steady); the start's later cells find it
+warm and have the plan's fixed `warmup`:
 
     of the windows so far, forget the first third (the cold start); of the rest, the
     later half's throughput is within ±`tolerance` of the earlier half's.
@@ -33,7 +35,6 @@ from typing import Any, Callable, Protocol, Sequence
 from stackbench.errors import PlanError
 from stackbench.units import parse_duration_s, parse_share
 
-STEADY = "steady"  # the `warmup` key's value that asks for this warm-up
 MIN_WINDOWS = 3
 KEYS = {"window", "tolerance", "cap"}
 # The shortest window: the engine's start and its clients' first connections take a few
@@ -114,17 +115,16 @@ def next_window_s(rule: Steady, last: Window | None, clients: int, previous_s: f
     return previous_s if last is not None else rule.window_s
 
 
-def parse(warmup: Any, table: Any, fail: Callable[[str], PlanError]) -> Steady | None:
-    """The plan's `warmup` and `steady` keys: a Steady when warmup = "steady" (its
-    `steady` table, e.g. { window = "1s", tolerance = 0.05, cap = "30s" }, changes the
-    defaults); None for a fixed warm-up."""
-    if warmup != STEADY:
-        if table is not None:
-            raise fail('steady sets how warmup = "steady" judges a stack steady: give warmup = "steady" too')
+def parse(table: Any, fail: Callable[[str], PlanError]) -> Steady | None:
+    """The plan's `steady` key: a Steady for `steady = true` (the defaults) or a table
+    changing them, e.g. { window = "1s", tolerance = "5%", cap = "30s" }; None without it
+    (`steady = false` too): every cell warmed for the plan's fixed `warmup` alone."""
+    if table is None or table is False:
         return None
-    table = {} if table is None else table
+    if table is True:
+        table = {}
     if not isinstance(table, dict):
-        raise fail('steady must be a table, e.g. steady = { window = "1s", tolerance = 0.05, cap = "30s" }')
+        raise fail('steady takes true or a table, e.g. steady = { window = "1s", tolerance = "5%", cap = "30s" }')
     unknown = sorted(set(table) - KEYS)
     if unknown:
         raise fail(f"steady has no key {unknown[0]!r} (it takes {', '.join(sorted(KEYS))})")

@@ -188,9 +188,10 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
                         "result: counted with what it delivered; a side most of whose valid runs failed loses, "
                         "untested); engine-bound runs (the engine at its limit, the server's cores busy >= 90 %) "
                         "count as lower bounds of throughput (stackbench/analysis/outcomes.py, verdicts.py)",
-            "warmup": "warmup = \"steady\": windows of the cell's load until, past the first third of them, the "
-                      "later half's throughput is within the tolerance of the earlier half's, at most the cap; a "
-                      "stack's time to steady is its fresh starts' (stackbench/planning/steady.py)",
+            "warmup": "with the plan's `steady`, each stack start's first cell: windows of its load until, past "
+                      "the first third of them, the later half's throughput is within the tolerance of the earlier "
+                      "half's, at most the cap; a stack's time to steady is its fresh starts' "
+                      "(stackbench/planning/steady.py)",
             "bottleneck": "per cell, the side at its limit over the measured window: the server when its cores were "
                           "busy >= 90 %, the engine when its busiest thread was, both, or neither (latency-bound, or "
                           "a server that waited); null when a side's share is unknown "

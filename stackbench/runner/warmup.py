@@ -1,6 +1,7 @@
 """A cell's warm-up, before its measured window: uncounted load of the cell's own shape,
-for the plan's fixed time, or — warmup = "steady" — window after window until the stack's
-throughput holds (planning/steady.py decides), at most the rule's cap.
+for the plan's fixed time, or — the first cell of a stack start, with the plan's `steady` —
+window after window until the stack's throughput holds (planning/steady.py decides), at
+most the rule's cap.
 
 Each window is a run of the engine of its own (a new set of connections, a second or
 less), so the monitor's window stays exactly the measured one and each window's figure is
@@ -24,8 +25,9 @@ Load = Callable[[float], EngineResult]
 def warm(load: Load, plan: Plan, clients: int, fresh: bool) -> tuple[StoredWarmup | None, EngineResult | None]:
     """The warm-up the plan asks and its last load's result (what the measured window is
     sized from: runner/cell.py); (None, None) without one. `clients`: the requests the
-    cell keeps in flight; `fresh`: its stack has just started."""
-    rule = plan.steady
+    cell keeps in flight; `fresh`: its stack has just started — with `steady`, it is
+    warmed until steady (the start's time to steady), else for the plan's `warmup`."""
+    rule = plan.steady if fresh else None
     if rule is None:
         if not plan.warmup_s:
             return None, None

@@ -122,7 +122,8 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}"
     longest = plan.longest_seconds(cells)
     if not searches and longest > 1.2 * plan.seconds(cells):
-        line += f" (up to {longest / 60:.1f} min if every window stretches as a slow page's does)"
+        line += (f" (up to {longest / 60:.1f} min if every window stretches as a slow page's does"
+                 + (" and every stack start warms up to its cap)" if plan.steady else ")"))
     line += "; configs checked"
     if calibrations_s:
         line += (f"; plus about {sum(calibrations_s):.0f} s to measure "

@@ -4,9 +4,9 @@ baseline, the capacities', what TLS costs, the way down against the way up, the 
 alone against with others, one line on how to read them all (or, without verdicts, why
 and what would give them) — then the tables they come from: every cell, or with
 repetitions a summary per stack and question, with a short legend and the warnings, each
-stack's time to steady (a steady warm-up's), the clients, the curves of a walk, the capacity searches, the cost per TLS connection and the
-visitor classes. `explain`: every legend in full where it belongs (`--explain`); without
-it, one line at the end says so."""
+stack's time to steady (with the plan's `steady`), the clients, the curves of a walk, the
+capacity searches, the cost per TLS connection and the visitor classes. `explain`: every
+legend in full where it belongs (`--explain`); without it, one line at the end says so."""
 
 from __future__ import annotations
 
