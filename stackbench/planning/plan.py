@@ -180,7 +180,7 @@ class Plan:
             return self.warmup_s
         if longest:
             return rule.cap_s
-        least = steady_mod.MIN_WINDOWS * rule.window_s
+        least = steady_mod.least_s(rule.window_s)
         after = registry.get(cell.stack.id).steady_after_s if cell is not None else 0.0
         return min(rule.cap_s, max(least, after))
 

@@ -9,15 +9,17 @@ of back-to-back windows of its own load (`window`, 1 s), and measured once the s
 throughput stopped moving (the start's time to steady); the start's later cells find it
 warm and have the plan's fixed `warmup`:
 
-    of the windows so far, forget the first third (the cold start); of the rest, the
-    later half's throughput is within ±`tolerance` of the earlier half's.
+    of the windows so far, forget the first third (the cold start); of the rest (at
+    least a second of load), the later half's throughput is within ±`tolerance` of the
+    earlier half's.
 
 A fixed look-back ("the last three windows within ±5 %") is fooled by a JIT's plateaus:
 Jetty + FPM held 3.6–3.7k req/s for three seconds at 6–8 s, then climbed to 4.6k by 25 s
 and ~10k once its compiler was done (bench/RESULTS.md, "Steady state before measuring").
 A look-back that grows with the warm-up (the windows after its first third) asks a stack
 that has been warming for 20 s to have been flat for ~13 s, and one steady at once to be
-flat for 2 windows: at least MIN_WINDOWS windows, so 3 s with 1 s windows.
+flat for a second or two windows: at least MIN_WINDOWS windows and MIN_JUDGED_S judged,
+so 3 s with 1 s windows, 1.25 s with 0.25 s ones (`least_s`).
 
 A window that completed fewer responses than the cell has clients (a page slower than the
 window) cannot say how fast the stack is: the next one is twice as long. The warm-up
@@ -36,6 +38,12 @@ from stackbench.errors import PlanError
 from stackbench.units import parse_duration_s, parse_share
 
 MIN_WINDOWS = 3
+# The judged windows (those after the first third) span at least this much load, so their
+# halves are half a second apart or more: with 0.2 s windows, three would compare two
+# consecutive fifths of a second, and a JIT still gaining 20 % a second gains 4 % there —
+# inside the tolerance (Jetty on static files was called steady, cold, at 0.6 s:
+# bench/RESULTS.md, "Steady state before measuring").
+MIN_JUDGED_S = 1.0
 KEYS = {"window", "tolerance", "cap"}
 # The shortest window: the engine's start and its clients' first connections take a few
 # milliseconds of each window.
@@ -77,13 +85,24 @@ def _rate(windows: Sequence[Window]) -> float:
 
 def halves(windows: Sequence[Window]) -> tuple[Sequence[Window], Sequence[Window]] | None:
     """The earlier and the later half of the windows after the first third (the middle
-    one left out when they are odd); None before MIN_WINDOWS."""
+    one left out when they are odd); None before MIN_WINDOWS, or while those windows span
+    less than MIN_JUDGED_S."""
     n = len(windows)
     if n < MIN_WINDOWS:
         return None
     rest = windows[n // 3:]
+    if sum(w.seconds for w in rest) < MIN_JUDGED_S - 1e-9:
+        return None
     h = len(rest) // 2
     return rest[:h], rest[len(rest) - h:]
+
+
+def least_s(window_s: float) -> float:
+    """The shortest steady warm-up with windows of `window_s`: a stack steady at once."""
+    n = MIN_WINDOWS
+    while (n - n // 3) * window_s < MIN_JUDGED_S - 1e-9:
+        n += 1
+    return n * window_s
 
 
 def change(windows: Sequence[Window]) -> float | None:
