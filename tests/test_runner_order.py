@@ -49,7 +49,7 @@ class FakeInstance:
         self.log, self.label, self.port = log, variant.label, 1
         self.knobs, self.files, self.cgroup, self.servers = {"k": 1}, {"conf": "x"}, None, []
         self.machine_cgroup = None
-        self.stack = type("FakeStack", (), {"count_headers": ()})()
+        self.stack = type("FakeStack", (), {"count_headers": (), "steady_after_s": 0.0})()
         self.die_on_cell = die_on_cell
         self.cells_served = 0
         self.php_state = None

@@ -202,3 +202,24 @@ def test_a_fixed_warm_up_is_one_load_and_is_recorded_unjudged_as_is_a_later_cell
     assert warmup.warm(load, parse(warmup="0s"), 16, fresh=True) == (None, None)
     warmed, _ = warmup.warm(load, parse(warmup="0.5s", steady=True), 16, fresh=False)
     assert asked == [2.0, 0.5] and warmed.steady is None and not warmed.fresh
+
+
+def test_a_stack_known_to_warm_in_steps_is_not_judged_before_its_time_or_before_the_cap():
+    """A JVM's early plateau (Jetty + FPM from a fresh start, 0.25 s windows: bench/RESULTS.md,
+    "Steady state before measuring") looks steady at 1.25 s; Jetty's steady_after_s keeps it
+    warming, to the cap when the cap comes first."""
+    plateau = [420, 568, 748, 712, 660] + [700 + 60 * i for i in range(100)]
+    p = parse(steady={"window": "0.25s", "cap": "12s"})
+    load, _ = fake_load(plateau)
+    fooled, _ = warmup.warm(load, p, 16, fresh=True)
+    assert fooled.steady and fooled.seconds == pytest.approx(1.25)
+    load, asked = fake_load(plateau)
+    warmed, _ = warmup.warm(load, p, 16, fresh=True, judged_from_s=45.0)
+    assert warmed.steady is False and warmed.seconds == pytest.approx(12.0) and len(asked) == 48
+    flat = [500, 900] + [1000] * 100
+    load, _ = fake_load(flat)
+    warmed, _ = warmup.warm(load, p, 16, fresh=True, judged_from_s=3.0)
+    assert warmed.steady and warmed.seconds == pytest.approx(3.0)  # judged from then on
+    from stackbench.stacks import registry
+
+    assert registry.get("jetty-fpm").steady_after_s == 45.0 and registry.get("nginx-fpm").steady_after_s == 0.0

@@ -62,7 +62,8 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
         # Uncounted runs of their own, so the monitor's window is exactly the measured one.
         with in_client():
             warmed, warm = warmup.warm(lambda seconds: lab.load(_pass(spec, "warmup", seconds), pins.engine_cpus),
-                                       plan, _clients(cell, plan), stack.fresh)
+                                       plan, _clients(cell, plan), stack.fresh,
+                                       stack.instance.stack.steady_after_s)
         spec = _sized(run, cell, spec, warm, run.start_paces.get(id(stack.instance)))
         with in_server():  # the status-page poller's sockets are made in the stack's namespace
             monitor.begin_cell()

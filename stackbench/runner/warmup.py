@@ -22,11 +22,15 @@ from stackbench.planning.plan import Plan
 Load = Callable[[float], EngineResult]
 
 
-def warm(load: Load, plan: Plan, clients: int, fresh: bool) -> tuple[StoredWarmup | None, EngineResult | None]:
+def warm(load: Load, plan: Plan, clients: int, fresh: bool,
+         judged_from_s: float = 0.0) -> tuple[StoredWarmup | None, EngineResult | None]:
     """The warm-up the plan asks and its last load's result (what the measured window is
     sized from: runner/cell.py); (None, None) without one. `clients`: the requests the
     cell keeps in flight; `fresh`: its stack has just started — with `steady`, it is
-    warmed until steady (the start's time to steady), else for the plan's `warmup`."""
+    warmed until steady (the start's time to steady), else for the plan's `warmup`.
+    `judged_from_s`: a stack known to warm up in steps for this long (a JVM's JIT:
+    Stack.steady_after_s) is not judged before it, nor before the cap when the cap comes
+    first — a plateau between its steps looks steady to any throughput rule."""
     rule = plan.steady if fresh else None
     if rule is None:
         if not plan.warmup_s:
@@ -42,8 +46,9 @@ def warm(load: Load, plan: Plan, clients: int, fresh: bool) -> tuple[StoredWarmu
         window = WarmupWindow(result.duration_us / 1e6 or asked, _responses(result))
         windows.append(window)
         elapsed += window.seconds
-        settled = steady.is_steady(windows, rule.tolerance)
-        if settled or rule.cap_s - elapsed < steady.MIN_WINDOW_S:
+        capped = rule.cap_s - elapsed < steady.MIN_WINDOW_S
+        settled = (capped or elapsed >= judged_from_s) and steady.is_steady(windows, rule.tolerance)
+        if settled or capped:
             return StoredWarmup(round(elapsed, 6), settled, fresh, tuple(windows), rule.tolerance, rule.cap_s,
                                 steady.change(windows)), result
 

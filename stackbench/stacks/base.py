@@ -38,8 +38,11 @@ class Stack(ABC):
     # (analysis/tuning.py); None: nothing here to size (a static front).
     pool: Pool | None = None
     # How long a fresh start of it takes to serve at a steady rate under load, as measured
-    # on the 2-core VMs the lab was built on (docs/servers.md): what a dry run counts for a
-    # steady warm-up (planning/steady.py) before the stack's own windows say. 0: at once.
+    # on the 2-core VMs the lab was built on (docs/servers.md), for a stack that warms up in
+    # steps (a JVM's JIT): a steady warm-up (planning/steady.py) does not judge it before
+    # then, or before its cap — a plateau between two steps looks steady to any rule on
+    # throughput (bench/RESULTS.md, "Steady state before measuring") — and a dry run counts
+    # it. 0: judged from its first windows.
     steady_after_s: float = 0.0
 
     @abstractmethod
