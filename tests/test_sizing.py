@@ -104,6 +104,10 @@ def test_the_smallest_enough_size_is_chosen_per_stack_and_a_straddling_one_is_pa
 
     text = words.sentence(a, "p99 ≤ 1 s")
     assert text.startswith("For 10.0 requests/s at peak") and "nginx needs mid" in text and "apache needs big" in text
+    # apache's mid straddles the target: the answer is borderline and says so; nginx's is not
+    assert by["apache"].borderline is not None and by["apache"].borderline.size == "mid"
+    assert by["nginx"].borderline is None
+    assert "borderline: mid carries 10.5 [9.2, 11.9]/s" in text and text.count("borderline") == 1
 
 
 def test_a_stack_no_size_serves_says_what_the_largest_carried():

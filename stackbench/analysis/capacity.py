@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from stackbench.analysis import capacity_served
 from stackbench.engine.result import EngineResult
 from stackbench.states import CellStatus
 
@@ -41,6 +42,9 @@ PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99", "99.9", "99.99", 
 # not offer the rate it names: it fails (the stack held every connection the lab gave).
 NOT_SENT_SHARE = 0.005
 MAX_PROBES = 60  # a hard bound on one search, whatever its time budget
+# A probe long enough to hold this many responses at its rate: at capacity_served's 97 %,
+# one request of 100 is a third of the tolerance (docs/methods/capacity.md).
+PROBE_RESPONSES = 100
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,17 @@ def check(status: CellStatus, error: str | None, result: EngineResult | None, sl
     due, not_sent = req.due, req.not_sent
     if due and not_sent and not_sent > NOT_SENT_SHARE * due:
         reasons.append(f"{not_sent:,} of {due:,} due requests never sent (every connection busy)")
+    # A rate counts only if it was served (capacity_served.py): the share of what could be
+    # answered in the window, and a queue that did not grow.
+    served = capacity_served.of(result)
+    if served is not None:
+        if served.share < capacity_served.SERVED_SHARE:
+            reasons.append(f"served {_rate(served.served_per_s)}/s of {_rate(served.offered_per_s)}/s offered "
+                           f"({min(served.share, 1.0):.0%} of what it could answer)")
+        if served.growing(slo.latency_budget_us):
+            assert served.first_p50_us is not None and served.last_p50_us is not None
+            reasons.append(f"the queue grew: p50 {_ms(served.first_p50_us)} in the probe's first third, "
+                           f"{_ms(served.last_p50_us)} in its last")
     errors = req.failed + req.non_2xx
     if slo.errors is not None and errors > slo.errors:
         reasons.append(f"{errors:,} errors")
@@ -243,6 +258,14 @@ def replay(params: SearchParams, outcomes: Iterable[tuple[float, Check]], stoppe
     return s
 
 
+def probe_seconds(rate: float, at_least_s: float) -> float:
+    """How long a probe at `rate` lasts: `at_least_s` (the plan's, five SLO budgets at
+    least), or long enough for PROBE_RESPONSES responses, whichever is longer; rounded up
+    to a tenth of a second."""
+    need = PROBE_RESPONSES / rate if rate > 0 else at_least_s
+    return math.ceil(round(max(at_least_s, need) * 10, 6)) / 10
+
+
 def open_loop_connections(rate: float, latency_budget_s: float, *, at_most: int = 10_000) -> int:
     """How many connections an open loop at `rate` needs so that it never runs out while
     the stack answers within `latency_budget_s` (Little's law: in flight = rate × latency),
@@ -261,6 +284,10 @@ def _round_rate(rate: float) -> float:
 
 def _pname(p: str) -> str:
     return "max" if p == "100" else f"p{p}"
+
+
+def _rate(r: float) -> str:
+    return f"{r:,.1f}" if r < 100 else f"{r:,.0f}"
 
 
 def _ms(us: float) -> str:

@@ -10,7 +10,10 @@ straddles the target is not enough — more probes might show it is; the table s
 ("not shown") rather than round it up. Without an edge (every probe met, or none did) the
 search's bracket speaks: every probe met up to a rate at or above the target is enough;
 none met at or below it is not. The smallest enough size is the first enough one in the
-plan's order of sizes, which runs from the smallest machine up (planning/sizing.py)."""
+plan's order of sizes, which runs from the smallest machine up (planning/sizing.py). When
+the size below it straddles the target, the answer is **borderline** and says so: the
+target lies inside that size's interval, and the same question asked again may find it
+enough (`StackAnswer.borderline`)."""
 
 from __future__ import annotations
 
@@ -55,6 +58,9 @@ class StackAnswer:
     stack: str
     smallest: SizeCapacity | None  # the smallest enough size; None: none of them was
     sizes: tuple[SizeCapacity, ...]  # every size, in the plan's order
+    # The size just below the smallest enough when its interval holds the target: the
+    # answer is borderline — another run of the same question may find that size enough.
+    borderline: SizeCapacity | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,18 @@ def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]]) -> Siz
     for stack in sizing.stacks:
         mine = tuple(c for size in order for c in per_size[size] if c.stack == stack)
         smallest = next((c for c in mine if c.enough is Enough.YES), None)
-        stacks.append(StackAnswer(stack, smallest, mine))
+        stacks.append(StackAnswer(stack, smallest, mine, _borderline(mine, smallest)))
     return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.requests_per_visit,
                         sizing.visits_per_day, tuple(stacks), tuple(order))
+
+
+def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None) -> SizeCapacity | None:
+    """The size below `smallest` (the plan's order) when its interval straddles the target
+    (Enough.NOT_SHOWN): the target lies inside what that size may carry, so the smallest
+    size is a matter of where in its interval the edge truly is — the answer names both
+    rather than flip between them from one run to the next."""
+    if smallest is None:
+        return None
+    i = sizes.index(smallest)
+    below = sizes[i - 1] if i > 0 else None
+    return below if below is not None and below.enough is Enough.NOT_SHOWN else None

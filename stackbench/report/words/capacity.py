@@ -54,7 +54,9 @@ def ci(r: CapacityResult | StackCapacity) -> str:
         return "-"
     lo = "…" if e.low is None else format_rate(e.low)
     hi = "…" if e.high is None else format_rate(e.high)
-    return f"{lo}–{hi} req/s"
+    # Held at the most a met probe served (capacity_results.capped): say so, with the fit.
+    held = f", held at what a probe served (fitted {format_rate(e.estimate)})" if e.served_cap is not None else ""
+    return f"{lo}–{hi} req/s{held}"
 
 
 def interval(r: CapacityResult | StackCapacity) -> str:

@@ -75,8 +75,12 @@ def needs(a: SizingAnswer) -> list[str]:
         if s.smallest is not None:
             c = s.smallest
             price = f", {c.price:g} a month" if c.price is not None else ""
-            out.append(f"{s.stack} needs {c.size}{price} (capacity {interval(c)}/s, "
-                       f"{count(a.visits(c.capacity or c.low))} visits a day)")
+            line = (f"{s.stack} needs {c.size}{price} (capacity {interval(c)}/s, "
+                    f"{count(a.visits(c.capacity or c.low))} visits a day)")
+            if s.borderline is not None:
+                line += (f" — borderline: {s.borderline.size} carries {interval(s.borderline)}/s, an interval that "
+                         "holds the target (it may be enough; more searches would settle it)")
+            out.append(line)
             continue
         shown = [c for c in s.sizes if c.enough is Enough.NOT_SHOWN]
         top = s.sizes[-1] if s.sizes else None
