@@ -90,7 +90,7 @@ def _c(stack: str, size: str, cap: float, lo: float, hi: float) -> SizeCapacity:
 def test_the_smallest_enough_size_is_chosen_per_stack_and_a_straddling_one_is_passed_over():
     per_size = {
         "small": [_c("nginx", "small", 6.0, 5.5, 6.6), _c("apache", "small", 4.0, 3.5, 4.4)],
-        "mid": [_c("nginx", "mid", 12.0, 11.0, 13.1), _c("apache", "mid", 10.5, 9.2, 11.9)],  # apache straddles
+        "mid": [_c("nginx", "mid", 12.5, 11.5, 13.6), _c("apache", "mid", 10.5, 9.2, 11.9)],  # apache straddles
         "big": [_c("nginx", "big", 24.0, 22.0, 26.0), _c("apache", "big", 21.0, 19.0, 23.0)],
     }
     a = sizing.answer(_stored(), per_size)
@@ -108,6 +108,22 @@ def test_the_smallest_enough_size_is_chosen_per_stack_and_a_straddling_one_is_pa
     assert by["apache"].borderline is not None and by["apache"].borderline.size == "mid"
     assert by["nginx"].borderline is None
     assert "borderline: mid carries 10.5 [9.2, 11.9]/s" in text and text.count("borderline") == 1
+
+
+def test_an_answer_within_ten_per_cent_of_the_target_is_borderline_on_either_side():
+    # target 10/s: nginx's small barely misses it, apache's mid barely clears it
+    per_size = {
+        "small": [_c("nginx", "small", 8.5, 8.0, 9.3), _c("apache", "small", 4.0, 3.5, 4.4)],
+        "mid": [_c("nginx", "mid", 14.0, 12.0, 16.0), _c("apache", "mid", 10.5, 10.3, 10.8)],
+    }
+    by = {s.stack: s for s in sizing.answer(_stored(), per_size).stacks}
+    assert by["nginx"].smallest.size == "mid" and by["nginx"].borderline.size == "small"
+    assert by["apache"].smallest.size == "mid" and by["apache"].borderline is by["apache"].smallest
+    clear = {"small": [_c("nginx", "small", 5.0, 4.5, 5.5)], "mid": [_c("nginx", "mid", 14.0, 12.0, 16.0)]}
+    assert sizing.answer(_stored(), clear).stacks[0].borderline is None
+    # met only at the target itself ("at least 10"): borderline — it is known to serve no more
+    only = SizeCapacity("nginx", "nginx", "mid", None, None, 10.0, None, False, Enough.YES, None, 1)
+    assert sizing.near(only, 10.0) and not sizing.near(_c("nginx", "mid", 14.0, 12.0, 16.0), 10.0)
 
 
 def test_a_stack_no_size_serves_says_what_the_largest_carried():

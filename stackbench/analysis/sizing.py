@@ -11,9 +11,9 @@ straddles the target is not enough — more probes might show it is; the table s
 search's bracket speaks: every probe met up to a rate at or above the target is enough;
 none met at or below it is not. The smallest enough size is the first enough one in the
 plan's order of sizes, which runs from the smallest machine up (planning/sizing.py). When
-the size below it straddles the target, the answer is **borderline** and says so: the
-target lies inside that size's interval, and the same question asked again may find it
-enough (`StackAnswer.borderline`)."""
+the size below it straddles the target, or either one's interval comes within 10 % of it,
+the answer is **borderline** and says so: the same question asked again may find the
+other size the smallest (`StackAnswer.borderline`)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import StoredSizing
 
 DAY_S = 86_400
+BORDER = 0.10  # how near the target an interval's end makes an answer borderline (_borderline)
 
 
 class Enough(enum.Enum):
@@ -102,12 +103,25 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
     measured = [s.label for s in run.checked.stacks]
     price = sizing.price(size)
     out = []
-    for i, stack in enumerate(sizing.stacks):
-        label = measured[i] if i < len(measured) else stack
+    for stack in sizing.stacks:
+        label = next((m for m in measured if _as_measured(stack, m)), stack)
         p = pooled.get(label)
         mine = [r for r in found if r.stack_label == label]
         out.append(_one(stack, label, size, price, p, mine, sizing.target_rate))
     return out
+
+
+def _as_measured(stack: str, measured: str) -> bool:
+    """A size's run names a plan's stack as it was, or tuned for that size
+    ("nginx + FPM (tuned: 1 PHP-FPM child)": runner/tune.py's label)."""
+    return measured == stack or measured.startswith(stack + " (tuned")
+
+
+def enough_on(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCell],
+              searches: list[StoredSearch]) -> set[str]:
+    """The plan's stacks (labels) that one size's run showed enough: what `until_enough`
+    measures no further."""
+    return {c.stack for c in of_run(sizing, size, run, cells, searches) if c.enough is Enough.YES}
 
 
 def _one(stack: str, label: str, size: str, price: float | None, p: capacity_results.StackCapacity | None,
@@ -134,18 +148,32 @@ def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]]) -> Siz
     for stack in sizing.stacks:
         mine = tuple(c for size in order for c in per_size[size] if c.stack == stack)
         smallest = next((c for c in mine if c.enough is Enough.YES), None)
-        stacks.append(StackAnswer(stack, smallest, mine, _borderline(mine, smallest)))
+        stacks.append(StackAnswer(stack, smallest, mine, _borderline(mine, smallest, sizing.target_rate)))
     return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.requests_per_visit,
                         sizing.visits_per_day, tuple(stacks), tuple(order))
 
 
-def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None) -> SizeCapacity | None:
-    """The size below `smallest` (the plan's order) when its interval straddles the target
-    (Enough.NOT_SHOWN): the target lies inside what that size may carry, so the smallest
-    size is a matter of where in its interval the edge truly is — the answer names both
-    rather than flip between them from one run to the next."""
+def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None, target: float) -> SizeCapacity | None:
+    """The size that makes the answer borderline: the one just below `smallest` (the
+    plan's order) when it is near the target, else `smallest` itself when near. Near: the
+    size's interval, widened by BORDER on each side, holds the target — the interval covers
+    the noise between probes, not a machine a few per cent faster or slower on another day
+    (the speed of this kind of VM varied with a CV of 6–42 % across an afternoon:
+    docs/methods/capacity.md), so the same question asked again may put the edge on the
+    other side and the answer names both sizes rather than flip between them."""
     if smallest is None:
         return None
     i = sizes.index(smallest)
     below = sizes[i - 1] if i > 0 else None
-    return below if below is not None and below.enough is Enough.NOT_SHOWN else None
+    if below is not None and (below.enough is Enough.NOT_SHOWN or near(below, target)):
+        return below
+    return smallest if below is not None and near(smallest, target) else None
+
+
+def near(c: SizeCapacity, target: float) -> bool:
+    """The rule in `_borderline`'s docstring."""
+    lo = c.low if c.low is not None else c.capacity
+    hi = c.high if c.high is not None else c.capacity
+    if lo is None and hi is None:
+        return False
+    return (lo is None or lo / (1 + BORDER) <= target) and (hi is None or target <= hi * (1 + BORDER))

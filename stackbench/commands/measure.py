@@ -89,18 +89,23 @@ def _dry_run_sizing(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     print(f"sizing: {plan.sizing.target.describe()}, on {len(plan.sizing.sizes)} sizes: each size's stacks "
           "tuned for the target there, then one capacity search a stack and repetition")
     low = high = 0.0
-    for size, one in sizing_runner.size_plans(plan):
+    until = plan.sizing.until_enough
+    for i, (size, one) in enumerate(sizing_runner.size_plans(plan)):
         print(f"\n— {size.label}{f' ({size.price:g} a month)' if size.price is not None else ''} —")
         _dry_run(one, args)
+        # until_enough: at least the smallest size (every stack enough there), at most all
+        first = i == 0 or not until
         searches = one.seconds(plan_mod.expand(one))
-        low, high = low + searches, high + searches
+        low, high = low + (searches if first else 0.0), high + searches
         for v in one.stacks:
             if v.tuned and _stored_tuning(one, v, args.db) is None:
                 q, pool = tune_runner.question_for(one, v), tune_plan.pool_of(v.id)
-                low += q.repetitions * tune_plan.run_seconds(q)
+                low += q.repetitions * tune_plan.run_seconds(q) if first else 0.0
                 high += tune_plan.most_runs(q, pool.holds_connections) * tune_plan.run_seconds(q, longest=True)
+    larger = (" — each stack on larger sizes only until one is enough (until_enough): from the smallest size alone "
+              "to every size" if until else "")
     print(f"\nin all: about {low / 60:.0f}–{high / 60:.0f} min (tunings that must be measured included: from "
-          "the smallest pool serving the target at once to every pool tried; the searches at most)")
+          f"the smallest pool serving the target at once to every pool tried; the searches at most{larger})")
     return 0
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from stackbench.planning import machine as machine_mod
 
-KEYS = {"target", "sizes"}
+KEYS = {"target", "sizes", "until_enough"}
 TARGET_KEYS = {"rate", "visits_per_day", "peak_factor", "requests_per_visit"}
 SIZE_KEYS = machine_mod.KEYS | {"price", "label"}
 DAY_S = 86_400
@@ -71,9 +71,13 @@ class Size:
 class SizingQuestion:
     target: Target
     sizes: tuple[Size, ...]
+    # A stack is measured on larger sizes only until one is enough (the question "which to
+    # buy" is answered there; what larger sizes carry is not measured): the quick form's.
+    until_enough: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target.as_dict(), "sizes": [s.as_dict() for s in self.sizes]}
+        return {"target": self.target.as_dict(), "sizes": [s.as_dict() for s in self.sizes],
+                "until_enough": self.until_enough}
 
 
 def parse(value: Any, fail: Fail) -> SizingQuestion | None:
@@ -89,7 +93,10 @@ def parse(value: Any, fail: Fail) -> SizingQuestion | None:
     if "target" not in value or "sizes" not in value:
         raise fail("sizing needs a target (e.g. target = { rate = 20 }) and sizes "
                    "(e.g. sizes = [{ cpus = 0.5, memory = \"512M\" }, { cpus = 1, memory = \"1G\" }])")
-    return SizingQuestion(_target(value["target"], fail), _sizes(value["sizes"], fail))
+    until = value.get("until_enough", False)
+    if not isinstance(until, bool):
+        raise fail(f"sizing.until_enough is true or false, not {until!r}")
+    return SizingQuestion(_target(value["target"], fail), _sizes(value["sizes"], fail), until)
 
 
 def _number(value: Any) -> bool:
@@ -156,11 +163,17 @@ def _name(p: machine_mod.MachineProfile) -> str:
     return f"{cpus}, {machine_mod.format_size(p.memory_bytes)}" if p.memory_bytes else cpus
 
 
-def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitions: int | None = None) -> dict[str, Any]:
+def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitions: int | None = None,
+              stacks: list[str] | None = None) -> dict[str, Any]:
     """The capacity plan of one size: the plan's own keys on that machine, without the
     sizing table, its search starting at the target (the bracket then forms around the
-    question's rate) and its tuned stacks tuned for the target on that machine."""
+    question's rate) and its tuned stacks tuned for the target on that machine; `stacks`:
+    only these (the plan's labels; `until_enough` leaves out the stacks already enough)."""
     data = {k: v for k, v in raw.items() if k != "sizing"}
+    if stacks is not None:
+        data["stacks"] = [st for st in raw.get("stacks", []) if st.get("label", st.get("id")) in stacks]
+        if data.get("baseline") not in stacks:
+            data.pop("baseline", None)
     data["machine"] = dict(size.machine)
     data["name"] = f"{raw.get('name', 'sizing')}: {size.label}"
     data["load"] = "capacity"

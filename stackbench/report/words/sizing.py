@@ -4,7 +4,7 @@ day a capacity carries (analysis/sizing.py decides; this only says it)."""
 
 from __future__ import annotations
 
-from stackbench.analysis.sizing import Enough, SizeCapacity, SizingAnswer
+from stackbench.analysis.sizing import BORDER, Enough, SizeCapacity, SizingAnswer
 from stackbench.units import MiB, format_rate
 
 MARKS = {Enough.YES: "✓", Enough.NO: "✗", Enough.NOT_SHOWN: "?", Enough.UNKNOWN: "–"}
@@ -77,9 +77,13 @@ def needs(a: SizingAnswer) -> list[str]:
             price = f", {c.price:g} a month" if c.price is not None else ""
             line = (f"{s.stack} needs {c.size}{price} (capacity {interval(c)}/s, "
                     f"{count(a.visits(c.capacity or c.low))} visits a day)")
-            if s.borderline is not None:
-                line += (f" — borderline: {s.borderline.size} carries {interval(s.borderline)}/s, an interval that "
-                         "holds the target (it may be enough; more searches would settle it)")
+            b = s.borderline
+            if b is not None and b is not c:
+                line += (f" — borderline: {b.size} carries {interval(b)}/s, within {BORDER:.0%} of the target "
+                         "(another run may find it enough)")
+            elif b is not None:
+                line += (f" — borderline: its interval clears the target by less than {BORDER:.0%} "
+                         f"(another run may find it not enough)")
             out.append(line)
             continue
         shown = [c for c in s.sizes if c.enough is Enough.NOT_SHOWN]
