@@ -133,3 +133,16 @@ def test_a_stack_no_size_serves_says_what_the_largest_carried():
 
     assert all(s.smallest is None for s in a.stacks) and a.sizes == ("small",)
     assert "none of these sizes is enough — the largest, small, carries 3.0 [2.5, 3.4]/s" in words.sentence(a, None)
+
+
+def test_a_size_that_missed_every_probe_is_bounded_by_what_it_served_not_by_the_rate_it_missed():
+    from types import SimpleNamespace as NS
+
+    # 0.25 CPU missed 6.25/s serving 4.9: its capacity is under 4.9, far from the target
+    probe = NS(figures=NS(requests_per_s=4.9))
+    mine = [NS(probes=(probe,), at_capacity=None)]
+    c = sizing._one("nginx", "nginx", "small", 3.0, NS(edge=None, low=None, high=6.25), mine, 6.25)
+    assert c.enough is Enough.NO and c.high == 4.9 and not sizing.near(c, 6.25)
+    from stackbench.report.words import sizing as words
+
+    assert words.interval(c) == "< 4.9"

@@ -130,6 +130,12 @@ def _one(stack: str, label: str, size: str, price: float | None, p: capacity_res
         return SizeCapacity(stack, label, size, price, None, None, None, False, Enough.UNKNOWN, None, 0)
     edge = p.edge
     capacity, low, high, fitted = (edge.rate, edge.low, edge.high, True) if edge else (None, p.low, p.high, False)
+    if not fitted and p.low is None and high is not None:
+        # Every probe missed: the stack cannot sustain within the SLO more than it served
+        # when overloaded (its throughput there is its most), so that is the bound — "< 4.9"
+        # rather than "< 6.2", the rate it missed, which says nothing of how far below.
+        served = [pr.figures.requests_per_s for r in mine for pr in r.probes if pr.figures.requests_per_s]
+        high = min([high, *served])
     near = [r.at_capacity for r in mine if r.at_capacity is not None]
     memory = None
     if near:
