@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
 from stackbench.model.sizing import SizeRun
-from stackbench.planning import plan as plan_mod
+from stackbench.planning import limits, plan as plan_mod
 from stackbench.planning import sizing as sizing_mod
 from stackbench.planning.plan import Plan
 from stackbench.runner import Lab, Options, run_plan
@@ -27,11 +27,17 @@ class Sized:
 
 
 def size_plans(plan: Plan) -> list[tuple[sizing_mod.Size, Plan]]:
-    """Each size's capacity plan, in the sizes' order."""
+    """Each size's capacity plan, in the sizes' order; every size checked against what this
+    machine can give (its cores, its memory: planning/limits.py) before any is measured, so
+    a size this machine cannot emulate fails in a second, not after the sizes before it."""
     q = plan.sizing
     if q is None:
         raise ValueError("the plan has no [sizing]")
-    return [(s, plan_mod.parse(sizing_mod.size_plan(plan.raw, q, s), plan.source)) for s in q.sizes]
+    plans = [(s, plan_mod.parse(sizing_mod.size_plan(plan.raw, q, s), plan.source)) for s in q.sizes]
+    for s, one in plans:
+        if not one.hosts.remote_server:  # there, the agent checks it (hosts/agent.py)
+            limits.check_profile(one.machine, f"{plan.source}, size {s.label}")
+    return plans
 
 
 def size(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None,
