@@ -20,6 +20,11 @@ from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
 DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
+# What a user reads in --help is defined where it is used: "cell" once in every help that
+# says it, and every other word of the lab's own in docs/reference/glossary.md.
+WORDS = ("a cell is one stack measured on one workload at one load (so many clients, or a rate) and connection "
+         "mode, once; RUN:SEQ names it (the # column of `stackbench show`). The lab's other words: "
+         "docs/reference/glossary.md")
 EXPLAIN_HELP = "every legend in full: what each column, mark and interval means (default: a short line each)"
 
 
@@ -56,12 +61,14 @@ def _cpu_idle(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.")
+    p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.",
+                                epilog=f"Words: {WORDS}.")
     p.add_argument("--version", action="version", version=f"stackbench {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a plan (the default plan when none is given) and print the results")
+    run = sub.add_parser("run", help="run a plan (the default plan when none is given) and print the results",
+                         epilog=f"Words: {WORDS}.")
     run.add_argument("plan", nargs="?", help="plan file (TOML); default: the built-in default plan")
     run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
@@ -104,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "size, each stack tuned for the target, then its capacity within the SLO searched; "
                                     "the answer names each stack's smallest size that is enough, with its price "
                                     "(docs/guide/sizing.md). Stored like a plan with [sizing]: `stackbench sizings` "
-                                    "prints it again.")
+                                    "prints it again.",
+                        epilog=f"Words: {WORDS}.")
     sz.add_argument("stacks", nargs="+", metavar="STACK", help="stack ids (`stackbench stacks`); the first is the "
                                                                "one the others are compared with")
     sz.add_argument("--workload", required=True, help="the page to serve, e.g. wordpress-home "
@@ -165,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc_show.add_argument("name", help="a name from `stackbench scenario list`")
     sc_show.add_argument("--plan", action="store_true",
                          help="the plan alone, a file `stackbench run` takes as it is (its words as TOML comments)")
-    sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first")
+    sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first",
+                               epilog=f"Words: {WORDS}.")
     sc_run.add_argument("name", help="a name from `stackbench scenario list`")
     sc_run.add_argument("--quick", action="store_true", help="the scenario's short version: about 2 minutes, but on a fresh store sizing 7 and "
                              "small-vps 4, tuning their stacks first (--dry-run says how long)")
@@ -189,14 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmp = sub.add_parser("compare", help="two stored runs, or two sets of cells, as verdicts (A is the baseline)",
                          description="A and B: a run id (its cells are matched to B's by stack label and "
-                                     "question), or a set of cells RUN:SEQ,SEQ,…")
+                                     "question), or a set of cells RUN:SEQ,SEQ,…",
+                         epilog=f"Words: {WORDS}.")
     cmp.add_argument("a", help="the baseline: RUN or RUN:SEQ,SEQ,…")
     cmp.add_argument("b", help="compared with it: RUN or RUN:SEQ,SEQ,…")
     cmp.add_argument("--equivalence", type=_share, default=DEFAULT_EQUIVALENCE,
                      help="a CI of the ratio inside ± this share is 'equivalent': 0.02 or 2%% (default 2%%)")
     cmp.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
-    exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON")
+    exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON",
+                         epilog=f"Words: {WORDS}.")
     exp.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
     exp.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
     exp.add_argument("--verdicts", action="store_true", help="CSV: the verdicts instead of the cells")
@@ -226,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
     cl.add_argument("--db", default=DEFAULT_DB, help=DB_HELP + "; never created by clean")
 
-    tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
+    tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU",
+                        epilog=f"Words: {WORDS}.")
     tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
     tl.add_argument("--walk", action="store_true",
                     help="the whole walk (ramp, stages, capacity search) the cell is a step of, on one clock")
@@ -234,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
                         description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
-                                    " narrowed by --workload/--concurrency/--keepalive/--rep to one cell.")
+                                    " narrowed by --workload/--concurrency/--keepalive/--rep to one cell.",
+                        epilog=f"Words: {WORDS}.")
     ex.add_argument("a", metavar="A", help="the first cell: RUN:SEQ (the # column of `stackbench show`), or a "
                                            "stack label of --run")
     ex.add_argument("b", metavar="B", help="the cell compared with it, written the same way")

@@ -89,7 +89,7 @@ def test_the_dry_run_totals_what_it_measures_first():
     """small-vps tunes two stacks before its cells: the dry run's time holds both."""
     out = dry_run(["scenario", "run", "small-vps", "--quick"])
     assert "2 tunings measured first" in out.strip().splitlines()[-1]
-    cells = float(re.search(r"^\d+ cells, about ([\d.]+) min", out, re.M)[1])
+    cells = float(re.search(r"^\d+ cells \(.*?\), about ([\d.]+) min", out, re.M)[1])
     low, high, _ = quick("small-vps")
     untuned_low, untuned_high, _ = quick("small-vps", "untuned")  # the same cells, fixed pools
     assert cells == untuned_low and low > untuned_low and high > untuned_high + 1.5
@@ -291,3 +291,76 @@ def test_the_manual_index_links_every_guide_and_reference_page():
         assert f"]({target})" in index, f"docs/README.md has no link to {target}"
     readme = README.read_text()
     assert "](docs/guide/sizing.md)" in readme.split("## Read on")[1]
+
+
+# ------------------------------------------------------------------ the lab's own words
+
+FENCED = re.compile(r"^(```+|~~~+)[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
+# Words the lab uses in a sense of its own: each page that uses one links its first use to the
+# glossary, which defines it.
+JARGON = {"cell": "cell", "seed": "seed"}
+
+
+def _first_in_prose(text: str, word: str) -> int | None:
+    """Where a page first uses `word` in its prose: not in a code block or span, a heading, or
+    a link's target."""
+    hidden = [m.span() for m in FENCED.finditer(text)]
+    hidden += [m.span() for m in re.finditer(r"(?<!`)`[^`\n]+`(?!`)", text)]
+    hidden += [m.span() for m in re.finditer(r"^#.*$", text, re.M)]
+    hidden += [m.span(1) for m in re.finditer(r"\]\(([^)]*)\)", text)]
+    return next((m.start() for m in re.finditer(rf"\b{word}s?\b", text, re.I)
+                 if not any(a <= m.start() < b for a, b in hidden)), None)
+
+
+@pytest.mark.parametrize("word", sorted(JARGON))
+def test_the_first_use_of_each_of_the_labs_own_words_links_the_glossary(word):
+    glossary = DOCS / "reference" / "glossary.md"
+    assert f"\n## {word.capitalize()}\n" in glossary.read_text()
+    unlinked = []
+    for page in [README, *sorted(DOCS.rglob("*.md"))]:
+        if page == glossary:
+            continue
+        text = page.read_text()
+        at = _first_in_prose(text, word)
+        if at is None:
+            continue
+        line_start, line_end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+        link = re.compile(rf"\[[^\]]*\]\((?:\.\./)*(?:docs/)?(?:reference/)?glossary\.md#{JARGON[word]}\)")
+        if not any(m.start() <= at < m.end() for m in link.finditer(text)) and \
+                "glossary.md" not in text[line_start:line_end]:
+            unlinked.append(f"{page.relative_to(ROOT)}: …{text[max(0, at - 40):at + 10]!r}")
+    assert unlinked == []
+
+
+def test_every_help_that_says_cell_says_what_one_is():
+    for p in _parsers():
+        text = " ".join(p.format_help().split())
+        if re.search(r"\bcells?\b", text):
+            assert "a cell is one stack measured on one workload at one load" in text, p.prog
+            assert "docs/reference/glossary.md" in text, p.prog
+
+
+def test_scenario_show_calls_a_claim_a_claim(capsys):
+    assert main(["scenario", "show", "static"]) == 0
+    out = capsys.readouterr().out
+    assert "the claim: 'nginx is faster for static files'" in out and "the argument" not in out
+    for page in [README, *DOCS.rglob("*.md")]:
+        assert "the argument:" not in page.read_text(), page
+    # a plan written with the older key is still taken
+    from stackbench.planning import plan as plan_mod
+
+    old = plan_mod.parse(tomllib.loads('[scenario]\nquestion = "?"\nseed = "they say"\n[[stacks]]\nid = "nginx-fpm"\n'),
+                         "old.toml")
+    assert old.scenario == {"question": "?", "seed": "they say"}
+
+
+def _parsers():
+    """The top-level parser and every command's."""
+    out, todo = [], [build_parser()]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for a in p._actions:
+            if isinstance(getattr(a, "choices", None), dict):
+                todo += [c for c in a.choices.values() if hasattr(c, "_actions")]
+    return out

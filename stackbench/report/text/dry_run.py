@@ -119,7 +119,8 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
     """`calibrations_s`: the expected time to measure each network profile the run
     measures (network/calibrate.py), none on loopback."""
     searches = sum(1 for c in cells if c.load == "capacity")
-    counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
+    counted = (f"{searches} capacity searches" if searches else
+               f"{len(cells)} cells (each one stack on one workload at one load and connection mode, measured once)")
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}"
     longest = plan.longest_seconds(cells)
     if not searches and longest > 1.2 * plan.seconds(cells):
