@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                          epilog=f"Words: {WORDS}.")
     run.add_argument("plan", nargs="?", help="plan file (TOML); default: the built-in default plan")
     run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
-    run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
+    run.add_argument("--dry-run", action="store_true", help="validate the plan, list its cells and say how long it all takes (tunings "
+                          "included); start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(run)
@@ -181,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run.add_argument("--variant", metavar="NAME",
                         help="the same question asked another way, e.g. https (`scenario list` names them)")
     sc_run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
-    sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
+    sc_run.add_argument("--dry-run", action="store_true",
+                        help="validate, list the cells and say how long it all takes (tunings included); start nothing")
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(sc_run)

@@ -364,3 +364,13 @@ def _parsers():
             if isinstance(getattr(a, "choices", None), dict):
                 todo += [c for c in a.choices.values() if hasattr(c, "_actions")]
     return out
+
+
+def test_every_argument_and_flag_of_every_command_says_what_it_is():
+    import argparse
+
+    bare = [f"{p.prog} {a.dest}" for p in _parsers() for a in p._actions
+            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and not a.help]
+    assert bare == []
+    explain = next(p for p in _parsers() if p.prog == "stackbench explain")
+    assert "the first cell: RUN:SEQ" in " ".join(explain.format_help().split())
