@@ -20,8 +20,8 @@ def cmd_scenario_list(args: argparse.Namespace) -> int:
         if missing:
             line = style.dim(line + f"  [not yet: needs {', '.join(missing)}]")
         print(line)
-    print(style.dim("\n`stackbench scenario show NAME` for the plan; `stackbench scenario run NAME [--quick] "
-                    "[--variant V]` runs it"))
+    print(style.dim("\n`stackbench scenario show NAME` for the question and the plan (`--plan`: the plan alone, "
+                    "to copy); `stackbench scenario run NAME [--quick] [--variant V]` runs it"))
     return 0
 
 
