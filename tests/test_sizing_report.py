@@ -92,8 +92,8 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     # the sizes in the plan's order, each with its price, on a categorical axis
     ticks = re.findall(r'<text class="tick" x="([\d.]+)" y="[\d.]+" text-anchor="middle">'
                        r"(\w+)<tspan[^>]*>([^<]+)</tspan>", svg)
-    assert [(name, price) for _, name, price in ticks] == [("small", "3 a month"), ("mid", "6 a month"),
-                                                         ("big", "12 a month")]
+    assert [(name, price) for _, name, price in ticks] == [("small", "$3 a month"), ("mid", "$6 a month"),
+                                                         ("big", "$12 a month")]
     assert [float(x) for x, _, _ in ticks] == sorted(float(x) for x, _, _ in ticks)
     # the target as a horizontal line, labelled
     ref = re.search(r'<line class="ref" x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="([\d.]+)"/>'
@@ -109,7 +109,7 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     hollow = re.findall(r'<circle class="dot c\d hollow"[^>]*><title>(\w+) on (\w+)', svg)
     assert sorted(hollow) == [("apache", "small"), ("nginx", "small")]
     diamond = re.findall(r'<path class="dot c1 hollow" d="M[^"]+"><title>([^<]+)</title>', svg)
-    assert len(diamond) == 1 and diamond[0].startswith("apache on mid (6 a month): 10.5 [9.2, 11.9]/s, not shown")
+    assert len(diamond) == 1 and diamond[0].startswith("apache on mid ($6 a month): 10.5 [9.2, 11.9]/s, not shown")
     rings = re.findall(r'<circle class="ring" cx="([\d.]+)" cy="([\d.]+)"', svg)
     smallest = {(m[3], m[4]): (m[1], m[2]) for m in filled}
     assert sorted(rings) == sorted([smallest[("nginx", "mid")], smallest[("apache", "big")]])
@@ -117,10 +117,10 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     assert float(smallest[("nginx", "mid")][1]) < float(ref.group(1))
     # the table: each size, price, stack, capacity [interval] with its mark, visits a day, memory
     table = html.unescape(re.sub(r"<[^>]+>", "|", re.search(r"<table>.*</table>", fig, re.S).group(0)))
-    for row in (("mid", "6", "nginx", "12.0 [11.0, 13.1] ✓", "346 k", "180 MiB", "the smallest enough"),
-                ("mid", "6", "apache", "10.5 [9.2, 11.9] ?", "302 k", "180 MiB"),
-                ("small", "3", "apache", "< 5.0 ✗", "-", "180 MiB"),
-                ("big", "12", "nginx", "24.0 [22.0, …] ✓")):
+    for row in (("mid", "$6", "nginx", "12.0 [11.0, 13.1] ✓", "346 k", "180 MiB", "the smallest enough"),
+                ("mid", "$6", "apache", "10.5 [9.2, 11.9] ?", "302 k", "180 MiB"),
+                ("small", "$3", "apache", "< 5.0 ✗", "-", "180 MiB"),
+                ("big", "$12", "nginx", "24.0 [22.0, …] ✓")):
         assert "||".join(row) in table, (row, table)
     # every number a diamond's hover shows is in the table too (check_document reads circles)
     numbers = set(re.findall(r"\d[\d,]*(?:\.\d+)?", table))
@@ -178,7 +178,7 @@ def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_pat
     text = (tmp_path / f"report-sizing-{sizing_id}.html").read_text()
     check_document(text, ["A", "B"])
     assert f'id="r{small}-run"' in text and f'id="r{big}-run"' in text and f'id="r{other}-run"' not in text
-    assert "A needs big, 6 a month" in html.unescape(text) and "B needs small, 3 a month" in html.unescape(text)
+    assert "A needs big, $6 a month" in html.unescape(text) and "B needs small, $3 a month" in html.unescape(text)
     # one size's run alone draws its sizing too; a run of no sizing draws none
     assert main(["report", str(big), "--db", str(db), "-o", "one.html"]) == 0
     assert f'id="sizing-{sizing_id}"' in (tmp_path / "one.html").read_text()

@@ -1,5 +1,5 @@
 """The machine to buy: a plan's `[sizing]` table — a target (requests a second at peak, or
-visits a day with a peak factor), the machine sizes to try (CPUs × memory, a price a month
+hits or visits a day with a peak factor), the machine sizes to try (CPUs × memory, a price a month
 if known). A size is enough when the capacity's 95 % interval lies above the target. The plan's own `slo`,
 `search`, `workloads` and `stacks` say what "serves" means and who is sized; each size is
 an ordinary capacity plan on that machine profile (runner/sizing.py), its tuned stacks tuned
@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from stackbench.planning import machine as machine_mod
+from stackbench import units
+from stackbench.planning import loads, machine as machine_mod
 
 KEYS = {"target", "sizes", "until_enough"}
-TARGET_KEYS = {"rate", "visits_per_day", "peak_factor", "requests_per_visit"}
+TARGET_KEYS = {"rate", "hits_per_day", "visits_per_day", "peak_factor", "requests_per_visit"}
+DAY_KEYS = ("rate", "hits_per_day", "visits_per_day")  # a target is one of these
 SIZE_KEYS = machine_mod.KEYS | {"price", "label"}
 DAY_S = 86_400
 # The seeds' own reading of a day's traffic: its busiest hour carries several times the
@@ -28,13 +30,15 @@ Fail = Callable[[str], Exception]
 
 @dataclass(frozen=True)
 class Target:
-    """The peak rate a machine must serve, and how it was asked: directly, or as visits a
-    day (rate = visits × requests a visit × peak factor / 86,400 s)."""
+    """The peak rate a machine must serve, and how it was asked: directly, as hits (requests)
+    a day (rate = hits × peak factor / 86,400 s), or as visits a day (rate = visits ×
+    requests a visit × peak factor / 86,400 s)."""
 
     rate: float
     visits_per_day: float | None = None
     peak_factor: float = DEFAULT_PEAK_FACTOR
     requests_per_visit: float = 1.0
+    hits_per_day: float | None = None
 
     def visits(self, rate: float) -> float:
         """The visits a day a sustained peak `rate` carries, on this target's day."""
@@ -44,14 +48,16 @@ class Target:
         """"20 requests/s at peak" or "500,000 visits a day (peak 3× the mean, 1 request a
         visit): 17.4 requests/s at peak"."""
         peak = f"{self.rate:.3g} requests/s at peak"
+        if self.hits_per_day is not None:
+            return f"{self.hits_per_day:,.0f} hits a day (peak {self.peak_factor:g}× the mean): {peak}"
         if self.visits_per_day is None:
             return peak
         per = f"{self.requests_per_visit:g} request{'s' if self.requests_per_visit != 1 else ''} a visit"
         return f"{self.visits_per_day:,.0f} visits a day (peak {self.peak_factor:g}× the mean, {per}): {peak}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rate": self.rate, "visits_per_day": self.visits_per_day, "peak_factor": self.peak_factor,
-                "requests_per_visit": self.requests_per_visit}
+        return {"rate": self.rate, "hits_per_day": self.hits_per_day, "visits_per_day": self.visits_per_day,
+                "peak_factor": self.peak_factor, "requests_per_visit": self.requests_per_visit}
 
 
 @dataclass(frozen=True)
@@ -105,23 +111,28 @@ def _number(value: Any) -> bool:
 
 def _target(t: Any, fail: Fail) -> Target:
     if not isinstance(t, dict):
-        raise fail("sizing.target must be a table: { rate = 20 } or { visits_per_day = 500000, peak_factor = 3 }")
+        raise fail("sizing.target must be a table: { rate = 20 } or { hits_per_day = 500000, peak_factor = 3 }")
     unknown = sorted(set(t) - TARGET_KEYS)
     if unknown:
         raise fail(f"unknown key sizing.target.{unknown[0]!r} (it takes {', '.join(sorted(TARGET_KEYS))})")
     for key in TARGET_KEYS & set(t):
         if not _number(t[key]) or not t[key] > 0:
             raise fail(f"sizing.target.{key} must be a number above 0, not {t[key]!r}")
-    if ("rate" in t) == ("visits_per_day" in t):
-        raise fail("sizing.target takes one of rate (requests/s at peak) or visits_per_day")
+    if sum(k in t for k in DAY_KEYS) != 1:
+        raise fail("sizing.target takes one of rate (requests/s at peak), hits_per_day or visits_per_day")
     peak, per = float(t.get("peak_factor", DEFAULT_PEAK_FACTOR)), float(t.get("requests_per_visit", 1))
     if "rate" in t:
         if "peak_factor" in t or "requests_per_visit" in t:
-            raise fail("sizing.target: peak_factor and requests_per_visit turn visits_per_day into a rate; "
+            raise fail("sizing.target: peak_factor and requests_per_visit turn hits or visits a day into a rate; "
                        "with rate they mean nothing")
         return Target(float(t["rate"]))
     if peak < 1:
         raise fail(f"sizing.target.peak_factor is the busiest hour's rate over the day's mean: at least 1, not {peak:g}")
+    if "hits_per_day" in t:
+        if "requests_per_visit" in t:
+            raise fail("sizing.target: a hit is one request; requests_per_visit goes with visits_per_day")
+        hits = float(t["hits_per_day"])
+        return Target(hits * peak / DAY_S, peak_factor=peak, hits_per_day=hits)
     visits = float(t["visits_per_day"])
     return Target(visits * per * peak / DAY_S, visits, peak, per)
 
@@ -185,4 +196,35 @@ def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitio
     if tune_repetitions is not None:
         tune.setdefault("repetitions", tune_repetitions)
     data["tune"] = tune
+    return data
+
+
+def asked(base: dict[str, Any], stacks: list[str], workload: str, target: dict[str, Any],
+          slo: dict[str, Any] | None = None, sizes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`stackbench size`'s plan: a sizing plan (`base`, the sizing scenario's) asked of other
+    stacks, a workload, a target, and optionally an SLO and sizes of the user's. The stacks are
+    tuned for the target on each size, the first the baseline of the comparisons. A longer SLO
+    lengthens each probe to loads.PROBE_BUDGETS of it (shorter would read rates
+    above the capacity as met), its search's budget with it (the same number of probes), and
+    the clients' timeout to twice it."""
+    data = {k: v for k, v in base.items() if k not in ("scenario", "stacks", "baseline", "sizing")}
+    data["name"] = f"size {' '.join(stacks)} for {workload}"
+    data["workloads"] = [workload]
+    data["stacks"] = [{"id": s, "label": s, "knobs": "tuned"} for s in stacks]
+    if len(stacks) > 1:
+        data["baseline"] = stacks[0]
+    if slo is not None:
+        data["slo"] = slo
+        latency_s = loads.parse_slo(slo, lambda m: ValueError(m)).latency_budget_us / 1e6
+        duration_s = units.parse_duration_s(str(data.get("duration", "2s")))
+        longer = max(duration_s, loads.PROBE_BUDGETS * latency_s)
+        if longer > duration_s:
+            data["duration"] = f"{longer:g}s"
+            search = dict(data.get("search") or {})
+            if "budget" in search:
+                search["budget"] = f"{units.parse_duration_s(str(search['budget'])) * longer / duration_s:g}s"
+            data["search"] = search
+        timeout_s = units.parse_duration_s(str(data.get("timeout", "10s")))
+        data["timeout"] = f"{max(timeout_s, 2 * latency_s):g}s"
+    data["sizing"] = {"target": target, "sizes": sizes if sizes is not None else base["sizing"]["sizes"]}
     return data

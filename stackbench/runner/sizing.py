@@ -13,7 +13,7 @@ from stackbench.analysis import sizing as sizing_answer
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
 from stackbench.model.sizing import SizeRun
-from stackbench.planning import plan as plan_mod
+from stackbench.planning import limits, plan as plan_mod
 from stackbench.planning import sizing as sizing_mod
 from stackbench.planning.plan import Plan
 from stackbench.runner import Lab, Options, run_plan
@@ -29,11 +29,17 @@ class Sized:
 
 
 def size_plans(plan: Plan) -> list[tuple[sizing_mod.Size, Plan]]:
-    """Each size's capacity plan, in the sizes' order."""
+    """Each size's capacity plan, in the sizes' order; every size checked against what this
+    machine can give (its cores, its memory: planning/limits.py) before any is measured, so
+    a size this machine cannot emulate fails in a second, not after the sizes before it."""
     q = plan.sizing
     if q is None:
         raise ValueError("the plan has no [sizing]")
-    return [(s, size_plan(plan, s, None)) for s in q.sizes]
+    plans = [(s, size_plan(plan, s, None)) for s in q.sizes]
+    for s, one in plans:
+        if not one.hosts.remote_server:  # there, the agent checks it (hosts/agent.py)
+            limits.check_profile(one.machine, f"{plan.source}, size {s.label}")
+    return plans
 
 
 def size_plan(plan: Plan, s: sizing_mod.Size, stacks: list[str] | None) -> Plan:

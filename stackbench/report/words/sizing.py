@@ -53,8 +53,9 @@ def cell(c: SizeCapacity) -> str:
 
 
 def price(p: float | None) -> str:
-    """A size's price a month as the plan gave it ("6", "12.5"), "-" when it gave none."""
-    return f"{p:g}" if p is not None else "-"
+    """A size's price a month as the plan gave it, in US dollars ("$6", "$12.5": the plan's
+    `price`, docs/reference/plan-keys.md), "-" when it gave none."""
+    return f"${p:g}" if p is not None else "-"
 
 
 def per_visit(a: SizingAnswer) -> str:
@@ -74,15 +75,15 @@ def needs(a: SizingAnswer) -> list[str]:
     for s in a.stacks:
         if s.smallest is not None:
             c = s.smallest
-            price = f", {c.price:g} a month" if c.price is not None else ""
-            line = (f"{s.stack} needs {c.size}{price} (capacity {interval(c)}/s, "
+            cost = f", {price(c.price)} a month" if c.price is not None else ""
+            line = (f"{s.stack} needs {c.size}{cost} (capacity {interval(c)}/s, "
                     f"{count(a.visits(c.capacity or c.low))} visits a day)")
             b = s.borderline
             if b is not None and b is not c:
-                line += (f" — borderline: {b.size} carries {interval(b)}/s, within {BORDER:.0%} of the target "
+                line += (f" — borderline: {b.size} carries {interval(b)}/s, within {BORDER * 100:.0f} % of the target "
                          "(another run may find it enough)")
             elif b is not None:
-                line += (f" — borderline: its interval clears the target by less than {BORDER:.0%} "
+                line += (f" — borderline: its interval clears the target by less than {BORDER * 100:.0f} % "
                          f"(another run may find it not enough)")
             out.append(line)
             continue
