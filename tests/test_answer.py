@@ -76,7 +76,7 @@ def test_several_levels_make_one_sentence_that_says_where_each_side_wins():
     a = analysis(cells({"nginx": (1000, 100, 18), "apache": (1000, 100, 18)}, levels=(1, 16),
                        per_level={1: {"apache": 1.5}, 16: {"apache": 0.7}}))
     (said,) = answer.sentences(a)
-    assert re.fullmatch(r"php-hello keep-alive, 2 levels \(c=1 to c=16\): against nginx, apache serves (49|50|51) % "
+    assert re.fullmatch(r"php-hello keep-alive, 2 levels \(c=1 to c=16\): in requests a second against nginx, apache serves (49|50|51) % "
                         r"more at c=1, (29|30|31) % fewer at c=16\.", said), said
 
 

@@ -303,6 +303,9 @@ def test_a_ramp_and_a_capacity_search_in_one_report(lab, tmp_path):
     assert "Latency against throughput — static-12b" in text
     assert "No verdicts between stacks for this run" in text  # the ramp has no baseline: how to get them now
     assert f"stackbench show {ramp} --baseline A</code>" in text
+    # each run opens with its answer: the capacities', the way down against the way up
+    assert "<strong>php-hello keep-alive, capacity:</strong> B sustains 2.0× as much load as A." in text
+    assert "in requests a second against way up, way down: no clear difference at any level." in text
 
 
 # -- the command ---------------------------------------------------------------------

@@ -59,12 +59,17 @@ def parts(a: RunAnalysis) -> list[tuple[str, str]]:
 
 def part(ans: Answer) -> tuple[str, str]:
     levels = ans.levels
+    if ans.metric == "capacity":  # a search has no level: the load is what it found
+        topic = (f"{ans.within} · " if ans.within else "") + f"{ans.topic.workload} {ans.topic.mode()}, capacity"
+        return topic, _one_level(ans, levels[0]) + "."
     if len(levels) == 1:
         return question_name(levels[0], ans.within), _one_level(ans, levels[0]) + "."
     first, last = levels[0].level(), levels[-1].level()
     topic = (f"{ans.within} · " if ans.within else "") + f"{ans.topic.workload} {ans.topic.mode()}"
+    unit = _unit(ans, ans.standings)
     return (f"{topic}, {len(levels)} levels ({first} to {last})",
-            f"against {ans.baseline}, " + "; ".join(_over_levels(ans, label) for label in ans.sides) + ".")
+            f"in {unit.noun} against {ans.baseline}, " + "; ".join(_over_levels(ans, label) for label in ans.sides)
+            + ".")
 
 
 def workloads(a: RunAnalysis) -> list[tuple[str, str]]:
@@ -253,6 +258,8 @@ def _over_levels(ans: Answer, label: str) -> str:
         parts.append(_span([_ratio(s.verdict) for s in ahead], unit, True) + _at(ahead, st))
     if behind:
         parts.append(_span([_ratio(s.verdict) for s in behind], unit, False) + _at(behind, st))
+    if not parts:
+        return f"{label}: no clear difference at any level"
     if rest:
         parts.append("no clear difference" + _at(rest, st))
     return f"{label} {_verb(ans)} " + ", ".join(parts)
