@@ -34,7 +34,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -109,7 +109,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6, 7, 8, 9, 10, 11]
+    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.engine.requests_per_s, c.cost.cpu_total_us) for c in cells] == before
     static, php = cells
@@ -141,7 +141,7 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [7, 8, 9, 10, 11]
+    assert store.migrated_from == [7, 8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -168,7 +168,7 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [8, 9, 10, 11]
+    assert store.migrated_from == [8, 9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -188,7 +188,7 @@ def test_v9_store_cells_spoke_clear_http_1_1(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [9, 10, 11]
+    assert store.migrated_from == [9, 10, 11, 12]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -209,7 +209,7 @@ def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [10, 11]
+    assert store.migrated_from == [10, 11, 12]
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.cost.cpu_total_us) for c in store.cells(1)] == before
     assert store.tunings() == []
     key = {"stack": "nginx-fpm", "concurrency": 4}
@@ -225,3 +225,29 @@ def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
     sid = store.record_sizing("s", {"target": {"rate": 7.0}, "sizes": []}, ["nginx-fpm"], [])
     store.update_sizing(sid, [SizeRun("1 CPU, 1 GiB", 1)])
     assert store.sizing(sid).runs == (SizeRun("1 CPU, 1 GiB", 1),) and store.sizing(sid).target_rate == 7.0
+
+
+# The default plan's run (`stackbench run`, 72 cells, 8 repetitions), written by the commit
+# before v13 on the 2-core VM of bench/RESULTS.md; gzipped (1 MB as a store).
+V12 = Path(__file__).parent / "data" / "store-v12-default.sqlite.gz"
+
+
+def unpack_v12(tmp_path: Path) -> Path:
+    import gzip
+
+    path = tmp_path / "results.sqlite"
+    path.write_bytes(gzip.decompress(V12.read_bytes()))
+    return path
+
+
+def test_v12_store_keeps_each_process_total_pss_and_invents_no_parts(tmp_path):
+    path = unpack_v12(tmp_path)
+    db = sqlite3.connect(path)
+    before = db.execute("SELECT cell_id, pid, comm, rss_bytes, pss_bytes FROM processes ORDER BY cell_id, pid").fetchall()
+    db.close()
+    store = Store(path)
+    assert store.migrated_from == [12]
+    after = [(c.id, p.pid, p.comm, p.rss_bytes, p.pss_bytes, p.pss_anon_bytes, p.own_bytes)
+             for c in store.cells(1) for p in store.processes(c.id)]
+    assert [a[:5] for a in after] == [tuple(b) for b in before] and len(after) == 1416
+    assert all(a[5] is None and a[6] is None for a in after)  # not read then: unknown, never guessed

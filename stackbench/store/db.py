@@ -285,8 +285,9 @@ class Store:
             [(cell_id, x.t_unix_us, x.mem_usage_bytes, x.mem_rss_bytes, x.mem_shmem_bytes, x.mem_cache_bytes,
               x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in readings.samples])
         self.db.executemany(
-            "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
-            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in readings.processes])
+            "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads, p.pss_anon_bytes,
+              p.pss_shmem_bytes, p.pss_file_bytes) for p in readings.processes])
         self.db.executemany(
             "INSERT INTO status_samples VALUES (?,?,?,?)",
             [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in readings.status])

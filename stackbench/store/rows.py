@@ -96,7 +96,8 @@ def sample_of(row: sqlite3.Row) -> CgroupSample:
 
 
 def process_of(row: sqlite3.Row) -> ProcessMemory:
-    return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"])
+    return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"],
+                         row["pss_anon_bytes"], row["pss_shmem_bytes"], row["pss_file_bytes"])
 
 
 def _calibrations(d: dict[str, Any]) -> dict[str, Calibration]:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 12
+VERSION = 13
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -118,7 +118,10 @@ CREATE TABLE processes (                -- one snapshot per cell, right after th
     comm TEXT NOT NULL,
     rss_bytes INTEGER,
     pss_bytes INTEGER,
-    threads INTEGER
+    threads INTEGER,
+    pss_anon_bytes INTEGER,             -- PSS's parts (smaps_rollup); NULL before v13
+    pss_shmem_bytes INTEGER,
+    pss_file_bytes INTEGER
 );
 CREATE TABLE status_samples (          -- the servers' own status pages, about once a second
     cell_id INTEGER NOT NULL REFERENCES cells(id),

@@ -53,8 +53,11 @@ def render(a: StoredCell, b: StoredCell, extra_a: CellExtras, extra_b: CellExtra
 
     pss_a, pss_b = metrics.per_process_pss(extra_a.processes), metrics.per_process_pss(extra_b.processes)
     if pss_a or pss_b:
-        out.write("\n" + style.bold("memory per process (PSS after the load; PSS also counts file-backed "
-                                     "pages such as shared libraries, which the anon + shmem peak does not)") + "\n")
+        split = all(g.own_total_bytes is not None for g in [*pss_a.values(), *pss_b.values()])
+        out.write("\n" + style.bold("memory per process after the load: its own (anon + shmem PSS, which adds up to "
+                                     "the cgroup's anon + shmem)" if split else
+                                     "memory per process (PSS after the load; PSS also counts file-backed pages "
+                                     "such as shared libraries, which the anon + shmem peak does not)") + "\n")
         rows = []
         for comm in sorted(set(pss_a) | set(pss_b)):
             ga, gb = pss_a.get(comm), pss_b.get(comm)
@@ -111,4 +114,8 @@ def _mib(b: float | None) -> float | None:
 
 
 def _proc(g: metrics.ProcessGroup | None) -> str:
-    return "-" if not g else f"{g.count} × {g.pss_mean_bytes / MiB:.1f}"
+    """"17 × 1.0": its own memory (anon + shmem PSS) where PSS was split, else PSS."""
+    if not g:
+        return "-"
+    mean = g.own_mean_bytes if g.own_mean_bytes is not None else g.pss_mean_bytes
+    return f"{g.count} × {mean / MiB:.1f}"

@@ -48,6 +48,21 @@ def summary_word(s: BottleneckSummary | None) -> str:
     return ", ".join(f"{side} {n}/{s.runs}" for side, n in s.sides)
 
 
+def tally(found: Sequence[Bottleneck | None]) -> str:
+    """Which side limited the runs, over all of them: "the server in 58 of 72 runs, neither
+    in 14" (most first); "" when no run's side is known."""
+    sides: dict[str, int] = {}
+    for b in found:
+        if b is not None and b.side is not None:
+            sides[b.side] = sides.get(b.side, 0) + 1
+    if not sides:
+        return ""
+    (top, n), *rest = sorted(sides.items(), key=lambda kv: (-kv[1], kv[0]))
+    name = {"server": "the server", "engine": "the load engine"}
+    return (f"{name.get(top, top)} in {n} of {len(found)} runs"
+            + "".join(f", {name.get(side, side)} in {k}" for side, k in rest))
+
+
 def share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
