@@ -24,7 +24,7 @@ PLAN = '''
 name = "known-ceiling"
 load = "capacity"
 slo = { p99 = "250ms", errors = 0 }
-search = { budget = "25s", start = 60, precision = "5%", confirm = 0, edge = 4 }
+search = { budget = "15s", start = 60, precision = "5%", confirm = 0, edge = 3 }
 workloads = ["php-sleep"]
 keepalive = [true]
 duration = "1.25s"
