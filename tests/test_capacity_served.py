@@ -133,3 +133,19 @@ def test_a_probe_holds_a_hundred_responses_or_five_budgets():
     assert capacity.probe_seconds(6.25, 2.5) == 16.0
     assert capacity.probe_seconds(80, 5.0) == 5.0
     assert capacity.probe_seconds(30, 2.5) == 3.4
+
+
+def test_a_bracket_an_unlucky_miss_put_far_below_the_edge_is_walked_out_of():
+    # Apache at 1,000/s stalled while its children spawned, then one p99 blip at 500/s: the
+    # bracket sits at a third of the true edge (1,500/s). The series' steps double along a
+    # run of meets and halve at a reversal, so it ends probing around the edge.
+    s = Search(SearchParams(start=1000, precision=0.05, edge=10))
+    unlucky = {1000.0: False, 500.0: False}
+    walked = []
+    while (rate := s.next_rate()) is not None:
+        met = unlucky.pop(rate) if rate in unlucky else rate <= 1500
+        s.record(rate, met)
+        walked.append(rate)
+    assert max(walked) > 1500 and 1000 <= walked[-1] <= 2000, walked
+    edge = capacity_edge.fit((p.rate, p.met) for p in s.probes)
+    assert edge is not None and 1000 < edge.rate < 2300, walked

@@ -14,7 +14,11 @@ The search, in three phases:
    end and the bisection goes on below it.
 3. The edge: `edge` probes of an up-and-down series (Dixon & Mood 1948, JASA
    43:109–126) on rates `precision` apart in ratio, from the bracket's geometric middle:
-   one step up after a probe met the SLO, one down after it missed. Near the edge a
+   one step up after a probe met the SLO, one down after it missed — from the third probe
+   of a run of one outcome on, the step doubles, and halves at a reversal (a bracket one unlucky miss put at half the
+   edge, Apache at 500/s after a start-up stall at 1,000/s, was walked 5 % a probe and the
+   search ran out of budget still meeting it: bench/RESULTS.md, "A rate counts only if it
+   was served"). Near the edge a
    probe's outcome is a coin toss (met at 7,500 req/s after a miss at 6,250); this series
    puts the probes where the coin is fair, and the stack's capacity is the edge fitted to
    every probe of the search (analysis/capacity_edge.py: where a probe meets the SLO half
@@ -163,6 +167,8 @@ class Search:
     _middle: float | None = None
     _began: int = 0
     _level: int = 0
+    _streak: int = 0  # the series' run of one outcome: +k after k meets in a row, −k after k misses
+    _step: int = 1  # the series' step, in levels
 
     # -- what is known ------------------------------------------------------------------
     @property
@@ -192,7 +198,17 @@ class Search:
     def record(self, rate: float, met: bool, generator_limited: bool = False) -> None:
         self.probes.append(Probe(rate, met, generator_limited))
         if self._middle is not None:
-            self._level += 1 if met else -1
+            # A run of one outcome means the bracket was wrong (one unlucky probe put it far
+            # from the edge): from the third probe of a run on, the step doubles, and at a
+            # reversal it halves back towards one (PEST's rules: Taylor & Creelman 1967,
+            # JASA 41:782–787), so the series walks out in a few probes and settles again.
+            reversed_ = (self._streak > 0) != met and self._streak != 0
+            self._streak = (max(self._streak, 0) + 1) if met else (min(self._streak, 0) - 1)
+            if reversed_:
+                self._step = max(1, self._step // 2)
+            elif abs(self._streak) >= 3:
+                self._step *= 2
+            self._level += self._step if met else -self._step
         if generator_limited and met:
             # The engine saturated while the stack still kept up: beyond this rate the lab
             # would measure its own generator, so the search ends with "at least".
@@ -233,7 +249,7 @@ class Search:
         if p.edge <= 0:
             return self.stop("converged")
         # The up-and-down series, from the bracket's geometric middle.
-        self._middle, self._began, self._level = math.sqrt(low * high), len(self.probes), 0
+        self._middle, self._began, self._level, self._streak, self._step = math.sqrt(low * high), len(self.probes), 0, 0, 1
         return self._series_rate(self._middle)
 
     def _series_rate(self, middle: float) -> float:
