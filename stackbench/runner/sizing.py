@@ -2,7 +2,9 @@
 on that machine profile, its tuned stacks tuned for the target rate on it (runner/tune.py),
 then one capacity run with every stack (the plan's `search`, starting at the target). The
 sizing is stored first and each size's run added as it ends, so an interrupted sizing keeps
-the sizes it measured; analysis/sizing.py reads the answer from those runs."""
+the sizes it measured; analysis/sizing.py reads the answer from those runs. Each run measures
+the yardstick of the server's core before it begins (upkeep/environment.py; on another host,
+its agent there): the sizing keeps them pooled, the unit its sizes are said in."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
+from stackbench.model.environment import Yardstick
 from stackbench.model.sizing import SizeRun
 from stackbench.planning import plan as plan_mod
 from stackbench.planning import sizing as sizing_mod
@@ -40,10 +43,13 @@ def size(plan: Plan, store: Store, events: Events | None = None, options: Option
     if q is None:
         raise ValueError("the plan has no [sizing]")
     sized = Sized(store.record_sizing(plan.name, q.as_dict(), [v.label for v in plan.stacks], []))
+    cores: list[Yardstick] = []
     for s, one in size_plans(plan):
         one = tune_runner.resolve(one, store, events, options, lab)
         outcome = run_plan(one, store, events, options, lab)
         sized.runs.append(SizeRun(s.label, outcome.run_id))
-        store.update_sizing(sized.sizing_id, sized.runs)
+        measured = store.run(outcome.run_id).environment.server_yardstick
+        cores += [measured] if measured is not None else []
+        store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
         sized.errors.extend(outcome.errors)
     return sized
