@@ -124,3 +124,21 @@ def test_a_stack_on_another_host_is_measured_in_that_hosts_cores():
     assert env.yardstick == here and env.server_yardstick == there
     old = Environment.from_dict({"server_host": {"host": "ssh:web1", "environment": {}}})
     assert old.server_yardstick is None and old.yardstick is None  # a run before the yardstick
+
+
+def test_the_reports_name_the_yardstick_a_run_was_measured_with():
+    import io
+
+    from cells import stored_run
+    from stackbench.report.html.reproduce import environment_rows
+    from stackbench.report.text.table import header
+
+    stick = Yardstick(680.0, 650.0, 700.0, 9, "8.2.36", 0)
+    run = stored_run(environment={"yardstick": stick.as_dict(), "pinning": {"server_cpus": [0], "engine_cpus": [1]}})
+    out = io.StringIO()
+    header(run, out)
+    assert "server on cores [0] (yardstick 680), engine on cores [1]" in out.getvalue()
+    rows = dict(environment_rows(run.environment))
+    assert rows["yardstick of the server's core"].startswith("680 (spread 650–700 over 9 repetitions, PHP 8.2.36)")
+    assert "yardstick" not in rows  # named, not left among the record's unnamed keys
+    assert "yardstick of the server's core" not in dict(environment_rows(Environment()))  # not measured: no row
