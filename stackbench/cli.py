@@ -15,7 +15,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import clean, inspect, measure, report, scenario, serve, size, sizing, tune
+from stackbench.commands import clean, inspect, measure, report, scenario, serve, size, sizing, tune, yardstick
 from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
@@ -34,6 +34,18 @@ def _share(text: str) -> float:
         return parse_share(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share such as 0.02 or 2%") from None
+
+
+def _yardstick(text: str) -> float:
+    """A yardstick figure (bigger = faster core), for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a yardstick: a number above 0, as "
+                                         "`stackbench yardstick` prints it")
+    return value
 
 
 def _output_flags(p: argparse.ArgumentParser) -> None:
@@ -140,7 +152,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     szs = sub.add_parser("sizings", help="the stored sizings (plans with [sizing]), or one's answer again")
     szs.add_argument("id", nargs="?", type=int, help="a sizing's id (default: list them)")
+    szs.add_argument("--core", type=_yardstick, metavar="N",
+                     help="the yardstick of your machine's core (`stackbench yardstick` there): the answer's CPUs "
+                          "rescaled to cores like it (docs/methods/sizing.md)")
     szs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+    ys = sub.add_parser("yardstick", help="this machine's core measured by a short, fixed PHP benchmark (php-cli): "
+                                          "the unit a sizing's CPUs are said in",
+                        description="Runs a fixed PHP workload with php -n on one core (a second or so) and prints "
+                                    "thousands of its units a second, bigger = faster (docs/methods/sizing.md). "
+                                    "Needs only PHP's command-line interpreter: no root, no lock, nothing started.")
+    ys.add_argument("--json", action="store_true", help="the figure and its spread as one JSON object")
     sv = sub.add_parser("serve", help="a stack started as a run starts it, left up for your own tools until Ctrl-C",
                         description="Starts the stack exactly as a run would (configs checked, servers pinned, the "
                                     "machine profile, the workload's files or database, verified), prints its URLs, "
@@ -340,6 +361,7 @@ COMMANDS = {
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
     "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
     "tune": tune.cmd_tune, "tunings": tune.cmd_tunings, "size": size.cmd_size, "sizings": sizing.cmd_sizings,
+    "yardstick": yardstick.cmd_yardstick,
     "serve": serve.cmd_serve,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,

@@ -12,6 +12,7 @@ import tomllib
 
 import pytest
 
+from stackbench import yardstick
 from stackbench.analysis.sizing import Enough
 from stackbench.commands import sizing as sizing_cmd
 from stackbench.planning import plan as plan_mod
@@ -44,14 +45,19 @@ knobs = "tuned"
 '''
 
 
-def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_smallest_enough(tmp_path):
+def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_smallest_enough(tmp_path, monkeypatch):
     require_stack("nginx-fpm")
+    monkeypatch.delenv(yardstick.SKIP_VAR)  # each size's run measures the server's core before it
     store = Store(tmp_path / "r.sqlite")
     plan = plan_mod.parse(tomllib.loads(PLAN), "sizing-test.toml")
     sized = sizing_runner.size(plan, store)
     assert not sized.errors and [r.size for r in sized.runs] == ["small", "big"]
     stored = store.sizing(sized.sizing_id)
     assert stored.stacks == ("nginx + FPM",) and stored.target_rate == 50.0
+    # the core the sizes were measured on: both runs' yardsticks, pooled
+    cores = [store.run(r.run_id).environment.yardstick for r in stored.runs]
+    assert stored.yardstick is not None and all(cores) and stored.yardstick.repetitions == 2 * yardstick.REPETITIONS
+    assert min(c.score for c in cores if c) <= stored.yardstick.score <= max(c.score for c in cores if c)
     # the tuned stack: tuned for 50 requests/s on each size (the question's machine)
     tunings = store.tunings()
     assert len(tunings) == 2 and {t.machine["memory"] for t in tunings} == {"256M", "512M"}
@@ -63,6 +69,7 @@ def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_small
     # one child asleep 50 ms a request carries ~20/s: the tuned pool is larger, and enough
     # on the smaller size
     assert "nginx + FPM needs small" in text, text
+    assert f"1 core like this one (yardstick: {stored.yardstick.score:.0f})" in text, text
     runs = {r.size: r.run_id for r in stored.runs}
     from stackbench.analysis import sizing
 

@@ -116,7 +116,7 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
         # engine must not become the bottleneck of a full-handshake run (docs/servers.md,
         # "The client's side of a handshake").
         # A stack whose TLS port answered HTTP/2's offer with HTTP/1.1 when it was
-        # verified (Apache prefork) is visited as a browser then visits it: an HTTP/1.1
+        # verified (Apache prefork) is loaded as a browser then loads it: an HTTP/1.1
         # client with its connections (page mode: six per visitor), the offer of h2 made
         # and refused — not the engine's streams queued on a fallback. The cell still
         # says what was asked (h2) and what was spoken (http/1.1).

@@ -3,7 +3,9 @@ on that machine profile, its tuned stacks tuned for the target rate on it (runne
 then one capacity run with every stack (the plan's `search`, starting at the target) — or,
 with `until_enough`, every stack not yet enough on a smaller size. The
 sizing is stored first and each size's run added as it ends, so an interrupted sizing keeps
-the sizes it measured; analysis/sizing.py reads the answer from those runs."""
+the sizes it measured; analysis/sizing.py reads the answer from those runs. Each run measures
+the yardstick of the server's core before it begins (upkeep/environment.py; on another host,
+its agent there): the sizing keeps them pooled, the unit its sizes are said in."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from stackbench.analysis import sizing as sizing_answer
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
+from stackbench.model.environment import Yardstick
 from stackbench.model.sizing import SizeRun
 from stackbench.planning import limits, plan as plan_mod
 from stackbench.planning import sizing as sizing_mod
@@ -55,13 +58,16 @@ def size(plan: Plan, store: Store, events: Events | None = None, options: Option
     labels = [v.label for v in plan.stacks]
     sized = Sized(store.record_sizing(plan.name, q.as_dict(), labels, []))
     needed = list(labels)
+    cores: list[Yardstick] = []
     for s in q.sizes:
         if not needed:
             break  # until_enough: every stack has its smallest enough size
         one = tune_runner.resolve(size_plan(plan, s, needed if q.until_enough else None), store, events, options, lab)
         outcome = run_plan(one, store, events, options, lab)
         sized.runs.append(SizeRun(s.label, outcome.run_id))
-        store.update_sizing(sized.sizing_id, sized.runs)
+        measured = store.run(outcome.run_id).environment.server_yardstick
+        cores += [measured] if measured is not None else []
+        store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
         sized.errors.extend(outcome.errors)
         if q.until_enough:
             enough = sizing_answer.enough_on(store.sizing(sized.sizing_id), s.label, store.run(outcome.run_id),

@@ -131,6 +131,13 @@ def _v12_to_v13(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE processes ADD COLUMN {column}")
 
 
+def _v13_to_v14(db: sqlite3.Connection) -> None:
+    """v14: a sizing keeps the yardstick of the core its sizes were measured on
+    (stackbench/yardstick/). An older sizing's is not known: NULL (its runs did not
+    measure one either)."""
+    db.execute("ALTER TABLE sizings ADD COLUMN yardstick_json TEXT")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -143,6 +150,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     10: _v10_to_v11,
     11: _v11_to_v12,
     12: _v12_to_v13,
+    13: _v13_to_v14,
 }
 
 

@@ -103,6 +103,9 @@ def environment_rows(env: Environment, network: list[str] | None = None) -> list
         ("kernel", said(env.kernel)), ("CPU frequency governor", said(env.cpu_governor)),
         ("CPU steadiness before the run",
          said(env.cpu_noise_cv, lambda v: f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices")),
+        ("yardstick of the server's core",
+         said(env.server_yardstick, lambda v: f"{v.describe()}: thousands of units of a fixed PHP workload a second "
+                                              "before the run, bigger = faster (`stackbench yardstick`)")),
         ("idle cores", said(env.cpu_idle, lambda v: v.why)),
         ("order of a level's protocols and connection modes",
          said(env.mode_order, lambda v: "the plan's on even repetitions, reversed on odd ones" if v == "alternate"
