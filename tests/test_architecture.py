@@ -49,7 +49,7 @@ RULES: dict[str, set[str]] = {
     "report": {"analysis", "model", "engine.result", "planning", "events", "upkeep.pinning", "stacks.base"},
     "runner": {"planning", "hosts", "stacks", "workloads", "engine", "monitor", "network", "store", "model",
                "caveats", "events", "upkeep", "analysis.capacity", "analysis.verdicts", "analysis.power",
-               "analysis.tuning", "analysis.sizing"},
+               "analysis.tuning", "analysis.sizing", "analysis.outcomes"},
     "scenarios": {"planning", "workloads"},
     "events": {"planning", "stacks", "model", "upkeep", "engine.result"},
     "hosts": {"planning", "stacks", "servers", "workloads", "engine", "monitor", "model", "network", "upkeep"},

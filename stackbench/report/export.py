@@ -185,8 +185,9 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
                         "untested); engine-bound runs (the engine at its limit, the server's cores busy >= 90 %) "
                         "count as lower bounds of throughput (stackbench/analysis/outcomes.py, verdicts.py)",
             "bottleneck": "per cell, the side at its limit over the measured window: the server when its cores were "
-                          "busy >= 90 %, the engine when its busiest thread was, both, or neither (latency-bound, or "
-                          "a server that waited); null when a side's share is unknown "
+                          "busy >= 90 %, the engine when its busiest thread was, both, the machine (under a machine "
+                          "profile, the stack and its services kept its CPU or CPU quota busy >= 90 %), or neither "
+                          "(latency-bound, or a server that waited); null when a side's share is unknown "
                           "(stackbench/analysis/bottleneck.py)",
         },
     }

@@ -11,6 +11,7 @@ from stackbench.analysis.figures import CellFigures
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
 from stackbench.report.text.style import Style
+from stackbench.report.words.verdicts import signed
 from stackbench.units import MiB
 
 TOP_CALLS = 12
@@ -96,9 +97,10 @@ def _fmt(v: float | None, fmt: str) -> str:
 
 
 def _delta(a: float | None, b: float | None) -> str:
+    """B against A as the verdicts word a change: '+3.1 %', or ten times apart a multiple."""
     if a is None or b is None or a == 0:
         return "-"
-    return f"{(b - a) / a:+.1%}"
+    return signed(b / a)
 
 
 def _ms(us: float | None) -> float | None:
