@@ -3,7 +3,8 @@ with [sizing] asks its capacity question of each size — the stack tuned for th
 rate there first — stores the sizing with each size's run, and names the smallest size
 that is enough (a size none is enough on: tests/test_sizing.py). php-sleep (50 ms
 asleep a request, no CPU) is the page: its capacity is the pool's, so the sizes are told
-apart by what they fit, within seconds."""
+apart by what they fit, within seconds. At 100 requests/s a probe's ~100 responses take 1 s
+(analysis/capacity.py probe_seconds)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ repetitions = 1
 syscalls = false
 tune = { repetitions = 1 }
 [sizing]
-target = { rate = 50 }
+target = { rate = 100 }
 sizes = [{ cpus = 1, memory = "256M", label = "small" }, { cpus = 1, memory = "512M", label = "big" }]
 [[stacks]]
 id = "nginx-fpm"
@@ -53,19 +54,19 @@ def test_a_sizing_tunes_each_size_for_the_target_searches_it_and_names_the_small
     sized = sizing_runner.size(plan, store)
     assert not sized.errors and [r.size for r in sized.runs] == ["small", "big"]
     stored = store.sizing(sized.sizing_id)
-    assert stored.stacks == ("nginx + FPM",) and stored.target_rate == 50.0
+    assert stored.stacks == ("nginx + FPM",) and stored.target_rate == 100.0
     # the core the sizes were measured on: both runs' yardsticks, pooled
     cores = [store.run(r.run_id).environment.yardstick for r in stored.runs]
     assert stored.yardstick is not None and all(cores) and stored.yardstick.repetitions == 2 * yardstick.REPETITIONS
     assert min(c.score for c in cores if c) <= stored.yardstick.score <= max(c.score for c in cores if c)
-    # the tuned stack: tuned for 50 requests/s on each size (the question's machine)
+    # the tuned stack: tuned for 100 requests/s on each size (the question's machine)
     tunings = store.tunings()
     assert len(tunings) == 2 and {t.machine["memory"] for t in tunings} == {"256M", "512M"}
-    assert all(t.rate == 50.0 and t.chosen_size > 1 for t in tunings)  # one child cannot
+    assert all(t.rate == 100.0 and t.chosen_size > 1 for t in tunings)  # one child cannot
     out = io.StringIO()
     sizing_cmd.show(store, sized.sizing_id, out)
     text = " ".join(out.getvalue().split())  # the sentence is wrapped for the terminal
-    assert text.startswith("For 50.0 requests/s at peak") and "within p99 ≤ 100 ms" in text, text
+    assert text.startswith("For 100 requests/s at peak") and "within p99 ≤ 100 ms" in text, text
     # one child asleep 50 ms a request carries ~20/s: the tuned pool is larger, and enough
     # on the smaller size
     assert "nginx + FPM needs small" in text, text
