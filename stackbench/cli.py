@@ -15,11 +15,16 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE
 from stackbench.units import parse_share
-from stackbench.commands import clean, inspect, measure, report, scenario, serve, sizing, tune
+from stackbench.commands import clean, inspect, measure, report, scenario, serve, size, sizing, tune, yardstick
 from stackbench.errors import Crashed, Interrupted, StackbenchError
 
 DEFAULT_DB = "results.sqlite"
 DB_HELP = f"the results store (SQLite; default {DEFAULT_DB})"
+# What a user reads in --help is defined where it is used: "cell" once in every help that
+# says it, and every other word of the lab's own in docs/reference/glossary.md.
+WORDS = ("a cell is one stack measured on one workload at one load (so many clients, or a rate) and connection "
+         "mode, once; RUN:SEQ names it (the # column of `stackbench show`). The lab's other words: "
+         "docs/reference/glossary.md")
 EXPLAIN_HELP = "every legend in full: what each column, mark and interval means (default: a short line each)"
 
 
@@ -29,6 +34,18 @@ def _share(text: str) -> float:
         return parse_share(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share such as 0.02 or 2%") from None
+
+
+def _yardstick(text: str) -> float:
+    """A yardstick figure (bigger = faster core), for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a yardstick: a number above 0, as "
+                                         "`stackbench yardstick` prints it")
+    return value
 
 
 def _output_flags(p: argparse.ArgumentParser) -> None:
@@ -56,15 +73,18 @@ def _cpu_idle(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.")
+    p = argparse.ArgumentParser(prog="stackbench", description="Compare PHP web stacks on real servers.",
+                                epilog=f"Words: {WORDS}.")
     p.add_argument("--version", action="version", version=f"stackbench {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a plan (the default plan when none is given) and print the results")
+    run = sub.add_parser("run", help="run a plan (the default plan when none is given) and print the results",
+                         epilog=f"Words: {WORDS}.")
     run.add_argument("plan", nargs="?", help="plan file (TOML); default: the built-in default plan")
     run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
-    run.add_argument("--dry-run", action="store_true", help="validate the plan and list its cells; start nothing")
+    run.add_argument("--dry-run", action="store_true", help="validate the plan, list its cells and say how long it all takes (tunings "
+                          "included); start nothing")
     run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(run)
@@ -98,9 +118,50 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     tu.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
+    given = size.defaults()
+    sz = sub.add_parser("size", help="the machine to buy: the smallest size on which each stack serves a target, measured",
+                        description="The sizing scenario's question asked of your stacks, page and traffic: on each "
+                                    "size, each stack tuned for the target, then its capacity within the SLO searched; "
+                                    "the answer names each stack's smallest size that is enough, with its price "
+                                    "(docs/guide/sizing.md). Stored like a plan with [sizing]: `stackbench sizings` "
+                                    "prints it again.",
+                        epilog=f"Words: {WORDS}.")
+    sz.add_argument("stacks", nargs="+", metavar="STACK", help="stack ids (`stackbench stacks`); the first is the "
+                                                               "one the others are compared with")
+    sz.add_argument("--workload", required=True, help="the page to serve, e.g. wordpress-home "
+                                                      "(docs/reference/workloads.md)")
+    sz.add_argument("--target", required=True, metavar="HITS",
+                    help="hits (requests) a day the machine must serve, e.g. 180000 or 180k")
+    sz.add_argument("--peak-factor", type=float, metavar="F",
+                    help=f"the busiest hour's rate over the day's mean (default {given['peak_factor']}): the target "
+                         "rate is HITS × F / 86,400 s")
+    sz.add_argument("--slo", help=f"what serving means, e.g. p99=1s,errors=0 (default {given['slo']}); a probe lasts "
+                                  "5 times its latency")
+    sz.add_argument("--sizes", metavar="CPUS/MEMORY[/PRICE],…",
+                    help=f"the machines to try, smallest first, with their price a month (default {given['sizes']})")
+    sz.add_argument("--quick", action="store_true", help="one capacity search a stack and size (the sizing "
+                                                         "scenario's quick form) instead of five")
+    sz.add_argument("--dry-run", action="store_true", help="check the question and say what each size will measure "
+                                                           "and how long; start nothing")
+    sz.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+    sz.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
+    sz.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
+    sz.set_defaults(allow_remote_target=False)
+    _cpu_idle(sz)
+    _output_flags(sz)
+
     szs = sub.add_parser("sizings", help="the stored sizings (plans with [sizing]), or one's answer again")
     szs.add_argument("id", nargs="?", type=int, help="a sizing's id (default: list them)")
+    szs.add_argument("--core", type=_yardstick, metavar="N",
+                     help="the yardstick of your machine's core (`stackbench yardstick` there): the answer's CPUs "
+                          "rescaled to cores like it (docs/methods/sizing.md)")
     szs.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
+    ys = sub.add_parser("yardstick", help="this machine's core measured by a short, fixed PHP benchmark (php-cli): "
+                                          "the unit a sizing's CPUs are said in",
+                        description="Runs a fixed PHP workload with php -n on one core (a second or so) and prints "
+                                    "thousands of its units a second, bigger = faster (docs/methods/sizing.md). "
+                                    "Needs only PHP's command-line interpreter: no root, no lock, nothing started.")
+    ys.add_argument("--json", action="store_true", help="the figure and its spread as one JSON object")
     sv = sub.add_parser("serve", help="a stack started as a run starts it, left up for your own tools until Ctrl-C",
                         description="Starts the stack exactly as a run would (configs checked, servers pinned, the "
                                     "machine profile, the workload's files or database, verified), prints its URLs, "
@@ -132,13 +193,18 @@ def build_parser() -> argparse.ArgumentParser:
     sc_sub.add_parser("list", help="the questions stackbench can answer, one line each")
     sc_show = sc_sub.add_parser("show", help="a scenario's question, plan and how to read the result")
     sc_show.add_argument("name", help="a name from `stackbench scenario list`")
-    sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first")
+    sc_show.add_argument("--plan", action="store_true",
+                         help="the plan alone, a file `stackbench run` takes as it is (its words as TOML comments)")
+    sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first",
+                               epilog=f"Words: {WORDS}.")
     sc_run.add_argument("name", help="a name from `stackbench scenario list`")
-    sc_run.add_argument("--quick", action="store_true", help="the scenario's short version (about 2 minutes)")
+    sc_run.add_argument("--quick", action="store_true", help="the scenario's short version: about 2 minutes, but on a fresh store sizing 14 and "
+                             "small-vps 4, tuning their stacks first (--dry-run says how long)")
     sc_run.add_argument("--variant", metavar="NAME",
                         help="the same question asked another way, e.g. https (`scenario list` names them)")
     sc_run.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
-    sc_run.add_argument("--dry-run", action="store_true", help="validate and list the cells; start nothing")
+    sc_run.add_argument("--dry-run", action="store_true",
+                        help="validate, list the cells and say how long it all takes (tunings included); start nothing")
     sc_run.add_argument("--keep-rundir", action="store_true", help="keep each stack's run directory (configs, logs)")
     sc_run.add_argument("--workdir", type=Path, help="where run directories are made (default: the temp dir)")
     _allow_remote(sc_run)
@@ -155,14 +221,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmp = sub.add_parser("compare", help="two stored runs, or two sets of cells, as verdicts (A is the baseline)",
                          description="A and B: a run id (its cells are matched to B's by stack label and "
-                                     "question), or a set of cells RUN:SEQ,SEQ,…")
+                                     "question), or a set of cells RUN:SEQ,SEQ,…",
+                         epilog=f"Words: {WORDS}.")
     cmp.add_argument("a", help="the baseline: RUN or RUN:SEQ,SEQ,…")
     cmp.add_argument("b", help="compared with it: RUN or RUN:SEQ,SEQ,…")
     cmp.add_argument("--equivalence", type=_share, default=DEFAULT_EQUIVALENCE,
                      help="a CI of the ratio inside ± this share is 'equivalent': 0.02 or 2%% (default 2%%)")
     cmp.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
 
-    exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON")
+    exp = sub.add_parser("export", help="every cell (one row per repetition) and the verdicts, as CSV or JSON",
+                         epilog=f"Words: {WORDS}.")
     exp.add_argument("run_id", nargs="?", type=int, help="run id (default: the latest)")
     exp.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
     exp.add_argument("--verdicts", action="store_true", help="CSV: the verdicts instead of the cells")
@@ -192,7 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
     cl.add_argument("--db", default=DEFAULT_DB, help=DB_HELP + "; never created by clean")
 
-    tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU")
+    tl = sub.add_parser("timeline", help="one cell second by second: load, latency, processes, memory, CPU",
+                        epilog=f"Words: {WORDS}.")
     tl.add_argument("cell", help="RUN:SEQ (the # column of `stackbench show`)")
     tl.add_argument("--walk", action="store_true",
                     help="the whole walk (ramp, stages, capacity search) the cell is a step of, on one clock")
@@ -200,13 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("explain", help="compare what two cells cost: CPU, memory, processes, system calls",
                         description="A and B are cells: RUN:SEQ, or a stack label of --run (default: the latest)"
-                                    " narrowed by --workload/--concurrency/--keepalive/--rep to one cell.")
-    ex.add_argument("a")
-    ex.add_argument("b")
+                                    " narrowed by --workload/--concurrency/--keepalive/--rep to one cell.",
+                        epilog=f"Words: {WORDS}.")
+    ex.add_argument("a", metavar="A", help="the first cell: RUN:SEQ (the # column of `stackbench show`), or a "
+                                           "stack label of --run")
+    ex.add_argument("b", metavar="B", help="the cell compared with it, written the same way")
     ex.add_argument("--run", type=int, help="run the labels refer to (default: the latest)")
-    ex.add_argument("--workload")
-    ex.add_argument("-c", "--concurrency", type=int)
-    ex.add_argument("--keepalive", choices=("on", "off"))
+    ex.add_argument("--workload", help="with a label: the cell's workload, e.g. php-hello")
+    ex.add_argument("-c", "--concurrency", type=int, help="with a label: the cell's clients")
+    ex.add_argument("--keepalive", choices=("on", "off"), help="with a label: the cell's keep-alive mode")
     ex.add_argument("--rep", type=int, help="which repetition (1, 2, …) when the run has several")
     ex.add_argument("--db", default=DEFAULT_DB, help=DB_HELP)
     return p
@@ -289,7 +360,8 @@ COMMANDS = {
     "run": measure.cmd_run, "show": inspect.cmd_show, "runs": inspect.cmd_runs, "stacks": inspect.cmd_stacks,
     "explain": inspect.cmd_explain, "timeline": inspect.cmd_timeline, "compare": inspect.cmd_compare,
     "export": inspect.cmd_export, "report": report.cmd_report, "clean": clean.cmd_clean,
-    "tune": tune.cmd_tune, "tunings": tune.cmd_tunings, "sizings": sizing.cmd_sizings,
+    "tune": tune.cmd_tune, "tunings": tune.cmd_tunings, "size": size.cmd_size, "sizings": sizing.cmd_sizings,
+    "yardstick": yardstick.cmd_yardstick,
     "serve": serve.cmd_serve,
     ("scenario", "list"): scenario.cmd_scenario_list, ("scenario", "show"): scenario.cmd_scenario_show,
     ("scenario", "run"): measure.cmd_scenario_run,

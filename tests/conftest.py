@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from stackbench import yardstick
 from stackbench.monitor import cpu_noise
 from stackbench.stacks import installed
 from stackbench.stacks.registry import STACKS
@@ -31,6 +32,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # The CPU-steadiness probe (monitor/cpu_noise.py) spends 2 s before every run; no test
 # but its own reads the figure (docs/reference/tests.md).
 os.environ[cpu_noise.SKIP_VAR] = "off"
+# The yardstick (stackbench/yardstick/) spends ~0.5 s before every run the same way; the
+# tests that read it unset this.
+os.environ[yardstick.SKIP_VAR] = "off"
 
 
 def require_stack(stack_id: str) -> None:

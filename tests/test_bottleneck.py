@@ -34,15 +34,17 @@ def cell(seq=0, *, engine_busy=0.5, server_busy=0.5, label="nginx", repetition=0
     """A measured cell of a 1 s window: the engine's busiest thread at `engine_busy` of a
     core, the stack's cgroup at `server_busy` of its one core, `completed` requests."""
     user, system = engine_cpu
-    return stored_cell(
-        seq=seq, repetition=repetition, stack_label=label, duration_us=WINDOW_US, requests_per_s=float(completed),
-        requests_completed=completed, requests_failed=0, non_2xx=0, connections_measured=16,
-        connections_without_response=0, cpu_total_us=None if server_busy is None else int(server_busy * WINDOW_US),
-        cpu_window_us=WINDOW_US, pinning=ONE_CORE,
-        engine={"engine_cpu": {"system_us": system, "max_thread_busy": engine_busy,
-                               "saturated": engine_busy is not None and engine_busy >= 0.9}},
-        engine_cpu_us=user, caveats=[{"code": "engine_saturated", "params": {"thread": 0, "busy": engine_busy}}]
-        if engine_busy is not None and engine_busy >= 0.9 else [], **columns)
+    return stored_cell(**{
+        "seq": seq, "repetition": repetition, "stack_label": label, "duration_us": WINDOW_US,
+        "requests_per_s": float(completed), "requests_completed": completed, "requests_failed": 0, "non_2xx": 0,
+        "connections_measured": 16, "connections_without_response": 0,
+        "cpu_total_us": None if server_busy is None else int(server_busy * WINDOW_US),
+        "cpu_window_us": WINDOW_US, "pinning": ONE_CORE,
+        "engine": {"engine_cpu": {"system_us": system, "max_thread_busy": engine_busy,
+                                  "saturated": engine_busy is not None and engine_busy >= 0.9}},
+        "engine_cpu_us": user,
+        "caveats": [{"code": "engine_saturated", "params": {"thread": 0, "busy": engine_busy}}]
+        if engine_busy is not None and engine_busy >= 0.9 else [], **columns})
 
 
 @pytest.mark.parametrize("engine_busy, server_busy, side", [
@@ -64,6 +66,43 @@ def test_each_side_is_judged_at_90_percent_of_its_cores(engine_busy, server_busy
     b = figures.of(c).bottleneck
     assert b is not None and b.side == side
     assert b.engine_busy == (None if engine_busy is None else pytest.approx(engine_busy))
+
+
+SMALL_VPS = {"limit_bytes": 512 << 20}  # a machine profile's memory limit: its mark on a cell
+
+
+@pytest.mark.parametrize("stack, services, events, pinning, side, said", [
+    # small-vps: PHP at 78 % of the one CPU, MariaDB 17 %: the machine, not "neither"
+    (0.78, 0.17, SMALL_VPS, ONE_CORE, bottleneck.MACHINE, "machine (its 1 CPU)"),
+    # a 0.5 CPU quota: 0.40 + 0.07 cores' worth is 80 % + 14 % of the quota
+    (0.80, 0.14, None, {**ONE_CORE, "server_cpu_quota": 0.5}, bottleneck.MACHINE, "machine (its 0.5 CPU quota)"),
+    # the stack alone at the limit of the machine: the machine too
+    (0.95, 0.0, SMALL_VPS, ONE_CORE, bottleneck.MACHINE, "machine (its 1 CPU)"),
+    # the machine with room to spare: the stack waited (a sleeping script, a small pool)
+    (0.50, 0.20, SMALL_VPS, ONE_CORE, bottleneck.NEITHER, "neither"),
+    # no machine profile: the database is not the question; the stack's own share decides
+    (0.78, 0.17, None, ONE_CORE, bottleneck.NEITHER, "neither"),
+])
+def test_under_a_machine_profile_its_cpu_shared_with_the_services_can_be_the_limit(stack, services, events,
+                                                                                  pinning, side, said):
+    """`stack`, `services`: each one's CPU as a share of the machine's (its cores, or its quota)."""
+    cpus = pinning.get("server_cpu_quota") or 1
+    c = cell(engine_busy=0.3, server_busy=None, pinning=pinning, memory_events=events,
+             cpu_total_us=int(stack * cpus * WINDOW_US), service_cpu_us=int(services * cpus * WINDOW_US))
+    b = figures.of(c).bottleneck
+    assert b is not None and b.side == side and words.word(b) == said
+    if events or "server_cpu_quota" in pinning:
+        assert b.machine_busy == pytest.approx(stack + services) and b.machine_cpus == cpus
+    else:
+        assert b.machine_busy is None
+    s = bottleneck.summarize([b, b])
+    assert words.summary_word(s) == said and words.figure_values(s)[-1] == said
+
+
+def test_the_engine_at_its_limit_beside_a_full_machine_is_both():
+    c = cell(engine_busy=0.95, server_busy=None, pinning=ONE_CORE, memory_events=SMALL_VPS,
+             cpu_total_us=int(0.7 * WINDOW_US), service_cpu_us=int(0.25 * WINDOW_US))
+    assert figures.of(c).bottleneck.side == bottleneck.BOTH
 
 
 def test_the_engines_saturation_flag_decides_when_its_share_is_missing():

@@ -58,6 +58,14 @@ def test_prefork_memory_and_processes_grow_with_concurrency(measured):
     procs = store.processes(high.id)
     assert sum(p.comm == "apache2" for p in procs) == high.cost.procs_max
     assert all(p.pss_bytes and p.pss_bytes <= p.rss_bytes for p in procs)
+    # Each process's own memory (anon + shmem PSS) adds up to the cgroup's own accounting
+    # (anon + shmem) at the window's end, moments before the snapshot; total PSS also holds
+    # each one's share of the code pages the machine shares, which the cgroup is not charged
+    # (docs/methods.md, "Memory").
+    own, cgroup = metrics.own_memory_bytes(procs), metrics.cgroup_own_bytes(store.samples(high.id))
+    assert own is not None and cgroup is not None
+    assert abs(own - cgroup) <= 0.15 * cgroup, (own, cgroup)
+    assert sum(p.pss_bytes for p in procs) > own + sum(p.pss_file_bytes for p in procs) * 0.9
 
 
 def test_allow_override_all_costs_htaccess_lookups(measured):

@@ -27,7 +27,7 @@ from stackbench import errors, scenarios
 from stackbench.analysis.capacity import PERCENTILES
 from stackbench.cli import build_parser
 from stackbench.network import profiles, visitors
-from stackbench.planning import hosts, loads, machine, plan, protocols
+from stackbench.planning import hosts, loads, machine, plan, protocols, sizing
 from stackbench.workloads import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +78,9 @@ TABLE_KEYS: dict[str, set[str]] = {
     "networks.*.up": profiles.SHAPE_KEYS,
     "visitors.*": visitors.KEYS,
     "scenario": plan.SCENARIO_KEYS,
+    "sizing": sizing.KEYS,
+    "sizing.target": sizing.TARGET_KEYS,
+    "sizing.sizes": sizing.SIZE_KEYS,
 }
 
 
@@ -176,7 +179,8 @@ def test_the_plan_keys_page_names_every_key():
                           ("`tls`", protocols.TLS_KEYS), ("`slo`", SLO_KEYS), ("`search`", loads.SEARCH_KEYS),
                           ("`stages`", loads.STAGE_KEYS), ("`[networks.NAME]`", profiles.PROFILE_KEYS),
                           ("`[visitors.NAME]`", visitors.KEYS), ("`machine`", machine.KEYS),
-                          ("`[hosts]`", set(hosts.KEYS)), ("`[scenario]`", plan.SCENARIO_KEYS)):
+                          ("`[hosts]`", set(hosts.KEYS)), ("`[scenario]`", plan.SCENARIO_KEYS),
+                          ("`[sizing]`", sizing.KEYS)):
         text = section(page, heading)
         assert {k for k in keys if f"`{k}`" not in text and f'`"{k}"`' not in text} == set(), heading
     urls = section(page, "`[app]` and `[[app.urls]]`")

@@ -42,6 +42,26 @@ def test_none_when_not_computable():
     assert metrics.per_process_pss([ProcessMemory(1, 0, "x", None, None, 1)]) == {}
 
 
+def test_own_memory_is_anon_and_shmem_pss_and_adds_up_to_the_cgroups():
+    """A worker's own memory leaves out its share of the machine's code pages (file PSS),
+    which the cgroup is not charged for; summed over the stack it is the cgroup's anon +
+    shmem (docs/methods.md, "Memory")."""
+    mib = 1 << 20
+    procs = [ProcessMemory(1, 0, "php-fpm8.2", 30 * mib, 9 * mib, 1, 3 * mib, 2 * mib, 4 * mib),
+             ProcessMemory(2, 1, "php-fpm8.2", 20 * mib, 2 * mib, 1, 1 * mib, 0, 1 * mib),
+             ProcessMemory(3, 1, "php-fpm8.2", 20 * mib, 2 * mib, 1, 1 * mib, 0, 1 * mib)]
+    g = metrics.per_process_pss(procs)["php-fpm8.2"]
+    assert (g.count, g.pss_total_bytes, g.own_total_bytes, g.file_total_bytes) == (3, 13 * mib, 7 * mib, 6 * mib)
+    assert g.own_mean_bytes == 7 * mib / 3 and metrics.own_memory_bytes(procs) == 7 * mib
+    # one process not split: the sum is unknown, not a smaller number
+    assert metrics.own_memory_bytes(procs + [ProcessMemory(4, 1, "nginx", mib, mib, 1)]) is None
+    assert metrics.own_memory_bytes([]) is None
+    samples = [CgroupSample(1, 20 * mib, 5 * mib, 2 * mib, 3 * mib, 0, 0, 0, 3, 3),
+               CgroupSample(2, 21 * mib, 5 * mib, 2 * mib, 3 * mib, 0, 0, 0, 3, 3),
+               CgroupSample(3, None, None, None, None, 0, 0, 0, 3, 3)]
+    assert metrics.cgroup_own_bytes(samples) == 7 * mib and metrics.cgroup_own_bytes([]) is None
+
+
 def test_store_and_explain_a_pair():
     store = Store()
     run_id = store.begin_run("p", "s", {}, {}, {})
@@ -56,7 +76,8 @@ def test_store_and_explain_a_pair():
     assert c.cost.procs_max == 3 and c.cost.threads_max == 4
     assert store.syscalls(a)["other"] == 30_000 and store.syscalls(b)["openat"] == 10_000
     pss = metrics.per_process_pss(store.processes(a))
-    assert pss["apache2"] == metrics.ProcessGroup(2, 6 << 20) and pss["apache2"].pss_mean_bytes == 3 << 20
+    assert pss["apache2"] == metrics.ProcessGroup(2, 6 << 20, None, None, 16 << 20)
+    assert pss["apache2"].pss_mean_bytes == 3 << 20 and pss["apache2"].own_mean_bytes is None  # not split: unknown
 
     out = io.StringIO()
     explain.render(cells[0], cells[1], explain.CellExtras(store.processes(a), store.syscalls(a)),

@@ -35,7 +35,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -110,7 +110,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12]
+    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12, 13, 14]
     cells = store.cells(1)
     assert [(c.seq, c.engine.requests_per_s, c.cost.cpu_total_us) for c in cells] == before
     static, php = cells
@@ -142,7 +142,7 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [7, 8, 9, 10, 11, 12]
+    assert store.migrated_from == [7, 8, 9, 10, 11, 12, 13, 14]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -169,7 +169,7 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [8, 9, 10, 11, 12]
+    assert store.migrated_from == [8, 9, 10, 11, 12, 13, 14]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -189,7 +189,7 @@ def test_v9_store_cells_spoke_clear_http_1_1(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [9, 10, 11, 12]
+    assert store.migrated_from == [9, 10, 11, 12, 13, 14]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -218,7 +218,7 @@ def migrated_like_before(store_file: Path, tmp_path: Path, passed: list[int]) ->
 
 
 def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
-    store = migrated_like_before(V10, tmp_path, [10, 11, 12])
+    store = migrated_like_before(V10, tmp_path, [10, 11, 12, 13, 14])
     assert store.tunings() == []
     key = {"stack": "nginx-fpm", "concurrency": 4}
     tid = store.record_tuning(None, 1, "nginx-fpm", "php-hello", key, {**key, "repetitions": 3}, None,
@@ -235,14 +235,62 @@ def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
     assert store.sizing(sid).runs == (SizeRun("1 CPU, 1 GiB", 1),) and store.sizing(sid).target_rate == 7.0
 
 
-V12 = Path(__file__).parent / "data" / "store-v12.sqlite"  # written by the commit before v13 (nginx-fpm, 2 cells, php-hello c=4, warmup 0.2 s)
+# The default plan's run (`stackbench run`, 72 cells, 8 repetitions), written by the commit
+# before v13 on the 2-core VM of bench/RESULTS.md; gzipped (1 MB as a store).
+V12 = Path(__file__).parent / "data" / "store-v12-default.sqlite.gz"
 
 
-def test_v12_store_keeps_its_cells_and_their_warm_ups_are_not_invented(tmp_path):
-    from stackbench.model.warmup import StoredWarmup, WarmupWindow
+def unpack_v12(tmp_path: Path) -> Path:
+    import gzip
+
+    path = tmp_path / "results.sqlite"
+    path.write_bytes(gzip.decompress(V12.read_bytes()))
+    return path
+
+
+def test_v12_store_keeps_each_process_total_pss_and_invents_no_parts(tmp_path):
+    path = unpack_v12(tmp_path)
+    db = sqlite3.connect(path)
+    before = db.execute("SELECT cell_id, pid, comm, rss_bytes, pss_bytes FROM processes ORDER BY cell_id, pid").fetchall()
+    db.close()
+    store = Store(path)
+    assert store.migrated_from == [12, 13, 14]
+    after = [(c.id, p.pid, p.comm, p.rss_bytes, p.pss_bytes, p.pss_anon_bytes, p.own_bytes)
+             for c in store.cells(1) for p in store.processes(c.id)]
+    assert [a[:5] for a in after] == [tuple(b) for b in before] and len(after) == 1416
+    assert all(a[5] is None and a[6] is None for a in after)  # not read then: unknown, never guessed
+# Written by the commit before v13 (1195bcc): store-v10.sqlite brought to v12 by that lab,
+# and a sizing of its run 1 as a v12 lab stored it (a target of 180,000 one-request visits a day).
+V12_SIZING = Path(__file__).parent / "data" / "store-v12.sqlite"
+
+
+def test_v12_sizing_gains_an_unknown_yardstick_and_reads_its_visits_as_hits(tmp_path):
+    from stackbench.model.environment import Yardstick
+    from stackbench.model.sizing import SizeRun
+
+    path = tmp_path / "results.sqlite"
+    shutil.copy(V12_SIZING, path)
+    store = Store(path)
+    assert store.migrated_from == [12, 13, 14]
+    (old,) = store.sizings()
+    assert old.yardstick is None  # not measured then: never invented
+    assert old.runs == (SizeRun("1 CPU, 1 GiB", 1),) and old.target_rate == 6.25
+    assert old.hits_per_day == 180_000  # a visit was one request: the same count, named as hits
+    assert old.cpus("1 CPU, 1 GiB") == 1.0 and old.core is None
+    stick = Yardstick(680.0, 650.0, 701.0, 9, "8.2.36", 0)
+    store.update_sizing(old.id, list(old.runs), stick)
+    assert store.sizing(old.id).yardstick == stick
+    assert [(c.seq, c.stack_label) for c in store.cells(1)] == [(0, "nginx-fpm"), (1, "nginx-fpm")]
+
+
+V14 = Path(__file__).parent / "data" / "store-v14.sqlite"  # written by the commit before v15 (nginx-fpm, 2 cells, php-hello c=4, warmup 0.2 s)
+
+
+def test_v14_store_keeps_its_cells_and_their_warm_ups_are_not_invented(tmp_path):
     from stackbench.analysis import warmup as warmup_analysis
+    from stackbench.model.warmup import StoredWarmup, WarmupWindow
 
-    store = migrated_like_before(V12, tmp_path, [12])
+    store = migrated_like_before(V14, tmp_path, [14])
     cells = store.cells(1)
     # the plan's fixed warm-up was not kept with its cells: unknown, not "none"
     assert [c.warmup for c in cells] == [None, None]

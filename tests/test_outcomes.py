@@ -89,7 +89,7 @@ def test_clients_unserved_for_the_whole_window_fail_the_load():
     c = cell(unserved=5, caveats=[caveat("clients_unserved", without_response=5, connections=16)])
     o = outcomes.of(c)
     assert o.kind == outcomes.FAILED and o.valid
-    assert o.failures == (outcomes.Failure("unserved", 5, 16, 5 / 16),)
+    assert o.failures == (outcomes.Failure("unserved", 5, 16, 5 / 16, window_us=WINDOW_US),)
 
 
 def test_every_client_unserved_is_one_failure_and_its_latency_the_window():
@@ -207,8 +207,8 @@ def test_a_stack_that_fails_the_load_loses_in_the_first_words():
     vs, v = throughput(cells, "nginx + FPM")
     assert v.kind == verdicts.CANDIDATE_FAILS and v.better is False
     line = verdicts_text.headline(v, vs.band)
-    assert line.startswith("Apache mod_php fails this load: 16 of 16 measured visitors unserved for the whole "
-                           "window while 50 slow visitors held 52 of its workers; nginx + FPM served 3,3")
+    assert line.startswith("Apache mod_php fails this load: 0 of 16 measured visitors served in 2 s while 50 "
+                           "slow visitors held 52 of its workers; nginx + FPM served 3,3")
     assert "req/s (p99 3.0 ms)" in line
     assert vs.family_sizes["throughput"] == 0  # decided by the outcomes: no test, not in Holm's family
     # every metric of that pair says the same, and no aside rides on it
@@ -222,7 +222,7 @@ def test_the_baseline_failing_is_said_first_too():
     cells = runs("nginx", [0] * 5, start=0, fail=range(5)) + runs("h2o", noisy(5000, 5, 2), start=1)
     vs, v = throughput(cells)
     assert v.kind == verdicts.BASELINE_FAILS and v.better is True
-    assert verdicts_text.headline(v, vs.band).startswith("nginx fails this load: 16 of 16 clients unserved")
+    assert verdicts_text.headline(v, vs.band).startswith("nginx fails this load: 0 of 16 clients served in 2 s")
 
 
 def test_neither_stack_serves_this_load():
@@ -238,8 +238,8 @@ def test_neither_stack_serves_this_load():
     vs, v = throughput(cells, "nginx + FPM")
     assert v.kind == verdicts.NEITHER_SERVES and v.better is None
     assert verdicts_text.headline(v, vs.band) == (
-        "neither stack serves this load: Apache mod_php: 64 of 64 clients unserved for the whole window, the OOM "
-        "killer took mariadbd; nginx + FPM: 64 of 64 clients unserved for the whole window, the OOM killer took "
+        "neither stack serves this load: Apache mod_php: 0 of 64 clients served in 2 s, the OOM "
+        "killer took mariadbd; nginx + FPM: 0 of 64 clients served in 2 s, the OOM killer took "
         "mariadbd")
 
 
@@ -293,7 +293,7 @@ def test_the_way_up_failing_against_the_way_down():
     (v,) = vs.for_metric("throughput")
     assert vs.self_comparison and v.kind == verdicts.BASELINE_FAILS  # the way up is the baseline
     assert verdicts_text.headline(v, vs.band, vs.self_comparison).startswith(
-        "way up fails this load: 16 of 16 clients unserved for the whole window; way down served 7,955 req/s")
+        "way up fails this load: 0 of 16 clients served in 2 s; way down served 7,955 req/s")
 
 
 def test_neither_way_serves_in_a_self_comparison():
@@ -388,11 +388,36 @@ def test_a_client_still_waiting_when_a_window_shorter_than_the_deadline_ends_is_
     assert (o.kind, o.failures, o.pending) == (outcomes.SERVED, (), 3)
     assert (o.p99_us, o.p99_floor) == (WINDOW_US, True) and (o.p50_us, o.p50_floor) == (WINDOW_US, True)
     assert o.throughput == 0.5
-    # nothing completed at all in the window: still slow, not "nothing served"
+
+
+def test_a_window_that_served_nobody_is_never_served_whatever_the_deadline():
+    """Nothing completed in a 2 s window under a 10 s timeout: no client was served, so no
+    turn came — it fails the load, with how long the window was and the deadline (the
+    runner measured it on to the deadline first, unless alone it answered many times
+    faster: runner/cell.py)."""
     none = cell(rps=0.0, requests_completed=0, connections=4, unserved=4, latency_p50_us=None, latency_p99_us=None,
                 caveats=[caveat("no_response_all", connections=4), caveat("no_requests")], engine=_deadline(10))
     o = outcomes.of(none)
-    assert (o.kind, o.failures, o.pending, o.p99_floor) == (outcomes.SERVED, (), 4, True)
+    assert (o.kind, o.pending, o.p99_floor, o.throughput) == (outcomes.FAILED, 0, True, 0.0)
+    assert o.failures == (outcomes.Failure("unserved", 4, 4, 1.0, window_us=WINDOW_US, deadline_us=10_000_000),)
+    # error pages are not service either: nothing served, the errors say how it failed
+    errors = cell(rps=100.0, requests_completed=200, non_2xx=200, connections=4, unserved=0,
+                  caveats=[caveat("non_2xx", count=200, share=1.0)], engine=_deadline(10))
+    assert [f.code for f in outcomes.of(errors).failures] == ["non_2xx"]
+    # an engine that warned of nothing: every client unserved all the same
+    quiet = cell(rps=0.0, requests_completed=0, connections=4, unserved=None, latency_p50_us=None,
+                 latency_p99_us=None, engine=_deadline(10))
+    assert outcomes.of(quiet).failures[0].count == 4
+
+
+@pytest.mark.parametrize("per_s, clients, window_s, held", [
+    (3400.0, 16, 1.0, True),  # alone a turn every 4.7 ms: 1 s without one is being held back
+    (6.0, 16, 1.0, False),  # a turn every 2.7 s: 1 s without one is slow
+    (16.0, 16, 3.0, True),  # exactly three turns in the window
+    (0.0, 16, 100.0, False),  # no pace: nothing known, never held back
+])
+def test_held_back_is_three_turns_in_the_window(per_s, clients, window_s, held):
+    assert outcomes.held_back(per_s, clients, window_s) is held
 
 
 def test_a_client_unserved_for_a_window_as_long_as_the_deadline_was_refused():
@@ -451,10 +476,10 @@ def test_windows_that_end_at_a_response_resolve_what_a_fixed_window_cannot():
 
 
 
-def test_a_stack_that_served_nothing_beside_one_that_served_hundreds_is_resolved():
+def test_a_stack_that_served_nothing_fails_the_load_and_is_no_percentage():
     """Slow visitors holding every prefork child: the fast clients got nothing in a 1 s
-    window shorter than the deadline (slow, not failed), nginx served 2,000 a second. One
-    response a second is no step against 2,000: the verdict is the statistics'."""
+    window shorter than the deadline, nginx served 2,000 a second. No response is no
+    "100 % slower (CI 100–100 %)": it fails this load, 0 of 16 served, and says in how long."""
     base = [cell(seq=i, rps=2000.0 + i, requests_completed=2000 + i, duration_us=1_000_000, connections=16,
                  engine=_deadline(10)) for i in range(5)]
     cand = [cell(seq=10 + i, stack_label="apache", rps=0.0, requests_completed=0, duration_us=1_000_000,
@@ -462,8 +487,20 @@ def test_a_stack_that_served_nothing_beside_one_that_served_hundreds_is_resolved
                  caveats=[caveat("no_response_all", connections=16)], engine=_deadline(10)) for i in range(5)]
     vs = verdicts.decide(base + cand, "nginx-fpm")
     v = next(v for v in vs.verdicts if v.metric.key == "throughput")
-    assert v.kind == stats.Verdict.LOWER.value and v.candidate_side.failed == 0
-    assert "apache is 100 % slower than nginx-fpm" in verdicts_text.headline(v, vs.band)  # not "0 % slower"
+    assert v.kind == verdicts.CANDIDATE_FAILS and v.candidate_side.failed == 5
+    line = verdicts_text.headline(v, vs.band)
+    assert line.startswith("apache fails this load: 0 of 16 clients served in 1 s; nginx-fpm served 2,00"), line
+    assert "%" not in line
+    # measured on past the deadline: the sentence says the clients waited that long
+    on = [replace_engine(c, duration_us=11_000_000) for c in cand]
+    v = next(v for v in verdicts.decide(base + on, "nginx-fpm").verdicts if v.metric.key == "throughput")
+    assert ("apache fails this load: 0 of 16 clients served in 11 s (past the 10 s the engine waits for a "
+            "response)") in verdicts_text.headline(v, vs.band)
+
+
+def replace_engine(c, **changes):
+    from dataclasses import replace
+    return replace(c, engine=replace(c.engine, **changes))
 
 
 def test_a_client_held_back_while_the_others_were_served_fast_was_refused_before_the_deadline():

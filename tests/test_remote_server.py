@@ -233,6 +233,57 @@ def test_a_lab_that_stops_stops_the_stack_on_the_other_host(how, ssh_host, workd
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+SIZING = """
+name = "remote-sizing"
+workloads = ["php-hello"]
+keepalive = [true]
+slo = {{ p99 = "100ms", errors = 0 }}
+search = {{ budget = "10s", precision = "30%", edge = 0 }}
+duration = "0.5s"
+warmup = "0s"
+repetitions = 1
+syscalls = false
+[hosts]
+server = "ssh:remote-test"
+ssh_config = "{config}"
+[sizing]
+target = {{ hits_per_day = 4320000, peak_factor = 2 }}
+sizes = [{{ cpus = 1, memory = "256M", label = "one core" }}]
+[[stacks]]
+id = "nginx-fpm"
+label = "nginx + FPM"
+"""
+
+
+@pytest.mark.servers
+def test_a_sizing_against_a_server_host_is_said_in_that_hosts_cores(ssh_host, workdir):
+    """The path of a rented VPS (docs/guide/sizing.md): `[hosts] server` is the machine the
+    sizing measures, and its yardstick is that host's, measured there by the agent. This
+    lab's own is switched off (tests/conftest.py sets STACKBENCH_YARDSTICK=off and the
+    agent's SSH session does not inherit it), so a figure can only have come from there."""
+    require_stack("nginx-fpm")
+    plan, db = workdir / "sizing.toml", workdir / "r.sqlite"
+    plan.write_text(SIZING.format(config=f"{ssh_host}/ssh_config"))
+    assert _stackbench("clean").returncode == 0
+    before = _held(workdir)
+    done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=300)
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        stick = json.loads(conn.execute("SELECT yardstick_json FROM sizings").fetchone()[0])
+        env = json.loads(conn.execute("SELECT environment_json FROM runs").fetchone()[0])
+    assert env["yardstick"] is None  # not measured here
+    there = env["server_host"]["environment"]["yardstick"]
+    assert there["score"] > 0 and there["php"].startswith("8.") and there["cpu"] == env["pinning"]["server_cpus"][0]
+    assert stick == there  # one size: the sizing's core is that run's
+    text = " ".join(done.stdout.split())
+    # 4,320,000 hits a day at a peak 2× the mean: 100 requests/s
+    assert "For 4.32 M hits (page views) a day (peak 2× the day's mean: 100 requests/s at peak)" in text, text
+    assert f"yardstick: {there['score']:.0f})" in text and "1 core like this one" in text, text
+    again = _stackbench("sizings", "1", "--core", str(there["score"] * 2), "--db", str(db))
+    assert again.returncode == 0 and "0.5 of a core of yardstick" in " ".join(again.stdout.split()), again.stdout
+    assert _held(workdir) == before
+
+
 @pytest.mark.servers
 def test_a_server_host_that_cannot_be_reached_stops_before_a_run_is_stored(workdir):
     plan, db = workdir / "plan.toml", workdir / "r.sqlite"

@@ -93,8 +93,9 @@ class FakeStackMonitor:
                                 k * 150_000 + n, None, None, 3 + k * grow // 4, 3 + k * grow // 4) for k in range(7)]
         kind = "apache2" if grow else "php-fpm8.2"
         return CellReadings(cost=derive(StoredCost(peak_mem_bytes=40 * 2**20), samples), samples=samples,
-                            processes=[ProcessMemory(100 + i, 1, kind, 12 * 2**20, (4 + i % 2) * 2**20, 1)
-                                       for i in range(5)])
+                            # PSS split the kernel's way: anon + shmem its own, file-backed the machine's code
+                            processes=[ProcessMemory(100 + i, 1, kind, 12 * 2**20, (4 + i % 2) * 2**20, 1,
+                                                     (1 + i % 2) * 2**20, 2**19, 5 * 2**19) for i in range(5)])
 
     def begin_profile(self) -> bool:
         return True
@@ -216,7 +217,7 @@ def test_report_of_a_real_store(version, tmp_path):
     check_document(text, [c.stack_label for c in cells])
     assert "Reproduce it" in text and html.escape(run.plan_name) in text
     # Measured before "auto" was the default, its plan silent on it: rerun as it was.
-    assert re.search(r"<pre><code>stackbench [^<]*--cpu-idle as-is</code></pre>", text)
+    assert re.search(r"<pre><code>\.venv/bin/stackbench [^<]*--cpu-idle as-is</code></pre>", text)
     for c in cells:
         for program, version_ in c.versions.items():
             assert html.escape(version_) in text
@@ -296,12 +297,16 @@ def test_a_ramp_and_a_capacity_search_in_one_report(lab, tmp_path):
     assert "The way down against the way up" in text and "way down vs way up" in text
     assert "the whole walk" in text and f"stackbench timeline {ramp}:" in text and "--walk" in text
     assert "Capacity at p99 ≤ 10 ms" in text and "Capacity — php-hello" in text
-    assert re.search(r"<td>1,[0-9]{3}–1,[0-9]{3} req/s</td>", text)  # A's 95 % CI around its 1,600 req/s
+    # A's 95 % CI around its 1,600 req/s (held at what its met probes served, when the fit was above)
+    assert re.search(r"<td>1,[0-9]{3}–1,[0-9]{3} req/s(, held at what a probe served \(fitted 1,[0-9]{3}\))?</td>", text)
     assert "fitted capacity, php-hello" in text and "half the probes meet: the edge" in text  # the fitted curves
     assert 'class="ref"' in text and "dot" in text and "hollow" in text  # the target; missed probes
     assert "Latency against throughput — static-12b" in text
     assert "No verdicts between stacks for this run" in text  # the ramp has no baseline: how to get them now
     assert f"stackbench show {ramp} --baseline A</code>" in text
+    # each run opens with its answer: the capacities', the way down against the way up
+    assert "<strong>php-hello keep-alive, capacity:</strong> B sustains 2.0× as much load as A." in text
+    assert "in requests a second against way up, way down: no clear difference at any level." in text
 
 
 # -- the command ---------------------------------------------------------------------
@@ -360,4 +365,4 @@ def test_the_rerun_command_keeps_the_idle_cores_the_run_was_measured_with():
     assert _idle_flag(stored_run()) == " --cpu-idle as-is"  # before the lab recorded it: as-is, the default then
     assert _idle_flag(stored_run(plan={"cpu_idle": "poll"}, environment={"cpu_idle": {"asked": "poll"}})) == ""
     assert rerun_command("scenario static --quick", " --cpu-idle as-is")[0] == \
-        "stackbench scenario run static --quick --cpu-idle as-is"
+        ".venv/bin/stackbench scenario run static --quick --cpu-idle as-is"  # as the README types it

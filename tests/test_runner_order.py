@@ -616,3 +616,71 @@ def test_a_steady_warm_up_warms_each_start_in_windows_and_records_its_time_to_st
     steady = {s.stack_label: s for s in warmup_analysis.of(cells)}
     assert steady[a].seconds == (6.0,) and steady[a].not_steady == 0
     assert steady["apache-prefork-modphp"].never and steady["apache-prefork-modphp"].cap_s == 8.0
+
+
+def test_a_stack_that_completed_nothing_is_measured_on_to_past_the_deadline(lab):
+    """apache answered nothing in its 1 s window, shorter than the 10 s timeout: before it
+    is judged the load runs again for 11 s, one second past the deadline (every request
+    out has ended by then: answered, or failed); the cell keeps the longer window. nginx
+    answered: its window stays."""
+    log, state, fake = lab
+    state["completed"] = lambda label: 0 if label == "apache-prefork-modphp" else 5000
+    text = PLAN.replace("concurrency = [1, 8]", "concurrency = [8]")
+    store = Store()
+    outcome = run(store, fake, text)
+    measured = [(s.url.split("/")[2], s.duration_s, s.requests) for s in state["specs"] if s.phase == "measure"]
+    assert measured == [("nginx-fpm", 1.0, None), ("apache-prefork-modphp", 1.0, None),
+                        ("apache-prefork-modphp", 11.0, None)]
+    assert [e for e in log if e[0] in ("warmup", "measure")] == [
+        ("warmup", 8), ("measure", 8), ("warmup", 8), ("measure", 8), ("measure", 8)]  # no second warm-up alone
+    assert len(store.cells(outcome.run_id)) == 2
+
+
+def _judged(background, paces, completed=0, failed=0, duration_us=1_000_000, timeout="10s"):
+    """runner/cell.py's choice for one window: the load spec measured on, or None."""
+    from types import SimpleNamespace
+
+    from stackbench.engine import LoadSpec
+    from stackbench.runner import cell as cell_mod
+
+    text = PLAN.replace("concurrency = [1, 8]", "concurrency = [16]").replace(
+        'name = "order"', f'name = "order"\ntimeout = "{timeout}"')
+    if background != "none":
+        text = text.replace('name = "order"', 'name = "order"\nbackground = ["slow"]\nnetwork = "veth"', 1)
+        text += '[visitors.slow]\nconnections = 200\nread_rate = "20kB"\n'
+    plan = plan_mod.parse(tomllib.loads(text), "order.toml")
+    cell = plan_mod.expand(plan)[0]
+    assert cell.background == background
+    d = doc(0.0 if not completed else completed / (duration_us / 1e6))
+    d["duration_us"], d["requests"]["completed"], d["requests"]["failed"] = duration_us, completed, failed
+    runs = SimpleNamespace(plan=plan, paces=paces)
+    stack = SimpleNamespace(instance=SimpleNamespace(dead_servers=lambda: []))
+    spec = LoadSpec(url="http://x/", connections=16, duration_s=duration_us / 1e6)
+    return cell_mod._measure_on(runs, stack, cell, spec, EngineResult.from_doc(d)), cell_mod._question(cell)
+
+
+def test_beside_other_visitors_a_stack_fast_alone_is_judged_without_measuring_on():
+    from stackbench.planning import window
+
+    # no pace alone known: measured on, 11 s
+    on, _ = _judged("slow", {})
+    assert on is not None and (on.duration_s, on.requests) == (11.0, None)
+    # alone it served 16 clients 3,400 times a second: a turn every 5 ms, and none came in 1 s
+    _, q = _judged("slow", {})
+    held, _ = _judged("slow", {q: window.Pace(3400.0)})
+    assert held is None
+    # alone it took 2.7 s a turn: 1 s without one may be slowness — measured on
+    slow, _ = _judged("slow", {q: window.Pace(6.0)})
+    assert slow is not None
+    # alone (no other visitors) the pace of an earlier repetition is no excuse: measured on
+    assert _judged("none", {q: window.Pace(3400.0)})[0] is not None
+
+
+@pytest.mark.parametrize("changes", [
+    {"completed": 3},  # something was answered: judged on the window (slow or held back there)
+    {"failed": 16},  # requests failed: that is how it failed, not a wait
+    {"duration_us": 10_000_000},  # the window reached the 10 s deadline already
+    {"duration_us": 2_000_000, "timeout": "2s"},
+])
+def test_a_window_is_measured_on_only_when_everyone_was_still_waiting_before_the_deadline(changes):
+    assert _judged("none", {}, **changes)[0] is None

@@ -22,6 +22,7 @@ from stackbench.analysis import sizing
 from stackbench.analysis.run import analyze
 from stackbench.analysis.sizing import Enough, SizeCapacity
 from stackbench.cli import main
+from stackbench.model.environment import Yardstick
 from stackbench.model.sizing import SizeRun, StoredSizing
 from stackbench.report import export
 from stackbench.report.html import page
@@ -34,30 +35,35 @@ from tests.test_tuning_report import FakeStore
 
 SLO = "p99 ≤ 1 s, no errors"
 TARGET = 10.0
+CORE = Yardstick(680.0, 640.0, 700.0, 18, "8.2.36", 0)  # the core the sizes were measured on
+CPUS = {"small": 0.25, "mid": 0.5, "big": 1.0}
 
 
-def _stored() -> StoredSizing:
-    sizes = [{"machine": {}, "price": p, "label": label} for label, p in (("small", 3.0), ("mid", 6.0), ("big", 12.0))]
-    return StoredSizing(1, "s", {"target": {"rate": TARGET, "visits_per_day": None, "peak_factor": 3.0,
-                                            "requests_per_visit": 1.0}, "sizes": sizes},
-                        ("nginx", "apache"), (SizeRun("small", 1), SizeRun("mid", 2), SizeRun("big", 3)), "t")
+def _stored(core: float | None = None) -> StoredSizing:
+    sizes = [{"machine": {"cpus": CPUS[label]}, "price": p, "label": label}
+             for label, p in (("small", 3.0), ("mid", 6.0), ("big", 12.0))]
+    return StoredSizing(1, "s", {"target": {"rate": TARGET, "hits_per_day": None, "peak_factor": 3.0},
+                                 "sizes": sizes, "core": core},
+                        ("nginx", "apache"), (SizeRun("small", 1), SizeRun("mid", 2), SizeRun("big", 3)), "t", CORE)
 
 
 def _c(stack: str, size: str, cap: float | None, lo: float | None, hi: float | None, fitted: bool = True,
        memory: int | None = 180 << 20) -> SizeCapacity:
     price = _stored().price(size)
+    # the CPU a request: 45 ms unthrottled, a little more under a quota (docs/methods/sizing.md)
+    cpu = 45_000.0 / CPUS[size] ** 0.1 if cap is not None else None
     return SizeCapacity(stack, stack, size, price, cap, lo, hi, fitted, sizing.enough(cap, lo, hi, fitted, TARGET),
-                        memory, 12)
+                        memory, 12, CPUS[size], cpu)
 
 
-def _answer() -> sizing.SizingAnswer:
+def _answer(core: float | None = None) -> sizing.SizingAnswer:
     per_size = {
         # apache on the small size: no edge — every probe missed, down to 5/s
         "small": [_c("nginx", "small", 6.0, 5.5, 6.6), _c("apache", "small", None, None, 5.0, fitted=False)],
         "mid": [_c("nginx", "mid", 12.0, 11.0, 13.1), _c("apache", "mid", 10.5, 9.2, 11.9)],  # apache straddles
         "big": [_c("nginx", "big", 24.0, 22.0, None), _c("apache", "big", 21.0, 19.0, 23.0)],  # nginx: open above
     }
-    return sizing.answer(_stored(), per_size)
+    return sizing.answer(_stored(), per_size, core)
 
 
 def _run():
@@ -85,6 +91,14 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     assert " ".join(out.getvalue().split("\n\n")[0].split()) == sentence
     assert f'<p class="answer">{html.escape(sentence)}</p>' in section
     assert "nginx needs mid" in sentence and "apache needs big" in sentence
+    # the unit that travels: each size in cores like the one measured on, and that core said
+    assert "nginx needs mid, $6 a month — 0.5 of a core like this one (yardstick: 680)," in sentence
+    assert "apache needs big, $12 a month — 1 core like this one (yardstick: 680)," in sentence
+    assert "hits a day" in sentence and "visit" not in sentence
+    core = words.core_line(a)
+    assert core.startswith("sizes in cores like the one measured on: yardstick 680 (spread 640–700 over 18")
+    assert html.escape(core) in section and "CPU time a request" in section
+    assert "nginx 45 ms (big); apache 45 ms (big)" in out.getvalue()
     (fig,) = [f for f in figures_of(section)]
     svg = re.search(r"<svg viewBox.*?</svg>", fig, re.S).group(0)
     # a series per stack, in the report's colours (the run's stacks came first)
@@ -92,8 +106,8 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     # the sizes in the plan's order, each with its price, on a categorical axis
     ticks = re.findall(r'<text class="tick" x="([\d.]+)" y="[\d.]+" text-anchor="middle">'
                        r"(\w+)<tspan[^>]*>([^<]+)</tspan>", svg)
-    assert [(name, price) for _, name, price in ticks] == [("small", "3 a month"), ("mid", "6 a month"),
-                                                         ("big", "12 a month")]
+    assert [(name, price) for _, name, price in ticks] == [("small", "$3 a month"), ("mid", "$6 a month"),
+                                                         ("big", "$12 a month")]
     assert [float(x) for x, _, _ in ticks] == sorted(float(x) for x, _, _ in ticks)
     # the target as a horizontal line, labelled
     ref = re.search(r'<line class="ref" x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="([\d.]+)"/>'
@@ -109,18 +123,18 @@ def test_the_report_draws_capacity_against_size_with_the_target_whiskers_and_mar
     hollow = re.findall(r'<circle class="dot c\d hollow"[^>]*><title>(\w+) on (\w+)', svg)
     assert sorted(hollow) == [("apache", "small"), ("nginx", "small")]
     diamond = re.findall(r'<path class="dot c1 hollow" d="M[^"]+"><title>([^<]+)</title>', svg)
-    assert len(diamond) == 1 and diamond[0].startswith("apache on mid (6 a month): 10.5 [9.2, 11.9]/s, not shown")
+    assert len(diamond) == 1 and diamond[0].startswith("apache on mid ($6 a month): 10.5 [9.2, 11.9]/s, not shown")
     rings = re.findall(r'<circle class="ring" cx="([\d.]+)" cy="([\d.]+)"', svg)
     smallest = {(m[3], m[4]): (m[1], m[2]) for m in filled}
     assert sorted(rings) == sorted([smallest[("nginx", "mid")], smallest[("apache", "big")]])
     # the capacities sit against the target: nginx on mid above the line, nginx on small below it
     assert float(smallest[("nginx", "mid")][1]) < float(ref.group(1))
-    # the table: each size, price, stack, capacity [interval] with its mark, visits a day, memory
+    # the table: each size, price, stack, capacity [interval] with its mark, hits a day, memory, CPU
     table = html.unescape(re.sub(r"<[^>]+>", "|", re.search(r"<table>.*</table>", fig, re.S).group(0)))
-    for row in (("mid", "6", "nginx", "12.0 [11.0, 13.1] ✓", "346 k", "180 MiB", "the smallest enough"),
-                ("mid", "6", "apache", "10.5 [9.2, 11.9] ?", "302 k", "180 MiB"),
-                ("small", "3", "apache", "< 5.0 ✗", "-", "180 MiB"),
-                ("big", "12", "nginx", "24.0 [22.0, …] ✓")):
+    for row in (("mid", "$6", "nginx", "12.0 [11.0, 13.1] ✓", "346 k", "180 MiB", "48.2 ms", "the smallest enough"),
+                ("mid", "$6", "apache", "10.5 [9.2, 11.9] ?", "302 k", "180 MiB"),
+                ("small", "$3", "apache", "< 5.0 ✗", "-", "180 MiB", "-"),
+                ("big", "$12", "nginx", "24.0 [22.0, …] ✓")):
         assert "||".join(row) in table, (row, table)
     # every number a diamond's hover shows is in the table too (check_document reads circles)
     numbers = set(re.findall(r"\d[\d,]*(?:\.\d+)?", table))
@@ -134,19 +148,28 @@ def test_the_export_carries_the_sizing_and_its_smallest_sizes_and_validates():
     doc = export.document(_run(), None, (_answer(), SLO))
     jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
     s = doc["sizing"]
-    assert (s["id"], s["size"], s["target_rate"], s["visits_per_day"], s["peak_factor"], s["slo"]) == \
+    assert (s["id"], s["size"], s["target_rate"], s["hits_per_day"], s["peak_factor"], s["slo"]) == \
         (1, "mid", 10.0, None, 3.0, SLO)
+    assert s["yardstick"] == CORE.as_dict() and s["core"] is None
     assert s["sizes"] == [{"label": "small", "price": 3.0, "run_id": 1}, {"label": "mid", "price": 6.0, "run_id": 2},
                           {"label": "big", "price": 12.0, "run_id": 3}]
     by = {st["stack"]: st for st in s["stacks"]}
     assert by["nginx"]["smallest"] == "mid" and by["apache"]["smallest"] == "big"
+    # apache: mid straddles the target; nginx: mid clears it by under 10 % (11.0 against 10)
+    assert by["apache"]["borderline"] == "mid" and by["nginx"]["borderline"] == "mid"
     mid = by["apache"]["sizes"][1]
     assert (mid["capacity"], mid["low"], mid["high"], mid["fitted"], mid["enough"], mid["memory_bytes"]) == \
         (10.5, 9.2, 11.9, True, "not shown", 180 << 20)
-    assert mid["visits_per_day"] == pytest.approx(302_400)
+    assert mid["hits_per_day"] == pytest.approx(302_400)
+    assert (mid["cpus"], mid["cpus_on_core"]) == (0.5, None) and mid["cpu_us_per_request"] == pytest.approx(48_233, 1)
     small = by["apache"]["sizes"][0]
-    assert (small["capacity"], small["high"], small["fitted"], small["enough"], small["visits_per_day"]) == \
+    assert (small["capacity"], small["high"], small["fitted"], small["enough"], small["hits_per_day"]) == \
         (None, 5.0, False, "not enough", None)
+    assert by["apache"]["cpu_us_per_request"] == 45_000  # on the least throttled size, 1 CPU
+    # rescaled to a user's core of yardstick 1,360 (twice as fast): half the CPUs
+    doc = export.document(_run(), None, (_answer(core=1360.0), SLO))
+    jsonschema.validate(doc, json.loads(export.SCHEMA_PATH.read_text()))
+    assert doc["sizing"]["core"] == 1360.0 and doc["sizing"]["stacks"][0]["sizes"][1]["cpus_on_core"] == 0.25
     assert "sizing" not in export.document(_run())  # a run that is no size of a sizing
 
 
@@ -167,7 +190,7 @@ def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_pat
     big = make_run(db, fake, CAPACITY)
     other = make_run(db, fake, CAPACITY)  # not a size of the sizing
     store = Store(db)
-    question = {"target": {"rate": 2000.0, "visits_per_day": None, "peak_factor": 3.0, "requests_per_visit": 1.0},
+    question = {"target": {"rate": 2000.0, "hits_per_day": None, "peak_factor": 3.0},
                 "sizes": [{"machine": {}, "price": 3.0, "label": "small"},
                           {"machine": {}, "price": 6.0, "label": "big"}]}
     sizing_id = store.record_sizing("s", question, ["A", "B"], [SizeRun("small", small), SizeRun("big", big)])
@@ -178,7 +201,7 @@ def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_pat
     text = (tmp_path / f"report-sizing-{sizing_id}.html").read_text()
     check_document(text, ["A", "B"])
     assert f'id="r{small}-run"' in text and f'id="r{big}-run"' in text and f'id="r{other}-run"' not in text
-    assert "A needs big, 6 a month" in html.unescape(text) and "B needs small, 3 a month" in html.unescape(text)
+    assert "A needs big, $6 a month" in html.unescape(text) and "B needs small, $3 a month" in html.unescape(text)
     # one size's run alone draws its sizing too; a run of no sizing draws none
     assert main(["report", str(big), "--db", str(db), "-o", "one.html"]) == 0
     assert f'id="sizing-{sizing_id}"' in (tmp_path / "one.html").read_text()
@@ -198,3 +221,26 @@ def test_report_and_export_find_the_sizing_a_run_measured_a_size_of(lab, tmp_pat
     assert a_small["fitted"] and a_small["enough"] == "not enough" and 1400 < a_small["capacity"] < 1800
     assert main(["export", str(other), "--format", "json", "--db", str(db), "-o", "other.json"]) == 0
     assert "sizing" not in json.loads((tmp_path / "other.json").read_text())
+
+
+def test_sizings_rescales_to_the_users_core_and_refuses_a_bad_one(lab, tmp_path, capsys):
+    _, _, fake = lab
+    db = tmp_path / "r.sqlite"
+    run = make_run(db, fake, CAPACITY)
+    store = Store(db)
+    question = {"target": {"rate": 2000.0, "hits_per_day": None, "peak_factor": 3.0},
+                "sizes": [{"machine": {"cpus": 0.5}, "price": 6.0, "label": "half"}]}
+    sizing_id = store.record_sizing("s", question, ["A", "B"], [])
+    store.update_sizing(sizing_id, [SizeRun("half", run)], CORE)
+    store.close()
+    assert main(["sizings", "--db", str(db)]) == 0
+    assert "a core of yardstick 680" in capsys.readouterr().out
+    assert main(["sizings", str(sizing_id), "--core", "1360", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "0.5 of a core like this one (yardstick: 680); 0.25 of a core of yardstick 1360" in " ".join(out.split())
+    assert "cores of 1360" in out
+    assert main(["sizings", "--core", "1360", "--db", str(db)]) == 2
+    assert "--core rescales one sizing's answer" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["sizings", str(sizing_id), "--core", "0", "--db", str(db)])
+    assert e.value.code == 2 and "is not a yardstick" in capsys.readouterr().err

@@ -11,6 +11,14 @@ to its core's limit and how busy the server's cores were).
 - A side is at its limit from 0.90 of that: outcomes.SERVER_BUSY for the server, and the
   engine's own rule for itself (a thread busy >= 90 %: loadgen/README.md, the
   `engine_saturated` caveat) — both sides judged alike.
+- MACHINE: under a machine profile (planning/machine.py: the small VPS, its CPUs or CPU
+  quota shared by the stack and its services), the stack and its services together kept
+  the machine's CPU busy from 0.90 of it — the stack alone may be well below (small-vps:
+  PHP and MariaDB on 1 CPU, PHP ~80 %, MariaDB the rest): the machine was the limit, not
+  "neither". Only there: without a profile the database is no part of the question.
+  A cell ran under one when its CPU had a quota (pinning.server_cpu_quota) or its memory a
+  limit (cost.memory_events): a profile of whole cores alone leaves no mark on a cell, and
+  there the stack's own share decides as before.
 - NEITHER: neither side was at its CPU limit, so the load was bound by something else —
   latency (one client at a time, a shaped network) or a server that waited (a sleeping
   script, a pool smaller than the clients, its database).
@@ -28,9 +36,10 @@ from typing import Iterable
 
 from stackbench.analysis.outcomes import SERVER_BUSY
 from stackbench.engine.result import EngineResult
+from stackbench.model.cell import StoredCell
 
-ENGINE, SERVER, BOTH, NEITHER = "engine", "server", "both", "neither"
-SIDES = (SERVER, ENGINE, BOTH, NEITHER)  # the order a summary names them in
+ENGINE, SERVER, BOTH, NEITHER, MACHINE = "engine", "server", "both", "neither", "machine"
+SIDES = (SERVER, MACHINE, ENGINE, BOTH, NEITHER)  # the order a summary names them in
 # The engine's own saturation rule (loadgen/src/report/mod.rs SATURATION, the
 # `engine_saturated` caveat), so the word and the warning never disagree.
 ENGINE_BUSY = 0.90
@@ -46,10 +55,37 @@ class Bottleneck:
     server_busy: float | None
     server_cpu_us_per_request: float | None
     side: str | None
+    # Under a machine profile: the stack's and its services' CPU as a share of the machine's
+    # (its cores, or its quota), and that CPU in cores (1.0, 0.5); None without a profile.
+    machine_busy: float | None = None
+    machine_cpus: float | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine profile's CPU as a cell used it: the share the stack and its services
+    kept busy (None: not measured) and how many cores' worth the machine had."""
+
+    busy: float | None
+    cpus: float
+
+
+def machine_of(cell: StoredCell) -> Machine | None:
+    """The machine profile's CPU as this cell used it; None when the cell ran under none
+    (or its mark is not on the cell: the module docstring)."""
+    cost, pins = cell.cost, cell.pinning
+    if pins.server_cpu_quota is None and cost.memory_events is None:
+        return None
+    cpus = pins.server_capacity
+    if not cpus:
+        return None
+    if cost.cpu_total_us is None or not cost.window_us:
+        return Machine(None, cpus)
+    return Machine((cost.cpu_total_us + (cost.service_cpu_us or 0)) / (cost.window_us * cpus), cpus)
 
 
 def of(engine: EngineResult | None, server_busy: float | None, server_cpu_us_per_request: float | None,
-       engine_cpu_us_per_request: float | None) -> Bottleneck | None:
+       engine_cpu_us_per_request: float | None, machine: Machine | None = None) -> Bottleneck | None:
     """None when the engine never ran (nothing was loaded, so nothing limited it)."""
     if engine is None:
         return None
@@ -57,8 +93,14 @@ def of(engine: EngineResult | None, server_busy: float | None, server_cpu_us_per
     # An engine document without the share may still say whether a thread saturated.
     engine_limit = busy >= ENGINE_BUSY if busy is not None else engine.engine_saturated
     server_limit = None if server_busy is None else server_busy >= SERVER_BUSY
-    return Bottleneck(busy, engine_cpu_us_per_request, server_busy, server_cpu_us_per_request,
-                      side(engine_limit, server_limit))
+    machine_limit = machine is not None and machine.busy is not None and machine.busy >= SERVER_BUSY
+    found = side(engine_limit, server_limit)
+    if machine_limit and found in (SERVER, NEITHER):
+        found = MACHINE  # the machine's CPU, shared with its services, was what ran out
+    elif machine_limit and found == ENGINE:
+        found = BOTH
+    return Bottleneck(busy, engine_cpu_us_per_request, server_busy, server_cpu_us_per_request, found,
+                      machine.busy if machine else None, machine.cpus if machine else None)
 
 
 def side(engine_at_limit: bool | None, server_at_limit: bool | None) -> str | None:
@@ -81,6 +123,8 @@ class BottleneckSummary:
     server_busy: float | None
     server_cpu_us_per_request: float | None
     sides: tuple[tuple[str, int], ...]  # (side, runs), most runs first (SIDES order on ties); unknown left out
+    machine_busy: float | None = None  # under a machine profile: the median share (Bottleneck.machine_busy)
+    machine_cpus: float | None = None
 
     @property
     def side(self) -> str | None:
@@ -97,7 +141,8 @@ def summarize(found: Iterable[Bottleneck | None]) -> BottleneckSummary | None:
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], SIDES.index(kv[0])))
     return BottleneckSummary(len(bs), _median(b.engine_busy for b in bs),
                              _median(b.engine_cpu_us_per_request for b in bs), _median(b.server_busy for b in bs),
-                             _median(b.server_cpu_us_per_request for b in bs), tuple(ordered))
+                             _median(b.server_cpu_us_per_request for b in bs), tuple(ordered),
+                             _median(b.machine_busy for b in bs), _median(b.machine_cpus for b in bs))
 
 
 def _median(values: Iterable[float | None]) -> float | None:

@@ -14,7 +14,11 @@ The search, in three phases:
    end and the bisection goes on below it.
 3. The edge: `edge` probes of an up-and-down series (Dixon & Mood 1948, JASA
    43:109–126) on rates `precision` apart in ratio, from the bracket's geometric middle:
-   one step up after a probe met the SLO, one down after it missed. Near the edge a
+   one step up after a probe met the SLO, one down after it missed — from the third probe
+   of a run of one outcome on, the step doubles, and halves at a reversal (a bracket one unlucky miss put at half the
+   edge, Apache at 500/s after a start-up stall at 1,000/s, was walked 5 % a probe and the
+   search ran out of budget still meeting it: bench/RESULTS.md, "A rate counts only if it
+   was served"). Near the edge a
    probe's outcome is a coin toss (met at 7,500 req/s after a miss at 6,250); this series
    puts the probes where the coin is fair, and the stack's capacity is the edge fitted to
    every probe of the search (analysis/capacity_edge.py: where a probe meets the SLO half
@@ -31,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from stackbench.analysis import capacity_served
 from stackbench.engine.result import EngineResult
 from stackbench.states import CellStatus
 
@@ -41,6 +46,9 @@ PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99", "99.9", "99.99", 
 # not offer the rate it names: it fails (the stack held every connection the lab gave).
 NOT_SENT_SHARE = 0.005
 MAX_PROBES = 60  # a hard bound on one search, whatever its time budget
+# A probe long enough to hold this many responses at its rate: at capacity_served's 97 %,
+# one request of 100 is a third of the tolerance (docs/methods/capacity.md).
+PROBE_RESPONSES = 100
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,17 @@ def check(status: CellStatus, error: str | None, result: EngineResult | None, sl
     due, not_sent = req.due, req.not_sent
     if due and not_sent and not_sent > NOT_SENT_SHARE * due:
         reasons.append(f"{not_sent:,} of {due:,} due requests never sent (every connection busy)")
+    # A rate counts only if it was served (capacity_served.py): the share of what could be
+    # answered in the window, and a queue that did not grow.
+    served = capacity_served.of(result)
+    if served is not None:
+        if served.share < capacity_served.SERVED_SHARE:
+            reasons.append(f"served {_rate(served.served_per_s)}/s of {_rate(served.offered_per_s)}/s offered "
+                           f"({min(served.share, 1.0):.0%} of what it could answer)")
+        if served.growing(slo.latency_budget_us):
+            assert served.first_p50_us is not None and served.last_p50_us is not None
+            reasons.append(f"the queue grew: p50 {_ms(served.first_p50_us)} in the probe's first third, "
+                           f"{_ms(served.last_p50_us)} in its last")
     errors = req.failed + req.non_2xx
     if slo.errors is not None and errors > slo.errors:
         reasons.append(f"{errors:,} errors")
@@ -148,6 +167,8 @@ class Search:
     _middle: float | None = None
     _began: int = 0
     _level: int = 0
+    _streak: int = 0  # the series' run of one outcome: +k after k meets in a row, −k after k misses
+    _step: int = 1  # the series' step, in levels
 
     # -- what is known ------------------------------------------------------------------
     @property
@@ -177,7 +198,17 @@ class Search:
     def record(self, rate: float, met: bool, generator_limited: bool = False) -> None:
         self.probes.append(Probe(rate, met, generator_limited))
         if self._middle is not None:
-            self._level += 1 if met else -1
+            # A run of one outcome means the bracket was wrong (one unlucky probe put it far
+            # from the edge): from the third probe of a run on, the step doubles, and at a
+            # reversal it halves back towards one (PEST's rules: Taylor & Creelman 1967,
+            # JASA 41:782–787), so the series walks out in a few probes and settles again.
+            reversed_ = (self._streak > 0) != met and self._streak != 0
+            self._streak = (max(self._streak, 0) + 1) if met else (min(self._streak, 0) - 1)
+            if reversed_:
+                self._step = max(1, self._step // 2)
+            elif abs(self._streak) >= 3:
+                self._step *= 2
+            self._level += self._step if met else -self._step
         if generator_limited and met:
             # The engine saturated while the stack still kept up: beyond this rate the lab
             # would measure its own generator, so the search ends with "at least".
@@ -218,7 +249,7 @@ class Search:
         if p.edge <= 0:
             return self.stop("converged")
         # The up-and-down series, from the bracket's geometric middle.
-        self._middle, self._began, self._level = math.sqrt(low * high), len(self.probes), 0
+        self._middle, self._began, self._level, self._streak, self._step = math.sqrt(low * high), len(self.probes), 0, 0, 1
         return self._series_rate(self._middle)
 
     def _series_rate(self, middle: float) -> float:
@@ -243,6 +274,14 @@ def replay(params: SearchParams, outcomes: Iterable[tuple[float, Check]], stoppe
     return s
 
 
+def probe_seconds(rate: float, at_least_s: float) -> float:
+    """How long a probe at `rate` lasts: `at_least_s` (the plan's, five SLO budgets at
+    least), or long enough for PROBE_RESPONSES responses, whichever is longer; rounded up
+    to a tenth of a second."""
+    need = PROBE_RESPONSES / rate if rate > 0 else at_least_s
+    return math.ceil(round(max(at_least_s, need) * 10, 6)) / 10
+
+
 def open_loop_connections(rate: float, latency_budget_s: float, *, at_most: int = 10_000) -> int:
     """How many connections an open loop at `rate` needs so that it never runs out while
     the stack answers within `latency_budget_s` (Little's law: in flight = rate × latency),
@@ -261,6 +300,10 @@ def _round_rate(rate: float) -> float:
 
 def _pname(p: str) -> str:
     return "max" if p == "100" else f"p{p}"
+
+
+def _rate(r: float) -> str:
+    return f"{r:,.1f}" if r < 100 else f"{r:,.0f}"
 
 
 def _ms(us: float) -> str:

@@ -87,6 +87,15 @@ class Edge:
     high: float | None
     spread: float
     data: tuple[tuple[float, bool], ...]
+    # The highest rate a met probe served, when it bounded the estimate or its interval
+    # (capacity_results.capped); None: the fit stood as it came.
+    served_cap: float | None = None
+    fitted: float | None = None  # the fit's own estimate when served_cap moved `rate`
+
+    @property
+    def estimate(self) -> float:
+        """The likelihood's maximum: where the profile deviances are measured from."""
+        return self.fitted if self.fitted is not None else self.rate
 
     @property
     def probes(self) -> int:
@@ -98,12 +107,12 @@ class Edge:
 
     def p_met(self, rate: float) -> float:
         """The fitted probability that a probe at `rate` meets the SLO."""
-        z = (math.log(self.rate) - math.log(rate)) / self.spread
+        z = (math.log(self.estimate) - math.log(rate)) / self.spread
         return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
 
     def rate_met(self, share: float) -> float:
         """The fitted rate met with probability `share` (0.9: nine probes in ten)."""
-        return self.rate * math.exp(-self.spread * math.log(share / (1 - share)))
+        return self.estimate * math.exp(-self.spread * math.log(share / (1 - share)))
 
 
 @dataclass(frozen=True)
@@ -287,7 +296,7 @@ def _deviance_on_lattice(e: Edge, step: float) -> dict[int, float]:
     one beyond each end): where a joint deviance within χ²₁ can come from."""
     assert e.low is not None and e.high is not None, "compare() takes bounded edges only"
     prof = _Profile(e.data)
-    top = prof.at(math.log(e.rate))[0]
+    top = prof.at(math.log(e.estimate))[0]
     k0, k1 = math.floor(math.log(e.low) / step) - 1, math.ceil(math.log(e.high) / step) + 1
     return {k: 2 * (top - prof.at(k * step)[0]) for k in range(k0, k1 + 1)}
 
@@ -296,12 +305,12 @@ def _common_edge_statistic(a: Edge, b: Edge) -> float:
     """min over x of D_A(x) + D_B(x): the likelihood-ratio statistic of one edge for both
     (each stack its own spread). The minimum lies between the two estimates."""
     pa, pb = _Profile(a.data), _Profile(b.data)
-    ta, tb = pa.at(math.log(a.rate))[0], pb.at(math.log(b.rate))[0]
+    ta, tb = pa.at(math.log(a.estimate))[0], pb.at(math.log(b.estimate))[0]
 
     def neg(x: float) -> float:
         return -(2 * (ta - pa.at(x)[0]) + 2 * (tb - pb.at(x)[0]))
 
-    lo, hi = sorted((math.log(a.rate), math.log(b.rate)))
+    lo, hi = sorted((math.log(a.estimate), math.log(b.estimate)))
     if hi - lo < 1e-9:
         return 0.0
     grid = [lo + i * (hi - lo) / 16 for i in range(17)]

@@ -15,6 +15,7 @@ which one decided."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Iterable
 
 from stackbench.analysis import capacity, capacity_edge, figures, questions, stats, verdicts
 from stackbench.analysis.capacity import SLO, Check, SearchParams
@@ -134,7 +135,30 @@ def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchP
         stopped=s.stopped, seconds=s.seconds,
         probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked),
         # A probe whose generator saturated says nothing of the stack: not in the fit.
-        edge=capacity_edge.fit((r, ch.met) for r, ch, _ in checked if not ch.generator_limited))
+        edge=capped(capacity_edge.fit((r, ch.met) for r, ch, _ in checked if not ch.generator_limited),
+                    [served_ceiling(ch.met and not ch.generator_limited, c) for _, ch, c in checked]))
+
+
+def served_ceiling(met: bool, cell: StoredCell) -> float | None:
+    """What a probe served that may bound a capacity: a met probe's completions a second
+    (None for a probe that did not meet the SLO)."""
+    return cell.engine.requests_per_s if met and cell.engine is not None else None
+
+
+def capped(edge: Edge | None, served: Iterable[float | None]) -> Edge | None:
+    """The edge, never above the highest rate a met probe served (its estimate and both
+    ends of its interval): a rate counts only if it was served (capacity_served.py). The
+    fitted edge sits where probes meet the SLO half the time, and rounding an offered rate
+    up to it would report a rate no probe served."""
+    rates = [r for r in served if r is not None]
+    if edge is None or not rates:
+        return edge
+    top = max(rates)
+    if edge.rate <= top and (edge.high is None or edge.high <= top):
+        return edge
+    return replace(edge, rate=min(edge.rate, top), low=None if edge.low is None else min(edge.low, top),
+                   high=top if edge.high is None else min(edge.high, top), served_cap=top,
+                   fitted=edge.estimate)
 
 
 def stacks(found: list[CapacityResult]) -> list[StackCapacity]:
@@ -150,8 +174,10 @@ def stacks(found: list[CapacityResult]) -> list[StackCapacity]:
         if len(rs) == 1:
             edge = rs[0].edge
         else:
-            edge = capacity_edge.fit((p.rate, p.check.met) for r in rs for p in r.probes
-                                     if not p.check.generator_limited)
+            edge = capped(capacity_edge.fit((p.rate, p.check.met) for r in rs for p in r.probes
+                                            if not p.check.generator_limited),
+                          [p.figures.requests_per_s if p.check.met and not p.check.generator_limited else None
+                           for r in rs for p in r.probes])
         lows = [r.low for r in rs if r.low is not None]
         highs = [r.high for r in rs if r.high is not None]
         out.append(StackCapacity(label, workload, ka, len(rs), edge, max(lows) if lows else None,

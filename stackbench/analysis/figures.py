@@ -128,7 +128,7 @@ def of(cell: StoredCell) -> CellFigures:
         oom_kills=None if events is None else events.total_kills,
         memory_limit_bytes=events.limit_bytes if events else None,
         outcome=outcome,
-        bottleneck=bottleneck_mod.of(e, outcome.server_busy, cpu, engine_cpu),
+        bottleneck=bottleneck_mod.of(e, outcome.server_busy, cpu, engine_cpu, bottleneck_mod.machine_of(cell)),
         protocol=questions.spoken_label(cell),
         **_tls(cell),
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import ProcessMemory
+from stackbench.model.cost import CgroupSample, ProcessMemory
 
 
 def _per_request(cell: StoredCell, value: float | None) -> float | None:
@@ -58,24 +58,54 @@ def memory_peak_bytes(cell: StoredCell) -> int | None:
 
 @dataclass(frozen=True)
 class ProcessGroup:
-    """The processes of one command name: how many, their PSS in all and per process."""
+    """The processes of one command name: how many, their PSS in all and per process, and
+    PSS's parts (None: a kernel or store that did not split it)."""
 
     count: int
     pss_total_bytes: int
+    own_total_bytes: int | None = None  # anonymous + shmem PSS: what the stack's cgroup is charged
+    file_total_bytes: int | None = None  # file-backed PSS: a share of code the machine shares
+    rss_total_bytes: int | None = None
 
     @property
     def pss_mean_bytes(self) -> float:
         return self.pss_total_bytes / self.count
 
+    @property
+    def own_mean_bytes(self) -> float | None:
+        """What one more such process adds to the stack's memory (its anon + shmem PSS)."""
+        return None if self.own_total_bytes is None else self.own_total_bytes / self.count
+
 
 def per_process_pss(processes: list[ProcessMemory]) -> dict[str, ProcessGroup]:
     """PSS grouped by command name: count, total and mean per process — 'memory per
-    Apache child', 'memory per PHP-FPM worker'."""
-    pss: dict[str, list[int]] = {}
+    Apache child', 'memory per PHP-FPM worker' — with its parts where they were read."""
+    by: dict[str, list[ProcessMemory]] = {}
     for p in processes:
         if p.pss_bytes is not None:
-            pss.setdefault(p.comm, []).append(p.pss_bytes)
-    return {comm: ProcessGroup(len(values), sum(values)) for comm, values in pss.items()}
+            by.setdefault(p.comm, []).append(p)
+    return {comm: ProcessGroup(len(ps), sum(p.pss_bytes or 0 for p in ps), _sum([p.own_bytes for p in ps]),
+                               _sum([p.pss_file_bytes for p in ps]), _sum([p.rss_bytes for p in ps]))
+            for comm, ps in by.items()}
+
+
+def _sum(values: list[int | None]) -> int | None:
+    """The sum, or None when any is missing (a part not read is not zero)."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def own_memory_bytes(processes: list[ProcessMemory]) -> int | None:
+    """Every process's anon + shmem PSS together: the stack's own memory right after the
+    load, which adds up to its cgroup's anon + shmem (cgroup_own_bytes) at that moment.
+    None when PSS was not split (or no process was read)."""
+    return _sum([p.own_bytes for p in processes]) if processes else None
+
+
+def cgroup_own_bytes(samples: list[CgroupSample]) -> int | None:
+    """The stack's cgroup's own accounting at the window's end (its last sample, taken just
+    before the process snapshot): anonymous + shmem, the figure the Memory chart peaks."""
+    last = next((x for x in reversed(samples) if x.mem_rss_bytes is not None), None)
+    return None if last is None or last.mem_rss_bytes is None else last.mem_rss_bytes + (last.mem_shmem_bytes or 0)
 
 
 def syscalls_per_request_by_name(cell: StoredCell, calls: dict[str, int]) -> dict[str, float]:

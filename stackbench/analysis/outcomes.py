@@ -14,13 +14,14 @@ and so does this module:
   counts in verdicts with what it actually delivered, and the stack loses.
 - SLOW is not failed: a client whose request was still pending when a window shorter than
   the deadline (the engine's timeout, the plan's `timeout`) ended has not been refused —
-  it waited less than it was allowed to — unless the stack served the others so fast
-  that its turn should have come several times over (HELD_BACK: then it was held back).
-  Its latency is at least its wait (the window: a floor in the quantiles, `_latency`),
-  and the repetition is served. Four clients of a
-  WordPress without opcache wait ~2.4 s for a page on one core: a 2 s window saw none of
-  them served, and that is "slower", not "fails this load" (docs/methods.md, "Slow is not
-  failed").
+  it waited less than it was allowed to — while the stack served others in that window,
+  unless it served them so fast that this client's turn should have come several times
+  over (HELD_BACK: then it was held back). Its latency is at least its wait (the window: a
+  floor in the quantiles, `_latency`), and the repetition is served. A window with no
+  response in it is never served: a stack that completed nothing was measured on, to the
+  deadline, before it was judged (runner/cell.py), unless alone it answered so fast that
+  its clients' turns came HELD_BACK times over in that window — so 0 responses fails the
+  load, and the sentence says in how long a window (docs/methods.md, "Slow is not failed").
 - SERVED: all clients served, errors within the tolerance. Possibly *engine-bound*: the
   generator at its limit while the server's cores were busy too — its throughput is then
   a lower bound of the stack's (the stack served at least that), and its latency is left
@@ -78,6 +79,10 @@ class Failure:
     share: float | None = None  # count / of, or the engine's own share
     process: str | None = None  # server_died: the process that exited (from the runner's error)
     exit_status: int | None = None
+    # unserved: the window the clients waited through, and the engine's deadline (its
+    # timeout) — a window at least that long waited past it; None when not reported.
+    window_us: int | None = None
+    deadline_us: int | None = None
 
 
 # The ways a repetition fails the load: named as the engine's caveat where there is one.
@@ -212,17 +217,35 @@ HELD_BACK = 3.0
 
 def _refused(e: EngineResult) -> bool:
     """Does a client that got no response in the window prove the stack refused it? When
-    it waited past the deadline (the window at least the engine's timeout), or when the
-    stack served the others so fast that its turn should have come several times over
-    (HELD_BACK × connections / throughput ≤ the window): the wait is not the stack's
-    speed but its unfairness. Otherwise — nothing served, or a pace at which a client's
-    turn takes most of the window — the client is slow, not refused. An engine that did
-    not say its timeout: as before, the window."""
+    it waited past the deadline (the window at least the engine's timeout); when the stack
+    served nobody in the window (no response in it is never service: a stack that completed
+    nothing was measured on before it was judged — runner/cell.py); or when the stack
+    served the others so fast that its turn should have come several times over
+    (HELD_BACK × connections / throughput ≤ the window): the wait is not the stack's speed
+    but its unfairness. Otherwise — others served, at a pace at which a client's turn takes
+    most of the window — the client is slow, not refused. An engine that did not say its
+    timeout: as before, the window."""
     deadline, window_s = e.asked.timeout_us, (e.duration_us or 0) / 1e6
-    if deadline is None or (e.duration_us or 0) >= deadline:
+    if deadline is None or (e.duration_us or 0) >= deadline or not served(e):
         return True
-    rate = e.requests_per_s or 0.0
-    turn_s = (e.clients.measured or 0) / rate if rate > 0 else float("inf")
+    return held_back(e.requests_per_s or 0.0, e.clients.measured or 0, window_s)
+
+
+def served(e: EngineResult) -> int:
+    """Responses that were service in the window: page views in page mode, else the 2xx
+    answers (an error page is its own failure, NON_2XX)."""
+    if e.pages is not None:
+        return e.pages.completed
+    return max(0, e.requests.completed - e.requests.non_2xx)
+
+
+def held_back(per_s: float, clients: int, window_s: float) -> bool:
+    """At `per_s` responses a second to `clients` connections, would each client's turn
+    (clients / per_s, Little's law for a closed loop) have come HELD_BACK times over in a
+    window of `window_s`? Then a client without a response in it was held back, not slow.
+    The runner asks it too, of a stack's pace alone, before measuring on a window that
+    served nothing (runner/cell.py)."""
+    turn_s = clients / per_s if per_s > 0 else float("inf")
     return HELD_BACK * turn_s <= window_s
 
 
@@ -248,11 +271,17 @@ def _failures(cell: StoredCell, e: EngineResult) -> tuple[Failure, ...]:
         slow = (caveats.NO_RESPONSE_ALL, caveats.CLIENTS_UNSERVED, caveats.NO_REQUESTS)
         codes = {k: v for k, v in codes.items() if k not in slow}
     unserved = codes.get(caveats.NO_RESPONSE_ALL) or codes.get(caveats.CLIENTS_UNSERVED)
+    window, deadline = e.duration_us or None, e.asked.timeout_us
     if unserved is not None:
         count, total, _ = caveats.failure_figures(unserved)  # the figures the engine warned with
         count = e.clients.without_response if count is None else count
         total = e.clients.measured if total is None else total
-        found.append(Failure(UNSERVED, count, total, _share(count, total)))
+        found.append(Failure(UNSERVED, count, total, _share(count, total), window_us=window, deadline_us=deadline))
+    elif not served(e) and not codes and e.clients.measured and e.clients.without_response != 0:
+        # Nothing served, and the engine named no way it failed (an engine that did not
+        # warn of it): every client went unserved.
+        n = e.clients.measured
+        found.append(Failure(UNSERVED, n, n, 1.0, window_us=window, deadline_us=deadline))
     if caveats.TARGET_DOWN in codes:
         found.append(Failure(TARGET_DOWN, caveats.failure_figures(codes[caveats.TARGET_DOWN])[0]))
     if caveats.NO_REQUESTS in codes:
@@ -344,6 +373,18 @@ class FailureSummary:
     share: float | None  # the median share
     process: str | None = None
     exit_status: int | None = None
+    # unserved: the shortest and longest window its clients waited through, and the
+    # engine's deadline (None: not reported)
+    window_low_us: int | None = None
+    window_high_us: int | None = None
+    deadline_us: int | None = None
+
+    @property
+    def past_deadline(self) -> bool:
+        """Every window it was judged on reached the deadline: the clients waited as long
+        as the engine waits for a response, and longer."""
+        return (self.window_low_us is not None and self.deadline_us is not None
+                and self.window_low_us >= self.deadline_us)
 
 
 def summarize_failures(outcomes: Iterable[Outcome]) -> tuple[FailureSummary, ...]:
@@ -363,10 +404,14 @@ def summarize_failures(outcomes: Iterable[Outcome]) -> tuple[FailureSummary, ...
         shares = [f.share for f in fs if f.share is not None]
         processes = [f.process for f in fs if f.process]
         statuses = [f.exit_status for f in fs if f.exit_status is not None]
+        windows = [f.window_us for f in fs if f.window_us is not None]
+        deadlines = [f.deadline_us for f in fs if f.deadline_us is not None]
         out.append(FailureSummary(code, len(fs), min(counts) if counts else None, max(counts) if counts else None,
                                   max(ofs) if ofs else None, median(shares) if shares else None,
                                   max(set(processes), key=processes.count) if processes else None,
-                                  max(set(statuses), key=statuses.count) if statuses else None))
+                                  max(set(statuses), key=statuses.count) if statuses else None,
+                                  min(windows) if windows else None, max(windows) if windows else None,
+                                  max(deadlines) if deadlines else None))
     return tuple(out)
 
 

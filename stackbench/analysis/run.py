@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
 
-from stackbench.analysis import (backgrounds, cache, capacity_results, cells as cells_mod, classes, clients, curves,
-                                 levels, picks, protocols, ramps, run_warnings, stats, summary,
+from stackbench.analysis import (answer, backgrounds, cache, capacity_results, cells as cells_mod, classes, clients,
+                                 curves, levels, picks, protocols, ramps, run_warnings, stats, summary,
                                  verdicts, warmup)
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.cells import CellAnalysis
@@ -130,6 +130,15 @@ class RunAnalysis:
         """HTTPS and HTTP/2 against clear HTTP/1.1 on each stack (same workload, level and
         connection policy); None when no stack was asked both."""
         return protocols.decide(self.stored_cells, stats.band_of(self.run.checked.equivalence))
+
+    @cached_property
+    def answers(self) -> list[answer.Answer]:
+        """What the run answers, question by question, before its evidence: the stacks'
+        verdicts, the capacities', then what TLS and HTTP/2 change, the way down against
+        the way up, the visitors beside (analysis/answer.py)."""
+        return (answer.of_verdicts(self.verdicts) + answer.of_capacity(self.capacity.verdicts if self.capacity else ())
+                + answer.of_verdicts(self.protocols) + answer.of_verdicts(self.ramps)
+                + answer.of_verdicts(self.backgrounds))
 
     @cached_property
     def handshake_costs(self) -> list[HandshakeCost]:

@@ -1,7 +1,9 @@
 """The machine to buy (a plan's `[sizing]`, docs/guide/sizing.md): for each stack and size,
 the capacity within the SLO with its 95 % interval (the edge fitted to the size's capacity
-search: analysis/capacity_edge.py), the memory it held near it and the visits a day it
-carries; then, per stack, the smallest size that is enough.
+search: analysis/capacity_edge.py), the memory and the CPU a request it took near it and
+the hits (requests) a day it carries; then, per stack, the smallest size that is enough,
+said in cores of the machine it was measured on (its yardstick) and, asked, rescaled to
+another core's (docs/methods/sizing.md).
 
 A size is **enough** when its capacity's whole interval lies at or above the target: the
 edge (the rate a probe meets the SLO half the time) could be anywhere in that interval, and
@@ -10,7 +12,10 @@ straddles the target is not enough — more probes might show it is; the table s
 ("not shown") rather than round it up. Without an edge (every probe met, or none did) the
 search's bracket speaks: every probe met up to a rate at or above the target is enough;
 none met at or below it is not. The smallest enough size is the first enough one in the
-plan's order of sizes, which runs from the smallest machine up (planning/sizing.py)."""
+plan's order of sizes, which runs from the smallest machine up (planning/sizing.py). When
+the size below it straddles the target, or either one's interval comes within 10 % of it,
+the answer is **borderline** and says so: the same question asked again may find the
+other size the smallest (`StackAnswer.borderline`)."""
 
 from __future__ import annotations
 
@@ -20,10 +25,12 @@ from dataclasses import dataclass
 from stackbench.analysis import capacity_results
 from stackbench.analysis.capacity_results import CapacityResult
 from stackbench.model.cell import StoredCell
+from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import StoredSizing
 
 DAY_S = 86_400
+BORDER = 0.10  # how near the target an interval's end makes an answer borderline (_borderline)
 
 
 class Enough(enum.Enum):
@@ -48,6 +55,9 @@ class SizeCapacity:
     enough: Enough
     memory_bytes: int | None  # the stack and its services near the capacity
     probes: int
+    cpus: float | None = None  # the size's CPUs (a share of one core: 0.5)
+    # The stack's and its services' CPU time a request near the capacity (None: not read)
+    cpu_us_per_request: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,18 @@ class StackAnswer:
     stack: str
     smallest: SizeCapacity | None  # the smallest enough size; None: none of them was
     sizes: tuple[SizeCapacity, ...]  # every size, in the plan's order
+    # The size that makes the answer borderline (`_borderline`): the one below the smallest
+    # enough, or that one itself, near the target — another run may move the answer there.
+    borderline: SizeCapacity | None = None
+
+    @property
+    def page_cpu(self) -> SizeCapacity | None:
+        """The size whose CPU a request is the workload's own on one core: the least
+        throttled one measured (the most CPUs; the plan's later size on a tie). A quota
+        stretches a request's wall time, not its CPU time, so this is what a request costs
+        an unthrottled core — as long as the cores are alike (docs/methods/sizing.md)."""
+        read = [c for c in self.sizes if c.cpu_us_per_request is not None]
+        return max(reversed(read), key=lambda c: c.cpus or 0.0, default=None) if read else None
 
 
 @dataclass(frozen=True)
@@ -62,13 +84,24 @@ class SizingAnswer:
     sizing: StoredSizing
     target_rate: float
     peak_factor: float
-    requests_per_visit: float
-    visits_per_day: float | None
+    hits_per_day: float | None  # the target as asked in hits a day (None: as a rate)
     stacks: tuple[StackAnswer, ...]
     sizes: tuple[str, ...]  # measured, in the plan's order
+    yardstick: Yardstick | None = None  # the core the sizes were measured on (None: not measured)
+    core: float | None = None  # the yardstick of the user's core to rescale to (None: not asked)
 
-    def visits(self, rate: float | None) -> float | None:
-        return None if rate is None else rate * DAY_S / (self.peak_factor * self.requests_per_visit)
+    def hits(self, rate: float | None) -> float | None:
+        """The hits (requests) a day a sustained peak `rate` carries, on the target's day."""
+        return None if rate is None else rate * DAY_S / self.peak_factor
+
+    def on_core(self, cpus: float | None) -> float | None:
+        """A size's CPUs in cores of the user's yardstick: a CPU-bound page's CPU time
+        scales as 1 / a core's speed, so `cpus` here are cpus × this core's yardstick /
+        the user's there (docs/methods/sizing.md states the rule and its error). None
+        without both yardsticks."""
+        if cpus is None or self.yardstick is None or not self.core:
+            return None
+        return cpus * self.yardstick.score / self.core
 
 
 def enough(capacity: float | None, low: float | None, high: float | None, fitted: bool, target: float) -> Enough:
@@ -96,38 +129,86 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
     measured = [s.label for s in run.checked.stacks]
     price = sizing.price(size)
     out = []
-    for i, stack in enumerate(sizing.stacks):
-        label = measured[i] if i < len(measured) else stack
+    for stack in sizing.stacks:
+        label = next((m for m in measured if _as_measured(stack, m)), stack)
         p = pooled.get(label)
         mine = [r for r in found if r.stack_label == label]
-        out.append(_one(stack, label, size, price, p, mine, sizing.target_rate))
+        out.append(_one(stack, label, size, price, p, mine, sizing.target_rate, sizing.cpus(size)))
     return out
 
 
+def _as_measured(stack: str, measured: str) -> bool:
+    """A size's run names a plan's stack as it was, or tuned for that size
+    ("nginx + FPM (tuned: 1 PHP-FPM child)": runner/tune.py's label)."""
+    return measured == stack or measured.startswith(stack + " (tuned")
+
+
+def enough_on(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCell],
+              searches: list[StoredSearch]) -> set[str]:
+    """The plan's stacks (labels) that one size's run showed enough: what `until_enough`
+    measures no further."""
+    return {c.stack for c in of_run(sizing, size, run, cells, searches) if c.enough is Enough.YES}
+
+
 def _one(stack: str, label: str, size: str, price: float | None, p: capacity_results.StackCapacity | None,
-         mine: list[CapacityResult], target: float) -> SizeCapacity:
+         mine: list[CapacityResult], target: float, cpus: float | None) -> SizeCapacity:
     if p is None:
-        return SizeCapacity(stack, label, size, price, None, None, None, False, Enough.UNKNOWN, None, 0)
+        return SizeCapacity(stack, label, size, price, None, None, None, False, Enough.UNKNOWN, None, 0, cpus)
     edge = p.edge
     capacity, low, high, fitted = (edge.rate, edge.low, edge.high, True) if edge else (None, p.low, p.high, False)
+    if not fitted and p.low is None and high is not None:
+        # Every probe missed: the stack cannot sustain within the SLO more than it served
+        # when overloaded (its throughput there is its most), so that is the bound — "< 4.9"
+        # rather than "< 6.2", the rate it missed, which says nothing of how far below.
+        served = [pr.figures.requests_per_s for r in mine for pr in r.probes if pr.figures.requests_per_s]
+        high = min([high, *served])
     near = [r.at_capacity for r in mine if r.at_capacity is not None]
-    memory = None
+    memory = cpu = None
     if near:
         f = near[-1]
         parts = [f.memory_peak_bytes, f.service_memory_peak_bytes]
         memory = sum(x for x in parts if x is not None) if f.memory_peak_bytes is not None else None
+        # a page's CPU: the stack's and its database's, each per request over the same window
+        cpu = f.cpu_us_per_request + (f.service_cpu_us_per_request or 0.0) if f.cpu_us_per_request else None
     probes = sum(len(r.probes) for r in mine)
     return SizeCapacity(stack, label, size, price, capacity, low, high, fitted,
-                        enough(capacity, low, high, fitted, target), memory, probes)
+                        enough(capacity, low, high, fitted, target), memory, probes, cpus, cpu)
 
 
-def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]]) -> SizingAnswer:
-    """`per_size`: each measured size's capacities (of_run), by the size's label."""
+def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]], core: float | None = None) -> SizingAnswer:
+    """`per_size`: each measured size's capacities (of_run), by the size's label; `core`:
+    the yardstick to rescale to (default: the plan's `core`, if it named one)."""
     order = [label for label in sizing.size_labels if label in per_size]
     stacks = []
     for stack in sizing.stacks:
         mine = tuple(c for size in order for c in per_size[size] if c.stack == stack)
         smallest = next((c for c in mine if c.enough is Enough.YES), None)
-        stacks.append(StackAnswer(stack, smallest, mine))
-    return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.requests_per_visit,
-                        sizing.visits_per_day, tuple(stacks), tuple(order))
+        stacks.append(StackAnswer(stack, smallest, mine, _borderline(mine, smallest, sizing.target_rate)))
+    return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.hits_per_day, tuple(stacks),
+                        tuple(order), sizing.yardstick, core if core is not None else sizing.core)
+
+
+def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None, target: float) -> SizeCapacity | None:
+    """The size that makes the answer borderline: the one just below `smallest` (the
+    plan's order) when it is near the target, else `smallest` itself when near. Near: the
+    size's interval, widened by BORDER on each side, holds the target — the interval covers
+    the noise between probes, not a machine a few per cent faster or slower on another day
+    (the speed of this kind of VM varied with a CV of 6–42 % across an afternoon:
+    docs/methods/capacity.md), so the same question asked again may put the edge on the
+    other side and the answer names both sizes rather than flip between them."""
+    if smallest is None:
+        return None
+    i = sizes.index(smallest)
+    below = sizes[i - 1] if i > 0 else None
+    if below is not None and (below.enough is Enough.NOT_SHOWN or near(below, target)):
+        return below
+    return smallest if below is not None and near(smallest, target) else None
+
+
+def near(c: SizeCapacity, target: float) -> bool:
+    """The rule in `_borderline`'s docstring."""
+    lo = c.low if c.low is not None else c.capacity
+    hi = c.high if c.high is not None else c.capacity
+    if lo is None and hi is None:
+        return False
+    return (lo is None or lo / (1 + BORDER) <= target) and (hi is None or target <= hi * (1 + BORDER))

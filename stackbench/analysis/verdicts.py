@@ -119,6 +119,9 @@ class Side:
     # response), and of the responses a client completed in the window.
     step_per_s: float = 0.0
     per_client: float | None = None
+    # median p50 as verdicts take it, and whether it is a floor (as p99_us, p99_floor)
+    p50_us: float | None = None
+    p50_floor: bool = False
 
     @property
     def step_share(self) -> float | None:
@@ -146,6 +149,7 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
     failed = [o for o in os_ if o.failed]
     through = [o.throughput for o in os_ if o.throughput is not None]
     p99 = [(o.p99_us, o.p99_floor) for o in os_ if o.p99_us is not None]
+    p50 = [(o.p50_us, o.p50_floor) for o in os_ if o.p50_us is not None]
     busy = [o.busy_workers for o in failed if o.busy_workers is not None]
     per_client = [o.per_client for o in os_ if o.per_client is not None]
     return Side(label, len(os_), len(failed), sum(1 for o in os_ if o.engine_bound),
@@ -153,7 +157,8 @@ def side_of(label: str, fs: list[figures.CellFigures]) -> Side:
                 median(v for v, _ in p99) if p99 else None, outcomes.any_floor(p99),
                 any(f.page_mode for f in fs), failed[0].beside if failed else (),
                 median(busy) if busy else None, fallback,
-                median(o.step_per_s or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None)
+                median(o.step_per_s or 0.0 for o in os_) if os_ else 0.0, median(per_client) if per_client else None,
+                median(v for v, _ in p50) if p50 else None, outcomes.any_floor(p50))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from stackbench import scenarios
 from stackbench.commands import sizing as sizing_cmd
-from stackbench.planning import machine, plan as plan_mod, target
+from stackbench.planning import estimate, machine, plan as plan_mod, target
 from stackbench.planning import tune as tune_plan
 from stackbench.upkeep import idle, lock, pinning
 from stackbench.analysis import power, verdicts
@@ -41,18 +41,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.plan:
             raise UsageError("--resume continues a stored run with its own plan; leave the plan file out")
         return _resume(args)
-    return _run(plan_mod.load(args.plan), args)
+    return run_asked(plan_mod.load(args.plan), args)
 
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
-    return _run(scenarios.get(args.name).plan(quick=args.quick, variant=args.variant), args)
+    return run_asked(scenarios.get(args.name).plan(quick=args.quick, variant=args.variant), args)
 
 
-def _run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+def run_asked(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+    """A plan asked on the command line (a file, a scenario, `stackbench size`): checked, then
+    its dry run, or measured, sized or tuned first as it asks, and reported."""
     plan = _idle_flag(plan, args)
     target.check_bounded(plan.duration_s, args.allow_remote_target)
     if args.dry_run:
-        return _dry_run_sizing(plan, args) if plan.sizing is not None else _dry_run(plan, args)
+        if plan.sizing is not None:
+            return _dry_run_sizing(plan, args)
+        _dry_run(plan, args)
+        return 0
     store = Store(args.db)
     store.ensure_writable()
     progress = TerminalProgress(mode=_mode(args))
@@ -84,23 +89,26 @@ def _size(plan: plan_mod.Plan, store: Store, progress: TerminalProgress, args: a
 
 
 def _dry_run_sizing(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
-    """Each size's plan as its own dry run: its machine, its tunings, its searches."""
+    """Each size's plan as its own dry run: its machine, its tunings, its searches; then the
+    whole sizing's time."""
     assert plan.sizing is not None
-    print(f"sizing: {plan.sizing.target.describe()}, on {len(plan.sizing.sizes)} sizes: each size's stacks "
+    sizes = sizing_runner.size_plans(plan)  # every size checked before anything is said
+    n = len(sizes)
+    print(f"sizing: {plan.sizing.target.describe()}, on {n} size{'s' if n != 1 else ''}: each size's stacks "
           "tuned for the target there, then one capacity search a stack and repetition")
-    low = high = 0.0
-    for size, one in sizing_runner.size_plans(plan):
-        print(f"\n— {size.label}{f' ({size.price:g} a month)' if size.price is not None else ''} —")
-        _dry_run(one, args)
-        searches = one.seconds(plan_mod.expand(one))
-        low, high = low + searches, high + searches
-        for v in one.stacks:
-            if v.tuned and _stored_tuning(one, v, args.db) is None:
-                q, pool = tune_runner.question_for(one, v), tune_plan.pool_of(v.id)
-                low += q.repetitions * tune_plan.run_seconds(q)
-                high += tune_plan.most_runs(q, pool.holds_connections) * tune_plan.run_seconds(q, longest=True)
-    print(f"\nin all: about {low / 60:.0f}–{high / 60:.0f} min (tunings that must be measured included: from "
-          "the smallest pool serving the target at once to every pool tried; the searches at most)")
+    total, tunings = estimate.NOTHING, 0
+    until = plan.sizing.until_enough
+    for i, (size, one) in enumerate(sizes):
+        print(f"\n— {size.label}{f' (${size.price:g} a month)' if size.price is not None else ''} —")
+        here = _dry_run(one, args)
+        # until_enough: at least the smallest size (every stack enough there), at most every size
+        total += here if i == 0 or not until else estimate.Estimate(0.0, here.high_s, here.worst_s)
+        tunings += len(_tunings(one, args.db))
+    parts = _counted(total_sizes=n, tunings=tunings, searches=True)
+    if until:
+        parts.append("each stack on larger sizes only until one is enough (until_enough): from the smallest size "
+                     "alone to every size")
+    print("\n" + dry_run.in_all_line(total, parts))
     return 0
 
 
@@ -200,13 +208,33 @@ def _stored_tuning(plan: plan_mod.Plan, v: plan_mod.StackVariant, db: str) -> St
     return Store(db, must_exist=True).latest_tuning(tune_runner.question_for(plan, v).key())
 
 
-def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
+def _tunings(plan: plan_mod.Plan, db: str) -> list[estimate.Estimate]:
+    """The tunings a run of this plan measures first: its tuned stacks with no stored tuning
+    of the same question."""
+    return [estimate.of_tuning(tune_runner.question_for(plan, v), tune_plan.pool_of(v.id).holds_connections)
+            for v in plan.stacks if v.tuned and _stored_tuning(plan, v, db) is None]
+
+
+def _counted(total_sizes: int = 0, tunings: int = 0, calibrations: int = 0, searches: bool = False) -> list[str]:
+    """What an "in all" line adds up."""
+    parts = [f"{total_sizes} sizes' searches, at most" if total_sizes else
+             "the capacity searches, at most" if searches else "the cells"]
+    if calibrations:
+        parts.append(f"{calibrations} network profile{'s' if calibrations != 1 else ''} measured")
+    if tunings:
+        parts.append(f"{tunings} tuning{'s' if tunings != 1 else ''} measured first (from the fewest pools to every "
+                     "pool tried)")
+    return parts
+
+
+def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> estimate.Estimate:
     """The same checks as a real run makes before it measures: installed, configs
-    accepted by each server's own checker, knob combinations."""
+    accepted by each server's own checker, knob combinations; then what it measures and how
+    long it takes, its tunings included."""
     hosts = dry_check(plan, Options(workdir=args.workdir,
                                     allow_remote_target=getattr(args, "allow_remote_target", False)))
     every = plan_mod.expand(plan)
-    cells = [c for c in every if c.repetition < plan.min_repetitions] if plan.adaptive else every
+    cells = estimate.measured(plan, every)
     print(dry_run.load_line(plan))
     if dry_run.protocol_line(plan):
         print(dry_run.protocol_line(plan))
@@ -238,7 +266,14 @@ def _dry_run(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
         first = [c for c in every if c.repetition == 0]
         print(dry_run.power_line(power.of_plan(plan.runs_a_side, family, _machine_noise(args.db)), plan,
                                  plan.seconds(first), args.db))
-    return 0
+    overrun = estimate.budget_overrun_s(plan, every)
+    if overrun is not None:
+        print(dry_run.budget_line(plan, overrun))
+    tunings = _tunings(plan, args.db)
+    total = sum(tunings, estimate.of_cells(plan, every) + estimate.Estimate.fixed(sum(calibrations_s)))
+    print(dry_run.in_all_line(total, _counted(tunings=len(tunings), calibrations=len(calibrations_s),
+                                              searches=plan.load.kind == "capacity")))
+    return total
 
 
 RECENT_RUNS = 5  # the machine's noise from its latest runs: how it is now, not a year ago

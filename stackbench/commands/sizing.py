@@ -1,6 +1,7 @@
-"""`stackbench sizings [ID]`: the stored sizings (a plan's [sizing]), or one's answer read
-again from its sizes' runs (analysis/sizing.py; report/text/sizing.py). `read` and `of_runs`
-also give `report` and `export` the sizings their runs measured."""
+"""`stackbench sizings [ID] [--core N]`: the stored sizings (a plan's [sizing]), or one's
+answer read again from its sizes' runs (analysis/sizing.py; report/text/sizing.py), its
+CPUs rescaled to a core of yardstick N when asked. `read` and `of_runs` also give `report`
+and `export` the sizings their runs measured."""
 
 from __future__ import annotations
 
@@ -10,31 +11,38 @@ from typing import Iterable, TextIO
 
 from stackbench.analysis import capacity_results
 from stackbench.analysis import sizing as sizing_analysis
+from stackbench.errors import UsageError
 from stackbench.model.sizing import StoredSizing
 from stackbench.report.text import sizing as sizing_text
 from stackbench.store import Store
 
 
 def cmd_sizings(args: argparse.Namespace) -> int:
+    if args.core is not None and args.id is None:
+        raise UsageError("--core rescales one sizing's answer: name it (`stackbench sizings ID --core N`)",
+                         hint="`stackbench sizings` lists them")
     store = Store(args.db, must_exist=True)
     if args.id is not None:
-        show(store, args.id, sys.stdout)
+        show(store, args.id, sys.stdout, args.core)
         return 0
     found = store.sizings()
     if not found:
         print("no sizings stored (a plan with a [sizing] table, or `stackbench scenario run sizing`, makes one)")
     for s in found:
         sizes = ", ".join(r.size for r in s.runs)
-        print(f"{s.id:>3}  {s.created_at}  {s.name}: {s.target_rate:g} requests/s on {sizes or 'no size yet'}")
+        core = f"; a core of yardstick {s.yardstick.score:.0f}" if s.yardstick else ""
+        print(f"{s.id:>3}  {s.created_at}  {s.name}: {s.target_rate:g} requests/s on {sizes or 'no size yet'}{core}")
     return 0
 
 
-def show(store: Store, sizing_id: int, out: TextIO) -> None:
-    """A stored sizing's answer, read from its sizes' runs."""
-    sizing_text.render(*read(store, store.sizing(sizing_id)), out)
+def show(store: Store, sizing_id: int, out: TextIO, core: float | None = None) -> None:
+    """A stored sizing's answer, read from its sizes' runs; `core`: rescaled to a core of
+    that yardstick (default: the plan's `core`, if any)."""
+    sizing_text.render(*read(store, store.sizing(sizing_id), core), out)
 
 
-def read(store: Store, s: StoredSizing) -> tuple[sizing_analysis.SizingAnswer, str | None]:
+def read(store: Store, s: StoredSizing,
+         core: float | None = None) -> tuple[sizing_analysis.SizingAnswer, str | None]:
     """A stored sizing's answer from its sizes' runs, and its SLO in words (each size's plan
     has the sizing's SLO); the terminal, the HTML report and the export show the same."""
     per_size, slo = {}, None
@@ -43,7 +51,7 @@ def read(store: Store, s: StoredSizing) -> tuple[sizing_analysis.SizingAnswer, s
         parts = capacity_results.plan_parts(run)
         slo = parts[0].describe() if parts else slo
         per_size[r.size] = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id))
-    return sizing_analysis.answer(s, per_size), slo
+    return sizing_analysis.answer(s, per_size, core), slo
 
 
 def of_runs(store: Store, run_ids: Iterable[int]) -> list[StoredSizing]:

@@ -20,7 +20,7 @@ from stackbench.planning import tune as tune_plan
 from stackbench.planning.tune import TuneQuestion
 from stackbench.report.text import tuning as tuning_text
 from stackbench.report.text.progress import TerminalProgress
-from stackbench.runner import Options
+from stackbench.runner import Options, dry_check
 from stackbench.runner import tune as tune_runner
 from stackbench.store import Store
 
@@ -32,8 +32,11 @@ HOLDS = ("; its workers hold connections, so each pool closes each after one res
 def cmd_tune(args: argparse.Namespace) -> int:
     q = question(args)
     pool = tune_plan.pool_of(q.stack_id)
-    tune_plan.candidates_plan(q, [Candidate(1)])  # every key checked before anything starts
+    checked = tune_plan.candidates_plan(q, [Candidate(1)])  # every key checked before anything starts
     if args.dry_run:
+        # What `run --dry-run` checks of a plan, checked of the tuning's: the machine profile
+        # against this machine's cores and memory, the packages, every config.
+        dry_check(checked, Options(workdir=args.workdir))
         runs = tune_plan.most_runs(q, pool.holds_connections)
         short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
         print(f"tune {q.stack_id} for {q.workload} at {q.load()}: a probe (1 run of "

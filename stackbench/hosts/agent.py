@@ -250,6 +250,11 @@ class Agent:
         readings = self.readings[sid] = self.monitors[sid].end_cell()
         return wire.readings_to_dict(readings)
 
+    def op_cpu_used(self, sid: int) -> int | None:
+        """The stack's and its services' CPU time so far: a capacity search waits on it
+        until a probe's abandoned requests are worked off (runner/capacity_search.py settle)."""
+        return self.monitors[sid].cpu_used_us()
+
     def op_begin_profile(self, sid: int) -> bool:
         return self.monitors[sid].begin_profile()
 

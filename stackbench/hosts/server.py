@@ -373,6 +373,11 @@ class RemoteMonitor:
     def end_cell(self) -> CellReadings:
         return wire.readings_from_dict(self.link.call("end_cell", sid=self.stack.sid), self._offset())
 
+    def cpu_used_us(self) -> int | None:
+        """As StackMonitor's, read there: the CPU time the stack and its services used so far."""
+        used = self.link.call("cpu_used", sid=self.stack.sid)
+        return int(used) if used is not None else None
+
     def begin_profile(self) -> bool:
         return bool(self.link.call("begin_profile", sid=self.stack.sid))
 

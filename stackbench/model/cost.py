@@ -111,7 +111,11 @@ class CgroupSample:
 @dataclass(frozen=True)
 class ProcessMemory:
     """One process of the stack right after a cell's load: what monitor/processes.py
-    snapshots and the processes table keeps."""
+    snapshots and the processes table keeps. PSS is split the kernel's way
+    (/proc/PID/smaps_rollup): anonymous, shared memory (shmem: opcache's segment) and
+    file-backed pages (the code of the binaries and libraries it maps, shared with every
+    process on the machine that maps them). None: not read (a kernel before 5.x, a store
+    before v13)."""
 
     pid: int
     ppid: int
@@ -119,3 +123,15 @@ class ProcessMemory:
     rss_bytes: int | None
     pss_bytes: int | None
     threads: int | None
+    pss_anon_bytes: int | None = None
+    pss_shmem_bytes: int | None = None
+    pss_file_bytes: int | None = None
+
+    @property
+    def own_bytes(self) -> int | None:
+        """Its share of the memory the stack's cgroup is charged for: anonymous + shmem
+        PSS — the part that adds up to the cgroup's own anon + shmem (docs/methods.md,
+        "Memory"). None when the kernel did not split PSS."""
+        if self.pss_anon_bytes is None:
+            return None
+        return self.pss_anon_bytes + (self.pss_shmem_bytes or 0)

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from stackbench.upkeep.pinning import Pinning
+from stackbench.yardstick import Yardstick
+
+__all__ = ["ClientHost", "Environment", "HostFacts", "HostMachine", "IdleCores", "MachineShape", "Yardstick"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class HostMachine:
     cpu_count: int | None = None
     kernel: str | None = None
     pinning: Pinning | None = None
+    yardstick: Yardstick | None = None  # its server's core (None: not measured, or before it was)
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,12 @@ class HostFacts:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HostFacts:
         env = d.get("environment") or {}
-        pin = env.get("pinning")
+        pin, stick = env.get("pinning"), env.get("yardstick")
         return cls(str(d.get("host")), d.get("address"), bool(d.get("same_machine")), d.get("role"),
                    d.get("offset_us"), d.get("offset_uncertainty_us"),
                    HostMachine(env.get("cpu_model"), env.get("cpu_count"), env.get("kernel"),
-                               Pinning.from_dict(pin) if pin is not None else None))
+                               Pinning.from_dict(pin) if pin is not None else None,
+                               Yardstick.from_dict(stick) if stick else None))
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,9 @@ class Environment:
     machine_profile: MachineShape | None = None  # None: the lab's own machine
     server_host: HostFacts | None = None  # None: the stack ran here
     db_host: HostFacts | None = None  # None: its database (if any) ran with it
+    # How fast the server's core ran PHP before the run (stackbench/yardstick/); with the
+    # stack on another host, this machine's (the load's), and server_yardstick is that host's
+    yardstick: Yardstick | None = None
     document: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -103,10 +111,18 @@ class Environment:
         named = {f.name for f in fields(self)}
         return {k: v for k, v in self.document.items() if k not in named}
 
+    @property
+    def server_yardstick(self) -> Yardstick | None:
+        """The yardstick of the core the stack ran on: its host's, measured there by the
+        lab's agent (hosts/agent.py), when it ran on another host; else this machine's."""
+        if self.server_host is not None:
+            return self.server_host.environment.yardstick
+        return self.yardstick
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Environment:
         pin, idle, machine = d.get("pinning"), d.get("cpu_idle"), d.get("machine_profile")
-        server, db = d.get("server_host"), d.get("db_host")
+        server, db, stick = d.get("server_host"), d.get("db_host"), d.get("yardstick")
         cores = machine.get("server_cpus") if machine else None
         return cls(
             **{name: d.get(name) for name in _AS_STORED},
@@ -117,7 +133,8 @@ class Environment:
                                          list(cores) if cores is not None else None, machine.get("cpu_period_us"),
                                          machine.get("cpu_quota_us")) if machine else None,
             server_host=HostFacts.from_dict(server) if server else None,
-            db_host=HostFacts.from_dict(db) if db else None, document=dict(d))
+            db_host=HostFacts.from_dict(db) if db else None,
+            yardstick=Yardstick.from_dict(stick) if stick else None, document=dict(d))
 
 
 # The fields stored as they are (a version, a name, a number): read by their own names.

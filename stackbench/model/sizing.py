@@ -1,11 +1,16 @@
 """A stored sizing (a plan's `[sizing]`: runner/sizing.py): the question as asked, the
-plan's stacks, and each size's capacity run. What each stack carried on each size is those
-runs' capacity searches, read by analysis/sizing.py."""
+plan's stacks, each size's capacity run, and the yardstick of the core the sizes were
+measured on. What each stack carried on each size is those runs' capacity searches, read
+by analysis/sizing.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from stackbench.yardstick import Yardstick
+
+DAY_S = 86_400
 
 
 @dataclass(frozen=True)
@@ -18,10 +23,13 @@ class SizeRun:
 class StoredSizing:
     id: int
     name: str
-    question: dict[str, Any]  # planning/sizing.py SizingQuestion.as_dict: target, sizes
+    question: dict[str, Any]  # planning/sizing.py SizingQuestion.as_dict: target, sizes, core
     stacks: tuple[str, ...]  # the plan's stack labels, in its order
     runs: tuple[SizeRun, ...]  # in the sizes' order (smallest asked first, as written)
     created_at: str
+    # The server's core, as each size's run measured it before it began, pooled
+    # (Yardstick.pooled); None: not measured (no PHP there), or a store before v13
+    yardstick: Yardstick | None = None
 
     # The question, typed (planning/sizing.py wrote it):
     @property
@@ -29,17 +37,24 @@ class StoredSizing:
         return float(self.question["target"]["rate"])
 
     @property
-    def visits_per_day(self) -> float | None:
-        v = self.question["target"].get("visits_per_day")
-        return float(v) if v is not None else None
+    def hits_per_day(self) -> float | None:
+        """The target as asked in hits (requests) a day; None when asked as a rate. A
+        sizing stored before hits were named gave it as one-request visits: the same count."""
+        t = self.question["target"]
+        if t.get("hits_per_day") is not None:
+            return float(t["hits_per_day"])
+        old = t.get("visits_per_day")  # the key of sizings stored before v13, a request each
+        return float(old) * float(t.get("requests_per_visit") or 1.0) if old is not None else None
 
     @property
     def peak_factor(self) -> float:
         return float(self.question["target"].get("peak_factor") or 3.0)
 
     @property
-    def requests_per_visit(self) -> float:
-        return float(self.question["target"].get("requests_per_visit") or 1.0)
+    def core(self) -> float | None:
+        """The plan's `core`: the yardstick of the user's core, to rescale the answer to."""
+        core = self.question.get("core")
+        return float(core) if core is not None else None
 
     @property
     def size_labels(self) -> list[str]:
@@ -49,4 +64,9 @@ class StoredSizing:
     def price(self, label: str) -> float | None:
         """A size's price a month, when the plan gave one."""
         found = next((s.get("price") for s in self.question["sizes"] if s["label"] == label), None)
+        return float(found) if found is not None else None
+
+    def cpus(self, label: str) -> float | None:
+        """A size's CPUs, as its machine table gave them (0.5: half a core's time)."""
+        found = next((s.get("machine", {}).get("cpus") for s in self.question["sizes"] if s["label"] == label), None)
         return float(found) if found is not None else None

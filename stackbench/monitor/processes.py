@@ -2,9 +2,12 @@
 
 Summed RSS overcounts shared pages badly (≈10× for a 32-child prefork: docs/servers.md,
 "Memory: PSS, not summed RSS"); PSS splits each shared page among its users, so
-per-process PSS adds up to the truth. PSS costs 150–300 µs per process, so it is read
-once per cell, right after the load, while every worker still exists — not on the
-sampling path.
+per-process PSS adds up to the truth. Its parts are kept too: anonymous and shmem PSS add
+up to what the stack's cgroup is charged (its anon + shmem), while file-backed PSS is the
+process's share of code pages the whole machine shares — charged to whichever cgroup read
+them first, seldom the stack's (docs/methods.md, "Memory"). PSS costs 150–300 µs per
+process, so it is read once per cell, right after the load, while every worker still
+exists — not on the sampling path.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ def snapshot(pids: list[int]) -> list[ProcessMemory]:
             rollup = _rollup(pid)
         except (OSError, ValueError, IndexError):
             continue  # exited meanwhile
-        out.append(ProcessMemory(pid, ppid, comm, rollup.get("Rss"), rollup.get("Pss"), threads))
+        out.append(ProcessMemory(pid, ppid, comm, rollup.get("Rss"), rollup.get("Pss"), threads,
+                                 rollup.get("Pss_Anon"), rollup.get("Pss_Shmem"), rollup.get("Pss_File")))
     return out
 
 

@@ -25,6 +25,11 @@ from typing import Any, Callable
 from stackbench.analysis.capacity import PERCENTILES, SLO, SearchParams, open_loop_connections
 from stackbench.units import parse_duration_s, parse_share
 
+# A capacity probe lasts at least this many of the SLO's latency budgets: at a rate r above
+# the sustained capacity c the queue grows by r − c a second, so the newest request of a
+# probe of T seconds waits (r − c)·T/c — a probe reads rates up to c·(1 + budget/T) as
+# met. Five budgets bound that to +20 % (bench/RESULTS.md, "The machine to buy").
+PROBE_BUDGETS = 5
 LOADS = ("closed", "rate", "stages", "capacity")
 RAMPS = ("up", "down", "updown", "shuffled")
 LEGACY_ORDER = {"ascending": "up", "descending": "down", "shuffled": "shuffled"}  # the older `order` key

@@ -39,15 +39,11 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
             "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing", "steady"}
 TUNE_KEYS = {"concurrency", "repetitions", "rate"}
-SCENARIO_KEYS = {"question", "look_at", "seed", "requires", "quick", "variants", "knobs"}
+SCENARIO_KEYS = {"question", "look_at", "claim", "seed", "requires", "quick", "variants", "knobs"}  # seed: claim's older name
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
 MAX_SECONDS = 3600  # the longest duration or warm-up of one cell, like a stage's
-# A capacity probe lasts at least this many of the SLO's latency budgets: at a rate r above
-# the sustained capacity c the queue grows by r − c a second, so the newest request of a
-# probe of T seconds waits (r − c)·T/c — a probe reads rates up to c·(1 + budget/T) as
-# met. Five budgets bound that to +20 % (bench/RESULTS.md, "The machine to buy").
-PROBE_BUDGETS = 5
+PROBE_BUDGETS = loads.PROBE_BUDGETS  # a capacity probe: at least this many SLO latencies long
 START_STOP_S = 0.7  # start + verify + stop of a stack per cell, with perf's teardown
 STACK_KEYS = {"id", "label", "knobs", "port"}
 TUNED = "tuned"  # knobs = "tuned": the stack's pool sized for the plan's machine and question (runner/tune.py)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackbench import units
+from stackbench.analysis import capacity
 from stackbench.errors import PlanError, UsageError
 from stackbench.planning import machine, plan as plan_mod, window
 from stackbench.stacks import registry
@@ -96,11 +97,19 @@ def machine_profile(q: TuneQuestion) -> machine.MachineProfile | None:
     return machine.parse(q.machine, lambda msg: PlanError(f"--machine: {msg}")) if q.machine else None
 
 
+def _duration(q: TuneQuestion) -> str:
+    """A candidate's window: the question's, and at a rate as long as a capacity probe
+    (judged as one: analysis/capacity.py probe_seconds, ~100 responses)."""
+    if q.rate is None:
+        return q.duration
+    return f"{capacity.probe_seconds(q.rate, units.parse_duration_s(q.duration)):g}s"
+
+
 def _plan(q: TuneQuestion, name: str, candidates: list[Candidate], repetitions: int) -> plan_mod.Plan:
     pool = pool_of(q.stack_id)
     data: dict[str, Any] = {
         "name": name, "workloads": [q.workload], "keepalive": [q.keepalive],
-        "duration": q.duration, "warmup": q.warmup, "timeout": q.timeout, "repetitions": repetitions,
+        "duration": _duration(q), "warmup": q.warmup, "timeout": q.timeout, "repetitions": repetitions,
         "syscalls": False,
         "stacks": [{"id": q.stack_id, "label": candidate_label(pool, c), "knobs": candidate_knobs(q, pool, c)}
                    for c in candidates],
@@ -128,6 +137,6 @@ def run_seconds(q: TuneQuestion, longest: bool = False) -> float:
     """One run's time: a stack start and stop, the warm-up, the window — or, `longest`, the
     longest window a slow stack gets (planning/window.py cap_s: a count, or the long fixed
     window of a stack that left clients waiting)."""
-    d = units.parse_duration_s(q.duration)
+    d = units.parse_duration_s(_duration(q))
     window_s = window.cap_s(d, units.parse_duration_s(q.timeout)) if longest else d
     return plan_mod.START_STOP_S + units.parse_duration_s(q.warmup) + window_s

@@ -27,6 +27,14 @@ held by kept-alive clients looked fair (Apache mod_php at 64 WordPress clients: 
 waiting at the end of a 4 s window, none at the end of a count: bench/RESULTS.md,
 "Tuning"). It gets the longest fixed window instead (`cap_s`), long against its response
 time, in which a client held back is seen as one (analysis/outcomes.py).
+A window that completed nothing, shorter than the deadline (the plan's `timeout`), is
+measured on before the stack is judged: the load again, for one second past the deadline
+(`measure_on`), when every request out has ended — answered, or failed at the deadline.
+No response in it is no "slower": it fails the load (analysis/outcomes.py). A fixed window,
+not a count, for the reason above: clients held back are to be seen as such. Unless the
+stack, alone at the same question, answered so fast that each client's turn would have come
+many times over in the window it just served nobody in (a prefork Apache whose children slow
+visitors hold): then it held them back, and a longer wait tells nothing more.
 Pure: the runner measures, this decides.
 """
 
@@ -100,9 +108,21 @@ def size(duration_s: float, timeout_s: float, band: float, clients: int, pace: P
     return Window(cap_s(duration_s, timeout_s), max(MIN_PER_CLIENT * clients, math.ceil(expected)))
 
 
+def measure_on(duration_s: float, timeout_s: float) -> Window | None:
+    """The window a stack that completed nothing in one of `duration_s` is measured on for:
+    to one second past the deadline; None when that window reached the deadline already."""
+    if duration_s >= timeout_s:
+        return None
+    return Window(timeout_s + 1.0)
+
+
 def describe(duration_s: float, timeout_s: float, band: float) -> str:
     """The rule, for the dry run."""
     return (f"windows: {duration_s:g} s where the stack answers {resolve_count(band)} responses in it and "
             f"{MIN_PER_CLIENT} a client; a slower one is measured by a count of responses instead (at least "
             f"{MIN_PER_CLIENT} a client, the window ending at the last one, at most "
-            f"{cap_s(duration_s, timeout_s):g} s), so its throughput moves in no step of one response")
+            f"{cap_s(duration_s, timeout_s):g} s), so its throughput moves in no step of one response"
+            + ("" if measure_on(duration_s, timeout_s) is None else
+               f"; one that completed nothing is measured on for {timeout_s + 1.0:g} s, past the {timeout_s:g} s "
+               "timeout, before it is judged (not when alone it answered its clients many times over in that "
+               "window)"))

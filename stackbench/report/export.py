@@ -134,20 +134,25 @@ def tuning_rows(a: RunAnalysis, stored: Mapping[int, StoredTuning]) -> list[dict
 
 
 def sizing_part(a: SizingAnswer, slo: str | None, run_id: int) -> dict[str, Any]:
-    """The sizing a run measured a size of (docs/guide/sizing.md): the question, every size
-    asked with its price and run, and per stack the smallest enough size and each size's
-    capacity — as `stackbench sizings ID` prints it (analysis/sizing.py)."""
+    """The sizing a run measured a size of (docs/guide/sizing.md): the question, the core it
+    was measured on (its yardstick), every size asked with its price and run, and per stack
+    the smallest enough size, the CPU a request took and each size's capacity — as
+    `stackbench sizings ID` prints it (analysis/sizing.py)."""
     s = a.sizing
     runs = {r.size: r.run_id for r in s.runs}
     return {
         "id": s.id, "name": s.name, "size": next((r.size for r in s.runs if r.run_id == run_id), None),
-        "target_rate": a.target_rate, "visits_per_day": a.visits_per_day, "peak_factor": a.peak_factor,
-        "requests_per_visit": a.requests_per_visit, "slo": slo,
+        "target_rate": a.target_rate, "hits_per_day": a.hits_per_day, "peak_factor": a.peak_factor, "slo": slo,
+        "yardstick": a.yardstick.as_dict() if a.yardstick else None, "core": a.core,
         "sizes": [{"label": label, "price": s.price(label), "run_id": runs.get(label)} for label in s.size_labels],
         "stacks": [{"stack": st.stack, "smallest": st.smallest.size if st.smallest else None,
+                    "borderline": st.borderline.size if st.borderline else None,
+                    "cpu_us_per_request": st.page_cpu.cpu_us_per_request if st.page_cpu else None,
                     "sizes": [{"size": c.size, "label": c.label, "capacity": c.capacity, "low": c.low, "high": c.high,
                                "fitted": c.fitted, "enough": c.enough.value, "memory_bytes": c.memory_bytes,
-                               "visits_per_day": a.visits(c.capacity), "probes": c.probes} for c in st.sizes]}
+                               "hits_per_day": a.hits(c.capacity), "probes": c.probes, "cpus": c.cpus,
+                               "cpus_on_core": a.on_core(c.cpus), "cpu_us_per_request": c.cpu_us_per_request}
+                              for c in st.sizes]}
                    for st in a.stacks],
     }
 
@@ -193,8 +198,9 @@ def document(a: RunAnalysis, tunings: Mapping[int, StoredTuning] | None = None,
                       "half's, at most the cap; a stack's time to steady is its fresh starts' "
                       "(stackbench/planning/steady.py)",
             "bottleneck": "per cell, the side at its limit over the measured window: the server when its cores were "
-                          "busy >= 90 %, the engine when its busiest thread was, both, or neither (latency-bound, or "
-                          "a server that waited); null when a side's share is unknown "
+                          "busy >= 90 %, the engine when its busiest thread was, both, the machine (under a machine "
+                          "profile, the stack and its services kept its CPU or CPU quota busy >= 90 %), or neither "
+                          "(latency-bound, or a server that waited); null when a side's share is unknown "
                           "(stackbench/analysis/bottleneck.py)",
         },
     }

@@ -10,8 +10,9 @@ on them, but the server has them queued (nginx in front of one PHP-FPM child at 
 core had ~30 WordPress pages queued after a probe at twice its capacity) and would serve
 them inside the next probe's window, which then reads "nothing completed" for every rate
 after it — a search of 12 probes missed 9 in a row that way (bench/RESULTS.md, "The
-machine to buy"). So after such a probe the next one waits until the stack and its
-services are idle (`settle`), at most the plan's timeout.
+machine to buy"). So after such a probe the next one waits until the stack has answered
+what was left (at the rate it served) and it and its services are idle (`settle`), at
+most the plan's timeout: a probe started on an earlier one's queue is not a probe.
 
 The rates come from analysis/capacity.py (pure: it decides, the runner measures). Every
 probe is a cell of its own, measured like any other (cell.py) and stored as it ends (seq,
@@ -25,6 +26,7 @@ import time
 from dataclasses import replace
 
 from stackbench.analysis import capacity
+from stackbench.engine.result import EngineResult
 from stackbench.planning.plan import START_STOP_S, Cell
 from stackbench.runner.cell import measure_and_store
 from stackbench.runner.context import Run, StartedStack
@@ -41,7 +43,10 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
     began = time.monotonic()
     k = 0
     while (rate := rates.next_rate()) is not None:
-        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=plan.load.connections_for(rate), step=k)
+        # Long enough to hold ~100 responses at its rate (capacity.probe_seconds).
+        seconds = capacity.probe_seconds(rate, cell.duration_s or plan.duration_s or 1.0)
+        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=plan.load.connections_for(rate), step=k,
+                        duration_s=seconds)
         if k and time.monotonic() - began + plan.cell_seconds(probe) - START_STOP_S > params.budget_s:
             rates.stop("budget")
             break
@@ -51,18 +56,29 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
         rates.record(rate, outcome.met, outcome.generator_limited)
         k += 1
         stack.instance.check_alive()
-        if record.engine is not None and record.engine.requests.in_flight_oldest_us:
-            settle(stack, plan.timeout_s)
+        if record.engine is not None and record.engine.requests.in_flight_at_end:
+            settle(stack, plan.timeout_s, drain_s(record.engine))
     run.store.record_search(run.run_id, cell, rates.stopped or "probes", time.monotonic() - began)
 
 
-def settle(stack: StartedStack, most_s: float) -> float:
-    """Wait until the stack is idle (the module docstring), at most `most_s`; the seconds
-    waited. A stack without a cgroup cannot be watched: no wait."""
+def drain_s(result: EngineResult) -> float:
+    """How long the stack needs to answer what the engine left in flight, at the rate it
+    served: a stack that waits (php-sleep, a slow backend) is idle in CPU while its queue
+    drains, so the CPU alone cannot say the queue is gone."""
+    left = result.requests.in_flight_at_end or 0
+    served = result.requests.completed / (result.duration_us / 1e6) if result.duration_us else 0.0
+    return left / served if served > 0 else 0.0
+
+
+def settle(stack: StartedStack, most_s: float, drain: float = 0.0) -> float:
+    """Wait until the stack is idle (the module docstring), at most `most_s`: first the
+    time its queue takes to drain at the rate it served (`drain`), then until its CPU is
+    quiet; the seconds waited. A stack without a cgroup: the drain only."""
+    began = time.monotonic()
+    time.sleep(min(drain, most_s))
     monitor = stack.monitor
     if monitor is None:
-        return 0.0
-    began = time.monotonic()
+        return time.monotonic() - began
     last = monitor.cpu_used_us()
     while last is not None and time.monotonic() - began < most_s:
         time.sleep(QUIET_S)

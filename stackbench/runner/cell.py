@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 
 from stackbench import caveats
+from stackbench.analysis import outcomes
 from stackbench.engine import EngineResult, LoadSpec
 from stackbench.engine.background import Background, spec_for
 from stackbench.engine.result import Negotiated
@@ -56,7 +57,6 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
     spec = load_spec(cell, plan, stack.instance, pins)
     spec = replace(spec, on_progress=lambda progress: run.events.cell_progress(cell, progress))
     in_client = stack.topo.in_client if stack.topo else nullcontext
-    in_server = stack.topo.in_server if stack.topo else nullcontext
     background = _background(run, stack, cell, spec)
     try:
         # Uncounted runs of their own, so the monitor's window is exactly the measured one.
@@ -65,17 +65,21 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
                                        plan, _clients(cell, plan), stack.fresh,
                                        stack.instance.stack.steady_after_s)
         spec = _sized(run, cell, spec, warm, run.start_paces.get(id(stack.instance)))
-        with in_server():  # the status-page poller's sockets are made in the stack's namespace
-            monitor.begin_cell()
-        try:
-            with in_client():
-                result = lab.load(spec, pins.engine_cpus)
-        except BaseException:
-            # Also on Ctrl-C the sampler and poller threads must stop — without a failure
-            # of their own (an agent there gone) replacing the one that stopped the load.
-            quietly(monitor.end_cell)
-            raise
-        readings = monitor.end_cell()
+        result, readings = _window(run, stack, spec)
+        longer = _measure_on(run, stack, cell, spec, result)
+        if longer is not None:
+            # Nothing completed in a window shorter than the deadline: measured on before
+            # it is judged (planning/window.py). The other visitors' engines last a fixed
+            # time: they are let go and come again for the longer window, arriving as they
+            # did for the first (for the plan's warm-up).
+            if background is not None:
+                background.finish()
+                background = _background(run, stack, cell, longer)
+                if plan.warmup_s:
+                    with in_client():
+                        lab.load(_pass(longer, "warmup", plan.warmup_s), pins.engine_cpus)
+            spec = longer
+            result, readings = _window(run, stack, spec)
         if _sizable(run, cell):
             run.paces[_question(cell)] = _pace(result, failing=bool(stack.instance.dead_servers()))
             run.start_paces[id(stack.instance)] = run.paces[_question(cell)]
@@ -101,6 +105,47 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
                   warmed=warmed), readings
 
 
+def _window(run: Run, stack: StartedStack, spec: LoadSpec) -> tuple[EngineResult, CellReadings]:
+    """The measured load, the monitor sampling exactly its window."""
+    monitor = stack.monitor
+    in_client = stack.topo.in_client if stack.topo else nullcontext
+    in_server = stack.topo.in_server if stack.topo else nullcontext
+    with in_server():  # the status-page poller's sockets are made in the stack's namespace
+        monitor.begin_cell()
+    try:
+        with in_client():
+            result = run.lab.load(spec, run.pins.engine_cpus)
+    except BaseException:
+        # Also on Ctrl-C the sampler and poller threads must stop — without a failure
+        # of their own (an agent there gone) replacing the one that stopped the load.
+        quietly(monitor.end_cell)
+        raise
+    return result, monitor.end_cell()
+
+
+def _measure_on(run: Run, stack: StartedStack, cell: Cell, spec: LoadSpec, result: EngineResult) -> LoadSpec | None:
+    """The cell's load on a window to past the deadline (planning/window.py measure_on),
+    when the one measured ended with every client still waiting — nothing answered, nothing
+    failed — before the deadline; None when it is judged as it is: something completed or
+    failed, a server died, the window reached the deadline, the window cannot be another
+    (`_closed_window`), or — beside other visitors — the stack alone at this question
+    answered so fast that each client's turn would have come many times over in the window
+    (analysis/outcomes.py held_back): the others held its workers, and a longer wait says
+    nothing more."""
+    r = result.requests
+    if (not _closed_window(run, cell) or stack.instance.dead_servers() or r.completed or r.failed
+            or (result.pages is not None and (result.pages.completed or result.pages.failed))):
+        return None
+    seconds = result.duration_us / 1e6
+    longer = window.measure_on(seconds, run.plan.timeout_s)
+    if longer is None:
+        return None
+    alone = run.paces.get(_question(cell)) if cell.background != "none" else None
+    if alone is not None and not alone.failing and outcomes.held_back(alone.per_s, _clients(cell, run.plan), seconds):
+        return None
+    return replace(spec, duration_s=longer.duration_s, requests=longer.requests)
+
+
 def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) -> LoadSpec:
     """The measured load of a cell, as the engine is asked for it: one URL, a weighted
     mix, or a page with its assets (page mode); over TLS, to the stack's TLS port."""
@@ -119,7 +164,7 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
         # engine must not become the bottleneck of a full-handshake run (docs/servers.md,
         # "The client's side of a handshake").
         # A stack whose TLS port answered HTTP/2's offer with HTTP/1.1 when it was
-        # verified (Apache prefork) is visited as a browser then visits it: an HTTP/1.1
+        # verified (Apache prefork) is loaded as a browser then loads it: an HTTP/1.1
         # client with its connections (page mode: six per visitor), the offer of h2 made
         # and refused — not the engine's streams queued on a fallback. The cell still
         # says what was asked (h2) and what was spoken (http/1.1).
@@ -137,17 +182,21 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
     )
 
 
-def _sizable(run: Run, cell: Cell) -> bool:
-    """Can this cell's window be a count (planning/window.py)? A closed loop (one URL, a
-    mix, or pages: the engine counts pages then), measured by one local engine for the
-    plan's duration, with nobody beside it: other visitor classes last a fixed time, a
-    load spread over clients keeps its clock, and a walk (a ramp, stages) keeps each
-    step's time — how long a step lasts is part of what a pool grows by on the way; a plan
-    that counts requests itself keeps its count."""
+def _closed_window(run: Run, cell: Cell) -> bool:
+    """Can this cell's window be another than the plan's (planning/window.py)? A closed
+    loop (one URL, a mix, or pages: the engine counts pages then), measured by one local
+    engine for the plan's duration: a load spread over clients keeps its clock, and a walk
+    (a ramp, stages) keeps each step's time — how long a step lasts is part of what a pool
+    grows by on the way; a plan that counts requests itself keeps its count."""
     plan = run.plan
     return (cell.load == "closed" and not plan.load.walk and cell.rate is None and not cell.duration_s
-            and plan.duration_s is not None and plan.requests is None and cell.background == "none"
-            and plan.hosts.single_local)
+            and plan.duration_s is not None and plan.requests is None and plan.hosts.single_local)
+
+
+def _sizable(run: Run, cell: Cell) -> bool:
+    """Can this cell's window be a count? One whose window can be another, with nobody
+    beside it: other visitor classes last a fixed time."""
+    return _closed_window(run, cell) and cell.background == "none"
 
 
 def _question(cell: Cell) -> tuple:

@@ -1,17 +1,22 @@
 """The machine to buy, measured: a plan's `[sizing]` asked of each size in turn — the plan
 on that machine profile, its tuned stacks tuned for the target rate on it (runner/tune.py),
-then one capacity run with every stack (the plan's `search`, starting at the target). The
+then one capacity run with every stack (the plan's `search`, starting at the target) — or,
+with `until_enough`, every stack not yet enough on a smaller size. The
 sizing is stored first and each size's run added as it ends, so an interrupted sizing keeps
-the sizes it measured; analysis/sizing.py reads the answer from those runs."""
+the sizes it measured; analysis/sizing.py reads the answer from those runs. Each run measures
+the yardstick of the server's core before it begins (upkeep/environment.py; on another host,
+its agent there): the sizing keeps them pooled, the unit its sizes are said in."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from stackbench.analysis import sizing as sizing_answer
 from stackbench.errors import StackbenchError
 from stackbench.events import Events
+from stackbench.model.environment import Yardstick
 from stackbench.model.sizing import SizeRun
-from stackbench.planning import plan as plan_mod
+from stackbench.planning import limits, plan as plan_mod
 from stackbench.planning import sizing as sizing_mod
 from stackbench.planning.plan import Plan
 from stackbench.runner import Lab, Options, run_plan
@@ -27,11 +32,22 @@ class Sized:
 
 
 def size_plans(plan: Plan) -> list[tuple[sizing_mod.Size, Plan]]:
-    """Each size's capacity plan, in the sizes' order."""
+    """Each size's capacity plan, in the sizes' order; every size checked against what this
+    machine can give (its cores, its memory: planning/limits.py) before any is measured, so
+    a size this machine cannot emulate fails in a second, not after the sizes before it."""
     q = plan.sizing
     if q is None:
         raise ValueError("the plan has no [sizing]")
-    return [(s, plan_mod.parse(sizing_mod.size_plan(plan.raw, q, s), plan.source)) for s in q.sizes]
+    plans = [(s, size_plan(plan, s, None)) for s in q.sizes]
+    for s, one in plans:
+        if not one.hosts.remote_server:  # there, the agent checks it (hosts/agent.py)
+            limits.check_profile(one.machine, f"{plan.source}, size {s.label}")
+    return plans
+
+
+def size_plan(plan: Plan, s: sizing_mod.Size, stacks: list[str] | None) -> Plan:
+    assert plan.sizing is not None
+    return plan_mod.parse(sizing_mod.size_plan(plan.raw, plan.sizing, s, stacks=stacks), plan.source)
 
 
 def size(plan: Plan, store: Store, events: Events | None = None, options: Options | None = None,
@@ -39,11 +55,22 @@ def size(plan: Plan, store: Store, events: Events | None = None, options: Option
     q = plan.sizing
     if q is None:
         raise ValueError("the plan has no [sizing]")
-    sized = Sized(store.record_sizing(plan.name, q.as_dict(), [v.label for v in plan.stacks], []))
-    for s, one in size_plans(plan):
-        one = tune_runner.resolve(one, store, events, options, lab)
+    labels = [v.label for v in plan.stacks]
+    sized = Sized(store.record_sizing(plan.name, q.as_dict(), labels, []))
+    needed = list(labels)
+    cores: list[Yardstick] = []
+    for s in q.sizes:
+        if not needed:
+            break  # until_enough: every stack has its smallest enough size
+        one = tune_runner.resolve(size_plan(plan, s, needed if q.until_enough else None), store, events, options, lab)
         outcome = run_plan(one, store, events, options, lab)
         sized.runs.append(SizeRun(s.label, outcome.run_id))
-        store.update_sizing(sized.sizing_id, sized.runs)
+        measured = store.run(outcome.run_id).environment.server_yardstick
+        cores += [measured] if measured is not None else []
+        store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
         sized.errors.extend(outcome.errors)
+        if q.until_enough:
+            enough = sizing_answer.enough_on(store.sizing(sized.sizing_id), s.label, store.run(outcome.run_id),
+                                             store.cells(outcome.run_id), store.search_rows(outcome.run_id))
+            needed = [label for label in needed if label not in enough]
     return sized

@@ -1,5 +1,5 @@
 """Named scenarios: shipped plans, one per question people argue about, each with a
-[scenario] table (the question, the seed of the argument, what to look at).
+[scenario] table (the question, the claim it tests, what to look at).
 
 A scenario whose `requires` names a workload or load model this stackbench does not have
 yet is listed with the reason, and becomes runnable when that lands: `workload:ID` is
@@ -33,7 +33,7 @@ LOAD_MODELS: frozenset[str] = frozenset({"ramps", "open-loop", "stages", "capaci
 class Scenario:
     name: str
     question: str
-    seed: str
+    claim: str  # what people say, that the question tests (`claim`; `seed`, its older name, still read)
     look_at: str
     requires: tuple[str, ...]
     text: str  # the TOML as shipped
@@ -53,6 +53,12 @@ class Scenario:
         return out
 
     def plan(self, quick: bool = False, variant: str | None = None) -> plan_mod.Plan:
+        return plan_mod.parse(self.data(quick, variant), f"scenario {self.name}" + (" --quick" if quick else "")
+                              + (f" --variant {variant}" if variant else ""))
+
+    def data(self, quick: bool = False, variant: str | None = None) -> dict[str, Any]:
+        """The plan as a plan file's table, its quick form and variant applied (not checked:
+        `plan` checks it; `stackbench size` asks its own question of the sizing's)."""
         if self.missing:
             raise UsageError(f"scenario {self.name!r} cannot run yet: it needs {', '.join(self.missing)}",
                              hint="`stackbench scenario list` shows which scenarios can run")
@@ -71,8 +77,7 @@ class Scenario:
                 data.update(own_quick)
         if quick:
             _adapt(data)
-        return plan_mod.parse(data, f"scenario {self.name}" + (" --quick" if quick else "")
-                              + (f" --variant {variant}" if variant else ""))
+        return data
 
 
 # A quick form's repetitions (spec: every comparison decided in 2 minutes on 2 cores):
@@ -107,7 +112,7 @@ def get(name: str) -> Scenario:
                          hint="`stackbench scenario list` lists them")
     text = resources.files(__name__).joinpath(f"{name}.toml").read_text()
     meta: dict[str, Any] = tomllib.loads(text)["scenario"]
-    return Scenario(name, meta["question"], meta.get("seed", ""), meta.get("look_at", ""),
+    return Scenario(name, meta["question"], meta.get("claim", meta.get("seed", "")), meta.get("look_at", ""),
                     tuple(meta.get("requires", ())), text, tuple(meta.get("variants", {})), meta.get("knobs", ""))
 
 

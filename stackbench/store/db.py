@@ -23,6 +23,7 @@ from stackbench.engine.result import Negotiated
 from stackbench.errors import StorageError, UsageError
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
+from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import SizeRun, StoredSizing
 from stackbench.model.tuning import StoredTuning
@@ -169,10 +170,12 @@ class Store:
                  json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]), _now()))
         return int(cur.lastrowid or 0)
 
-    def update_sizing(self, sizing_id: int, runs: list[SizeRun]) -> None:
+    def update_sizing(self, sizing_id: int, runs: list[SizeRun], yardstick: Yardstick | None = None) -> None:
+        """Each size's run so far, and the yardstick of the core they were measured on."""
         with self.db:
-            self.db.execute("UPDATE sizings SET runs_json = ? WHERE id = ?",
-                            (json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]), sizing_id))
+            self.db.execute("UPDATE sizings SET runs_json = ?, yardstick_json = ? WHERE id = ?",
+                            (json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]),
+                             json.dumps(yardstick.as_dict()) if yardstick else None, sizing_id))
 
     def sizings(self) -> list[StoredSizing]:
         return [sizing_of(r) for r in self.db.execute("SELECT * FROM sizings ORDER BY id")]
@@ -290,8 +293,9 @@ class Store:
             [(cell_id, x.t_unix_us, x.mem_usage_bytes, x.mem_rss_bytes, x.mem_shmem_bytes, x.mem_cache_bytes,
               x.cpu_usage_us, x.cpu_user_us, x.cpu_system_us, x.procs, x.threads) for x in readings.samples])
         self.db.executemany(
-            "INSERT INTO processes VALUES (?,?,?,?,?,?,?)",
-            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads) for p in readings.processes])
+            "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(cell_id, p.pid, p.ppid, p.comm, p.rss_bytes, p.pss_bytes, p.threads, p.pss_anon_bytes,
+              p.pss_shmem_bytes, p.pss_file_bytes) for p in readings.processes])
         self.db.executemany(
             "INSERT INTO status_samples VALUES (?,?,?,?)",
             [(cell_id, x.t_unix_us, x.server, json.dumps(x.values)) for x in readings.status])

@@ -125,7 +125,21 @@ def _v11_to_v12(db: sqlite3.Connection) -> None:
 
 
 def _v12_to_v13(db: sqlite3.Connection) -> None:
-    """v13: how each cell's stack was warmed (a fixed time, or until steady). An older
+    """v13: PSS's parts per process (anonymous, shmem, file-backed). An older store's
+    processes have the total only (NULL parts: not read then, never guessed)."""
+    for column in ("pss_anon_bytes INTEGER", "pss_shmem_bytes INTEGER", "pss_file_bytes INTEGER"):
+        db.execute(f"ALTER TABLE processes ADD COLUMN {column}")
+
+
+def _v13_to_v14(db: sqlite3.Connection) -> None:
+    """v14: a sizing keeps the yardstick of the core its sizes were measured on
+    (stackbench/yardstick/). An older sizing's is not known: NULL (its runs did not
+    measure one either)."""
+    db.execute("ALTER TABLE sizings ADD COLUMN yardstick_json TEXT")
+
+
+def _v14_to_v15(db: sqlite3.Connection) -> None:
+    """v15: how each cell's stack was warmed (a fixed time, or until steady). An older
     cell's warm-up was the plan's fixed one, not kept with the cell: NULL."""
     for column in ("warmup_json TEXT", "warmup_us INTEGER", "steady INTEGER"):
         db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
@@ -143,6 +157,8 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     10: _v10_to_v11,
     11: _v11_to_v12,
     12: _v12_to_v13,
+    13: _v13_to_v14,
+    14: _v14_to_v15,
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, TypeVar
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
-from stackbench.model.environment import Environment
+from stackbench.model.environment import Environment, Yardstick
 from stackbench.model.network import Calibration
 from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
@@ -79,7 +79,7 @@ def search_of(row: sqlite3.Row) -> StoredSearch:
 def sizing_of(row: sqlite3.Row) -> StoredSizing:
     runs = tuple(SizeRun(str(r["size"]), int(r["run_id"])) for r in json.loads(row["runs_json"]))
     return StoredSizing(row["id"], row["name"], json.loads(row["question_json"]), tuple(json.loads(row["stacks_json"])),
-                        runs, row["created_at"])
+                        runs, row["created_at"], _typed(Yardstick.from_dict, row["yardstick_json"]))
 
 
 def tuning_of(row: sqlite3.Row) -> StoredTuning:
@@ -98,7 +98,8 @@ def sample_of(row: sqlite3.Row) -> CgroupSample:
 
 
 def process_of(row: sqlite3.Row) -> ProcessMemory:
-    return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"])
+    return ProcessMemory(row["pid"], row["ppid"], row["comm"], row["rss_bytes"], row["pss_bytes"], row["threads"],
+                         row["pss_anon_bytes"], row["pss_shmem_bytes"], row["pss_file_bytes"])
 
 
 def _calibrations(d: dict[str, Any]) -> dict[str, Calibration]:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 13
+VERSION = 15
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -121,7 +121,10 @@ CREATE TABLE processes (                -- one snapshot per cell, right after th
     comm TEXT NOT NULL,
     rss_bytes INTEGER,
     pss_bytes INTEGER,
-    threads INTEGER
+    threads INTEGER,
+    pss_anon_bytes INTEGER,             -- PSS's parts (smaps_rollup); NULL before v13
+    pss_shmem_bytes INTEGER,
+    pss_file_bytes INTEGER
 );
 CREATE TABLE status_samples (          -- the servers' own status pages, about once a second
     cell_id INTEGER NOT NULL REFERENCES cells(id),
@@ -161,7 +164,8 @@ CREATE TABLE sizings (                 -- a plan's [sizing]: the machine to buy 
     question_json TEXT NOT NULL,        -- target, sizes (planning/sizing.py as_dict)
     stacks_json TEXT NOT NULL,          -- the plan's stack labels, in its order (a size's run relabels tuned ones)
     runs_json TEXT NOT NULL,            -- [{"size": label, "run_id": N}]: each size's capacity run, in the sizes' order
-    created_at TEXT NOT NULL            -- UTC, ISO 8601
+    created_at TEXT NOT NULL,           -- UTC, ISO 8601
+    yardstick_json TEXT                 -- the server's core, pooled over the sizes' runs (NULL: not measured, or before v13)
 );
 CREATE TABLE syscalls (                 -- counts over the cell's syscalls_window_us (profile pass)
     cell_id INTEGER NOT NULL REFERENCES cells(id),

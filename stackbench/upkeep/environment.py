@@ -9,7 +9,7 @@ import os
 import platform
 from pathlib import Path
 
-from stackbench import __version__, engine
+from stackbench import __version__, engine, yardstick
 from stackbench.monitor import cpu_noise
 from stackbench.upkeep.pinning import Pinning
 
@@ -21,7 +21,7 @@ def collect(pinning: Pinning, engine_version: bool = True) -> dict:
         "engine": engine.version() if engine_version else None,
         "kernel": platform.release(),
         "os": _os_release(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "memory_bytes": _mem_total(),
         "python": platform.python_version(),
@@ -29,10 +29,17 @@ def collect(pinning: Pinning, engine_version: bool = True) -> dict:
         "cpu_governor": _governor(),
         # CV of a fixed CPU loop on the server's core just before the run (cpu_noise.py)
         "cpu_noise_cv": cpu_noise.measure(pinning.server_cpus),
+        # How fast the server's core runs PHP, before the run (stackbench/yardstick/): the
+        # unit a sizing's "0.5 CPU" is said in (docs/methods/sizing.md)
+        "yardstick": _as_dict(yardstick.for_run(pinning.server_cpus)),
     }
 
 
-def _cpu_model() -> str | None:
+def _as_dict(found: yardstick.Yardstick | None) -> dict | None:
+    return found.as_dict() if found is not None else None
+
+
+def cpu_model() -> str | None:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

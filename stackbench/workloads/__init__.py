@@ -46,6 +46,18 @@ def get(workload_id: str) -> Workload:
     return factory()
 
 
+# The generated workloads' descriptions, said without generating their images.
+_DESCRIBED = {"static-jpeg-150k": documents.JPEG_150K_DESCRIPTION, "mixed-page": mixed_page.DESCRIPTION}
+
+
+def describe(workload_id: str) -> str | None:
+    """A workload's one line ("a 12-byte static HTML file"), never building what it
+    serves; None for an id the table does not have (a stored run's, since removed)."""
+    if workload_id in _DESCRIBED:
+        return _DESCRIBED[workload_id]
+    return get(workload_id).description if workload_id in _TABLE else None
+
+
 def __getattr__(name: str):
     """WORKLOADS (id -> workload) and DOCUMENTS (the generated ones), built when asked."""
     if name == "WORKLOADS":
@@ -55,4 +67,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Check", "Url", "Workload", "IDS", "INDEX_HTML", "get"]
+__all__ = ["Check", "Url", "Workload", "IDS", "INDEX_HTML", "describe", "get"]

@@ -1,4 +1,6 @@
-"""The top of a run's report: the answers — verdict sentences worded exactly as the
+"""The top of a run's report: the answer — a sentence per thing the run asked, and the
+workloads it names (report/words/answer.py, the terminal's words) — then the verdicts
+it rests on — verdict sentences worded exactly as the
 terminal words them (report/words/: question_name, headline), capacity intervals and
 their verdicts, the way down against the way up — or, when the run has no verdicts, how
 to get them; then the warnings that change how to read the numbers (decided in
@@ -17,11 +19,26 @@ from stackbench.analysis.verdicts import Verdict, Verdicts
 from stackbench.report.html import bottleneck, tables
 from stackbench.report.html.figure import Context
 from stackbench.report.words import capacity as capacity_text, classes as classes_text, protocols as protocols_text
-from stackbench.report.words import warmup as warmup_words, warnings as warning_words
+from stackbench.report.words import answer as answer_words, warmup as warmup_words, warnings as warning_words
+from stackbench.report.words.commands import PROGRAM, typed
 from stackbench.report.words.capacity import STOPPED
 # aside: the terminal's own words for a secondary metric ("uses 0.61x the CPU per request")
 from stackbench.report.words.verdicts import aside, asides, fallback_note, headline, notes, question_name
 from stackbench.units import MiB, format_num, format_us
+
+
+def the_answer(ctx: Context) -> str:
+    """The paragraph that opens a run — what was asked in bold, the answer after it — then
+    each workload it names, and what its loads mean, a line each."""
+    said = answer_words.parts(ctx.analysis)
+    if not said:
+        return ""
+    text = " ".join((f"<strong>{escape(topic)}:</strong> " if topic else "") + escape(rest) for topic, rest in said)
+    lines = [f"<li><code>{escape(w)}</code>: {escape(what)}</li>" for w, what in answer_words.workloads(ctx.analysis)]
+    load = answer_words.load_line(ctx.analysis)
+    if load:
+        lines.append(f"<li>{escape(load)}</li>")
+    return f'<div class="answer"><p>{text}</p></div>' + (f'<ul class="workloads">{"".join(lines)}</ul>' if lines else "")
 
 
 def render(ctx: Context) -> str:
@@ -40,7 +57,7 @@ def render(ctx: Context) -> str:
     body = "".join(parts) or "<p>No cell of this run was measured.</p>"
     if a.steady:  # the run's steady warm-ups: each stack's time to steady, a cost of its own
         body += tables.table(warmup_words.HEAD, warmup_words.rows(a.steady), caption=warmup_words.title(a.steady))
-    return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The answers</h3>{body}'
+    return (f'<section class="answers" id="{ctx.anchor("answers")}"><h3>The verdicts</h3>{body}'
             f"{_warnings(ctx)}{bottleneck.render(ctx)}</section>")
 
 
@@ -93,14 +110,15 @@ def _how_to_get_verdicts(ctx: Context, nv: NoVerdicts | None) -> str:
     if nv is None:
         return ""  # verdicts, or sentences that say how many runs each one lacks
     now = warning_words.show_now(nv, ctx.run.id)
+    now = typed(now) if now else now
     now_html = (f"<p>This run has {nv.repetitions} repetitions already: <code>{escape(now)}</code> prints verdicts "
                 "from it now.</p>") if now else ""
     return (f'<div class="no-verdicts"><p><strong>No verdicts between stacks for this run:</strong> '
             f"{escape(warning_words.no_verdicts_why(nv))}. The charts below show what was measured, but say nothing "
             f"of whether a difference is real.</p>{now_html}<p>To get verdicts, add to the plan (any stack label as "
             f"the baseline):</p><pre>{escape(chr(10).join(warning_words.plan_lines(nv)))}</pre><p>and run it again "
-            "with <code>stackbench run PLAN</code> — or run a named scenario, which has both: <code>stackbench "
-            "scenario list</code>, then <code>stackbench scenario run NAME</code>.</p></div>")
+            f"with <code>{PROGRAM} run PLAN</code> — or run a named scenario, which has both: <code>{PROGRAM} "
+            f"scenario list</code>, then <code>{PROGRAM} scenario run NAME</code>.</p></div>")
 
 
 def _capacity(found: Capacity | None) -> str:

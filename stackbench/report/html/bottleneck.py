@@ -1,8 +1,8 @@
 """Which side was the bottleneck of each cell — the load engine, the server, both, or
 neither — with each side's busy share and CPU per request: per stack and question over
 its repetitions, and every run in a table folded under it (the terminal's words:
-report/words/bottleneck.py). Placed with the answers: it says which figures describe the
-stacks and which the client."""
+report/words/bottleneck.py). Placed with the verdicts, folded under one line that tallies
+the runs: it says which figures describe the stacks and which the client."""
 
 from __future__ import annotations
 
@@ -24,8 +24,11 @@ def render(ctx: Context) -> str:
               *words.figure_values(c.figures.bottleneck)) for c in a.cells]
     note = words.LIMIT_NOTE + "; " + words.WIDE_NOTE + (
         ". Over repetitions: " + words.SUMMARY_NOTE.split(": ", 1)[1] if a.repeated else "")
-    return (f'<h4 id="{ctx.anchor("limit")}">Which side was the limit</h4>'
+    tally = words.tally([c.figures.bottleneck for c in a.cells])
+    return (f'<details class="limit" id="{ctx.anchor("limit")}"><summary><strong>Which side was the limit</strong>'
+            + (f": {escape(tally)}" if tally else "") + "</summary>"
             + (tables.table(("question", "stack", "runs", *words.FIGURE_HEAD), rows) if a.repeated else "")
             + f'<p class="note">{escape(note[0].upper() + note[1:])}.</p>'
             + (tables.numbers(("cell", "question", "stack", *words.FIGURE_HEAD), every, "every run")
-               if a.repeated else tables.table(("cell", "question", "stack", *words.FIGURE_HEAD), every)))
+               if a.repeated else tables.table(("cell", "question", "stack", *words.FIGURE_HEAD), every))
+            + "</details>")

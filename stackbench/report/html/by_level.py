@@ -2,15 +2,17 @@
 load time — one per workload and keep-alive mode (and closed / open loop), a colour per
 stack: medians over the valid runs with their 95 % CI as whiskers (the run's analysis:
 RunAnalysis.by_level, analysis/levels.py). A plan that asked one level gets bars, one per
-stack, instead of a line."""
+stack, instead of a line — its workloads as panels of one figure, each on its own axis."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from html import escape
+from typing import Any, Callable, Sequence
 
 from stackbench.analysis import verdicts
 from stackbench.analysis.levels import LevelPoint
+from stackbench.planning import described
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
 from stackbench.units import MiB, format_num, format_rate
@@ -36,28 +38,72 @@ PAGE_P99 = Metric("latency_p99", "p99 ms", 1 / 1000, 2)
 
 
 def throughput(ctx: Context) -> list[Figure]:
-    out = []
-    for group in _groups(ctx.analysis.by_level[verdicts.THROUGHPUT.key]):
-        page = any(p.page_mode for p in group)
-        m = PAGES if page else THROUGHPUT
-        out.append(_figure(ctx, "throughput", group, [(m, group)], "Throughput",
-                           "page views/s" if page else "requests/s",
-                           "Higher is better. Whiskers: the 95 % CI of the median over the valid runs."))
-    return out
+    def metric(group: list[LevelPoint]) -> Metric:
+        return PAGES if any(p.page_mode for p in group) else THROUGHPUT
+    return _per_group(ctx, "throughput", _groups(ctx.analysis.by_level[verdicts.THROUGHPUT.key]), metric,
+                      "Throughput", lambda m: "page views/s" if m is PAGES else "requests/s",
+                      "Higher is better. Whiskers: the 95 % CI of the median over the valid runs.")
+
+
+# What the memory figures are, said where they are drawn (docs/methods.md, "Memory").
+MEMORY_HOW = ("The stack's cgroup's own accounting: the highest sampled anonymous + shared memory (shmem: opcache's "
+              "segment) charged to the stack over the measured window — every process together, page cache and the "
+              "code of shared binaries left out (their pages are the machine's, counted once for all). Lower is "
+              "better.")
 
 
 def memory(ctx: Context) -> list[Figure]:
-    return [_figure(ctx, "memory", g, [(MEMORY, g)], "Memory", "peak memory (MiB)",
-                    "The highest sampled memory (anonymous + shared) of every process of the stack, its whole "
-                    "cgroup, page cache left out; lower is better.")
-            for g in _groups(ctx.analysis.by_level[verdicts.MEMORY.key])]
+    return _per_group(ctx, "memory", _groups(ctx.analysis.by_level[verdicts.MEMORY.key]), lambda g: MEMORY, "Memory",
+                      lambda m: "peak memory, the cgroup's (MiB)", MEMORY_HOW)
 
 
 def cpu(ctx: Context) -> list[Figure]:
-    return [_figure(ctx, "cpu", g, [(CPU, g)], "CPU per request", "CPU per request (µs)",
-                    "CPU time of every process of the stack (user + system) over the measured window, divided by "
-                    "the requests completed; lower is better.")
-            for g in _groups(ctx.analysis.by_level[verdicts.CPU_PER_REQUEST.key])]
+    return _per_group(ctx, "cpu", _groups(ctx.analysis.by_level[verdicts.CPU_PER_REQUEST.key]), lambda g: CPU,
+                      "CPU per request", lambda m: "CPU per request (µs)",
+                      "CPU time of every process of the stack (user + system) over the measured window, divided by "
+                      "the requests completed; lower is better.")
+
+
+def _per_group(ctx: Context, kind: str, groups: list[list[LevelPoint]], metric: Callable[[list[LevelPoint]], Metric],
+               title: str, axis_title: Callable[[Metric], str], how: str) -> list[Figure]:
+    """A figure per workload and mode asked at several levels; the groups asked at one
+    level each together, one panel each, in one figure (a chart of three bars apiece)."""
+    swept = [g for g in groups if _levels(g) > 1]
+    single = [g for g in groups if _levels(g) == 1]
+    out = [_figure(ctx, kind, g, [(metric(g), g)], title, axis_title(metric(g)), how) for g in swept]
+    if len(single) == 1:
+        out.append(_figure(ctx, kind, single[0], [(metric(single[0]), single[0])], title,
+                           axis_title(metric(single[0])), how))
+    elif single:
+        out.append(_panels(ctx, kind, single, metric, title, axis_title, how))
+    return out
+
+
+def _levels(group: list[LevelPoint]) -> int:
+    return len({(p.question.rate, p.question.concurrency) for p in group})
+
+
+def _panels(ctx: Context, kind: str, groups: list[list[LevelPoint]], metric: Callable[[list[LevelPoint]], Metric],
+            title: str, axis_title: Callable[[Metric], str], how: str) -> Figure:
+    """Several one-level groups: a panel each (its own axis: a static file's throughput
+    would flatten a PHP page's), named with its workload and what that is."""
+    panels, rows, labels = [], [], []
+    for g in groups:
+        q, m = g[0].question, metric(g)
+        where = f"{q.workload}, {q.mode()}"
+        what = described.workload(q.workload, ctx.run.plan)
+        panels.append(f'<h5 class="panel">{escape(where)}' + (f'<span class="what"> — {escape(what)}</span>' if what
+                                                               else "") + "</h5>"
+                      + _bars(ctx, [(m, g)], axis_title(m), f"{title}: {where}"))
+        rows += [_row(p, m, workload=True) for p in g]
+        labels += [p.stack_label for p in g]
+    levels = list(dict.fromkeys(g[0].question.level() for g in groups))
+    head = ("stack", "load", "valid runs", "figure", "median", "95 % CI", "note")
+    marks = (["pale bar: no run at that load was valid (the table's note says why); the figure is the median of "
+              "every run, shown but never in a verdict"] if any(p.all_runs for g in groups for p in g) else [])
+    return Figure(ctx.anchor(kind, "each-workload"),
+                  f"{title} at {levels[0] if len(levels) == 1 else 'the level asked'} — each workload",
+                  how, panels, head, rows, legend_of(ctx.palette, labels), marks)
 
 
 def page_load(ctx: Context) -> list[Figure]:
@@ -110,7 +156,8 @@ def _figure(ctx: Context, kind: str, group: list[LevelPoint], metrics: list[tupl
                   f"{title} {title_level} — {where}", how, [panel], head, rows, legend_of(ctx.palette, labels), marks)
 
 
-def _row(p: LevelPoint, m: Metric) -> tuple[str, ...]:
+def _row(p: LevelPoint, m: Metric, workload: bool = False) -> tuple[str, ...]:
+    """`workload`: the load names it too (a figure of several workloads' panels)."""
     v = p.value
     ci = "-" if v.ci_low is None else f"{m.text(v.ci_low)}–{m.text(v.ci_high)}"
     note = ""
@@ -118,7 +165,8 @@ def _row(p: LevelPoint, m: Metric) -> tuple[str, ...]:
         note = f"no valid run ({', '.join(p.reasons)}): median of all {p.runs} runs"
     elif p.reasons:
         note = f"left out: {', '.join(p.reasons)}"
-    return (p.stack_label, p.question.level(), f"{p.valid}/{p.runs}", m.name, m.text(v.median), ci, note)
+    load = f"{p.question.workload} {p.question.level()}" if workload else p.question.level()
+    return (p.stack_label, load, f"{p.valid}/{p.runs}", m.name, m.text(v.median), ci, note)
 
 
 def _title(p: LevelPoint, m: Metric) -> str:

@@ -1,4 +1,5 @@
-"""What serving cost beyond CPU and memory totals: memory per process kind (PSS), system
+"""What serving cost beyond CPU and memory totals: memory per process kind (its own:
+anon + shmem PSS, adding up to the cgroup's figure), system
 calls per request side by side and their differences between stacks, and how often a
 cache answered. One run per stack at the highest load asked (analysis/picks.py)."""
 
@@ -17,37 +18,73 @@ from stackbench.units import MiB
 
 TOP_CALLS = 10  # side by side
 TOP_DIFFERENCES = 8  # in each difference chart, then the total
+# More system-call charts than this (a chart per workload and one per pair of stacks: 12
+# for the default plan) fold under one chart of each stack's total per request.
+DETAILS_SHOWN = 4
 
 
 def pss(ctx: Context) -> list[Figure]:
-    out = []
+    """Per question, each stack's processes by kind: what one more of each adds (its own
+    memory: anon + shmem PSS), summed against the cgroup's accounting the Memory chart
+    draws. The first question's figure is shown, the others folded (page.py)."""
+    out: list[Figure] = []
     for pick in ctx.analysis.picks:
-        q = pick.question
-        groups, rows, values = [], [], []
-        for label, c in pick.cells.items():
-            kinds = metrics.per_process_pss(ctx.store.processes(c.cell.id))
-            ref = f"{c.figures.run_id}:{c.figures.seq}"
-            bars = []
-            for comm, g in sorted(kinds.items()):
-                mean, total = g.pss_mean_bytes / MiB, g.pss_total_bytes / MiB
-                text = f"{comm}: {g.count} × {mean:.1f} MiB"
-                bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB (cell {ref})",
-                                    text))
-                rows.append((label, comm, str(g.count), f"{mean:.1f}", f"{total:.1f}", ref))
-                values.append(mean)
-            if bars:
-                groups.append(svg.Group(label, tuple(bars)))
-        if not groups:
-            continue
-        out.append(Figure(
-            ctx.anchor("pss", q.workload, q.level(), q.keepalive), f"Memory per process — {question_name(q)}",
-            "Proportional set size (PSS) of each kind of process right after the load, the mean per process: "
-            "what one more Apache child or PHP-FPM worker costs. PSS shares each shared page among the processes "
-            "that map it, so the sums add up (summed RSS counts shared pages once per process).",
-            [svg.bars(groups, svg.linear("PSS per process (MiB)", values), f"memory per process, {question_name(q)}")],
-            ("stack", "process", "count", "mean PSS MiB", "total PSS MiB", "cell"), rows,
-            legend_of(ctx.palette, [g.label for g in groups])))
+        fig = _pss(ctx, pick.question, pick.cells)
+        if fig is not None:
+            if out:
+                fig.fold = "the other workloads' processes"
+            out.append(fig)
     return out
+
+
+def _pss(ctx: Context, q: Question, cells: dict[str, CellAnalysis]) -> Figure | None:
+    groups, rows, values, sums = [], [], [], []
+    split = True  # every process's PSS split into its parts (else: the total, said so)
+    for label, c in cells.items():
+        procs = ctx.store.processes(c.cell.id)
+        kinds = metrics.per_process_pss(procs)
+        ref = f"{c.figures.run_id}:{c.figures.seq}"
+        split = split and all(g.own_total_bytes is not None for g in kinds.values())
+        bars = []
+        for comm, g in sorted(kinds.items()):
+            own = g.own_mean_bytes
+            mean = (own if own is not None else g.pss_mean_bytes) / MiB
+            total = (g.own_total_bytes if g.own_total_bytes is not None else g.pss_total_bytes) / MiB
+            text = f"{comm}: {g.count} × {mean:.1f} MiB"
+            bars.append(svg.Bar(mean, ctx.palette.cls(label), f"{label}, {text} = {total:.1f} MiB (cell {ref})", text))
+            rows.append((label, comm, str(g.count), f"{mean:.1f}", f"{total:.1f}", _mib(g.file_total_bytes, g.count),
+                         _mib(g.rss_total_bytes, g.count), ref))
+            values.append(mean)
+        own, cgroup = metrics.own_memory_bytes(procs), metrics.cgroup_own_bytes(ctx.store.samples(c.cell.id))
+        if own is not None and cgroup is not None:
+            sums.append(f"{label}: its processes' own memory sums to {own / MiB:.1f} MiB; its cgroup's anon + shmem "
+                        f"at the window's end, {cgroup / MiB:.1f} MiB")
+        if bars:
+            groups.append(svg.Group(label, tuple(bars)))
+    if not groups:
+        return None
+    if split:
+        how = ("Each kind of process right after the load, the mean per process of its own memory: its proportional "
+               "share (PSS) of anonymous and shared memory (shmem: opcache's segment) — what one more Apache child or "
+               "PHP-FPM worker adds. Summed over the stack, it is the cgroup's own accounting the Memory chart "
+               "draws (the sums are below). Left out, as the cgroup leaves it out: each process's share of the "
+               "code it maps (file-backed PSS, in the table), pages the whole machine shares.")
+        axis = "own memory per process: anon + shmem PSS (MiB)"
+    else:
+        how = ("Each kind of process right after the load, the mean PSS per process — this run's store predates "
+               "PSS's parts, so it includes each process's share of the code it maps (shared libraries, the "
+               "binaries), which the cgroup's figure in the Memory chart leaves out: these sum to more than it.")
+        axis = "PSS per process, code included (MiB)"
+    return Figure(
+        ctx.anchor("pss", q.workload, q.level(), q.keepalive), f"Memory per process — {question_name(q)}", how,
+        [svg.bars(groups, svg.linear(axis, values), f"memory per process, {question_name(q)}")],
+        ("stack", "process", "count", "own MiB each" if split else "PSS MiB each",
+         "own MiB in all" if split else "PSS MiB in all", "code (file PSS) MiB each", "RSS MiB each", "cell"), rows,
+        legend_of(ctx.palette, [g.label for g in groups]), marks=sums)
+
+
+def _mib(total: int | None, count: int) -> str:
+    return "-" if total is None else f"{total / count / MiB:.1f}"
 
 
 def syscalls(ctx: Context) -> list[Figure]:
@@ -75,7 +112,40 @@ def syscalls(ctx: Context) -> list[Figure]:
         stacks = [(label, chosen[label].cell.stack_id) for label in profiles]
         for a, b in syscall_profiles.pairs(stacks, ctx.baseline):
             out.append(_difference(ctx, q, chosen[a], calls[a], chosen[b], calls[b]))
-    return [f for f in out if f is not None]
+    details = [f for f in out if f is not None]
+    if len(details) <= DETAILS_SHOWN:
+        return details
+    for f in details:
+        f.fold = "each workload's calls by name, and each pair of stacks' differences (the chart above sums them)"
+    totals = _totals(ctx)
+    return ([totals] if totals else []) + details
+
+
+def _totals(ctx: Context) -> Figure | None:
+    """Every call per request, each stack on each question: what the folded charts detail."""
+    groups, rows, labels = [], [], []
+    for pick in ctx.analysis.picks:
+        bars = []
+        for label, c in pick.cells.items():
+            v = metrics.syscalls_per_request(c.cell)
+            if v is None:
+                continue
+            ref = f"{c.figures.run_id}:{c.figures.seq}"
+            bars.append(svg.Bar(v, ctx.palette.cls(label), f"{label}: {v:.1f} system calls per request (cell {ref})",
+                                f"{v:.1f}"))
+            rows.append((question_name(pick.question), label, f"{v:.1f}", ref))
+            labels.append(label)
+        if bars:
+            groups.append(svg.Group(question_name(pick.question), tuple(bars)))
+    if not groups:
+        return None
+    return Figure(
+        ctx.anchor("syscalls-total"), "System calls per request — every call, each workload",
+        "All the system calls the stack's processes make per request, counted by the kernel in a profile pass after "
+        "the measured run (counting slows system calls, so never during it); lower is less work for the kernel.",
+        [svg.bars(groups, svg.linear("system calls per request", [b.value for g in groups for b in g.bars]),
+                  "system calls per request, every call")],
+        ("question", "stack", "calls per request", "cell"), rows, legend_of(ctx.palette, labels))
 
 
 def _difference(ctx: Context, q: Question, a: CellAnalysis, calls_a: dict[str, int], b: CellAnalysis,

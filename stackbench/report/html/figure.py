@@ -16,6 +16,7 @@ from stackbench.model.cost import CgroupSample, ProcessMemory
 from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.html.colors import Palette
+from stackbench.report.words.commands import typed
 
 
 class Reader(Protocol):
@@ -69,6 +70,10 @@ class Figure:
     legend: list[tuple[str, str]] = field(default_factory=list)  # (label, colour class)
     marks: list[str] = field(default_factory=list)  # what dashed lines / hollow points mean
     command: str = ""  # the terminal command that prints the same (or more)
+    # Why the figure is folded under its section (page.py puts the folded ones of a section
+    # in one <details> saying this): it has little to show (two points a line) or details
+    # a chart above sums up. "": shown.
+    fold: str = ""
 
 
 def render(f: Figure) -> str:
@@ -80,7 +85,7 @@ def render(f: Figure) -> str:
     return (f'<figure id="{f.anchor}"><figcaption><h4>{escape(f.title)}</h4><p>{escape(f.how_to_read)}</p>'
             f"</figcaption>{legend}{''.join(f.panels)}"
             + (f'<ul class="marks">{marks}</ul>' if marks else "")
-            + (f'<p class="cmd">In a terminal: <code>{escape(f.command)}</code></p>' if f.command else "")
+            + (f'<p class="cmd">In a terminal: <code>{escape(typed(f.command))}</code></p>' if f.command else "")
             + tables.numbers(f.head, f.rows) + "</figure>")
 
 

@@ -77,14 +77,25 @@ def _run(ctx: Context) -> str:
                 f.anchor += "-x"
             ids.add(f.anchor)
         anchor = ctx.anchor("charts", name)
-        toc.append(f'<li><a href="#{anchor}">{escape(name)}</a> ({len(figs)})</li>')
-        charts.append(f'<h3 id="{anchor}">{escape(name)}</h3>' + "".join(figure.render(f) for f in figs))
-    contents = (f'<nav class="toc"><ul><li><a href="#{ctx.anchor("answers")}">The answers</a></li>{"".join(toc)}'
+        shown, folded = [f for f in figs if not f.fold], [f for f in figs if f.fold]
+        toc.append(f'<li><a href="#{anchor}">{escape(name)}</a> ({len(shown)}'
+                   + (f" + {len(folded)} folded" if folded else "") + ")</li>")
+        charts.append(f'<h3 id="{anchor}">{escape(name)}</h3>' + "".join(figure.render(f) for f in shown)
+                      + (f'<details class="more"><summary>{escape(_folded(folded))}</summary>'
+                         + "".join(figure.render(f) for f in folded) + "</details>" if folded else ""))
+    contents = (f'<nav class="toc"><ul><li><a href="#{ctx.anchor("answers")}">The verdicts</a></li>{"".join(toc)}'
                 f'<li><a href="#{ctx.anchor("reproduce")}">Reproduce it</a></li></ul></nav>')
-    return (f'<section class="run" id="{ctx.anchor("run")}"><h2>Run {r.id}</h2><p class="meta">{escape(facts)}</p>'
+    return (f'<section class="run" id="{ctx.anchor("run")}"><h2>Run {r.id}: {escape(r.plan_name)}</h2>'
+            f"{answers.the_answer(ctx)}<p class=\"meta\">{escape(facts)}</p>"
             f'<ul class="stacks">{stacks}</ul>{contents}{answers.render(ctx)}'
             f'<section class="charts">{"".join(charts) or "<p>Nothing was measured: no charts.</p>"}</section>'
             f"{reproduce.render(ctx)}</section>")
+
+
+def _folded(figs: list[Figure]) -> str:
+    """A folded group's summary: how many charts, and why they are folded (the first's reason)."""
+    n = len(figs)
+    return f"{n} chart{'s' if n > 1 else ''} folded: {figs[0].fold}"
 
 
 CSS = """
@@ -106,6 +117,11 @@ nav ul,.stacks,.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap
 .chip{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em;
 background:currentColor}
 .stacks li{font-weight:600}
+.answer{font-size:1.08rem;margin:.6rem 0 .4rem}.answer p{margin:.3rem 0}
+ul.workloads{list-style:none;padding:0;margin:.2rem 0 .8rem;color:var(--muted);font-size:.9rem}
+ul.workloads li{margin:.1rem 0}ul.workloads code{color:var(--fg)}
+h5.panel{margin:.6rem 0 0;font-size:.95rem}h5.panel .what{font-weight:400;color:var(--muted)}
+figure>svg{max-width:52rem}details.more{margin:.6rem 0 1.6rem}details.more>summary{font-size:.95rem}
 ul.verdicts{padding-left:1.2rem}ul.verdicts>li{margin:.35rem 0}
 ul.verdicts>li.better::marker{color:var(--better)}ul.verdicts>li.worse::marker{color:var(--worse)}
 li.better strong{color:var(--better)}li.worse strong{color:var(--worse)}

@@ -17,6 +17,7 @@ from stackbench.model.environment import Environment
 from stackbench.model.run import StoredRun
 from stackbench.report.html import tables
 from stackbench.report.words import clients as clients_text
+from stackbench.report.words.commands import PROGRAM
 from stackbench.report.network import lines as network_lines
 from stackbench.report.html.figure import Context
 from stackbench.report.words.machine import machine_words
@@ -32,13 +33,36 @@ def render(ctx: Context) -> str:
     command, why = rerun_command(run.plan_source, _idle_flag(run))
     return (f'<section class="reproduce" id="{ctx.anchor("reproduce")}"><h3>Reproduce it</h3>'
             f"<h4>The command</h4><pre><code>{escape(command)}</code></pre><p>{escape(why)} With the plan below "
-            "saved as <code>plan.toml</code>: <code>stackbench run plan.toml</code>.</p>"
-            f"<h4>The machine</h4>{tables.table((), _machine_rows(ctx))}"
-            f"<h4>Versions</h4>{tables.table(('stack', 'program', 'version'), version_rows(ctx.cells))}"
-            f"<h4>Knobs in force</h4>{tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells))}"
-            f"<h4>The plan</h4><details><summary>{escape(run.plan_name)}, as written "
-            f"({escape(run.plan_source)})</summary><pre>{escape(toml(run.plan or {}))}</pre></details>"
-            f"<h4>Configuration files</h4>{_configs(ctx)}</section>")
+            f"saved as <code>plan.toml</code>: <code>{escape(PROGRAM)} run plan.toml</code>.</p>"
+            # each folded under the line that says the most of it
+            + _folded("The machine", _machine_line(run.environment), tables.table((), _machine_rows(ctx)))
+            + _folded("Versions", _versions_line(ctx.cells),
+                      tables.table(('stack', 'program', 'version'), version_rows(ctx.cells)))
+            + _folded("Knobs in force", "every default resolved",
+                      tables.table(('stack', 'knobs, every default resolved'), knob_rows(ctx.cells)))
+            + _folded("The plan", f"{run.plan_name}, as written ({run.plan_source})",
+                      f"<pre>{escape(toml(run.plan or {}))}</pre>")
+            + f"<h4>Configuration files</h4>{_configs(ctx)}</section>")
+
+
+def _folded(title: str, line: str, body: str) -> str:
+    return f"<details><summary><strong>{escape(title)}</strong>: {escape(line)}</summary>{body}</details>"
+
+
+def _machine_line(env: Environment) -> str:
+    """"AMD EPYC × 2, 3.8 GiB, kernel 6.18.44" — the rest in the table it folds."""
+    parts = [f"{env.cpu_model or 'unknown CPU'} × {env.cpu_count}" if env.cpu_count else env.cpu_model or ""]
+    if env.memory_bytes:
+        parts.append(f"{env.memory_bytes / 1024 / MiB:.1f} GiB")
+    if env.kernel:
+        parts.append(f"kernel {env.kernel}")
+    return ", ".join(p for p in parts if p) or "as recorded"
+
+
+def _versions_line(cells: list[StoredCell]) -> str:
+    """"apache2 2.4.71, nginx 1.22.1, php 8.2.36": each program once."""
+    seen = dict.fromkeys(f"{program} {version}" for _, program, version in version_rows(cells))
+    return ", ".join(seen) or "none recorded"
 
 
 def _machine_rows(ctx: Context) -> list[tuple[str, str]]:
@@ -56,12 +80,15 @@ def _idle_flag(run: StoredRun) -> str:
 
 
 def rerun_command(source: str, flags: str = "") -> tuple[str, str]:
-    """The command that runs the same plan again, and a sentence on where the plan is."""
+    """The command that runs the same plan again, typed as the README types it
+    (report/words/commands.py), and a sentence on where the plan is."""
     if source == BUILT_IN:
-        return "stackbench run" + flags, "The built-in default plan (the plan below is the one this run used)."
+        return (f"{PROGRAM} run" + flags, "The built-in default plan (the plan below is the one this run used); "
+                "`make bench` runs it too.")
     if source.startswith("scenario "):
-        return f"stackbench {source.replace('scenario ', 'scenario run ', 1)}{flags}", "A named scenario."
-    return f"stackbench run {shlex.quote(source)}{flags}", "The plan file this run was made from, if it is still there."
+        return f"{PROGRAM} {source.replace('scenario ', 'scenario run ', 1)}{flags}", "A named scenario."
+    return (f"{PROGRAM} run {shlex.quote(source)}{flags}",
+            "The plan file this run was made from, if it is still there.")
 
 
 def environment_rows(env: Environment, network: list[str] | None = None) -> list[tuple[str, str]]:
@@ -76,6 +103,9 @@ def environment_rows(env: Environment, network: list[str] | None = None) -> list
         ("kernel", said(env.kernel)), ("CPU frequency governor", said(env.cpu_governor)),
         ("CPU steadiness before the run",
          said(env.cpu_noise_cv, lambda v: f"CV {v:.1%} of a fixed CPU loop on the server's core, in 0.2 s slices")),
+        ("yardstick of the server's core",
+         said(env.server_yardstick, lambda v: f"{v.describe()}: thousands of units of a fixed PHP workload a second "
+                                              "before the run, bigger = faster (`stackbench yardstick`)")),
         ("idle cores", said(env.cpu_idle, lambda v: v.why)),
         ("order of a level's protocols and connection modes",
          said(env.mode_order, lambda v: "the plan's on even repetitions, reversed on odd ones" if v == "alternate"

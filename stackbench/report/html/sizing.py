@@ -1,5 +1,6 @@
 """The machine to buy (docs/guide/sizing.md) in the HTML report: the answer sentence of
-`stackbench sizings ID` (report/words/sizing.py), then each stack's capacity within the SLO
+`stackbench sizings ID` (report/words/sizing.py) and the core it was measured on (its
+yardstick), then each stack's capacity within the SLO
 against the machine's size — the sizes in the plan's order, the 95 % interval as whiskers,
 the target as a line — marked by whether the size is enough (analysis/sizing.py decides:
 filled enough, hollow not, a diamond where the interval straddles the target), each
@@ -29,9 +30,12 @@ def anchor(a: SizingAnswer) -> str:
 def section(a: SizingAnswer, slo: str | None, palette: Palette) -> str:
     s = a.sizing
     runs = ", ".join(f"{r.size}: run {r.run_id}" for r in s.runs)
+    cpu = words.page_cpu(a)
     return (f'<section class="sizing" id="{anchor(a)}"><h2>The machine to buy: sizing {s.id}</h2>'
             f'<p class="meta">plan {escape(s.name)} · {escape(runs or "no size measured yet")}</p>'
-            f'<p class="answer">{escape(words.sentence(a, slo))}</p>{render(chart(a, slo, palette))}</section>')
+            f'<p class="answer">{escape(words.sentence(a, slo))}</p>'
+            f'<p class="meta">{escape(words.core_line(a))}{escape("; " + cpu) if cpu else ""}</p>'
+            f'{render(chart(a, slo, palette))}</section>')
 
 
 def chart(a: SizingAnswer, slo: str | None, palette: Palette) -> Figure:
@@ -56,15 +60,15 @@ def chart(a: SizingAnswer, slo: str | None, palette: Palette) -> Figure:
            f"dashed line is the target, {words.target(a, None)}. Filled: enough — the whole interval at or above the "
            "target; hollow: not enough; a diamond: not shown — the interval straddles the target, and more searches "
            "would settle it. Ringed: each stack's smallest enough size.")
-    marks = [f"in the table: {words.MARKS_LEGEND}; visits a day at the capacity ({words.per_visit(a)}); memory: the "
-             "stack's and its database's near the capacity"]
+    marks = [f"in the table: {words.MARKS_LEGEND}; hits a day at the capacity ({words.per_day(a)}); memory: the "
+             "stack's and its database's near the capacity; CPU a request: theirs together, near the capacity"]
     bounds = [f"{c.label} on {c.size}: {words.interval(c)}/s — no edge was fitted; drawn at the search's bracket "
               "(≥: every probe met up to it, <: none met down to it, a–b: met at a, missed at b)"
               for s in a.stacks for c in s.sizes if c.capacity is None and _y(c) is not None]
     rows = [_row(a, c, c is s.smallest) for size in a.sizes for s in a.stacks for c in s.sizes if c.size == size]
     return Figure(f"{anchor(a)}-capacity", "Capacity against the machine's size", how, [panel],
-                  ("size", "price/month", "stack (as measured)", "capacity /s [95 % interval]", "visits a day",
-                   "memory", ""), rows, legend_of(palette, stacks), marks + bounds, f"stackbench sizings {a.sizing.id}")
+                  ("size", "price/month", "stack (as measured)", "capacity /s [95 % interval]", "hits a day",
+                   "memory", "CPU a request", ""), rows, legend_of(palette, stacks), marks + bounds, f"stackbench sizings {a.sizing.id}")
 
 
 def _y(c: SizeCapacity) -> float | None:
@@ -88,9 +92,9 @@ def _title(a: SizingAnswer, c: SizeCapacity, smallest: bool) -> str:
     price = f" ({words.price(c.price)} a month)" if c.price is not None else ""
     return (f"{c.label} on {c.size}{price}: {words.interval(c)}/s, {c.enough.value}"
             + (", the smallest enough" if smallest else "")
-            + f"; {words.count(a.visits(c.capacity))} visits a day; memory {words.mib(c.memory_bytes)}")
+            + f"; {words.count(a.hits(c.capacity))} hits a day; memory {words.mib(c.memory_bytes)}")
 
 
 def _row(a: SizingAnswer, c: SizeCapacity, smallest: bool) -> tuple[str, ...]:
-    return (c.size, words.price(c.price), c.label, words.cell(c), words.count(a.visits(c.capacity)),
-            words.mib(c.memory_bytes), "the smallest enough" if smallest else "")
+    return (c.size, words.price(c.price), c.label, words.cell(c), words.count(a.hits(c.capacity)),
+            words.mib(c.memory_bytes), words.ms(c.cpu_us_per_request), "the smallest enough" if smallest else "")

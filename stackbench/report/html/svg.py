@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Sequence
 
 WIDTH = 720
 CHAR = 6.6  # mean width of a 12-unit sans-serif character, to size label margins
+VALUE_CHAR = CHAR * 0.92  # a bar's value is 11-unit text (the page's CSS: .bar-value)
 ROW = 19  # one bar of a bar chart
 GAP = 10  # between groups of bars
 
@@ -235,7 +236,7 @@ def bars(groups: Sequence[Group], x: Axis, label: str) -> str:
     at the left; values printed at the bars' ends."""
     longest = max((len(g.label) for g in groups), default=4)
     left = int(min(300, 16 + CHAR * longest))
-    right = int(min(240, 16 + CHAR * 0.92 * max((len(b.text) for g in groups for b in g.bars), default=4)))
+    right = int(min(240, 16 + VALUE_CHAR * max((len(b.text) for g in groups for b in g.bars), default=4)))
     top, bottom = 8, 48
     height = top + sum(len(g.bars) * ROW + GAP for g in groups) + bottom
     f = Frame(x, Axis(x.title, 0, 1, ()), height=height, left=left, right=right, top=top, bottom=bottom)
@@ -251,13 +252,22 @@ def bars(groups: Sequence[Group], x: Axis, label: str) -> str:
                          f'height="{ROW - 6}"><title>{escape(b.title)}</title></rect>')
             if b.lo is not None and b.hi is not None:
                 parts.append(whisker(f.X(b.lo), y + ROW / 2, f.X(b.hi), y + ROW / 2, "ci"))
-            end = max(x1, f.X(b.hi) if b.hi is not None else x1) + 4 if b.value >= 0 else x0 - 4
-            anchor = "start" if b.value >= 0 else "end"
+            if b.value >= 0:
+                end, anchor = max(x1, f.X(b.hi) if b.hi is not None else x1) + 4, "start"
+            elif x0 - 4 - _value_width(b.text) >= left:
+                end, anchor = x0 - 4, "end"
+            else:  # no room left of the bar before the row's label: right of the zero line, in its own row
+                end, anchor = f.X(0) + 4, "start"
             parts.append(f'<text class="bar-value" x="{end}" y="{y + ROW / 2 + 4}" text-anchor="{anchor}">'
                          f'{escape(b.text)}</text>')
             y += ROW
         y += GAP
     return document(label, f.width, height, _x_axis_only(f) + parts)
+
+
+def _value_width(text: str) -> float:
+    """A bar's printed value's width, generously: digits and signs are wider than the mean."""
+    return VALUE_CHAR * len(text) + 4
 
 
 def _x_axis_only(f: Frame) -> list[str]:

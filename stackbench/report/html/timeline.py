@@ -17,6 +17,9 @@ from stackbench.report.words.verdicts import question_name
 from stackbench.units import MiB, format_us
 
 PANEL_HEIGHT = 190
+# A run of fewer seconds draws lines of so few points that they show no trend: its chart
+# is folded (page.py), its numbers still a click away.
+FEW_SECONDS = 5
 
 # (axis title, value of a second, its text)
 PANELS: list[tuple[str, Callable[[Second], float | None], Callable[[float], str], bool]] = [
@@ -44,7 +47,11 @@ def seconds(ctx: Context) -> list[Figure]:
         runs = {label: secs for label, secs in runs.items() if secs}
         if max((len(secs) for secs in runs.values()), default=0) < 2:
             continue  # a single second is no timeline
-        out.append(_figure(ctx, q, runs, walked))
+        fig = _figure(ctx, q, runs, walked)
+        n = max(len(secs) for secs in runs.values())
+        if n < FEW_SECONDS:
+            fig.fold = f"each line has {n} points (one a second of a {n}-second run), too few to show a trend"
+        out.append(fig)
     return out
 
 

@@ -12,6 +12,7 @@ from stackbench.analysis import power
 from stackbench.analysis.stats import MIN_RUNS
 from stackbench.model.network import Asked
 from stackbench.planning import window
+from stackbench.planning.estimate import Estimate
 from stackbench.planning.machine import MachineProfile
 from stackbench.model.tuning import ONE_REQUEST_SUFFIX, StoredTuning
 from stackbench.planning import tune as tune_plan
@@ -118,7 +119,8 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
     """`calibrations_s`: the expected time to measure each network profile the run
     measures (network/calibrate.py), none on loopback."""
     searches = sum(1 for c in cells if c.load == "capacity")
-    counted = f"{searches} capacity searches" if searches else f"{len(cells)} cells"
+    counted = (f"{searches} capacity searches" if searches else
+               f"{len(cells)} cells (each one stack on one workload at one load and connection mode, measured once)")
     line = f"{counted}, about {plan.seconds(cells) / 60:.1f} min{' at most' if searches else ''}"
     longest = plan.longest_seconds(cells)
     if not searches and longest > 1.2 * plan.seconds(cells):
@@ -135,6 +137,25 @@ def summary_line(plan: Plan, cells: list[Cell], every: list[Cell], calibrations_
         line += (f" (repetitions = \"auto\": {plan.min_repetitions} to {plan.max_repetitions} repetitions, "
                  f"up to {plan.seconds(every) / 60:.1f} min)")
     return line
+
+
+def in_all_line(e: Estimate, parts: Sequence[str]) -> str:
+    """"in all: about 2–5 min (up to 12 min if every window stretches as a slow page's does):
+    the cells, 2 tunings" — the plan's whole time (planning/estimate.py), and what it counts."""
+    low, high, worst = (round(s / 60, 1) for s in (e.low_s, e.high_s, e.worst_s))
+    text = f"in all: about {low:g} min" if high - low < 0.1 else f"in all: about {low:g}–{high:g} min"
+    if worst > 1.2 * high:
+        text += f" (up to {worst:g} min if every window stretches as a slow page's does)"
+    return text + (f": {', '.join(parts)}" if parts else "")
+
+
+def budget_line(plan: Plan, least_s: float) -> str:
+    """A budget its own minimum repetitions overrun: said plainly, since the run measures them
+    anyway."""
+    return (f"budget: the budget ({plan.budget_s:g} s) cannot hold this plan — its {plan.min_repetitions} "
+            f"repetitions every comparison needs take about {least_s / 60:.0f} min, and are measured whatever "
+            "the budget; it bounds only the repetitions after them (ask fewer cells, or a budget of "
+            f"{least_s / 60:.0f} min or more)")
 
 
 def clients_line(plan: Plan) -> str:

@@ -11,6 +11,7 @@ from stackbench.analysis.figures import CellFigures
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
 from stackbench.report.text.style import Style
+from stackbench.report.words.verdicts import signed
 from stackbench.units import MiB
 
 TOP_CALLS = 12
@@ -53,8 +54,11 @@ def render(a: StoredCell, b: StoredCell, extra_a: CellExtras, extra_b: CellExtra
 
     pss_a, pss_b = metrics.per_process_pss(extra_a.processes), metrics.per_process_pss(extra_b.processes)
     if pss_a or pss_b:
-        out.write("\n" + style.bold("memory per process (PSS after the load; PSS also counts file-backed "
-                                     "pages such as shared libraries, which the anon + shmem peak does not)") + "\n")
+        split = all(g.own_total_bytes is not None for g in [*pss_a.values(), *pss_b.values()])
+        out.write("\n" + style.bold("memory per process after the load: its own (anon + shmem PSS, which adds up to "
+                                     "the cgroup's anon + shmem)" if split else
+                                     "memory per process (PSS after the load; PSS also counts file-backed pages "
+                                     "such as shared libraries, which the anon + shmem peak does not)") + "\n")
         rows = []
         for comm in sorted(set(pss_a) | set(pss_b)):
             ga, gb = pss_a.get(comm), pss_b.get(comm)
@@ -93,9 +97,10 @@ def _fmt(v: float | None, fmt: str) -> str:
 
 
 def _delta(a: float | None, b: float | None) -> str:
+    """B against A as the verdicts word a change: '+3.1 %', or ten times apart a multiple."""
     if a is None or b is None or a == 0:
         return "-"
-    return f"{(b - a) / a:+.1%}"
+    return signed(b / a)
 
 
 def _ms(us: float | None) -> float | None:
@@ -111,4 +116,8 @@ def _mib(b: float | None) -> float | None:
 
 
 def _proc(g: metrics.ProcessGroup | None) -> str:
-    return "-" if not g else f"{g.count} × {g.pss_mean_bytes / MiB:.1f}"
+    """"17 × 1.0": its own memory (anon + shmem PSS) where PSS was split, else PSS."""
+    if not g:
+        return "-"
+    mean = g.own_mean_bytes if g.own_mean_bytes is not None else g.pss_mean_bytes
+    return f"{g.count} × {mean / MiB:.1f}"

@@ -43,7 +43,7 @@ VERDICTS = ("verdicts: the run is the unit; each CI is drawn at the level of Hol
 
 def wrap(text: str) -> str:
     """Prose wrapped to the table's 120 columns, continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ") if text else text
+    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False) if text else text
 
 
 def short(keys: Iterable[str], out: TextIO) -> None:

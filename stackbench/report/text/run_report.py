@@ -1,5 +1,7 @@
 """What `run`, `show` and `scenario run` print for a stored run, from its analysis
-(analysis/run.py): the run's header, then the answers — the verdicts against the
+(analysis/run.py): the run's header, then the answer — a sentence per thing the run asked
+and the workloads it names (report/words/answer.py, the HTML report's words too) — then
+the verdicts it rests on — the verdicts against the
 baseline, the capacities', what TLS costs, the way down against the way up, the visitors
 alone against with others, one line on how to read them all (or, without verdicts, why
 and what would give them) — then the tables they come from: every cell, or with
@@ -17,7 +19,7 @@ from stackbench.report.text import (capacity as capacity_text, classes as classe
                                     curves as curves_text, legend, protocols as protocols_text, table,
                                     verdicts as verdicts_text, warmup as warmup_text)
 from stackbench.report.text.style import Style
-from stackbench.report.words import warnings as warning_words
+from stackbench.report.words import answer as answer_words, warnings as warning_words
 
 PROTOCOLS_TITLE = ("what TLS costs each stack, and what HTTP/2 changes: HTTPS against clear HTTP/1.1, HTTP/2 against "
                    "HTTPS where both were asked (else against clear HTTP/1.1), on the same stack, workload, level and "
@@ -29,11 +31,27 @@ BACKGROUNDS_TITLE = "the measured visitors alone against with other visitors bes
 def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool = False,
            explain: bool = False) -> None:
     table.header(a.run, out, a.warnings.machine)
+    the_answer(a, out)
     answers(a, out, explain)
     tables(a, out, every_run=every_run, wide=wide, explain=explain)
     more = legend.pointer(a.run.id, a.repeated and not every_run, explain)
     if more:
         out.write("\n" + Style(out).dim(more) + "\n")
+
+
+def the_answer(a: RunAnalysis, out: TextIO) -> None:
+    """The answer first: each sentence wrapped, then the workloads it names, a line each,
+    indented under it."""
+    said = answer_words.sentences(a)
+    if not said:
+        return
+    style = Style(out)
+    out.write("\n" + style.bold("the answer") + "\n")
+    for text in said:
+        out.write(legend.wrap(text) + "\n")
+    load = answer_words.load_line(a)
+    for line in [f"{wid}: {what}" for wid, what in answer_words.workloads(a)] + ([load] if load else []):
+        out.write(style.dim(legend.wrap("  " + line)) + "\n")
 
 
 def answers(a: RunAnalysis, out: TextIO, explain: bool = False) -> None:

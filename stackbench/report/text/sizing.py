@@ -1,6 +1,7 @@
-"""A sizing on the terminal: the answer sentence, then capacity by size and stack (with the
-mark of enough), the visits a day each carries, and each stack's memory near its capacity
-(report/words/sizing.py words it; analysis/sizing.py decides)."""
+"""A sizing on the terminal: the answer sentence, the core it was measured on (its
+yardstick, and the rescaling when asked), then capacity by size and stack (with the mark of
+enough), the hits a day each carries, each stack's memory near its capacity and the CPU a
+request took (report/words/sizing.py words it; analysis/sizing.py decides)."""
 
 from __future__ import annotations
 
@@ -14,23 +15,34 @@ from stackbench.report.words import sizing as words
 
 def render(a: SizingAnswer, slo: str | None, out: TextIO) -> None:
     out.write(textwrap.fill(words.sentence(a, slo), 110) + "\n\n")
+    out.write(textwrap.fill(words.core_line(a), 110) + "\n\n")
     stacks = [s.stack for s in a.stacks]
     by = {(c.stack, c.size): c for s in a.stacks for c in s.sizes}
     prices = {c.size: c.price for s in a.stacks for c in s.sizes}
+    theirs = f"cores of {a.core:.0f}" if a.on_core(1.0) is not None and a.core else None
     out.write(f"capacity within the SLO, requests/s [95 % interval] ({words.MARKS_LEGEND}):\n")
-    head = ("size", "price/month", *stacks)
-    rows = [(size, words.price(prices.get(size)),
+    head = ("size", "price/month", *((theirs,) if theirs else ()), *stacks)
+    rows = [(size, words.price(prices.get(size)), *((_theirs(a, size),) if theirs else ()),
              *(words.cell(by[(st, size)]) if (st, size) in by else "-" for st in stacks)) for size in a.sizes]
     for line in grid.lines(head, rows, ("size", *stacks)):
         out.write("  " + line + "\n")
-    out.write(f"\nvisits a day each carries (at its capacity, {words.per_visit(a)}), and the stack's "
+    out.write(f"\nhits a day each carries (at its capacity, {words.per_day(a)}), and the stack's "
               "memory with its database near it:\n")
-    rows = [(size, *(f"{words.count(a.visits(by[(st, size)].capacity))} · {words.mib(by[(st, size)].memory_bytes)}"
+    rows = [(size, *(f"{words.count(a.hits(by[(st, size)].capacity))} · {words.mib(by[(st, size)].memory_bytes)}"
                      if (st, size) in by else "-" for st in stacks)) for size in a.sizes]
     for line in grid.lines(("size", *stacks), rows, ("size", *stacks)):
         out.write("  " + line + "\n")
+    cpu = words.page_cpu(a)
+    if cpu:
+        out.write("\n" + textwrap.fill(cpu, 110) + "\n")
     tuned = [f"{c.size}: {c.label}" for s in a.stacks for c in s.sizes if c.label != c.stack]
     if tuned:
         out.write("\neach stack tuned for the target on each size: " + "; ".join(tuned) + "\n")
     runs = ", ".join(f"{r.size}: run {r.run_id}" for r in a.sizing.runs)
     out.write(f"\nstored as sizing {a.sizing.id} ({runs}); `stackbench show RUN` has each size's searches\n")
+
+
+def _theirs(a: SizingAnswer, size: str) -> str:
+    """A size's CPUs in cores of the user's yardstick."""
+    n = a.on_core(a.sizing.cpus(size))
+    return f"{n:.2g}" if n is not None else "-"

@@ -214,8 +214,10 @@ def header(run: StoredRun, out: TextIO, noisy: NoisyMachine | None = None) -> No
     out.write(style.bold(f"run {run.id} · plan {run.plan_name} · {run.status} · {run.started_at}") + "\n")
     if run.error:
         out.write(style.error(f"error: {run.error}") + "\n")
+    stick = f" (yardstick {env.server_yardstick.score:.0f})" if env.server_yardstick else ""
     out.write(style.dim(f"{env.cpu_model or 'unknown CPU'} × {env.cpu_count}, kernel {env.kernel}; "
-                        f"server on {server_cores(pin)}, engine on cores {pin.engine_cpus if pin else None}") + "\n")
+                        f"server on {server_cores(pin)}{stick}, engine on cores {pin.engine_cpus if pin else None}")
+              + "\n")
     if env.server_host:  # the stack ran on another host (hosts.server)
         out.write(style.bold(f"server {server_line(env.server_host)}") + "\n")
     if env.db_host:  # its database on a host of its own (hosts.db)

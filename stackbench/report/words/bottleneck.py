@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stackbench.analysis.bottleneck import Bottleneck, BottleneckSummary
-from stackbench.units import format_num
+from stackbench.analysis.bottleneck import MACHINE, Bottleneck, BottleneckSummary
+from stackbench.units import format_cpus, format_num
 
 LIMIT_COLUMNS = ("limit",)
 # --wide: each side's busy share over the measured window, and the engine's CPU per
@@ -20,7 +20,9 @@ LIMIT_NOTE = ("limit = the side that was the bottleneck, from how busy each one'
               "is invalid); both = both at their limit (the throughput is a lower bound of the stack's); neither = "
               "neither at its CPU limit: latency (one client at a time, a shaped network) or a server that waited "
               "(a sleeping script, a pool smaller than the clients, its database) held the load back — or something "
-              "outside the lab (a VM's host) slowed both")
+              "outside the lab (a VM's host) slowed both; machine = under a machine profile, the stack and its services "
+              "(the database) together kept the machine's CPU (its cores, or its CPU quota) ≥ 90 % busy: the small "
+              "machine was the limit, whatever the stack's own share")
 WIDE_NOTE = ("engine busy = the load engine's busiest thread as a share of one core; server busy = the stack's CPU "
              "as a share of its cores; engine µs/req = the load engine's CPU per completed request (CPU µs/req is "
              "the stack's)")
@@ -35,8 +37,17 @@ def shown(found: Sequence[Bottleneck | BottleneckSummary | None]) -> bool:
     return any(b is not None and (b.engine_busy is not None or b.server_busy is not None) for b in found)
 
 
+def side_word(side: str, machine_cpus: float | None) -> str:
+    """A side as the column says it: "server", "neither"; the machine with its CPU, "machine
+    (its 1 CPU)", "machine (its 0.5 CPU quota)"."""
+    if side != MACHINE or machine_cpus is None:
+        return side
+    quota = "" if float(machine_cpus).is_integer() else " quota"
+    return f"machine (its {format_cpus(machine_cpus)}{quota})"
+
+
 def word(b: Bottleneck | None) -> str:
-    return "-" if b is None or b.side is None else b.side
+    return "-" if b is None or b.side is None else side_word(b.side, b.machine_cpus)
 
 
 def summary_word(s: BottleneckSummary | None) -> str:
@@ -44,8 +55,23 @@ def summary_word(s: BottleneckSummary | None) -> str:
     if s is None or not s.sides:
         return "-"
     if s.side is not None and s.sides[0][1] == s.runs:
-        return s.side
-    return ", ".join(f"{side} {n}/{s.runs}" for side, n in s.sides)
+        return side_word(s.side, s.machine_cpus)
+    return ", ".join(f"{side_word(side, s.machine_cpus)} {n}/{s.runs}" for side, n in s.sides)
+
+
+def tally(found: Sequence[Bottleneck | None]) -> str:
+    """Which side limited the runs, over all of them: "the server in 58 of 72 runs, neither
+    in 14" (most first); "" when no run's side is known."""
+    sides: dict[str, int] = {}
+    for b in found:
+        if b is not None and b.side is not None:
+            sides[b.side] = sides.get(b.side, 0) + 1
+    if not sides:
+        return ""
+    (top, n), *rest = sorted(sides.items(), key=lambda kv: (-kv[1], kv[0]))
+    name = {"server": "the server", "engine": "the load engine"}
+    return (f"{name.get(top, top)} in {n} of {len(found)} runs"
+            + "".join(f", {name.get(side, side)} in {k}" for side, k in rest))
 
 
 def share(value: float | None) -> str:

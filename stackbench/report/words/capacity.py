@@ -7,7 +7,7 @@ from __future__ import annotations
 from stackbench.analysis import stats
 from stackbench.analysis.capacity_results import CapacityResult, StackCapacity, on_probes
 from stackbench.analysis.verdicts import Verdict
-from stackbench.report.words.verdicts import headline, p_text, signed
+from stackbench.report.words.verdicts import ci_change, comparative, far, headline, p_text, signed
 from stackbench.units import format_rate
 
 
@@ -54,7 +54,9 @@ def ci(r: CapacityResult | StackCapacity) -> str:
         return "-"
     lo = "…" if e.low is None else format_rate(e.low)
     hi = "…" if e.high is None else format_rate(e.high)
-    return f"{lo}–{hi} req/s"
+    # Held at the most a met probe served (capacity_results.capped): say so, with the fit.
+    held = f", held at what a probe served (fitted {format_rate(e.estimate)})" if e.served_cap is not None else ""
+    return f"{lo}–{hi} req/s{held}"
 
 
 def interval(r: CapacityResult | StackCapacity) -> str:
@@ -90,7 +92,6 @@ def sentence(v: Verdict, band: float = stats.DEFAULT_EQUIVALENCE) -> str:
                 f"{ci_text}; {basis}{p_text(c)})")
     # A difference found has its ratio and interval (stats.compare).
     assert c.ratio is not None and c.ci_low is not None and c.ci_high is not None
-    more = c.ratio > 1
-    lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
-    return (f"{v.candidate} sustains {abs(c.ratio - 1) * 100:.0f} % {'more' if more else 'less'} load than "
-            f"{v.baseline} within the target (95 % CI {lo:.0f}–{hi:.0f} %; {basis}{p_text(c)})")
+    phrase = comparative(c.ratio, "capacity", "capacity", multiple=far(c.ratio, c.ci_low, c.ci_high))
+    return (f"{v.candidate} {phrase} {v.baseline} within the target "
+            f"(95 % CI {ci_change(c.ratio, c.ci_low, c.ci_high)}; {basis}{p_text(c)})")

@@ -1,10 +1,13 @@
 """A sizing in words, for the terminal (text/sizing.py) and the HTML report: the answer
-sentence first, then each stack's capacity on each size as a table cell, and the visits a
-day a capacity carries (analysis/sizing.py decides; this only says it)."""
+sentence first — each stack's smallest size, in cores like the one it was measured on
+(its yardstick) and, asked, in the user's —, then each stack's capacity on each size as a
+table cell, the hits a day a capacity carries and the CPU a page took (analysis/sizing.py
+decides; this only says it). `stackbench yardstick` says its figure the same way."""
 
 from __future__ import annotations
 
-from stackbench.analysis.sizing import Enough, SizeCapacity, SizingAnswer
+from stackbench.analysis.sizing import BORDER, Enough, SizeCapacity, SizingAnswer
+from stackbench.model.environment import Yardstick
 from stackbench.units import MiB, format_rate
 
 MARKS = {Enough.YES: "✓", Enough.NO: "✗", Enough.NOT_SHOWN: "?", Enough.UNKNOWN: "–"}
@@ -12,7 +15,7 @@ MARKS_LEGEND = "✓ enough for the target, ✗ not, ? the interval straddles it"
 
 
 def count(n: float | None) -> str:
-    """"1.7 M", "576 k", "950": a day's visits or requests, as a reader says them."""
+    """"1.7 M", "576 k", "950": a day's hits, as a reader says them."""
     if n is None:
         return "-"
     if n >= 1e6:
@@ -23,12 +26,13 @@ def count(n: float | None) -> str:
 
 
 def target(a: SizingAnswer, slo: str | None) -> str:
-    """"20 requests/s at peak (1.73 M requests a day at that rate) within p99 ≤ 1 s"."""
-    if a.visits_per_day is not None:
-        head = (f"{count(float(a.visits_per_day))} visits a day ({per_visit(a)}: "
+    """"180 k hits (page views) a day (peak 3× the day's mean: 6.25 requests/s at peak)
+    within p99 ≤ 1 s", or "20 requests/s at peak (576 k hits a day at a peak 3× …)"."""
+    if a.hits_per_day is not None:
+        head = (f"{count(float(a.hits_per_day))} hits (page views) a day ({per_day(a)}: "
                 f"{format_rate(a.target_rate)} requests/s at peak)")
     else:
-        head = (f"{format_rate(a.target_rate)} requests/s at peak ({count(a.visits(a.target_rate))} visits a day at a "
+        head = (f"{format_rate(a.target_rate)} requests/s at peak ({count(a.hits(a.target_rate))} hits a day at a "
                 f"peak {a.peak_factor:g}× the day's mean)")
     return head + (f" within {slo}" if slo else "")
 
@@ -53,14 +57,66 @@ def cell(c: SizeCapacity) -> str:
 
 
 def price(p: float | None) -> str:
-    """A size's price a month as the plan gave it ("6", "12.5"), "-" when it gave none."""
-    return f"{p:g}" if p is not None else "-"
+    """A size's price a month as the plan gave it, in US dollars ("$6", "$12.5": the plan's
+    `price`, docs/reference/plan-keys.md), "-" when it gave none."""
+    return f"${p:g}" if p is not None else "-"
 
 
-def per_visit(a: SizingAnswer) -> str:
-    """"peak 3× the day's mean, 1 request a visit": how a rate becomes visits a day."""
-    return (f"peak {a.peak_factor:g}× the day's mean, {a.requests_per_visit:g} "
-            f"request{'s' if a.requests_per_visit != 1 else ''} a visit")
+def per_day(a: SizingAnswer) -> str:
+    """"peak 3× the day's mean": how a rate becomes hits a day."""
+    return f"peak {a.peak_factor:g}× the day's mean"
+
+
+def cores(n: float) -> str:
+    """"0.5 of a core", "1 core", "2 cores"."""
+    return f"{n:.2g} of a core" if n < 1 else f"{n:.3g} core{'s' if n != 1 else ''}"
+
+
+def core_unit(a: SizingAnswer, c: SizeCapacity) -> str:
+    """A size's CPUs in a unit that travels: "0.5 of a core like this one (yardstick: 680)",
+    and rescaled when asked: "…; 0.38 of a core of yardstick 900" ("" without a yardstick)."""
+    if c.cpus is None or a.yardstick is None:
+        return ""
+    here = f"{cores(c.cpus)} like this one (yardstick: {a.yardstick.score:.0f})"
+    there = a.on_core(c.cpus)
+    return here + (f"; {cores(there)} of yardstick {a.core:.0f}" if there is not None and a.core else "")
+
+
+def yardstick_means(y: Yardstick) -> str:
+    """What a yardstick figure is, with its spread."""
+    php = f" on PHP {y.php}" if y.php else ""
+    return (f"thousands of units of a fixed PHP workload a second{php}, bigger = faster core: the median of "
+            f"{y.repetitions} repetitions (slowest {y.low:.0f}, fastest {y.high:.0f})")
+
+
+def core_line(a: SizingAnswer) -> str:
+    """The core the sizes were measured on, and the rescaling when asked."""
+    if a.yardstick is None:
+        return ("sizes in CPUs of this machine's core: its yardstick was not measured (no PHP there, or a sizing "
+                "from before it was)")
+    line = f"sizes in cores like the one measured on: yardstick {a.yardstick.describe()}"
+    if a.core:
+        line += (f"; rescaled to a core of yardstick {a.core:.0f}: CPUs × {a.yardstick.score:.0f} / {a.core:.0f} "
+                 "(linear in a core's speed, which holds for CPU-bound PHP: docs/methods/sizing.md)")
+    return line
+
+
+def page_cpu(a: SizingAnswer) -> str | None:
+    """"CPU a page …: nginx + FPM 45 ms (1 CPU); …", each stack on its least throttled size."""
+    said = []
+    for s in a.stacks:
+        c = s.page_cpu
+        if c is not None and c.cpu_us_per_request is not None:
+            said.append(f"{s.stack} {ms(c.cpu_us_per_request)} ({c.size})")
+    if not said:
+        return None
+    return ("the workload's own CPU time a request near the capacity, the stack and its database together, on the "
+            "least throttled size: " + "; ".join(said))
+
+
+def ms(us: float | None) -> str:
+    """A request's CPU time: "45 ms", "-" when not read."""
+    return f"{us / 1000:.3g} ms" if us is not None else "-"
 
 
 def mib(n: int | None) -> str:
@@ -68,15 +124,25 @@ def mib(n: int | None) -> str:
 
 
 def needs(a: SizingAnswer) -> list[str]:
-    """Per stack: "nginx + FPM needs 0.5 CPU, 512 MiB (capacity 24.1/s [21.9, 26.3])"; or
+    """Per stack: "nginx + FPM needs 0.5 CPU, 512 MiB — 0.5 of a core like this one
+    (yardstick: 680), capacity 24.1 [21.9, 26.3]/s, 694 k hits a day"; or
     what the largest size carried when none was enough."""
     out = []
     for s in a.stacks:
         if s.smallest is not None:
             c = s.smallest
-            price = f", {c.price:g} a month" if c.price is not None else ""
-            out.append(f"{s.stack} needs {c.size}{price} (capacity {interval(c)}/s, "
-                       f"{count(a.visits(c.capacity or c.low))} visits a day)")
+            cost = f", {price(c.price)} a month" if c.price is not None else ""
+            unit = core_unit(a, c)
+            line = (f"{s.stack} needs {c.size}{cost} — {f'{unit}, ' if unit else ''}capacity {interval(c)}/s, "
+                    f"{count(a.hits(c.capacity or c.low))} hits a day")
+            b = s.borderline
+            if b is not None and b is not c:
+                line += (f" — borderline: {b.size} carries {interval(b)}/s, within {BORDER * 100:.0f} % of the target "
+                         "(another run may find it enough)")
+            elif b is not None:
+                line += (f" — borderline: its interval clears the target by less than {BORDER * 100:.0f} % "
+                         f"(another run may find it not enough)")
+            out.append(line)
             continue
         shown = [c for c in s.sizes if c.enough is Enough.NOT_SHOWN]
         top = s.sizes[-1] if s.sizes else None

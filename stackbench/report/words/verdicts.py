@@ -33,8 +33,46 @@ def _pct(ratio: float) -> str:
     return f"{abs(ratio - 1) * 100:.0f} %"
 
 
+# Past ten times apart a ratio reads as a multiple — "5,620× the p50 latency of" — and never
+# as a percentage: "561991 % higher" is a figure nobody reads, and "100 % slower (CI
+# 100–100 %)" rounds away what the multiple says. So no percentage a reader sees is over
+# 900 % (ten times).
+TIMES = 10.0
+
+
+def far(*ratios: float | None) -> bool:
+    """Is any of these ratios ten times apart or more, either way (0: a side at nothing)?"""
+    return any(r is not None and (r >= TIMES or r <= 1 / TIMES) for r in ratios)
+
+
+def _multiple(x: float) -> str:
+    """'5,620', '12', '8.2', '1.5'."""
+    return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
+
+
+def times(ratio: float) -> str:
+    """A ratio as a multiple: '5,620×', '2.5×'; below one as a fraction: '1/120'."""
+    if ratio <= 0:
+        return "0×"
+    return f"{_multiple(ratio)}×" if ratio >= 1 else f"1/{_multiple(1 / ratio)}"
+
+
 def signed(ratio: float | None) -> str:
-    return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f} %".replace("-", "−")
+    """A change as a signed percentage, '+3.1 %', '−45.0 %'; ten times apart or more, a
+    multiple ('51×', '1/120')."""
+    if ratio is None:
+        return "?"
+    if far(ratio):
+        return times(ratio)
+    return f"{(ratio - 1) * 100:+.1f} %".replace("-", "−")
+
+
+def article(words: str) -> str:
+    """'a' or 'an' before `words` that begin with a figure as it is read aloud: an 8 % …, an
+    11 % …, an 18,000 … (eight, eleven, eighteen …), a 58 % …."""
+    head = words.split(" ", 1)[0].split(".", 1)[0]
+    group = head.split(",", 1)[0]
+    return "an" if group[:1] == "8" or group in ("11", "18") else "a"
 
 
 def level(c: stats.Comparison) -> str:
@@ -43,10 +81,22 @@ def level(c: stats.Comparison) -> str:
 
 
 def _ci_pct(c: stats.Comparison) -> str:
-    """The CI of the change, in the direction of the headline: '51–66 %'."""
+    """The CI of the change, in the headline's direction and form: '51–66 %', or as
+    multiples where the headline is one: '3,000–9,000×', '1/200–1/80'."""
     assert c.ci_low is not None and c.ci_high is not None, "a headline with a change has its interval"
-    lo, hi = sorted((abs(c.ci_low - 1) * 100, abs(c.ci_high - 1) * 100))
-    return f"{lo:.0f}–{hi:.0f} %"
+    return ci_change(c.ratio, c.ci_low, c.ci_high)
+
+
+def ci_change(ratio: float | None, ci_low: float, ci_high: float) -> str:
+    """An interval of a ratio as its headline reads: a change in percent ('51–66 %'), or
+    — ten times apart or more anywhere in it — multiples ('3,000–9,000×', '1/200–1/80')."""
+    if far(ratio, ci_low, ci_high):
+        lo, hi = sorted((ci_low, ci_high))
+        if lo >= 1:
+            return f"{_multiple(lo)}–{times(hi)}"
+        return f"{times(lo)}–{times(hi)}"
+    lo_pct, hi_pct = sorted((abs(ci_low - 1) * 100, abs(ci_high - 1) * 100))
+    return f"{lo_pct:.0f}–{hi_pct:.0f} %"
 
 
 def headline(v: Verdict, band: float, self_comparison: bool = False) -> str:
@@ -134,11 +184,13 @@ def _why_not(v: Verdict) -> str:
 
 
 def _ms(us: float | None) -> str:
-    """A latency in a sentence: '6.7 ms', '24 ms', '3.0 s'."""
+    """A latency in a sentence: '0.18 ms', '6.7 ms', '24 ms', '3.0 s'."""
     if us is None:
         return "-"
     if us >= 1e6:
         return f"{us / 1e6:.1f} s"
+    if us < 1000:
+        return f"{us / 1000:.2f} ms"
     return f"{us / 1000:.1f} ms" if us < 10_000 else f"{us / 1000:,.0f} ms"
 
 
@@ -148,14 +200,34 @@ def _range(f: FailureSummary) -> str:
     return f"{f.count_low:,}" if f.count_low == f.count_high else f"{f.count_low:,}–{f.count_high:,}"
 
 
+def _seconds(us: int) -> str:
+    return f"{round(us / 1e6, 1):g} s"
+
+
+def _waited(f: FailureSummary) -> str:
+    """" in 11 s (past the 10 s the engine waits for a response)", " in 1 s", or nothing
+    when the window was not recorded."""
+    if f.window_high_us is None or f.window_low_us is None:
+        return ""
+    lo, hi = _seconds(f.window_low_us), _seconds(f.window_high_us)
+    window = f" in {lo}" if lo == hi else f" in {lo.removesuffix(' s')}–{hi}"
+    if f.past_deadline and f.deadline_us is not None:
+        return f"{window} (past the {_seconds(f.deadline_us)} the engine waits for a response)"
+    return window
+
+
 def _failure_words(f: FailureSummary, side: Side, every: tuple[FailureSummary, ...]) -> str | None:
     """One way of failing, in words; None when another one already says it."""
     codes = {x.code: x for x in every}
     count = _range(f)
     if f.code == "unserved":
         who = "measured visitors" if side.beside else "connections" if side.page_mode else "clients"
-        text = (f"{count} of {f.of:,} {who}" if count and f.of else f"{count} {who}" if count else who) \
-            + " unserved for the whole window"
+        if f.of and f.count_low == f.of:
+            # nobody served in any of its failed runs: how long they waited says why it is no "slower"
+            text = f"0 of {f.of:,} {who} served{_waited(f)}"
+        else:
+            text = (f"{count} of {f.of:,} {who}" if count and f.of else f"{count} {who}" if count else who) \
+                + " unserved for the whole window"
         if side.beside:
             others = " and ".join(f"{n} {name} visitors" for name, n in side.beside)
             busy = side.busy_workers
@@ -258,23 +330,62 @@ def _ratio(v: Verdict) -> float:
 
 
 def _comparative(v: Verdict, at_least: bool = False) -> str:
-    r = _ratio(v)
-    key = v.metric.key
+    c = v.comparison
+    return comparative(_ratio(v), v.metric.key, v.metric.label, at_least, far(c.ratio, c.ci_low, c.ci_high))
+
+
+# What a multiple is of, by metric: "serves 12× the throughput of", "sustains 1/3 of the load of".
+_VERB = {"throughput": "serves", "capacity": "sustains"}
+
+
+def comparative(r: float, key: str, label: str, at_least: bool = False, multiple: bool | None = None) -> str:
+    """The verb phrase between the candidate and the baseline: "is 58 % faster than", "has
+    an 89 % higher p50 latency than", "uses 0.61x the CPU per request of"; ten times apart
+    or more (or `multiple`: the interval is), a multiple: "serves 12× the throughput of",
+    "has 5,620× the p50 latency of", "serves 1/120 of the throughput of" — "at least" / "at
+    most" where a side was a lower bound."""
+    what = label.replace("peak ", "")
+    if far(r) if multiple is None else multiple:
+        bound = ("at least " if r > 1 else "at most ") if at_least else ""
+        verb = _VERB.get(key, "has" if key.startswith("latency") else "uses")
+        noun = "the load" if key == "capacity" else f"the {what}"
+        return f"{verb} {bound}{times(r)} {noun} of" if r >= 1 else f"{verb} {bound}{times(r)} of {noun} of"
     if key == "throughput":
         return f"is {'at least ' if at_least else ''}{_pct(r)} {'faster' if r > 1 else 'slower'} than"
     if key == "capacity":
         return f"sustains {_pct(r)} {'more' if r > 1 else 'less'} load than"
     if key.startswith("latency"):
-        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label} than"
-    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')} of"
+        change = f"{_pct(r)} {'higher' if r > 1 else 'lower'}"
+        return f"has {article(change)} {change} {label} than"
+    return f"uses {r:.2f}x the {what} of"
 
 
 def aside(v: Verdict) -> str:
-    """A secondary metric, shortly: 'uses 0.61x the CPU per request'."""
+    """A secondary metric, shortly: 'uses 0.61x the CPU per request', 'has an 89 % higher
+    p50 latency', 'has 5,620× the p50 latency'; a latency that was a floor on either side
+    (clients still waiting when the window ended: outcomes.py) as the two figures, 'has a
+    p50 latency of ≥ 1.0 s against 0.2 ms' — its ratio is no measure."""
     r = _ratio(v)
-    if v.metric.key.startswith("latency"):
-        return f"has a {_pct(r)} {'higher' if r > 1 else 'lower'} {v.metric.label}"
-    return f"uses {r:.2f}x the {v.metric.label.replace('peak ', '')}"
+    key, label = v.metric.key, v.metric.label
+    if key.startswith("latency"):
+        bounded = _latency_floors(v)
+        if bounded is not None:
+            return f"has a {label} of {bounded}"
+    phrase = comparative(r, key, label, multiple=far(r))
+    return phrase.removesuffix(" than").removesuffix(" of")
+
+
+def _latency_floors(v: Verdict) -> str | None:
+    """"≥ 1.0 s against 0.2 ms": a latency verdict's two medians where either is a floor;
+    None when neither is (or a side is not known)."""
+    base, cand = v.baseline_side, v.candidate_side
+    if base is None or cand is None:
+        return None
+    p50 = v.metric.key == "latency_p50"
+    (bv, bf), (cv, cf) = ((s.p50_us, s.p50_floor) if p50 else (s.p99_us, s.p99_floor) for s in (base, cand))
+    if not (bf or cf) or bv is None or cv is None:
+        return None
+    return f"{'≥ ' if cf else ''}{_ms(cv)} against {'≥ ' if bf else ''}{_ms(bv)}"
 
 
 def asides(vs: Verdicts, v: Verdict) -> list[Verdict]:
