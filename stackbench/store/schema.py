@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 14
+VERSION = 15
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -94,6 +94,7 @@ CREATE TABLE cells (
     tls_resumed INTEGER,                -- … and resumed ones (session tickets)
     handshake_p50_us INTEGER,           -- TLS handshake time per connection, client side
     handshake_p99_us INTEGER,
+    cache_json TEXT,                    -- the cache in front's own counts: {server, hits, misses, passes} (NULL: none)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);
