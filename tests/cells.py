@@ -36,7 +36,7 @@ ENGINE_FIGURES = {
     "pages_completed": ("pages", "completed"), "pages_failed": ("pages", "failed"), "pages_per_s": ("pages", "per_s"),
     "page_load_p50_us": ("page_load_us", "percentiles", "50"), "page_load_p99_us": ("page_load_us", "percentiles", "99"),
 }
-JSON_COLUMNS = ("knobs", "versions", "pinning", "php", "classes", "memory_events", "negotiated", "warmup")
+JSON_COLUMNS = ("knobs", "versions", "pinning", "php", "classes", "memory_events", "negotiated", "warmup", "cache")
 
 
 def stored_cell(*, engine: Any = MEASURED, caveats: list = (), monitor_notes: list = (), **columns: Any) -> StoredCell:
@@ -50,7 +50,7 @@ def stored_cell(*, engine: Any = MEASURED, caveats: list = (), monitor_notes: li
         "cpu_system_us": None, "cpu_total_us": None, "cpu_window_us": None, "procs_max": None, "threads_max": None,
         "syscalls_total": None, "syscalls_window_us": None, "syscalls_requests_per_s": None,
         "server_steal_share": None, "service_mem_peak_bytes": None, "service_cpu_us": None, "oom_kills": None,
-        "protocol": "http/1.1", "handshake": None, "streams": None, "negotiated": None, "warmup": None,
+        "protocol": "http/1.1", "handshake": None, "streams": None, "negotiated": None, "warmup": None, "cache": None,
     }
     figures = {k: columns.pop(k) for k in list(columns) if k in ENGINE_FIGURES}
     unknown = set(columns) - set(row)

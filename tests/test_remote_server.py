@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import stat
 import tarfile
 import tempfile
 import time
@@ -34,7 +35,7 @@ from stackbench.model.cost import StoredCost
 from stackbench.monitor.session import CellReadings, derive
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.planning.plan import parse
-from stackbench.workloads import mariadb
+from stackbench.workloads import login as login_mod, mariadb
 from stackbench.workloads.wordpress import provision
 
 # Seconds each (simulations, the real engine, namespaces): left out of `make check`.
@@ -402,13 +403,19 @@ def test_wordpress_with_its_database_on_another_host(ssh_host, workdir):
     # agents and is nowhere in the store, the run's output or `show`.
     kept = Path(re.search(r"kept nginx-fpm's run directory: (?:\S+:)?(/\S+)", done.stdout + done.stderr).group(1))
     rendered = "\n".join(p.read_text() for p in kept.rglob("*.conf"))
+    # The site's readers got theirs from the same start (the verification logged one in
+    # through the stack there): in the stack's 0600 logins file, and nowhere else either.
+    logins = kept / login_mod.LOGINS_FILE
+    assert stat.S_IMODE(logins.stat().st_mode) == 0o600
+    readers = [a.password for a in login_mod.read(logins)]
     shutil.rmtree(kept)
     password = re.search(rf'env\[{mariadb.PASSWORD_ENV}\] = "([^"]+)"', rendered).group(1)
-    assert len(password) >= 32 and password != provision.SNAPSHOT_PASSWORD
+    assert len(password) >= 32 and password != provision.SNAPSHOT_PASSWORD and len(readers) == 4
     for what, text in [("the store", b"".join(p.read_bytes() for p in workdir.glob("r.sqlite*"))),
                        ("the run's output", (done.stdout + done.stderr).encode()),
                        ("show", (shown.stdout + shown.stderr).encode())]:
-        assert password.encode() not in text, f"the password is in {what}"
+        for secret in (password, *readers):
+            assert secret.encode() not in text, f"a password is in {what}"
     assert _held(workdir) == before
 
 

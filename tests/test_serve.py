@@ -127,7 +127,7 @@ class ServedFake(FakeInstance):
         super().__init__(log, variant)
         self.stack = STACKS[variant.id]
         self.ctx = type("Ctx", (), {"rundir": Path("/tmp/rundir"), "docroot": Path("/tmp/rundir/docroot")})()
-        self.workloads, self.negotiated, self.tls_port, self.ca_path = [], {}, None, None
+        self.workloads, self.negotiated, self.tls_port, self.ca_path, self.logins_path = [], {}, None, None, None
 
     def pids(self):
         return {"fake": [1]}
@@ -195,6 +195,17 @@ def test_what_it_prints_clear_text(capsys):
     assert "taskset -c 1 ab -k -c 16 -t 10 http://127.0.0.1:8080/hello.php" in text
     assert "(not installed: apt-get install wrk)" in text
     assert "h2load --h1" in text and "for 5 s, or until Ctrl-C" in text and "run lock" in text
+    assert "log in" not in text  # nobody logs in to php-hello
+
+
+def test_a_site_with_readers_says_where_to_log_in_and_where_their_passwords_are():
+    import io
+
+    out = io.StringIO()
+    serve_text.render(served(paths={"wordpress-home": ("/",)}, logins=Path("/tmp/stackbench-nginx-fpm-x/logins.json"),
+                             login_path="/wp-login.php"), None, None, {}, out)
+    assert ("log in         http://127.0.0.1:8080/wp-login.php  (the readers and this start's passwords: "
+            "/tmp/stackbench-nginx-fpm-x/logins.json, yours alone)") in out.getvalue()
 
 
 def test_what_it_prints_over_tls():

@@ -12,7 +12,7 @@ from stackbench.engine.result import ClientShare, Clients, Second, StartSync
 from stackbench.errors import UsageError
 from stackbench.model.cell import StoredCell
 from stackbench.model.plan import CheckedPlan
-from stackbench.model.cost import MemoryEvents, StoredCost
+from stackbench.model.cost import CacheCounts, MemoryEvents, StoredCost
 from stackbench.monitor import memory_events
 from stackbench.monitor.session import CellReadings
 from stackbench.monitor.syscalls import WindowCounts
@@ -82,7 +82,8 @@ def test_the_stored_cost_comes_back_as_the_monitor_derived_it():
         peak_mem_bytes=30, anon_peak_bytes=20, cpu_user_us=7, cpu_system_us=3, cpu_total_us=11, window_us=2_000_000,
         procs_max=4, threads_max=9, syscalls_total=50, syscalls_window_us=2_000_000, syscalls_requests_per_s=100.0,
         notes=("n",), server_steal_share=0.25, service_mem_peak_bytes=5, service_cpu_us=6,
-        memory_events=MemoryEvents(limit_bytes=1, oom_kills=2), oom_kills=2)
+        memory_events=MemoryEvents(limit_bytes=1, oom_kills=2), oom_kills=2,
+        cache=CacheCounts("varnishd", hits=90, misses=4, passes=6))
     readings = CellReadings(cost=cost, syscalls=WindowCounts({"total": 50}, 2.0))
     store.record_cell(run_id, record(0, cost=cost), readings=readings)
     assert store.cells(run_id)[0].cost == cost

@@ -165,7 +165,7 @@ class Agent:
                              cgroup_parent=self.run_monitor.cgroup_parent if started else None,
                              workloads=[workloads_mod.get(w) for w in spec["workloads"]], host=self.address,
                              machine=self.machine if started else None, database=spec.get("database"),
-                             database_password=spec.get("database_password"))
+                             database_password=spec.get("database_password"), site_logins=spec.get("site_logins"))
 
     def op_preflight(self, spec: dict) -> None:
         self._instance(spec, started=False).preflight()
@@ -185,7 +185,9 @@ class Agent:
         self.instances[sid] = instance
         return {"id": sid, "host": instance.host, "port": instance.port, "files": instance.files,
                 "rundir": str(instance.ctx.rundir), "cpus": instance.cpus, "knobs": instance.knobs,
-                "machine_cgroup": instance.machine_cgroup is not None}
+                "machine_cgroup": instance.machine_cgroup is not None,
+                # The site's accounts' passwords go to the lab over SSH: its visitors log in from there.
+                "site_logins": instance.ctx.site_logins}
 
     def op_verify(self, sid: int, workload_ids: list[str]) -> dict | None:
         instance = self.instances[sid]
@@ -226,7 +228,7 @@ class Agent:
         did, self._next = self._next, self._next + 1
         self.databases[did] = database
         # The password goes to the lab over SSH, and from there to the stack's PHP only.
-        return {"id": did, "address": address, "password": database.password}
+        return {"id": did, "address": address, "password": database.password, "site_logins": database.site_logins}
 
     def op_db_dead(self, did: int) -> list[dict]:
         return self.databases[did].dead()

@@ -42,6 +42,7 @@ class DatabaseInstance:
         self.reader: CgroupReader | None = None
         self.port: int | None = None
         self.password: str | None = None  # this start's, for the stack's PHP: never printed
+        self.site_logins: dict[str, str] = {}  # the site's accounts' passwords, for the lab alone
         self._cpu_before: int | None = None
 
     @staticmethod
@@ -67,6 +68,7 @@ class DatabaseInstance:
             db = services[0]
             db.listen = (self.address, self.port)  # before its init file is written (prepare)
             self.password = db.password
+            self.site_logins = dict(ctx.site_logins)
             write_files(db, self.rundir)
             db.prepare()
             check_config(db, self.rundir)
@@ -105,4 +107,5 @@ class DatabaseInstance:
         if self.rundir:
             steps.append(lambda rundir=self.rundir: shutil.rmtree(rundir, ignore_errors=True))
         self.process = self.cgroup = self.rundir = self.password = None
+        self.site_logins = {}
         finish_each(steps)

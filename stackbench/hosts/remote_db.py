@@ -85,6 +85,7 @@ class WithDatabase:
             started = self.db.link.call("db_up", START_TIMEOUT_S, workloads=self._with_services())
             self.did, self.inner.database = started["id"], started["address"]
             self.inner.database_password = started["password"]  # this start's, for its PHP alone
+            self.inner.site_logins = started.get("site_logins") or {}  # its site's accounts, for the visitors
         try:
             self.inner.up()
         except BaseException:

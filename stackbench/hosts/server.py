@@ -39,6 +39,7 @@ from stackbench.upkeep.pinning import Pinning
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.stacks import registry
 from stackbench.workloads.base import Workload
+from stackbench.workloads.login import Account
 
 CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 300.0  # starting a stack there: its config checks, readiness, a database's copy
@@ -269,11 +270,13 @@ class RemoteStack:
         self.machine_cgroup: RemoteMachineCgroup | None = None
         self.database: str | None = None  # host:port of the database on a host of its own
         self.database_password: str | None = None  # and its start's password (never stored)
+        self.site_logins: dict[str, str] = {}  # the site's accounts' passwords, this start's (never stored)
 
     def _spec(self) -> dict:
         return {"stack": self.variant.id, "knobs": self.variant.knobs, "label": self.label, "port": self.variant.port,
                 "workloads": [w.id for w in self.workloads], "keep_rundir": self.keep_rundir,
-                "database": self.database, "database_password": self.database_password}
+                "database": self.database, "database_password": self.database_password,
+                "site_logins": self.site_logins}
 
     @property
     def port(self) -> int:
@@ -289,6 +292,12 @@ class RemoteStack:
             if w.id == wid:
                 return w
         raise UsageError(f"{self.label} was not set up for workload {wid!r}")
+
+    def accounts(self, wid: str) -> list[Account]:
+        """The accounts a visitor of workload `wid` logs in with on this start (made on
+        the server's host, or the database's: StackInstance.accounts)."""
+        login = self.workload(wid).login
+        return login.accounts(self.site_logins) if login else []
 
     def preflight(self) -> None:
         self.session.link.call("preflight", START_TIMEOUT_S, spec=self._spec())
@@ -309,6 +318,7 @@ class RemoteStack:
             raise
         self.sid, self.host, self._port = started["id"], started["host"], started["port"]
         self.files, self.cpus, self.knobs = started["files"], started["cpus"], started["knobs"]
+        self.site_logins = started.get("site_logins") or {}
         self.ctx = SimpleNamespace(rundir=f"{self.session.label}:{started['rundir']}")
         if started["machine_cgroup"]:
             self.machine_cgroup = RemoteMachineCgroup(self)

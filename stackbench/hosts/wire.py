@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from stackbench import errors
-from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
+from stackbench.model.cost import CacheCounts, CgroupSample, MemoryEvents, ProcessMemory, StoredCost
 from stackbench.monitor.session import CellReadings
 from stackbench.monitor.status_pages import StatusSample
 from stackbench.monitor.syscalls import WindowCounts
@@ -75,7 +75,8 @@ def readings_from_dict(d: dict, offset_us: int = 0) -> CellReadings:
 
 def cost_from_dict(d: dict) -> StoredCost:
     return StoredCost(**{**d, "notes": tuple(d.get("notes") or ()),
-                         "memory_events": events_from_dict(d.get("memory_events"))})
+                         "memory_events": events_from_dict(d.get("memory_events")),
+                         "cache": CacheCounts.from_dict(d["cache"]) if d.get("cache") else None})
 
 
 def events_from_dict(d: dict | None) -> MemoryEvents | None:

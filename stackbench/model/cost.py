@@ -67,6 +67,37 @@ class MemoryEvents(MemoryCounters):
 
 
 @dataclass(frozen=True)
+class CacheCounts:
+    """What a cache in front counted itself over a cell's measured window: requests it
+    answered from its store, fetched from the back end to store, and passed to the back
+    end without storing (a logged-in visitor's; Varnish's varnishstat counters MAIN.cache_hit,
+    MAIN.cache_miss and MAIN.s_pass — docs/servers.md, "Caches and cookies")."""
+
+    server: str  # the cache that counted them: "varnishd"
+    hits: int
+    misses: int
+    passes: int
+
+    @property
+    def answered(self) -> int:
+        return self.hits + self.misses + self.passes
+
+    @property
+    def hit_ratio(self) -> float | None:
+        """Hits over every request the cache handled (None: it handled none)."""
+        return self.hits / self.answered if self.answered else None
+
+    @property
+    def pass_share(self) -> float | None:
+        """The share it passed to the back end (None: it handled none)."""
+        return self.passes / self.answered if self.answered else None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CacheCounts":
+        return cls(str(d["server"]), int(d["hits"]), int(d["misses"]), int(d["passes"]))
+
+
+@dataclass(frozen=True)
 class StoredCost:
     """The stack's cost during a cell's measured window (None: not measured), derived by
     the monitor once and stored as it is. Every stored cell has one; a cell measured
@@ -89,6 +120,7 @@ class StoredCost:
     service_cpu_us: int | None = None
     memory_events: MemoryEvents | None = None  # None: no machine memory limit
     oom_kills: int | None = None  # in the window (None: not read)
+    cache: CacheCounts | None = None  # the cache in front's own counts (None: no cache counts)
 
 
 @dataclass(frozen=True)

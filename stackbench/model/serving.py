@@ -32,3 +32,7 @@ class ServedStack:
     pids: dict[str, list[int]]  # each server (a workload's services too): its processes
     server_cpus: list[int]  # the cores the stack's servers are pinned to
     engine_cpus: list[int]  # the cores a run's load engine takes: where the user's tools belong
+    # The start's logins file (workloads/login.py: the readers' accounts and this start's
+    # passwords, 0600) and the page to log in at; None: nobody logs in to this workload.
+    logins: Path | None = None
+    login_path: str | None = None

@@ -11,7 +11,7 @@ import os
 from stackbench.monitor import strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S
-from stackbench.monitor.session import StackMonitor, status_pages_of
+from stackbench.monitor.session import StackMonitor, cache_counts_of, status_pages_of
 
 
 class RunMonitor:
@@ -42,7 +42,7 @@ class RunMonitor:
         return StackMonitor(instance.cgroup, self.interval_s, self.lab_cpus, syscall_method=self.syscall_method,
                             notes=self.notes, pages=status_pages_of(instance.servers), reapers=self.reapers,
                             server_cpus=instance.cpus, services_cgroup=instance.services_cgroup,
-                            machine=instance.machine_cgroup)
+                            machine=instance.machine_cgroup, caches=cache_counts_of(instance.servers))
 
     def close(self) -> None:
         for reaper in self.reapers:

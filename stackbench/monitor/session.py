@@ -4,10 +4,10 @@ memory snapshot and the system-call counter, put together per cell as CellReadin
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from stackbench.engine.result import EngineResult
-from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
+from stackbench.model.cost import CacheCounts, CgroupSample, ProcessMemory, StoredCost
 from stackbench.monitor import memory_events, processes, status_pages, steal, strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.machine_cgroup import MachineCgroup
@@ -60,6 +60,16 @@ def count_syscalls(readings: CellReadings, counts: syscalls.WindowCounts | None,
         syscalls_requests_per_s=requests_per_s if counts else None, notes=readings.cost.notes + tuple(notes))
 
 
+# A cache's own counters so far (servers/base.py's Server.cache_counts), or None.
+CacheReader = Callable[[], "dict[str, int] | None"]
+
+
+def cache_counts_of(servers: list) -> dict[str, CacheReader]:
+    """{server name: its counters' reader} for the servers of a stack that count what
+    their cache did (Varnish); the others answer None and are dropped at the first read."""
+    return {server.name: server.cache_counts for server in servers}
+
+
 # Which parser reads a server's status page, by server name.
 STATUS_KIND = {"nginx": "nginx", "apache2": "apache", "php-fpm": "fpm"}
 
@@ -84,7 +94,8 @@ class StackMonitor:
                  lab_cpus: list[int] | None = None, syscall_method: str | None = None,
                  notes: list[str] | None = None, pages: dict[str, tuple[str, str]] | None = None,
                  reapers: list | None = None, server_cpus: list[int] | None = None,
-                 services_cgroup: Cgroup | None = None, machine: MachineCgroup | None = None):
+                 services_cgroup: Cgroup | None = None, machine: MachineCgroup | None = None,
+                 caches: dict[str, CacheReader] | None = None):
         self.cgroup = cgroup
         # The small machine's limit, when the plan has one: its events per cell.
         self.machine = machine if machine and machine.profile.memory_bytes is not None else None
@@ -106,6 +117,9 @@ class StackMonitor:
         self._sampler: Sampler | None = None
         self.pages = pages or {}
         self._poller: status_pages.StatusPoller | None = None
+        # A cache in front's own counters, read at the window's start and end (cache_counts_of).
+        self.caches = caches or {}
+        self._caches_before: dict[str, dict[str, int]] = {}
         if cgroup is None:
             self.notes.append("no cgroup for the stack (not root?): memory, CPU and system calls not measured")
 
@@ -120,6 +134,7 @@ class StackMonitor:
 
     def begin_cell(self) -> None:
         self._steal_before = steal.read(self.server_cpus) if self.server_cpus else None
+        self._caches_before = {name: counts for name, read in self.caches.items() if (counts := read()) is not None}
         self._poller = status_pages.StatusPoller(self.pages)
         self._poller.start()
         if self.services:
@@ -143,6 +158,7 @@ class StackMonitor:
         if self._poller:
             readings.status = self._poller.stop()
             self._poller = None
+        cost = replace(cost, cache=self._cache_counts())
         if self.services:
             after = self.services.sample(0).cpu_usage_us
             cost = replace(cost, service_mem_peak_bytes=self.services.peak_bytes())
@@ -165,6 +181,15 @@ class StackMonitor:
         readings.processes = processes.snapshot(self.cgroup.pids())
         self._sampler = None
         return readings
+
+    def _cache_counts(self) -> CacheCounts | None:
+        """What the cache in front counted over the window: its counters' differences."""
+        before, self._caches_before = self._caches_before, {}
+        for name, first in before.items():
+            last = self.caches[name]()
+            if last is not None:
+                return CacheCounts(name, **{k: last[k] - first[k] for k in ("hits", "misses", "passes")})
+        return None
 
     def begin_profile(self) -> bool:
         """Start counting system calls for a profile pass; False if that cannot be done."""

@@ -97,7 +97,9 @@ def served(instance: StackInstance, plan: Plan, pins: Pinning) -> ServedStack:
         https=read_back(instance, "https"), h2=read_back(instance, "h2"),
         paths={w.id: tuple(u.path for u in w.urls) for w in instance.workloads},
         rundir=instance.ctx.rundir, docroot=instance.ctx.docroot, files=tuple(sorted(instance.files)),
-        pids=instance.pids(), server_cpus=list(pins.server_cpus), engine_cpus=list(pins.engine_cpus))
+        pids=instance.pids(), server_cpus=list(pins.server_cpus), engine_cpus=list(pins.engine_cpus),
+        logins=instance.logins_path,
+        login_path=next((w.login.path for w in instance.workloads if w.login), None))
 
 
 def read_back(instance: StackInstance, offer: str) -> Negotiated | None:

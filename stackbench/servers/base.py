@@ -116,6 +116,10 @@ class Context:
     # Not in a repr: it holds the database's password (workloads/mariadb.py).
     php_env: dict[str, str] = field(default_factory=dict, repr=False)
     php_ini: dict[str, str] = field(default_factory=dict)
+    # The accounts visitors log in with and this start's password of each ({user:
+    # password}), set by the workload's services (WordPress's database: its readers);
+    # the lab's alone (workloads/login.py). Not in a repr.
+    site_logins: dict[str, str] = field(default_factory=dict, repr=False)
     # A front controller ("/index.php"): requests for paths that are not files go to it
     # (pretty URLs), written in each server's own rewrite language.
     front_controller: str | None = None
@@ -220,4 +224,10 @@ class Server(ABC):
 
     def status_url(self) -> str | None:
         """A status page of the server's own (stub_status, server-status), if any."""
+        return None
+
+    def cache_counts(self) -> dict[str, int] | None:
+        """A cache's own counters so far, cumulative since its start: {"hits", "misses",
+        "passes"} (the monitor takes their differences over a cell's window); None: the
+        server is no cache, or could not say."""
         return None

@@ -8,7 +8,9 @@ and -P's pid file says the same (the probe waits for that file; the test checks 
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +26,28 @@ KNOBS = (
     Knob("varnish_thread_pool_max", 5000, "Varnish thread_pool_max (threads per pool at most)"),
 )
 # varnishd compiles the VCL with gcc at start and on -C (docs/servers.md, "Varnish").
-REQUIREMENTS = [Requirement("varnishd", "varnish"), Requirement("gcc", "gcc")]
+REQUIREMENTS = [Requirement("varnishd", "varnish"), Requirement("varnishstat", "varnish"), Requirement("gcc", "gcc")]
 VCL = "varnish/default.vcl"
+# The counters a cell's hit ratio is read from (varnishstat -1 -j), by what they count.
+STAT_COUNTERS = {"hits": "MAIN.cache_hit", "misses": "MAIN.cache_miss", "passes": "MAIN.s_pass"}
+STAT_TIMEOUT_S = 5.0
+
+
+def parse_varnishstat(text: str) -> dict[str, int] | None:
+    """varnishstat -j's document: its counters under "counters" (Varnish 6.5 and later)
+    or at the top level (before), each {"value": N, ...}; None when one is missing."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    counters = doc.get("counters", doc) if isinstance(doc, dict) else {}
+    out = {}
+    for key, name in STAT_COUNTERS.items():
+        value = counters.get(name, {}).get("value") if isinstance(counters.get(name), dict) else None
+        if not isinstance(value, int):
+            return None
+        out[key] = value
+    return out
 
 
 @dataclass
@@ -82,3 +104,15 @@ class Varnish(Server):
 
     def log_paths(self) -> list[Path]:
         return []  # varnishd -F writes its errors to stdout, which the supervisor keeps
+
+    def cache_counts(self) -> dict[str, int] | None:
+        """varnishstat's counters of this instance (its -n directory): requests answered
+        from the cache, fetched for it (misses, hit-for-miss among them), and passed
+        (a request with a cookie: the built-in VCL's rule)."""
+        try:
+            proc = subprocess.run(["varnishstat", "-1", "-j", "-n", str(self.ctx.rundir / "varnish"),
+                                   *(arg for name in STAT_COUNTERS.values() for arg in ("-f", name))],
+                                  capture_output=True, text=True, timeout=STAT_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return parse_varnishstat(proc.stdout) if proc.returncode == 0 else None

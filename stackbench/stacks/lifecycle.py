@@ -25,9 +25,10 @@ from stackbench.stacks import installed, rundir as rundir_mod
 from stackbench.stacks.base import Stack
 from stackbench.upkeep import leftovers, ports
 from stackbench.upkeep.supervise import ServerProcess, run_checked, spawn, wait_ready
-from stackbench.workloads import mariadb, php_probe
+from stackbench.workloads import login as login_mod, mariadb, php_probe
 from stackbench.workloads.base import Workload
-from stackbench.workloads.verify import read_back, verify
+from stackbench.workloads.login import Account
+from stackbench.workloads.verify import read_back, verify, verify_login
 
 READY_DEADLINE_S = 15.0
 
@@ -58,12 +59,13 @@ class StackInstance:
                  workloads: list[Workload] | None = None, host: str = ports.LOOPBACK,
                  machine: MachineProfile | None = None, database: str | None = None,
                  tls: TlsOptions | None = None, tls_port: int | None = None,
-                 database_password: str | None = None):
+                 database_password: str | None = None, site_logins: dict[str, str] | None = None):
         """`workloads`: what the docroot gets (default: every registered workload);
         `machine`: a small machine to confine servers and services to (machine.py);
         `database`: host:port of the workloads' database on a host of its own (then it is
         not started here: hosts/database.py starts it there; `database_password`: the
-        password that start gave the workload's account); `tls`: the front serves
+        password that start gave the workload's account, `site_logins`: those it gave the
+        site's accounts); `tls`: the front serves
         HTTPS (and HTTP/2 where it can) on `tls_port` (default: a free one) beside its
         clear port, with a certificate of the run's own CA."""
         self.stack = stack
@@ -79,6 +81,7 @@ class StackInstance:
         self.host = host
         self.database = database
         self.database_password = database_password
+        self.site_logins = dict(site_logins or {})
         self.ctx: Context | None = None
         self.services: list[Server] = []  # what the workloads bring (a database), started first
         self.servers: list[Server] = []
@@ -164,6 +167,18 @@ class StackInstance:
             self.services = []
             self.ctx = None
 
+    @property
+    def logins_path(self) -> Path | None:
+        """The start's logins file (workloads/login.py: how a visitor logs in, the
+        accounts and their passwords; mode 0600), or None when nobody logs in."""
+        path = self.ctx.rundir / login_mod.LOGINS_FILE if self.ctx else None
+        return path if path is not None and path.exists() else None
+
+    def accounts(self, wid: str) -> list[Account]:
+        """The accounts a visitor of workload `wid` logs in with on this start."""
+        login = self.workload(wid).login
+        return login.accounts(self.ctx.site_logins) if login and self.ctx else []
+
     def workload(self, wid: str) -> Workload:
         for w in self.workloads:
             if w.id == wid:
@@ -171,9 +186,12 @@ class StackInstance:
         raise UsageError(f"{self.label} was not set up for workload {wid!r}")
 
     def verify(self, workload_ids: list[str]) -> None:
-        """Every URL right (workloads/verify.py), then PHP's state in force read back."""
+        """Every URL right (workloads/verify.py), a logged-in visitor's pages theirs
+        alone, then PHP's state in force read back."""
         for wid in workload_ids:
             verify(self.host, self.port, self.workload(wid), self.label)
+            if self.workload(wid).login:
+                verify_login(self.host, self.port, self.workload(wid), self.accounts(wid), self.label)
             if self.ctx and self.ctx.tls:
                 # The same checks over TLS, the chain verified against the run's CA.
                 verify(self.host, self.tls_port, self.workload(wid), self.label, cafile=self.ca_path)
@@ -262,8 +280,12 @@ class StackInstance:
             self.ctx.php_env[mariadb.HOST_ENV] = self.database
             if self.database_password:  # none while only the configs are checked (preflight)
                 self.ctx.php_env[mariadb.PASSWORD_ENV] = self.database_password
+            self.ctx.site_logins.update(self.site_logins)
         else:
             self.services = [s for w in self.workloads if w.services for s in w.services(self.ctx)]
+        for w in self.workloads:
+            if w.login and self.ctx.site_logins:
+                login_mod.write(rundir, w.login, self.ctx.site_logins)
         self.servers = self.stack.servers(self.ctx, self.knobs)
         if not own_tree:
             # Only the plan's workloads go into the docroot (a server's own extras too,

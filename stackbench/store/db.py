@@ -15,7 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -282,6 +282,8 @@ class Store:
              cost.window_us, cost.procs_max, cost.threads_max, cost.syscalls_total, cost.syscalls_window_us,
              cost.syscalls_requests_per_s, json.dumps(list(cost.notes)), cost.server_steal_share,
              cost.service_mem_peak_bytes, cost.service_cpu_us, cell_id))
+        if cost.cache is not None:  # a cache in front's own counts (NULL: none)
+            self.db.execute("UPDATE cells SET cache_json = ? WHERE id = ?", (json.dumps(asdict(cost.cache)), cell_id))
         if cost.memory_events is not None:  # a machine profile's memory limit (NULL: none)
             self.db.execute("UPDATE cells SET memory_events_json = ?, oom_kills = ? WHERE id = ?",
                             (json.dumps(cost.memory_events.as_dict()), cost.oom_kills, cell_id))

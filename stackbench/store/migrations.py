@@ -145,6 +145,13 @@ def _v14_to_v15(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE cells ADD COLUMN {column}")
 
 
+def _v15_to_v16(db: sqlite3.Connection) -> None:
+    """v16: a cache in front's own counts per cell (Varnish's hits, misses and passes).
+    An older cell's were not read: NULL (its X-Cache answers, counted by the engine, are
+    in its engine document as before)."""
+    db.execute("ALTER TABLE cells ADD COLUMN cache_json TEXT")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -159,6 +166,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     12: _v12_to_v13,
     13: _v13_to_v14,
     14: _v14_to_v15,
+    15: _v15_to_v16,
 }
 
 

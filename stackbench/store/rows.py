@@ -11,7 +11,7 @@ from typing import Any, Callable, TypeVar
 
 from stackbench.engine.result import Caveat, EngineResult, Negotiated
 from stackbench.model.cell import StoredCell
-from stackbench.model.cost import CgroupSample, MemoryEvents, ProcessMemory, StoredCost
+from stackbench.model.cost import CacheCounts, CgroupSample, MemoryEvents, ProcessMemory, StoredCost
 from stackbench.model.environment import Environment, Yardstick
 from stackbench.model.network import Calibration
 from stackbench.model.php import PhpState
@@ -68,7 +68,7 @@ def _cost(row: sqlite3.Row) -> StoredCost:
         server_steal_share=row["server_steal_share"], service_mem_peak_bytes=row["service_mem_peak_bytes"],
         service_cpu_us=row["service_cpu_us"],
         memory_events=MemoryEvents.from_dict(events) if events is not None else None,
-        oom_kills=row["oom_kills"])
+        oom_kills=row["oom_kills"], cache=_typed(CacheCounts.from_dict, row["cache_json"]))
 
 
 def search_of(row: sqlite3.Row) -> StoredSearch:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 15
+VERSION = 16
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -97,6 +97,7 @@ CREATE TABLE cells (
     warmup_json TEXT,                   -- how the stack was warmed: {seconds, steady, fresh, windows, …} (NULL: no warm-up)
     warmup_us INTEGER,                  -- load before the measured window (a steady warm-up's: its time to steady, or its cap)
     steady INTEGER,                     -- 1: steady within the cap; 0: the cap came first; NULL: a fixed warm-up, or none
+    cache_json TEXT,                    -- the cache in front's own counts: {server, hits, misses, passes} (NULL: none, or before v16)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

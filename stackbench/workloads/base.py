@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from stackbench.servers.base import Context, Requirement, Server
+from stackbench.workloads.login import Login
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Check:
             cause = next((n for n in self.forbids if n in body), None)
             if cause is not None:
                 return (f"status {status}, expected {self.status}: the page says "
-                        f"{cause.decode(errors='replace').strip('<b>/: ')!r}", _around(body, cause))
+                        f"{cause.decode(errors='replace').strip('<b>/: ')!r}", around(body, cause))
             return f"status {status}, expected {self.status}", body[:300].decode(errors="replace")
         ctype = headers.get("content-type", "")
         if self.content_type and not ctype.startswith(self.content_type):
@@ -57,11 +58,11 @@ class Check:
                     body[:300].decode(errors="replace")
         for needle in self.forbids:
             if needle in body:
-                return f"body contains {needle.decode(errors='replace')!r}", _around(body, needle)
+                return f"body contains {needle.decode(errors='replace')!r}", around(body, needle)
         return None
 
 
-def _around(body: bytes, needle: bytes) -> str:
+def around(body: bytes, needle: bytes) -> str:
     """The part of a body around what went wrong, for an error message."""
     at = body.find(needle)
     return body[max(0, at - 100):at + 200].decode(errors="replace")
@@ -108,6 +109,9 @@ class Workload:
     # How PHP's state in force (opcache) is read back: a probe script in the docroot, or
     # (a tree the lab must not write to) an auto_prepend file answering a probe header.
     probe: str = "script"  # "script" | "prepend" | "none"
+    # How a visitor logs in (workloads/login.py); the accounts are each start's own
+    # (Context.site_logins), made by the workload's services. None: nobody logs in.
+    login: Login | None = None
 
     @property
     def path(self) -> str:

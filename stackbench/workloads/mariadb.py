@@ -94,6 +94,9 @@ class MariaDb(Server):
     database: str | None = None
     # Never in a repr: an error message or a debug print must not carry it.
     password: str | None = field(default=None, repr=False)
+    # More of this start's secrets, run with its password before the first connection:
+    # the application's own accounts (workloads/wordpress/accounts.py).
+    init_sql: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         self.name = "mariadbd"
@@ -131,6 +134,8 @@ class MariaDb(Server):
         assert self.account and self.database and self.password
         user, db, password = self.account, self.database, self.password
         sql = [f"ALTER USER '{user}'@'localhost' IDENTIFIED BY '{password}';"]
+        if self.init_sql:
+            sql.append(self.init_sql.rstrip("\n"))
         if self.listen:
             sql += [f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}';",
                     f"GRANT ALL ON `{db}`.* TO '{user}'@'%';"]
@@ -186,7 +191,8 @@ class MariaDb(Server):
         assert self.init_file is not None
         self.init_file.unlink(missing_ok=True)
         if failed:
-            raise ServerError("MariaDB did not set this start's password on the workload's account",
+            raise ServerError("MariaDB did not set this start's passwords (the workload's account, the site's "
+                              "accounts)",
                               detail="\n".join(failed[-3:]))
         return True
 

@@ -1,19 +1,25 @@
 """Check that a running stack serves a workload correctly before it is measured — in
 clear text, and over TLS with the chain checked against the run's own CA — and read
-back what its TLS port negotiates."""
+back what its TLS port negotiates; for a workload visitors log in to, that a logged-in
+page is personalised and never served to anyone else."""
 
 from __future__ import annotations
 
+import html
 import http.client
+import http.cookiejar
 import re
 import socket
 import ssl
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from stackbench.errors import VerifyFailed
 from stackbench.servers.tls_policy import CLIENT_TLS13_ORDER, cipher_name, client_tls12_order, iana_group
-from stackbench.workloads.base import Workload
+from stackbench.workloads.base import Workload, around
+from stackbench.workloads.login import Account
 
 # What is offered per protocol the plans name: "https" is HTTP/1.1 over TLS, "h2" offers
 # HTTP/2 first, as a browser (and the engine's --http2) does.
@@ -118,3 +124,89 @@ def _openssl_read_back(host: str, port: int, cafile: Path, alpn: tuple[str, ...]
     out = res.stdout.decode(errors="replace")
     suite, group = _SUITE.search(out), _TEMP_KEY.search(out)
     return (suite.group(1) if suite else None), (iana_group(group.group(1)) if group else None)
+
+
+# -- a visitor who logs in -----------------------------------------------------------------
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A login's answer is a redirect that carries its cookies: read it, do not follow it."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def _visitor(jar: http.cookiejar.CookieJar) -> urllib.request.OpenerDirector:
+    """A client with a cookie jar (Set-Cookie kept with its path and expiry, sent back
+    where it applies, as a browser does), no proxy from the environment, no redirects."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(jar),
+                                       _NoRedirect())
+
+
+def _open(opener: urllib.request.OpenerDirector, request: urllib.request.Request,
+          timeout: float = 30.0) -> tuple[int, dict[str, str], bytes]:
+    try:
+        with opener.open(request, timeout=timeout) as resp:
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    except urllib.error.HTTPError as e:  # a redirect not followed, a 4xx, a 5xx: an answer all the same
+        with e:
+            return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+def _login_error(body: bytes) -> str:
+    """What WordPress's login page says went wrong (its #login_error box), in one line."""
+    m = re.search(rb'id="login_error"[^>]*>(.*?)</div>', body, re.S)
+    text = re.sub(r"<[^>]+>", "", (m.group(1) if m else body[:300]).decode(errors="replace"))
+    return " ".join(html.unescape(text).split())[:200]
+
+
+def verify_login(host: str, port: int, workload: Workload, accounts: list[Account], stack_label: str) -> None:
+    """A visitor who logs in gets pages of their own, and nobody else gets them: an
+    anonymous visitor's home page shows no account's name and no admin bar; the first
+    account logs in (the form POSTed with the test cookie, as workloads/login.py says) and
+    its home page is personalised; then an anonymous visitor's is still not — a cache in
+    front that keyed pages without the cookies would fail here, before any measurement."""
+    login = workload.login
+    assert login is not None
+    where = f"{stack_label} {workload.id}"
+    if not accounts:
+        raise VerifyFailed(f"{where}: the start has no accounts to log in with (its database made none)")
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    names = [a.name.encode() for a in accounts]
+
+    def anonymous(when: str) -> None:
+        status, _, body = _open(_visitor(http.cookiejar.CookieJar()), urllib.request.Request(base + "/"))
+        shown = [n.decode() for n in (login.personalised, *names) if n in body]
+        if status == 200 and shown:
+            raise VerifyFailed(f"{where}: an anonymous visitor's home page {when} shows {shown[0]!r}: a page "
+                               "personalised for a logged-in visitor was served to someone else",
+                               detail=around(body, shown[0].encode()))
+
+    anonymous("before anyone logged in")
+    account = accounts[0]
+    jar = http.cookiejar.CookieJar()
+    visitor = _visitor(jar)
+    jar.set_cookie(_cookie(login.cookie, host))
+    try:
+        status, _, body = _open(visitor, urllib.request.Request(
+            base + login.path, data=login.body(account), method="POST",
+            headers={"Content-Type": "application/x-www-form-urlencoded"}))
+        session = [c.name for c in jar if c.name.startswith(login.session_cookie)]
+        if not session:
+            said = f": the login page says {_login_error(body)!r}" if status == 200 else ""
+            raise VerifyFailed(f"{where}: {account.user} could not log in (POST {login.path} answered {status} "
+                               f"without a {login.session_cookie}* cookie){said}",
+                               detail=None if said else body[:300].decode(errors="replace"))
+        status, _, body = _open(visitor, urllib.request.Request(base + "/"))
+    except (OSError, http.client.HTTPException) as e:
+        raise VerifyFailed(f"{where}: no valid HTTP answer while {account.user} logged in: {e}") from None
+    if status != 200 or (login.personalised not in body and account.name.encode() not in body):
+        raise VerifyFailed(f"{where}: the home page {account.user} gets once logged in is not theirs (status "
+                           f"{status}, neither the admin bar nor {account.name!r} on it): a cache in front answered "
+                           "from pages it stored for other visitors?", detail=body[:300].decode(errors="replace"))
+    anonymous(f"after {account.user} logged in")
+
+
+def _cookie(pair: str, host: str) -> http.cookiejar.Cookie:
+    """A cookie a page of the site would have set ("name=value", for the whole site)."""
+    name, _, value = pair.partition("=")
+    return http.cookiejar.Cookie(0, name, value, None, False, host, False, False, "/", True, False, None, False,
+                                 None, None, {})

@@ -13,6 +13,7 @@ from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.questions import Question
 from stackbench.report.html import svg
 from stackbench.report.html.figure import Context, Figure, legend_of
+from stackbench.report.words import cache as cache_words
 from stackbench.report.words.verdicts import question_name
 from stackbench.units import MiB
 
@@ -171,6 +172,8 @@ def _difference(ctx: Context, q: Question, a: CellAnalysis, calls_a: dict[str, i
 
 
 def cache(ctx: Context) -> list[Figure]:
+    """Per workload and header counted, each stack's hit ratio by load, with the cache's
+    own count beside it in the table (report/words/cache.py's rows)."""
     by: dict[tuple[Any, ...], list[HitRatio]] = {}
     for r in ctx.analysis.cache:
         by.setdefault((r.question.workload, r.question.keepalive, r.header, r.question.protocol,
@@ -178,26 +181,26 @@ def cache(ctx: Context) -> list[Figure]:
     out = []
     for (workload, ka, header, *_), rs in by.items():
         levels: dict[str, list[svg.Bar]] = {}
-        rows = []
-        for r in rs:
+        shown = [r for r in rs if r.ratio.median is not None]  # no valid run counted: no row (cache_words.rows)
+        for r in shown:
             v = r.ratio
-            if v.median is None:  # no valid run counted its answers (cache.by_question keeps such rows out)
-                continue
-            text = f"{v.median:.0%}"
-            ci = "-" if v.ci_low is None else f"{v.ci_low:.0%}–{v.ci_high:.0%}"
-            rows.append((r.stack_label, r.question.level(), str(v.n), text, ci))
+            assert v.median is not None
+            text = cache_words.share(v)
             levels.setdefault(r.question.level(), []).append(svg.Bar(
                 v.median * 100, ctx.palette.cls(r.stack_label),
-                f"{r.stack_label}, {r.question.level()}: {text} of answers were {header}: HIT ({v.n} runs)", text,
+                f"{r.stack_label}, {r.question.level()}: {text} of answers were HIT by "
+                f"{cache_words.header_of(r)} ({v.n} runs)", text,
                 None if v.ci_low is None else v.ci_low * 100, None if v.ci_high is None else v.ci_high * 100))
+        if not shown:
+            continue
         where = f"{workload}, keep-alive {'on' if ka else 'off'}"
         out.append(Figure(
-            ctx.anchor("cache", workload, ka, header), f"Cache hit ratio ({header}) — {where}",
+            ctx.anchor("cache", workload, ka, header), f"Cache hit ratio ({cache_words.header_of(shown[0])}) — {where}",
             "The share of answers the stack's cache served (HIT) rather than passing to PHP: where it is high, "
-            "the figures measure the cache, not PHP.",
+            "the figures measure the cache, not PHP. " + cache_words.NOTE[0].upper() + cache_words.NOTE[1:] + ".",
             [svg.bars([svg.Group(k, tuple(v)) for k, v in levels.items()], svg.linear("cache hits (%)", [0, 100]),
                       f"cache hit ratio, {where}")],
-            ("stack", "load", "valid runs", "hit ratio", "95 % CI"), rows,
+            tuple(h for h in cache_words.HEAD if h != "workload"), cache_words.rows(shown, workload=False),
             legend_of(ctx.palette, [r.stack_label for r in rs])))
     return out
 

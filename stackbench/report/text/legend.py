@@ -34,6 +34,8 @@ GLOSS = {
     "CPU µs/new conn": "CPU µs/new conn = the stack's CPU per request with a new connection, less kept alive",
     "capacity": "capacity = the rate a probe meets the target half the time (a logistic fit over every probe)",
     "met": "met = probes that met the target",
+    "hit ratio": "hit ratio = answers marked HIT (X-Cache)",
+    "cache's own count": "cache's own count = the hits it counted itself (varnishstat)",
 }
 
 # Under the answers: how every verdict above was made, in one line.

@@ -7,15 +7,17 @@ alone against with others, one line on how to read them all (or, without verdict
 and what would give them) — then the tables they come from: every cell, or with
 repetitions a summary per stack and question, with a short legend and the warnings, each
 stack's time to steady (with the plan's `steady`), the clients, the curves of a walk, the
-capacity searches, the cost per TLS connection and the visitor classes. `explain`: every
-legend in full where it belongs (`--explain`); without it, one line at the end says so."""
+capacity searches, the cost per TLS connection, how often each cache answered and the
+visitor classes. `explain`: every legend in full where it belongs (`--explain`); without
+it, one line at the end says so."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
 from stackbench.analysis.run import RunAnalysis
-from stackbench.report.text import (capacity as capacity_text, classes as classes_text, clients as clients_text,
+from stackbench.report.text import (cache as cache_text, capacity as capacity_text, classes as classes_text,
+                                    clients as clients_text,
                                     curves as curves_text, legend, protocols as protocols_text, table,
                                     verdicts as verdicts_text, warmup as warmup_text)
 from stackbench.report.text.style import Style
@@ -107,5 +109,6 @@ def tables(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
     if a.capacity:
         capacity_text.render(a.capacity.results, a.capacity.slo, (), out, stacks=a.capacity.stacks, explain=explain)
     protocols_text.render(a.handshake_costs, out, explain)
+    cache_text.render(a.cache, out, explain)
     if a.backgrounds:
         classes_text.render(a.classes, out, explain)

@@ -47,6 +47,9 @@ def render(stack: ServedStack, machine: MachineProfile | None, seconds: float | 
     rows.append(("run directory", f"{stack.rundir}  (configs: {', '.join(stack.files)}; logs/)"))
     if not str(stack.docroot).startswith(str(stack.rundir)):
         rows.append(("docroot", str(stack.docroot)))
+    if stack.logins is not None:
+        rows.append(("log in", f"{stack.url}{stack.login_path}  (the readers and this start's passwords: "
+                               f"{stack.logins}, yours alone)"))
     rows.append(("processes", "  ·  ".join(f"{name} {' '.join(map(str, pids))}" for name, pids in stack.pids.items())))
     rows.append(("cores", _cores(stack)))
     if machine is not None:

@@ -2,7 +2,9 @@
 alone, or a weighted mix of the pages real traffic asks for.
 
 The site is provisioned once per machine and cached (provision.py); each stack serves
-the cached tree read-only and its own copy of the database snapshot.
+the cached tree read-only and its own copy of the database snapshot, in which every
+start gives the site's readers (subscribers who log in) passwords of its own
+(accounts.py; how a visitor logs in: workloads/login.py).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 from stackbench.servers.base import Context, Requirement, Server
 from stackbench.workloads import mariadb
 from stackbench.workloads.base import PHP_ERRORS, Check, Url, Workload
-from stackbench.workloads.wordpress import content, provision
+from stackbench.workloads.wordpress import accounts, content, provision
 
 REQUIREMENTS = (
     Requirement(str(provision.DEBIAN_TREE / "wp-settings.php"), "wordpress"),
@@ -33,15 +35,19 @@ def _docroot() -> Path:
 
 
 def _services(ctx: Context) -> list[Server]:
+    """The database, its start's copy giving every account a password of its own; the
+    readers' go to the lab (Context.site_logins: the start's logins file)."""
+    passwords = accounts.new_passwords()
+    ctx.site_logins.update(accounts.readers(passwords))
     return [mariadb.MariaDb(ctx, {}, snapshot=provision.ensure().datadir, account=provision.DB_USER,
-                            database=provision.DB_NAME)]
+                            database=provision.DB_NAME, init_sql=accounts.init_sql(provision.DB_NAME, passwords))]
 
 
 def _wordpress(wid: str, description: str, urls: tuple[Url, ...]) -> Workload:
     return Workload(
         wid, description, urls=urls, needs_php=True, requirements=REQUIREMENTS, services=_services,
         docroot=_docroot, front_controller="/index.php", htaccess_rewrites=True,
-        php_ini={"display_errors": "On"}, probe="script")
+        php_ini={"display_errors": "On"}, probe="script", login=accounts.LOGIN)
 
 
 _URLS = content.urls()

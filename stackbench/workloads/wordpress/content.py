@@ -31,6 +31,12 @@ _WORDS = (
 CATEGORIES = ("Servers", "PHP", "Caching", "Databases", "Benchmarks", "Networking", "Security", "Notes")
 AUTHORS = ("Ada", "Brian", "Chen", "Dana", "Emil", "Fatima", "Goran", "Hana")
 START = dt.datetime(2024, 1, 1, 9, 0, 0)
+# The site's visitors who log in: subscribers (they read; they cannot edit), each with the
+# display name a page personalised for them shows. Their passwords are no part of the
+# content: every start of the database sets its own (wordpress/accounts.py). The names
+# are made of words the generated posts never use, so an anonymous page never shows one.
+READERS = (("reader1", "Reader Quince"), ("reader2", "Reader Rowan"), ("reader3", "Reader Sorrel"),
+           ("reader4", "Reader Tamsin"))
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -90,6 +96,7 @@ def generate(seed: int = SEED) -> dict:
                  "language": "", "posts_per_page": POSTS_PER_PAGE},
         "categories": categories,
         "posts": items,
+        "readers": [{"login": login, "name": name, "email": f"{login}@example.invalid"} for login, name in READERS],
     }
 
 

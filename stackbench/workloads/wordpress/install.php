@@ -70,9 +70,22 @@ foreach ($content['posts'] as $p) {
         $comments++;
     }
 }
+// The site's readers: subscribers who log in (content.py's READERS). Their password here
+// and the admin's are a hash no password matches: every start of the database sets its own
+// (workloads/wordpress/accounts.py), so the snapshot lets nobody in. Registered at the
+// site's start date, so every provisioning holds the same rows.
+$readers = 0;
+foreach ($content['readers'] as $r) {
+    $id = wp_insert_user(['user_login' => $r['login'], 'user_email' => $r['email'], 'display_name' => $r['name'],
+                          'nickname' => $r['name'], 'user_pass' => 'set-on-every-start', 'role' => 'subscriber'], true);
+    if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message() . "\n"); exit(1); }
+    $readers++;
+}
+$GLOBALS['wpdb']->query("UPDATE {$GLOBALS['wpdb']->users} SET user_pass = '*', user_registered = '"
+                        . esc_sql($content['posts'][0]['date']) . "'");
 flush_rewrite_rules(false);  // the rules live in the database; .htaccess is written by the lab
 // Transients written during the install hold timestamps: none is needed to serve pages.
 $GLOBALS['wpdb']->query("DELETE FROM {$GLOBALS['wpdb']->options} WHERE option_name LIKE '\\_transient\\_%' OR option_name LIKE '\\_site\\_transient\\_%'");
 
-echo json_encode(['posts' => $posts, 'comments' => $comments, 'categories' => count($terms),
+echo json_encode(['posts' => $posts, 'comments' => $comments, 'categories' => count($terms), 'readers' => $readers,
                   'wordpress' => $GLOBALS['wp_version']]), "\n";
