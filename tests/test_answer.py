@@ -113,3 +113,14 @@ def test_every_workload_has_a_line_and_an_unknown_one_says_so():
     assert described.workload("gone") is None
     assert described.workload("app", {"app": {"docroot": "/srv/site"}}) == \
         "your own PHP application at /srv/site (the plan's [app] table)"
+
+
+def test_two_capacities_without_an_edge_say_a_longer_search_not_more_runs_would_settle_them():
+    from stackbench.analysis import capacity_results, stats
+    from stackbench.analysis import verdicts as verdicts_mod
+    from stackbench.analysis.questions import Question
+
+    # every probe of both searches missed (a quarter of a core below the target): bounds only
+    c = capacity_results._on_probes(None, None, stats.DEFAULT_EQUIVALENCE)
+    v = verdicts_mod.Verdict(Question("wordpress-home", 0, True), capacity_results.CAPACITY, "A", "B", c, (), ())
+    assert answer._open(v).startswith("no verdict (a capacity is a bound, not an estimate")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from stackbench.analysis import stats
+from stackbench.analysis import capacity_results, stats
 from stackbench.analysis import verdicts as verdicts_mod
 from stackbench.analysis.answer import AHEAD, BEHIND, Answer, Standing, medians
 from stackbench.analysis.questions import Question
@@ -189,6 +189,10 @@ def _open(v: Verdict) -> str:
         return "not resolvable in so short a window"
     if kind == stats.Verdict.EQUIVALENT.value:
         return f"the same within ±{c.band:.0%}"
+    if kind == stats.Verdict.INSUFFICIENT.value and capacity_results.on_probes(v):
+        # Capacities compared on their probes lack an edge when a search met (or missed)
+        # every rate it probed: more runs would not help, a longer search would.
+        return "no verdict (a capacity is a bound, not an estimate: its search met or missed every rate it probed)"
     if kind == stats.Verdict.INSUFFICIENT.value:
         return "no verdict yet (too few valid runs)"
     if v.lost_to_holm and c.ratio is not None:
