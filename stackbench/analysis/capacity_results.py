@@ -129,20 +129,19 @@ def _result(s: StoredSearch, probes: list[StoredCell], slo: SLO, params: SearchP
     # one workload in two protocols are never pooled nor compared with each other.
     q = questions.of(probes[0]) if probes else None
     workload = f"{s.workload} over {q.mode()}" if q is not None and q.tls else s.workload
+    results = tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked)
     return CapacityResult(
         stack_label=s.stack_label, workload=workload, keepalive=s.keepalive,
         repetition=s.repetition, low=search.low, high=search.high, confirmations=search.confirmations,
-        stopped=s.stopped, seconds=s.seconds,
-        probes=tuple(ProbeResult(r, ch, figures.of(c)) for r, ch, c in checked),
-        # A probe whose generator saturated says nothing of the stack: not in the fit.
-        edge=capped(capacity_edge.fit((r, ch.met) for r, ch, _ in checked if not ch.generator_limited),
-                    [served_ceiling(ch.met and not ch.generator_limited, c) for _, ch, c in checked]))
+        stopped=s.stopped, seconds=s.seconds, probes=results, edge=fitted(results))
 
 
-def served_ceiling(met: bool, cell: StoredCell) -> float | None:
-    """What a probe served that may bound a capacity: a met probe's completions a second
-    (None for a probe that did not meet the SLO)."""
-    return cell.engine.requests_per_s if met and cell.engine is not None else None
+def fitted(probes: Iterable[ProbeResult]) -> Edge | None:
+    """The edge of these probes, held at what the met ones served (`capped`). A probe
+    whose generator saturated says nothing of the stack: neither in the fit nor a bound."""
+    counted = [p for p in probes if not p.check.generator_limited]
+    return capped(capacity_edge.fit((p.rate, p.check.met) for p in counted),
+                  [p.figures.requests_per_s for p in counted if p.check.met])
 
 
 def capped(edge: Edge | None, served: Iterable[float | None]) -> Edge | None:
@@ -174,10 +173,7 @@ def stacks(found: list[CapacityResult]) -> list[StackCapacity]:
         if len(rs) == 1:
             edge = rs[0].edge
         else:
-            edge = capped(capacity_edge.fit((p.rate, p.check.met) for r in rs for p in r.probes
-                                            if not p.check.generator_limited),
-                          [p.figures.requests_per_s if p.check.met and not p.check.generator_limited else None
-                           for r in rs for p in r.probes])
+            edge = fitted(p for r in rs for p in r.probes)
         lows = [r.low for r in rs if r.low is not None]
         highs = [r.high for r in rs if r.high is not None]
         out.append(StackCapacity(label, workload, ka, len(rs), edge, max(lows) if lows else None,
