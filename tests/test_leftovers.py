@@ -350,3 +350,34 @@ def _mariadbd_under(path: Path) -> list[int]:
         if alive:
             pids.append(int(entry.name))
     return pids
+
+
+@needs_root
+def test_a_run_leaves_nothing_a_half_made_machine_put_outside_its_own_cgroup(tmp):
+    """A machine profile's v1 cpu and cpuset directories are made below the run's name
+    in hierarchies the run's cgroup does not hold; an interrupt between a stack's stop
+    steps may leave them. The run's close removes them with a member still inside."""
+    from stackbench.monitor import cpu_quota, machine_cgroup
+    from stackbench.monitor.run import RunMonitor
+    run = RunMonitor([0], count_syscalls=False)
+    if run.cgroup is None:
+        pytest.skip("no usable cgroup hierarchy here")
+    made = []
+    for base in (cpu_quota.V1, machine_cgroup.CPUSET):
+        if (base / "cgroup.procs").exists():
+            leaf = base / "stackbench" / run.cgroup.name / "stackbench-x-machine" / "stackbench-x"
+            if base == machine_cgroup.CPUSET:
+                machine_cgroup._v1_cpuset_dir(leaf, [0])
+            else:
+                leaf.mkdir(parents=True)
+            made.append(leaf)
+    if not made:
+        pytest.skip("no v1 cpu or cpuset hierarchy here")
+    inside = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: (made[0] / "cgroup.procs").write_text(str(os.getpid())))
+    try:
+        run.close()
+        assert inside.wait(timeout=5) == -9
+        assert [leaf for leaf in made if leaf.parent.parent.exists()] == []
+    finally:
+        inside.kill()
+        inside.wait()

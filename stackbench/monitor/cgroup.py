@@ -88,28 +88,28 @@ class Cgroup:
 
     def remove(self, timeout_s: float = 5.0) -> None:
         """rmdir every hierarchy's directory; an rmdir fails while a process is inside,
-        so retry briefly while the last exits are reaped."""
+        so retry briefly while the last exits are reaped — every directory each round,
+        so one slow hierarchy does not spend the others' wait."""
         deadline = time.monotonic() + timeout_s
-        for key, d in list(self.dirs.items()):
-            while True:
+        while self.dirs:
+            for key, d in list(self.dirs.items()):
                 try:
                     d.rmdir()
-                    del self.dirs[key]
-                    break
                 except FileNotFoundError:
-                    del self.dirs[key]
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.02)
-            # The lab's own directory too, once unused. A stack's cgroup never removes its
-            # run's parent cgroup: the run's perf counter is attached to that one.
-            if "/" not in self.name:
-                try:
-                    d.parent.rmdir()
-                except OSError:
                     pass
+                except OSError:
+                    continue
+                del self.dirs[key]
+                # The lab's own directory too, once unused. A stack's cgroup never removes
+                # its run's parent cgroup: the run's perf counter is attached to that one.
+                if "/" not in self.name:
+                    try:
+                        d.parent.rmdir()
+                    except OSError:
+                        pass
+            if not self.dirs or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
 
 
 def subdirs(path: Path) -> list[Path]:

@@ -222,18 +222,21 @@ class MachineCgroup:
                                          "run outside its limits", hint="run as root with /sys/fs/cgroup writable")
             return
         leaf = child.name.rsplit("/", 1)[-1]
+        # The child owns each directory before it is made, so an interrupt between the
+        # two cannot leave one its removal does not know.
         if self.cpu_dir is not None:  # v1: the quota's hierarchy is another than memory's
+            child.dirs["cpu"] = self.cpu_dir / leaf
             try:
-                (self.cpu_dir / leaf).mkdir(exist_ok=True)
+                child.dirs["cpu"].mkdir(exist_ok=True)
             except OSError as e:
                 raise MachineUnavailable(f"the stack's cgroup could not be put under the CPU quota ({e})") from None
-            child.dirs["cpu"] = self.cpu_dir / leaf
         if self.cpuset_dir is None:
             return
+        child.dirs["cpuset"] = self.cpuset_dir / leaf
         try:
-            child.dirs["cpuset"] = _v1_cpuset_dir(self.cpuset_dir / leaf, self.cpus)
-        except OSError:
-            pass  # pinning still holds the servers
+            _v1_cpuset_dir(child.dirs["cpuset"], self.cpus)
+        except OSError:  # pinning still holds the servers; a half-made cpuset is no place to join
+            _rmdir_up(child.dirs.pop("cpuset"), self.cpuset_dir)
 
     def _limit_in_force(self) -> bool:
         d = self.memory_dir

@@ -12,6 +12,7 @@ from stackbench.monitor import strace, syscalls
 from stackbench.monitor.cgroup import Cgroup
 from stackbench.monitor.sampler import DEFAULT_INTERVAL_S
 from stackbench.monitor.session import StackMonitor, cache_counts_of, status_pages_of
+from stackbench.upkeep import leftovers
 
 
 class RunMonitor:
@@ -50,3 +51,6 @@ class RunMonitor:
                 reaper.join()
         if self.cgroup:
             self.cgroup.remove()
+            # Anything its stacks' stops did not remove (the v1 cpu and cpuset directories
+            # are made on the way to a machine profile's, outside this cgroup's own).
+            leftovers.remove_cgroup_named(self.cgroup.name)

@@ -241,6 +241,15 @@ def _members(dirs: list[Path]) -> set[int]:
     return {p for p in pids if process_start(p) is not None}
 
 
+def remove_cgroup_named(name: str) -> None:
+    """Remove the cgroup `name` (right below the lab's directory) in every hierarchy,
+    with all that is below it: what a run's own stops left there (a v1 cpu or cpuset
+    directory of a machine profile an interrupt caught half made) goes with the run."""
+    dirs = [base / name for base in _lab_dirs() if (base / name).is_dir()]
+    if dirs:
+        _remove_cgroup(dirs)
+
+
 def _remove_cgroup(dirs: list[Path]) -> None:
     """SIGKILL what is inside (the lab's servers' processes, nothing else is in there),
     wait until it is empty, then remove it deepest first, and the lab's own directory
