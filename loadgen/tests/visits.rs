@@ -233,11 +233,17 @@ fn open_loop_counts_visits_arriving_a_second() {
 }
 
 #[test]
-fn visits_in_stages_and_outside_visits_the_keys_are_empty() {
+fn visits_in_stages_after_a_warmup_and_outside_visits_the_keys_are_empty() {
     let server = SessionServer::start();
     let doc = visits(&server, r#"{"steps": [{"page": "/count"}]}"#, &["--stages", "300ms:1,300ms:3"]);
     assert!(u(&doc, "/visits/completed") > 0);
     assert_eq!(doc["stages"].as_array().unwrap().len(), 2);
+
+    // A warm-up's visits load the server and are not counted.
+    let server = SessionServer::start();
+    let doc = visits(&server, r#"{"steps": [{"page": "/count"}]}"#, &["-c", "1", "--warmup", "300ms", "-d", "300ms"]);
+    let counted = u(&doc, "/visits/completed") + u(&doc, "/visits/in_flight_at_end");
+    assert!(counted > 0 && (server.counts_by_session().len() as u64) > counted + 10, "{:#}", doc["visits"]);
 
     let plain = engine_json(&["-c", "1", "-n", "2", &format!("{}/count", server.url())]);
     assert_valid(&plain);
