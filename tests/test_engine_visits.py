@@ -60,7 +60,8 @@ class _Sessions(BaseHTTPRequestHandler):
 def sessions():
     _Sessions.answers = {}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Sessions)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll: shutdown() waits for one (0.5 s by default, after every test).
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
