@@ -83,8 +83,10 @@ def test_a_journey_is_the_json_the_engine_reads():
     assert text == (
         '{"steps":[{"page":"/","assets":["/a.css"],"name":"home"},{"choice":[{"page":"/?p=1","weight":3},'
         '{"exit":true,"weight":1}],"think":{"kind":"fixed","ms":500}}],"cache_assets":true,'
-        '"think":{"kind":"exponential","mean_ms":3000},"login":{"path":"/wp-login.php","form":{"log":"alice",'
-        '"pwd":"s3cret"},"follow_redirect":true,"form_page":"/wp-login.php"},"headers":{"User-Agent":"stackbench"}}')
+        '"think":{"kind":"exponential","mean_ms":3000},"login":{"path":"/wp-login.php","follow_redirect":true,'
+        '"form":{"log":"alice","pwd":"s3cret"},"form_page":"/wp-login.php"},"headers":{"User-Agent":"stackbench"}}')
+    accounts = Login("/l", forms=((("log", "a"), ("pwd", "1")), (("log", "b"), ("pwd", "2"))))
+    assert accounts.as_json()["forms"] == [{"log": "a", "pwd": "1"}, {"log": "b", "pwd": "2"}]
 
 
 def test_one_visitor_counts_one_two_three_and_a_new_one_starts_at_one(sessions):

@@ -107,6 +107,22 @@ fn a_login_posts_its_form_with_the_forms_cookie_and_follows_the_redirect() {
 }
 
 #[test]
+fn each_visit_logs_in_as_one_of_the_accounts() {
+    let server = SessionServer::start();
+    let journey = r#"{"login": {"form_page": "/login", "path": "/login",
+                                "forms": [{"log": "alice", "pwd": "p@ss"}, {"log": "bob", "pwd": "p@ss"}]},
+                      "steps": [{"page": "/home"}]}"#;
+    let doc = visits(&server, journey, &["-c", "2", "-n", "40"]);
+    let users: Vec<String> = server.log().into_iter().filter(|l| l.path == "/home").map(|l| l.cookie).collect();
+    let alice = users.iter().filter(|c| c.contains("auth=alice")).count();
+    let bob = users.iter().filter(|c| c.contains("auth=bob")).count();
+    // Each visit: the redirect's /home and the journey's, as the same account.
+    assert_eq!((alice + bob, alice % 2, bob % 2), (80, 0, 0), "{users:?}");
+    assert!(alice >= 20 && bob >= 20, "alice {alice}, bob {bob}: drawn at random, 1 in 2 each");
+    assert_eq!(doc["config"]["journey"]["login"]["forms"][1]["pwd"], "*");
+}
+
+#[test]
 fn a_login_without_the_forms_cookie_is_refused_by_the_site() {
     // Without the form's page the test cookie is missing: the site answers the form
     // again (200), the visit goes on as a guest. The engine counts what happened.

@@ -103,17 +103,23 @@ class Choice:
 class Login:
     """The form posted to `path` (`application/x-www-form-urlencoded`), after a GET of
     `form_page` if given (WordPress sets its test cookie there); a 3xx answer's Location
-    on the same server is followed unless `follow_redirect` is off. The engine writes the
-    form's values into no result (they read "*")."""
+    on the same server is followed unless `follow_redirect` is off. `forms` instead of
+    `form`: one per account, each visit posting one drawn at random. The engine writes the
+    forms' values into no result (they read "*")."""
 
     path: str
-    form: tuple[tuple[str, str], ...]
+    form: tuple[tuple[str, str], ...] = ()
     form_page: str | None = None
     follow_redirect: bool = True
     name: str | None = None
+    forms: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "form": dict(self.form), "follow_redirect": self.follow_redirect}
+        out: dict[str, Any] = {"path": self.path, "follow_redirect": self.follow_redirect}
+        if self.forms:
+            out["forms"] = [dict(f) for f in self.forms]
+        else:
+            out["form"] = dict(self.form)
         if self.form_page is not None:
             out["form_page"] = self.form_page
         if self.name is not None:

@@ -173,7 +173,9 @@ impl Visit<'_> {
         }
         let (mut url, mut path) = (login.post, journey.urls[login.post].path.clone());
         let mut head = self.setup.heads[url].to_vec();
-        let mut body = Some(&login.body[..]);
+        // An account for this visit, when the journey has several.
+        let account = if login.bodies.len() > 1 { (rng.next_u64() % login.bodies.len() as u64) as usize } else { 0 };
+        let mut body = Some(&login.bodies[account][..]);
         let mut hops = 0;
         loop {
             let (end, status) = match self.send(lane, &at, url, &head, &path, body).await {

@@ -39,8 +39,9 @@ pub struct Login {
     pub form_page: Option<usize>,
     /// The POST.
     pub post: usize,
-    /// The form, `application/x-www-form-urlencoded`.
-    pub body: Vec<u8>,
+    /// The form, `application/x-www-form-urlencoded`: one, or one per account (each
+    /// visit posts one of them, drawn at random).
+    pub bodies: Vec<Vec<u8>>,
     /// A 3xx answer's Location is fetched (same server only), up to `MAX_REDIRECTS`.
     pub follow_redirect: bool,
 }

@@ -88,8 +88,13 @@ impl Reader<'_> {
             return Err(bad("login", format!("its name '{}' is also a page's: name one of them otherwise", l.name)));
         }
         let mut recorded = value.clone();
-        if let Some(form) = recorded.pointer_mut("/login/form").and_then(Value::as_object_mut) {
-            form.values_mut().for_each(|v| *v = Value::from("*"));
+        if let Some(login) = recorded.get_mut("login").and_then(Value::as_object_mut) {
+            for (key, forms) in login.iter_mut().filter(|(k, _)| *k == "form" || *k == "forms") {
+                let each: Vec<&mut Value> = if key == "form" { vec![forms] } else { forms.as_array_mut().into_iter().flatten().collect() };
+                for form in each.into_iter().filter_map(Value::as_object_mut) {
+                    form.values_mut().for_each(|v| *v = Value::from("*"));
+                }
+            }
         }
         Ok(Journey { login, steps, think, pages: self.pages, headers, cache_assets, urls: self.urls, recorded })
     }
@@ -105,20 +110,32 @@ impl Reader<'_> {
     }
 
     fn login(&mut self, value: &Value) -> Result<Login, Error> {
-        let map = object(value, "login", &["path", "form", "form_page", "follow_redirect", "name"])?;
+        let map = object(value, "login", &["path", "form", "forms", "form_page", "follow_redirect", "name"])?;
         let form_page = match map.get("form_page") {
             Some(p) => Some(self.url("GET", string(p, "login.form_page")?, "login.form_page")?),
             None => None,
         };
         let post = self.url("POST", string(map.get("path").unwrap_or(&Value::Null), "login.path")?, "login.path")?;
-        let form = match map.get("form") {
-            Some(f) => f.as_object().ok_or_else(|| bad("login.form", "must be an object of field: value"))?,
-            None => return Err(bad("login", "needs 'form', the fields to post (e.g. {\"log\": …, \"pwd\": …})")),
+        // One form, or one per account ("forms"): each visit posts one of them.
+        let forms: Vec<&Value> = match (map.get("form"), map.get("forms")) {
+            (Some(f), None) => vec![f],
+            (None, Some(Value::Array(list))) if !list.is_empty() => list.iter().collect(),
+            (None, Some(_)) => return Err(bad("login.forms", "must be a non-empty list of forms")),
+            (Some(_), Some(_)) => return Err(bad("login", "give 'form' or 'forms', not both")),
+            (None, None) => {
+                return Err(bad("login", "needs 'form', the fields to post (e.g. {\"log\": …, \"pwd\": …}), or 'forms'"));
+            }
         };
-        let mut fields = Vec::with_capacity(form.len());
-        for (name, v) in form {
-            let v = v.as_str().ok_or_else(|| bad(&format!("login.form.{name}"), "must be a string"))?;
-            fields.push((name.clone(), v.to_string()));
+        let mut bodies = Vec::with_capacity(forms.len());
+        for (i, form) in forms.into_iter().enumerate() {
+            let at = if map.contains_key("forms") { format!("login.forms[{i}]") } else { "login.form".into() };
+            let form = form.as_object().ok_or_else(|| bad(&at, "must be an object of field: value"))?;
+            let mut fields = Vec::with_capacity(form.len());
+            for (name, v) in form {
+                let v = v.as_str().ok_or_else(|| bad(&format!("{at}.{name}"), "must be a string"))?;
+                fields.push((name.clone(), v.to_string()));
+            }
+            bodies.push(form_encode(&fields));
         }
         let follow_redirect = match map.get("follow_redirect") {
             None => true,
@@ -128,7 +145,7 @@ impl Reader<'_> {
             Some(n) => string(n, "login.name")?.to_string(),
             None => "login".to_string(),
         };
-        Ok(Login { name, form_page, post, body: form_encode(&fields), follow_redirect })
+        Ok(Login { name, form_page, post, bodies, follow_redirect })
     }
 
     fn step(&mut self, value: &Value, at: &str) -> Result<Step, Error> {
@@ -276,7 +293,7 @@ mod tests {
                            ("GET", "/b.js"), ("GET", "/?p=1")]);
         let login = j.login.as_ref().unwrap();
         assert_eq!((login.form_page, login.post, login.follow_redirect), (Some(0), 1, true));
-        assert_eq!(login.body, b"log=alice&pwd=s3cret&testcookie=1", "fields in name order");
+        assert_eq!(login.bodies, [b"log=alice&pwd=s3cret&testcookie=1"], "fields in name order");
         // The first and third steps are the same page: one row.
         assert_eq!(j.pages, [Page { name: "/".into(), urls: vec![2, 3, 4] }, Page { name: "post".into(), urls: vec![5, 3] }]);
         assert_eq!(j.steps[1].options, [Some(1), None]);
@@ -289,6 +306,15 @@ mod tests {
         assert_eq!(rows, [("login".into(), true), ("/".into(), false), ("post".into(), false)]);
         assert_eq!(j.row_of_page(1), 2);
         assert_eq!(j.recorded["login"]["form"]["pwd"], "*", "no password in the result");
+    }
+
+    #[test]
+    fn a_login_with_an_account_per_visit() {
+        let j = read(r#"{"login": {"path": "/l", "forms": [{"log": "a", "pwd": "1"}, {"log": "b", "pwd": "2"}]},
+                         "steps": [{"page": "/"}]}"#)
+        .unwrap();
+        assert_eq!(j.login.unwrap().bodies, [b"log=a&pwd=1".to_vec(), b"log=b&pwd=2".to_vec()]);
+        assert_eq!(j.recorded["login"]["forms"][1]["pwd"], "*");
     }
 
     #[test]
@@ -322,6 +348,9 @@ mod tests {
             (r#"{"login": {"path": "/l"}, "steps": [{"page": "/"}]}"#, "journey: login: needs 'form'"),
             (r#"{"login": {"form": {}}, "steps": [{"page": "/"}]}"#, "login.path: must be a non-empty string"),
             (r#"{"login": {"path": "/l", "form": {"a": 1}}, "steps": [{"page": "/"}]}"#, "login.form.a: must be a string"),
+            (r#"{"login": {"path": "/l", "forms": []}, "steps": [{"page": "/"}]}"#, "login.forms: must be a non-empty"),
+            (r#"{"login": {"path": "/l", "forms": [{"a": 1}]}, "steps": [{"page": "/"}]}"#, "login.forms[0].a: must be"),
+            (r#"{"login": {"path": "/l", "form": {}, "forms": [{}]}, "steps": [{"page": "/"}]}"#, "not both"),
             (r#"{"login": {"path": "/l", "form": {}, "name": "/"}, "steps": [{"page": "/"}]}"#, "also a page's"),
             (r#"{"headers": {"Cookie": "a=1"}, "steps": [{"page": "/"}]}"#, "headers.Cookie: the engine writes"),
             (r#"{"headers": {"X": "a\nb"}, "steps": [{"page": "/"}]}"#, "line break"),

@@ -6,8 +6,8 @@
 //!   GET  /count         the session's count of visits to this page: 1 for a new visitor
 //!                       (with `Set-Cookie: SID=<n>; path=/; HttpOnly`), then 2, 3, …
 //!   GET  /login         the login form; sets `testcookie=1` (as WordPress's wp-login.php)
-//!   POST /login         `log=alice&pwd=p%40ss` with the test cookie: 302 to /home and
-//!                       `Set-Cookie: auth=alice; Path=/; HttpOnly`; else 200, the form
+//!   POST /login         `log=alice&pwd=p%40ss` (or bob) with the test cookie: 302 to /home
+//!                       and `Set-Cookie: auth=alice; Path=/; HttpOnly`; else 200, the form
 //!   GET  /home          "hello alice" with the auth cookie, "hello guest" without
 //!   GET  /secure        sets `s=1; Secure` (never to be sent back over http)
 //!   GET  /forget        deletes SID (`Max-Age=0`)
@@ -94,6 +94,12 @@ impl Drop for SessionServer {
     }
 }
 
+/// The account a login form names: `log=alice` or `log=bob`, with `pwd=p%40ss`.
+fn account(body: &str) -> Option<&str> {
+    let user = body.strip_suffix("&pwd=p%40ss")?.strip_prefix("log=")?;
+    ["alice", "bob"].contains(&user).then_some(user)
+}
+
 /// `name=value` of a Cookie header, if sent.
 fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header.split(';').map(str::trim).find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
@@ -156,8 +162,9 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
                 ("200 OK", set, String::new(), n.to_string())
             }
             ("GET", "/login") => ("200 OK", "testcookie=1; path=/".into(), String::new(), "<form>".into()),
-            ("POST", "/login") if body == "log=alice&pwd=p%40ss" && cookie(&sent, "testcookie").is_some() => {
-                ("302 Found", "auth=alice; Path=/; HttpOnly".into(), "Location: /home\r\n".into(), String::new())
+            ("POST", "/login") if account(&body).is_some() && cookie(&sent, "testcookie").is_some() => {
+                let who = account(&body).unwrap_or_default();
+                ("302 Found", format!("auth={who}; Path=/; HttpOnly"), "Location: /home\r\n".into(), String::new())
             }
             ("POST", "/login") => ("200 OK", String::new(), String::new(), "<form>".into()),
             ("GET", "/home") => {
