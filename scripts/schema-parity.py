@@ -48,7 +48,10 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 def engine_documents(url: str) -> list[dict]:
     runs = [["-n", "200", "-c", "4"], ["-d", "2s", "-c", "2", "--rate", "100"],
-            ["-n", "50", "-c", "2", "--no-keepalive"], ["-n", "20", "-c", "1", url.rsplit(":", 1)[0] + ":1/"]]
+            ["-n", "50", "-c", "2", "--no-keepalive"], ["-n", "20", "-c", "1", url.rsplit(":", 1)[0] + ":1/"],
+            # Visits: a login (this server answers the POST 501) and a page with an asset.
+            ["-n", "6", "-c", "2", "--journey",
+             '{"login": {"path": "/", "form": {"a": "b"}}, "steps": [{"page": "/", "assets": ["/?x"]}]}']]
     docs = []
     for args in runs:
         target = [] if args[-1].startswith("http") else [url]

@@ -262,6 +262,8 @@ NOT_THE_DOCUMENT = {
     ("engine/process.py", "run", "schema_version"):
         "the contract's version is checked before the document is handed to the parser",
     ("analysis/capacity.py", "SLO.from_dict", "latency_us"): "the SLO's own stored form (SLO.as_dict)",
+    ("model/sizing.py", "StoredSizing.hits_per_day", "requests_per_visit"):
+        "a sizing's stored question (its target's visit model), not the engine's visits",
 }
 
 

@@ -138,7 +138,13 @@ pub struct Args {
     #[arg(long, value_name = "PATH,...", value_delimiter = ',', requires = "page")]
     pub assets: Vec<String>,
 
-    /// Page mode: connections per visitor, the page's own included (browsers use 6 per host)
+    /// Visits: each visitor follows this journey (JSON text starting with '{', or a file
+    /// holding it): an optional login, pages with their assets, think times, a cookie jar
+    /// per visitor; -c counts visitors, --rate visits a second, -n visits
+    #[arg(long, value_name = "JSON|FILE", conflicts_with_all = ["page", "mix", "fastcgi"])]
+    pub journey: Option<String>,
+
+    /// Page mode and visits: connections per visitor, the page's own included (browsers use 6 per host)
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub page_conns: u32,
 

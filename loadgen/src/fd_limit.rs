@@ -87,7 +87,7 @@ fn decide(need: u64, soft: libc::rlim_t, hard: libc::rlim_t) -> Decision {
 
 fn too_low(cfg: &Config, need: u64, hard: libc::rlim_t) -> String {
     let what = match cfg.shape {
-        Shape::Page { conns } => format!("-c {} × --page-conns {conns}", cfg.connections),
+        Shape::Page { conns } | Shape::Visit { conns } => format!("-c {} × --page-conns {conns}", cfg.connections),
         _ => format!("-c {}", cfg.connections),
     };
     format!(

@@ -11,6 +11,7 @@ mod config;
 mod cpu;
 mod error;
 mod fd_limit;
+mod journey;
 mod net;
 mod progress;
 mod protocol;

@@ -1,7 +1,7 @@
 //! Which URLs a run requests, all on one server: the URL alone, a weighted mix
-//! (`--url /a.php=3 --url /b.css=1`), or a page and its assets (`--page`,
-//! `--assets`). Each is formatted into request bytes once (config/from_cli.rs); per
-//! request, `Picker` chooses the index of the mix.
+//! (`--url /a.php=3 --url /b.css=1`), a page and its assets (`--page`, `--assets`), or
+//! every request of a journey (`--journey`, journey/). Each is formatted into request
+//! bytes once (config/from_cli.rs); per request, `Picker` chooses the index of the mix.
 
 use std::cell::Cell;
 
@@ -20,8 +20,10 @@ pub struct MixEntry {
 pub struct UrlEntry {
     /// Path and query, as sent.
     pub path: String,
-    /// Weight in a mix; None for a single URL and in page mode.
+    /// Weight in a mix; None for a single URL, in page mode and in a journey.
     pub weight: Option<u32>,
+    /// A journey's request method (GET, or POST for its login); None: the run's.
+    pub method: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +32,9 @@ pub enum Shape {
     Mix,
     /// Entry 0 is the page, the others its assets.
     Page { conns: u32 },
+    /// Visits (`--journey`): each visitor fetches pages as page mode does, over up to
+    /// `conns` connections of its own.
+    Visit { conns: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -55,8 +60,9 @@ fn is_absolute(target: &str) -> bool {
     target.split_once("://").is_some()
 }
 
-/// Parses a `--url`/`--page`/`--assets` target: a URL on `server`, or a path on it.
-fn entry_path(target: &str, server: &Url) -> Result<String, Error> {
+/// Parses a `--url`/`--page`/`--assets` target (or a journey's): a URL on `server`, or a
+/// path on it.
+pub fn entry_path(target: &str, server: &Url) -> Result<String, Error> {
     let target = target.trim();
     if is_absolute(target) {
         let url = parse_url(target)?;
@@ -99,7 +105,7 @@ pub fn resolve(a: &UrlSpec) -> Result<Urls, Error> {
         },
     };
     if targets.is_empty() {
-        let entries = vec![UrlEntry { path: server.path.clone(), weight: None }];
+        let entries = vec![UrlEntry { path: server.path.clone(), weight: None, method: None }];
         return Ok(Urls { server, server_text, entries, shape: Shape::Single });
     }
     if a.positional.is_some() && server.path != "/" {
@@ -111,7 +117,7 @@ pub fn resolve(a: &UrlSpec) -> Result<Urls, Error> {
     let mut entries = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
         let weight = if a.page.is_some() { None } else { Some(a.mix[i].weight) };
-        entries.push(UrlEntry { path: entry_path(t, &server)?, weight });
+        entries.push(UrlEntry { path: entry_path(t, &server)?, weight, method: None });
     }
     let shape = if a.page.is_some() { Shape::Page { conns: a.page_conns } } else { Shape::Mix };
     Ok(Urls { server, server_text, entries, shape })
@@ -179,7 +185,7 @@ mod tests {
         let m = mix(&[("/a.php", 3), ("http://127.0.0.1:8080/b.css", 1)]);
         let u = resolve(&args(Some("http://127.0.0.1:8080"), &m)).unwrap();
         assert_eq!(u.shape, Shape::Mix);
-        assert_eq!(u.entries[1], UrlEntry { path: "/b.css".into(), weight: Some(1) });
+        assert_eq!(u.entries[1], UrlEntry { path: "/b.css".into(), weight: Some(1), method: None });
 
         let m = mix(&[("http://127.0.0.1:81/a", 1), ("/b", 2)]);
         let u = resolve(&args(None, &m)).unwrap();
@@ -208,7 +214,7 @@ mod tests {
     #[test]
     fn picks_by_weight() {
         let entries: Vec<UrlEntry> =
-            [3, 1].iter().enumerate().map(|(i, &w)| UrlEntry { path: format!("/{i}"), weight: Some(w) }).collect();
+            [3, 1].iter().enumerate().map(|(i, &w)| UrlEntry { path: format!("/{i}"), weight: Some(w), method: None }).collect();
         let p = Picker::new(&entries, 0);
         let mut counts = [0u32; 2];
         for _ in 0..40_000 {

@@ -464,3 +464,18 @@ fn http2_a_goaway_does_not_hold_new_requests_behind_a_slow_stream() {
     let fast_max = u(&per_url[0], "/latency_us/max");
     assert!(fast_max < 350_000, "a fast request waited {fast_max} µs");
 }
+
+#[test]
+fn visits_over_https_each_a_new_visitor_with_its_handshake() {
+    // Visits run on the task loop. Each visit is a new visitor: its own connection, so
+    // its own full handshake (one connection: the page, then its one asset on it).
+    let server = TlsServer::start(Options::default());
+    let journey = r#"{"steps": [{"page": "/", "assets": ["/bytes/100"]}, {"page": "/404"}]}"#;
+    let doc = engine_json(&["-n", "6", "-c", "2", "--journey", journey, "--cacert", ca(), &server.url("")]);
+    assert_valid(&doc);
+    assert_eq!((u(&doc, "/visits/completed"), u(&doc, "/visits/requests")), (6, 18));
+    assert_eq!(u(&doc, "/tls/handshakes/full"), 6);
+    assert_eq!(server.get(|c| &c.full), 6);
+    assert_eq!(server.get(|c| &c.requests), 18);
+    assert_eq!(u(&doc, "/status_codes/404"), 6, "a page with any status is a page view");
+}

@@ -101,6 +101,9 @@ class RateNotReached:
     connections: int | None = None
     due: int | None = None  # engine >= 0.4
     not_sent: int | None = None  # engine >= 0.4
+    # Engine >= 0.13: "visits" when the open loop was of visits (--journey): the rates are
+    # visits begun a second, `due` and `not_sent` visits, `connections` visitor slots.
+    of: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ the counts bucket by bucket is the histogram one engine would have recorded, and
 percentile rule below is the engine's own (HdrHistogram's value_at_quantile, capped at
 the exact maximum) — not an average of percentiles, which has no meaning. Count, min
 and max merge exactly; the mean and the standard deviation from each engine's (pooled:
-exact up to the engines' floating-point rounding). Per-URL rows merge the same way; the
-phase summaries (connect, waiting, …) merge their moments, and their medians, which
-no bucket backs, become None.
+exact up to the engines' floating-point rounding). Per-URL rows merge the same way, and
+so do a journey's visits (their durations, and each page's load times); the phase
+summaries (connect, waiting, …) merge their moments, and their medians, which no bucket
+backs, become None.
 
 Throughput is the sum of the engines' own rates, each over its own measured window: the
 windows differ by the start's spread (microseconds to milliseconds), and a rate over the
@@ -85,14 +86,43 @@ def _summary(parts: list[dict[str, Any] | None]) -> dict[str, Any]:
 
 
 def _per_url(docs: list[dict]) -> list[dict]:
-    """The URL mix's rows, path by path: counts add, latencies merge from buckets."""
-    rows: dict[str, list[dict]] = {}
+    """The URL mix's rows, path by path (a visit's by method and path: a login posts to a
+    path it also gets): counts add, latencies merge from buckets."""
+    rows: dict[tuple[str | None, str], list[dict]] = {}
     for doc in docs:
         for row in doc.get("per_url") or []:
-            rows.setdefault(row["path"], []).append(row)
-    return [{"path": path, "weight": same[0].get("weight"),
+            rows.setdefault((row.get("method"), row["path"]), []).append(row)
+    return [{"path": path, **({"method": method} if method else {}), "weight": same[0].get("weight"),
              "requests": _add_maps(r.get("requests") for r in same),
-             "latency_us": latency([r.get("latency_us") for r in same])} for path, same in rows.items()]
+             "latency_us": latency([r.get("latency_us") for r in same])} for (method, path), same in rows.items()]
+
+
+def _visits(docs: list[dict]) -> dict | None:
+    """Visits (--journey): counts add; the rates add as the requests' do (each engine's
+    over its own window); pages and requests a visit come from the added counts."""
+    parts = [d["visits"] for d in docs if d.get("visits")]
+    if not parts:
+        return None
+    out = {k: sum(p[k] for p in parts) for k in ("completed", "failed", "in_flight_at_end", "pages", "requests")}
+    out["per_s"] = _sum(p.get("per_s") for p in parts)
+    for per, key in (("pages_per_visit", "pages"), ("requests_per_visit", "requests")):
+        out[per] = out[key] / out["completed"] if out["completed"] else None
+    for key in ("due", "not_started", "started_late"):
+        out[key] = _sum(p.get(key) for p in parts)
+    return out
+
+
+def _visit_pages(docs: list[dict]) -> list[dict]:
+    """A journey's pages (and login), name by name: counts and rates add, load times merge
+    from buckets."""
+    rows: dict[str, list[dict]] = {}
+    for doc in docs:
+        for row in doc.get("visit_pages") or []:
+            rows.setdefault(row["name"], []).append(row)
+    return [{"name": name, "path": same[0]["path"], "login": same[0]["login"],
+             "completed": sum(r["completed"] for r in same), "failed": sum(r["failed"] for r in same),
+             "per_s": _sum(r.get("per_s") for r in same), "load_us": latency([r.get("load_us") for r in same])}
+            for name, same in rows.items()]
 
 
 def _sum(values: Iterable[Any]) -> Any:
@@ -186,6 +216,9 @@ def merge(docs: list[dict[str, Any]], clients: list[dict[str, Any]]) -> dict[str
             "completed": sum(p["completed"] for p in pages if p), "failed": sum(p["failed"] for p in pages if p),
             "per_s": _sum(p.get("per_s") for p in pages if p)},
         "page_load_us": latency([d.get("page_load_us") for d in docs]),
+        "visits": _visits(docs),
+        "visit_duration_us": latency([d.get("visit_duration_us") for d in docs]),
+        "visit_pages": _visit_pages(docs),
         "timeline": _timeline(docs, [round((s - min(starts)) / 1e6) for s in starts]),
         "engine_cpu": {"user_us": _sum(c.get("user_us") for c in cpu), "system_us": _sum(c.get("system_us") for c in cpu),
                        "max_thread_busy": max((c["max_thread_busy"] for c in cpu if c.get("max_thread_busy") is not None),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from stackbench.upkeep import binaries
+from stackbench.engine.journey import Journey
 from stackbench.engine.result import EngineResult, Progress
 from stackbench.errors import EngineError
 from stackbench.upkeep.supervise import die_with_parent
@@ -46,6 +47,10 @@ class LoadSpec:
     page: str | None = None
     assets: tuple[str, ...] = ()
     page_conns: int = 6
+    # Visits (engine/journey.py): each visitor follows the journey on `url`'s server with
+    # up to `page_conns` connections; `connections` then counts visitors, `rate` visits a
+    # second and `requests` visits.
+    journey: Journey | None = None
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
@@ -108,6 +113,8 @@ class LoadSpec:
             argv += ["--page", self.page, "--page-conns", str(self.page_conns)]
             if self.assets:
                 argv += ["--assets", ",".join(self.assets)]
+        if self.journey is not None:
+            argv += ["--journey", self.journey.text(), "--page-conns", str(self.page_conns)]
         if self.allow_remote:
             argv.append("--allow-remote")
         if self.on_progress is not None:

@@ -23,7 +23,7 @@ from stackbench.engine.caveat_facts import (
 
 
 __all__ = ['CAVEAT_FACTS', 'CaveatFacts', 'CacheHits', 'ClientsUnserved', 'CoresShared', 'CpuSteal', 'EngineSaturated', 'EngineText', 'InFlightOld', 'IoFallback', 'LatencyOverRange', 'MemoryLimit', 'Non2xx', 'NoRequests', 'NoResponseAll', 'NotSteady', 'OomKilled', 'RateNotReached', 'RateTimerResolution', 'RequestsFailed', 'ServerClosedKeepalive', 'ServerLimit', 'ShortRun', 'TargetDown', 'Text',
-           'Caveat', 'EngineResult', 'Progress']
+           'Caveat', 'EngineResult', 'Progress', 'Visits', 'VisitPage']
 
 @dataclass(frozen=True)
 class Caveat:
@@ -171,6 +171,61 @@ class Pages:
 
 
 @dataclass(frozen=True)
+class VisitPage:
+    """One page of a journey (or its login), every view of it: views complete and failed,
+    and the load time of the complete ones (the login: from its first request to its last
+    response, redirects included)."""
+
+    name: str
+    path: str
+    login: bool
+    completed: int
+    failed: int
+    per_s: float | None
+    load: Latency
+
+
+@dataclass(frozen=True)
+class Visits:
+    """Visits (`--journey`, engine >= 0.13): a visitor's pages, assets, think times, cookie
+    jar and login. A visit counts if it was due (begun) in the measured phase; complete when
+    every request of it got a full response, failed when one did not (the visitor left),
+    in flight when the run ended during it. `pages` and `requests` are those of the
+    complete visits, so `requests_per_visit` is the hits a visit costs. Open loop (`rate`
+    visits a second): `due`, `not_started` (no visitor slot free before the end) and
+    `started_late`; None in closed loop. `duration`: from each complete visit's intended
+    start to its last byte, think times included."""
+
+    completed: int
+    failed: int
+    in_flight_at_end: int
+    per_s: float | None
+    pages: int
+    requests: int
+    pages_per_visit: float | None
+    requests_per_visit: float | None
+    due: int | None
+    not_started: int | None
+    started_late: int | None
+    duration: Latency
+    per_page: tuple[VisitPage, ...] = ()
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> "Visits | None":
+        v = doc.get("visits")
+        if not v:
+            return None
+        per_page = tuple(VisitPage(str(p["name"]), str(p["path"]), bool(p.get("login")), int(p.get("completed") or 0),
+                                   int(p.get("failed") or 0), _real(p.get("per_s")), Latency.from_doc(p.get("load_us")))
+                         for p in doc.get("visit_pages") or ())
+        return cls(int(v.get("completed") or 0), int(v.get("failed") or 0), int(v.get("in_flight_at_end") or 0),
+                   _real(v.get("per_s")), int(v.get("pages") or 0), int(v.get("requests") or 0),
+                   _real(v.get("pages_per_visit")), _real(v.get("requests_per_visit")), v.get("due"),
+                   v.get("not_started"), v.get("started_late"), Latency.from_doc(doc.get("visit_duration_us")),
+                   per_page)
+
+
+@dataclass(frozen=True)
 class Clients:
     """Connections of the measured phase, and how many never got a response."""
 
@@ -292,7 +347,8 @@ class EngineResult:
     header_counts: dict[str, dict[str, int]]
     caveats: tuple[Caveat, ...]
     raw: dict[str, Any]  # the whole document, stored as it came
-    pages: Pages | None = None  # page mode only
+    pages: Pages | None = None  # page mode, and every page view of a run of visits
+    visits: Visits | None = None  # visits (--journey) only
     # An engine thread was busy >= 90 % of the time: the result may measure the client.
     # None: not reported.
     engine_saturated: bool | None = None
@@ -325,6 +381,8 @@ class EngineResult:
         asked = self.asked.requests
         if asked is None:
             return False
+        if self.visits is not None:  # visits count visits (-n)
+            return self.visits.completed + self.visits.failed >= asked
         if self.pages is not None:  # page mode counts pages (a page and its assets)
             return self.pages.completed + self.pages.failed >= asked
         return self.requests.attempted >= asked
@@ -347,6 +405,7 @@ class EngineResult:
             caveats=_caveats(doc),
             raw=doc,
             pages=_pages(doc),
+            visits=Visits.from_doc(doc),
             engine_saturated=None if cpu.get("saturated") is None else bool(cpu["saturated"]),
             engine_busy=_real(cpu.get("max_thread_busy")),
             per_url=tuple(UrlResult(u.get("path"), u.get("weight"), Requests.from_doc(u.get("requests") or {}),

@@ -22,9 +22,15 @@ use crate::urls::{Picker, Shape};
 /// Read buffer of a thread (64 KB: big bodies in few reads).
 pub const SCRATCH_BYTES: usize = 64 * 1024;
 
+/// The response headers a visit reads (client/visit.rs), watched after --count-header's:
+/// `Set-Cookie` at `count_headers.len()`, `Location` after it.
+pub const VISIT_HEADERS: [&str; 2] = ["Set-Cookie", "Location"];
+
 pub struct ThreadContext {
     /// The run's configuration, as validated (config/mod.rs).
     pub cfg: Arc<Config>,
+    /// This engine thread's number (0..threads).
+    pub thread: u32,
     pub scheduler: Scheduler,
     pub picker: Picker,
     pub stats: RefCell<ThreadStats>,
@@ -36,7 +42,8 @@ pub struct ThreadContext {
     pub run_end: Option<Instant>,
     /// The method is HEAD (responses carry no body), decided once.
     pub head_request: bool,
-    /// --count-header names (empty: nothing captured), shared by every reader.
+    /// --count-header names, then VISIT_HEADERS for visits (empty: nothing captured),
+    /// shared by every reader.
     pub watch: Rc<[String]>,
     /// The last response head any connection of the thread parsed (HTTP/1.1):
     /// the same head again is recalled, not parsed (protocol/http/head_memo.rs).
@@ -69,9 +76,17 @@ impl ThreadContext {
             open_loop: plan.rate.is_some(),
             urls: if cfg.per_url() { cfg.urls.len() } else { 0 },
             headers: cfg.count_headers.len(),
-            pages: matches!(cfg.shape, Shape::Page { .. }),
+            pages: matches!(cfg.shape, Shape::Page { .. } | Shape::Visit { .. }),
+            visit_rows: cfg.visits.as_ref().map(|v| v.journey.rows().len()),
         };
+        // Visits read Set-Cookie and Location from every response: watched after the
+        // --count-header names, which are counted (by their index) and these not.
+        let mut watch = cfg.count_headers.clone();
+        if cfg.visits.is_some() {
+            watch.extend(VISIT_HEADERS.iter().map(|h| h.to_string()));
+        }
         ThreadContext {
+            thread,
             measure_start: plan.measure_start,
             run_end: plan.run_end,
             stats: RefCell::new(ThreadStats::new(shape, plan.measure_start)),
@@ -79,7 +94,7 @@ impl ThreadContext {
             picker: Picker::new(&cfg.urls, thread),
             scheduler: Scheduler::new(plan, thread),
             head_request: cfg.is_head(),
-            watch: Rc::from(cfg.count_headers.clone()),
+            watch: Rc::from(watch),
             head_memo: Rc::default(),
             scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
             tls: cfg.tls.as_ref().map(|t| ThreadTls {

@@ -90,11 +90,12 @@ impl Ended {
     }
 }
 
-/// Sends request `url` (an index into `Config::request_bytes`) and reads its response.
-pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
+/// Sends `request` (a run's request bytes: `Config::request_bytes`, or a visit's) and
+/// reads its response.
+pub async fn exchange(ctx: &ThreadContext, conn: &mut Conn, watchdog: &mut Watchdog, slot: &Slot, request: &[u8]) -> Ended {
     let deadline = Deadline::of(slot.start, ctx.cfg.timeout, ctx.run_end);
     let mut transfer = Transfer::default();
-    let result = watchdog.run(deadline.at.into(), attempt(ctx, conn, slot, url, &mut transfer)).await;
+    let result = watchdog.run(deadline.at.into(), attempt(ctx, conn, slot, request, &mut transfer)).await;
     match result {
         Some((outcome, end)) => Ended::Done { outcome, transfer, end },
         None => {
@@ -115,11 +116,10 @@ pub(super) async fn attempt(
     ctx: &ThreadContext,
     conn: &mut Conn,
     slot: &Slot,
-    url: usize,
+    request: &[u8],
     t: &mut Transfer,
 ) -> (Outcome, Instant) {
     let cfg = &*ctx.cfg;
-    let request = &cfg.request_bytes[url];
     let mut retry_unused = true;
     let mut connect_from = slot.start;
     loop {

@@ -415,7 +415,7 @@ async fn attempt(
                 Got::Http1(mut lease) => {
                     t.h2 = false;
                     let conn = lease.conn.as_mut().expect("a lease holds its connection");
-                    let result = exchange::attempt(ctx, conn, slot, url, t).await;
+                    let result = exchange::attempt(ctx, conn, slot, &ctx.cfg.request_bytes[url], t).await;
                     lease.finished = true;
                     if captures.active() {
                         let seen = conn.captures();

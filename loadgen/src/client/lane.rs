@@ -2,7 +2,7 @@
 //! connection, records the measured ones, and remembers whether the server
 //! answered it at all during the measured phase (stats/clients.rs says why).
 //! Closed/open-loop connections (conn.rs) own one lane; page-mode visitors
-//! (page.rs) own several. With --http2 a lane is one stream slot of a shared
+//! (page.rs) own several, and so does each visit (visit.rs). With --http2 a lane is one stream slot of a shared
 //! connection (h2.rs): a client of its own, the connection shared.
 
 use std::rc::Rc;
@@ -32,7 +32,7 @@ pub trait Transport {
 
 impl Transport for Conn {
     async fn exchange(&mut self, ctx: &ThreadContext, watchdog: &mut Watchdog, slot: &Slot, url: usize) -> Ended {
-        exchange::exchange(ctx, self, watchdog, slot, url).await
+        exchange::exchange(ctx, self, watchdog, slot, &ctx.cfg.request_bytes[url]).await
     }
     fn close(&mut self) {
         Conn::close(self);
@@ -125,12 +125,19 @@ impl Tally {
     pub fn finish(&self, ctx: &ThreadContext) {
         ctx.stats.borrow_mut().clients.connection(self.took_part, self.responses);
     }
+
+    /// Takes in what `other` (a connection of the same client) did.
+    pub fn absorb(&mut self, other: &Tally) {
+        self.took_part |= other.took_part;
+        self.responses += other.responses;
+    }
 }
 
 /// How one request on a lane ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
-    Completed(Instant),
+    /// A full response (any status) that ended at `end`.
+    Completed { end: Instant, status: u16 },
     Failed(Instant),
     /// Still unanswered when the run ended (or answered after it): counted in
     /// `in_flight_at_end`. The lane must stop.
@@ -159,6 +166,12 @@ impl<T: Transport> Lane<T> {
     /// Sends request `url` for `slot` and records what happened.
     pub async fn send(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize) -> Fate {
         let ended = self.transport.exchange(ctx, &mut self.watchdog, slot, url).await;
+        self.settle(ctx, slot, url, ended)
+    }
+
+    /// Records how request `url` for `slot` ended (`url` out of the URL table: a request
+    /// counted in the run's figures but in no row of `per_url`).
+    fn settle(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, ended: Ended) -> Fate {
         let (outcome, transfer, end) = match ended {
             Ended::Done { outcome, transfer, end } => (outcome, transfer, end),
             Ended::Abandoned => {
@@ -171,13 +184,35 @@ impl<T: Transport> Lane<T> {
         if !self.tally.ended(ctx, slot, url, &outcome, &transfer, end, self.transport.captures()) {
             return Fate::InFlight;
         }
-        let completed = matches!(outcome, Outcome::Completed(_));
-        if completed { Fate::Completed(end) } else { Fate::Failed(end) }
+        match outcome {
+            Outcome::Completed(sample) => Fate::Completed { end, status: sample.status },
+            Outcome::Failed(_) => Fate::Failed(end),
+        }
     }
 
     /// Adds this lane to the client statistics; call once, when it stops.
     pub fn finish(&self, ctx: &ThreadContext) {
         self.tally.finish(ctx);
+    }
+
+    /// --count-header (and a visit's) header values of the last response.
+    pub fn captures(&self) -> Option<&Captures> {
+        self.transport.captures()
+    }
+
+    /// What this lane's requests did for the client statistics: a visit's lanes are
+    /// counted as the one client that visitor is (client/visit.rs).
+    pub fn tally(&self) -> &Tally {
+        &self.tally
+    }
+}
+
+impl Lane<Conn> {
+    /// Sends `request` (whole, formatted by the caller: a visit's, with its cookies) as
+    /// request `url` of the run, and records what happened.
+    pub async fn send_bytes(&mut self, ctx: &ThreadContext, slot: &Slot, url: usize, request: &[u8]) -> Fate {
+        let ended = exchange::exchange(ctx, &mut self.transport, &mut self.watchdog, slot, request).await;
+        self.settle(ctx, slot, url, ended)
     }
 }
 

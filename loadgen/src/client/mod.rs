@@ -10,7 +10,8 @@
 //!     direct_loop   its turn: epoll, deadlines, coalesced waits (pacer, arrival)
 //!     direct_lane   a client (or stream slot) as the statistics see it
 //!   conn      one connection's loop (closed / open loop)
-//!   page      one visitor's loop (page mode)
+//!   page      one visitor's loop (page mode), and a page view (shared with visit)
+//!   visit     one visitor slot's visits (--journey): login, pages, think times, its jar
 //!     lane    a client connection as the statistics see it (--http2: a stream slot)
 //!       exchange   one request/response on a socket
 //!       h2         one request on a shared HTTP/2 connection (falls back to exchange)
@@ -40,4 +41,5 @@ mod pacer;
 mod page;
 mod rules;
 mod slow_read;
+mod visit;
 pub mod worker;

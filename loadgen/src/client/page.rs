@@ -8,7 +8,8 @@
 //! (default: one per asset), the page then every asset as a stream.
 //!
 //! Page load time = page request start → last byte of the last asset. `-n`
-//! counts page views; every request is also recorded per URL.
+//! counts page views; every request is also recorded per URL. A page view itself
+//! (`view`) is what a visit's pages are too (visit.rs).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -36,6 +37,7 @@ pub async fn run(ctx: Rc<ThreadContext>, visitor: u32, conns: u32) {
 async fn visit<T: Transport>(ctx: Rc<ThreadContext>, visitor: u32, mut lanes: Vec<Lane<T>>) {
     let entries = ctx.cfg.request_bytes.len();
     let mut pacer = Pacer::new();
+    let fetch = async |lane: &mut Lane<T>, slot: &Slot, i: usize| lane.send(&ctx, slot, i).await;
     loop {
         let slot = match ctx.scheduler.next(visitor, &mut pacer).await {
             Next::Go(slot) => slot,
@@ -46,30 +48,14 @@ async fn visit<T: Transport>(ctx: Rc<ThreadContext>, visitor: u32, mut lanes: Ve
             }
             Next::Stop => break,
         };
-        let (mut ok, mut last) = match lanes[0].send(&ctx, &slot, 0).await {
-            Fate::InFlight => break,
-            Fate::Failed(end) => (false, end),
-            Fate::Completed(end) => (true, end),
-        };
-        // A browser that did not get the page does not fetch its assets.
-        if ok && entries > 1 {
-            let next = Cell::new(1);
-            let busy = lanes.len().min(entries - 1);
-            let fetches = lanes[..busy].iter_mut().map(|lane| assets(&ctx, lane, &next, &slot)).collect();
-            let mut in_flight = false;
-            for (lane_ok, lane_last, cut) in join_all(fetches).await {
-                ok &= lane_ok;
-                last = last.max(lane_last);
-                in_flight |= cut;
-            }
-            if in_flight {
-                break;
-            }
+        let seen = view(&mut lanes, entries, &slot, &fetch).await;
+        if seen.cut {
+            break;
         }
         if slot.measured
             && let Some(pages) = &mut ctx.stats.borrow_mut().pages
         {
-            pages.record(ok, last.saturating_duration_since(slot.start).as_micros() as u64);
+            pages.record(seen.ok, seen.last.saturating_duration_since(slot.start).as_micros() as u64);
         }
     }
     for lane in &lanes {
@@ -77,19 +63,66 @@ async fn visit<T: Transport>(ctx: Rc<ThreadContext>, visitor: u32, mut lanes: Ve
     }
 }
 
+/// How a page view ended.
+pub(super) struct View {
+    /// The page and every asset got a full response (any status).
+    pub ok: bool,
+    /// When its last response (or failure) ended.
+    pub last: Instant,
+    /// A request was still unanswered when the run ended: the visitor must stop.
+    pub cut: bool,
+}
+
+/// One page view of `requests` requests: request 0, the page, on the first lane, then —
+/// if it completed, as a browser does — the assets (1..requests) over the lanes in
+/// parallel, each lane taking the next one not yet fetched. `fetch(lane, slot, i)` runs
+/// request `i` of the view on `lane` (page mode: URL `i`; a visit: its page's `i`-th).
+pub(super) async fn view<T: Transport>(
+    lanes: &mut [Lane<T>],
+    requests: usize,
+    page: &Slot,
+    fetch: &impl AsyncFn(&mut Lane<T>, &Slot, usize) -> Fate,
+) -> View {
+    let (mut ok, mut last) = match fetch(&mut lanes[0], page, 0).await {
+        Fate::InFlight => return View { ok: false, last: page.start, cut: true },
+        Fate::Failed(end) => (false, end),
+        Fate::Completed { end, .. } => (true, end),
+    };
+    // A browser that did not get the page does not fetch its assets.
+    if ok && requests > 1 {
+        let next = Cell::new(1);
+        let busy = lanes.len().min(requests - 1);
+        let fetches = lanes[..busy].iter_mut().map(|lane| assets(lane, requests, &next, page, fetch)).collect();
+        for (lane_ok, lane_last, cut) in join_all(fetches).await {
+            if cut {
+                return View { ok: false, last, cut: true };
+            }
+            ok &= lane_ok;
+            last = last.max(lane_last);
+        }
+    }
+    View { ok, last, cut: false }
+}
+
 /// One lane's share of the assets: takes the next unfetched one until none is left.
 /// Returns (all completed, last end, cut off by the end of the run).
-async fn assets<T: Transport>(ctx: &ThreadContext, lane: &mut Lane<T>, next: &Cell<usize>, page: &Slot) -> (bool, Instant, bool) {
+async fn assets<T: Transport>(
+    lane: &mut Lane<T>,
+    requests: usize,
+    next: &Cell<usize>,
+    page: &Slot,
+    fetch: &impl AsyncFn(&mut Lane<T>, &Slot, usize) -> Fate,
+) -> (bool, Instant, bool) {
     let (mut ok, mut last) = (true, page.start);
     loop {
         let i = next.get();
-        if i >= ctx.cfg.request_bytes.len() {
+        if i >= requests {
             return (ok, last, false);
         }
         next.set(i + 1);
         let slot = Slot { start: Instant::now(), intended: None, ..*page };
-        match lane.send(ctx, &slot, i).await {
-            Fate::Completed(end) => last = last.max(end),
+        match fetch(lane, &slot, i).await {
+            Fate::Completed { end, .. } => last = last.max(end),
             Fate::Failed(end) => {
                 ok = false;
                 last = last.max(end);

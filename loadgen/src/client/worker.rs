@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::task::LocalSet;
 
 use super::context::ThreadContext;
-use super::{conn, direct, direct_h2, direct_loop, page};
+use super::{conn, direct, direct_h2, direct_loop, page, visit};
 use crate::config::Config;
 use crate::cpu::{self, CpuTimes};
 use crate::schedule::Plan;
@@ -25,7 +25,8 @@ use crate::urls::Shape;
 pub enum EventLoop {
     /// client/direct.rs: one epoll loop a thread, each connection a state machine.
     Direct,
-    /// A tokio task a connection (conn.rs, page.rs): every kind of run.
+    /// A tokio task a connection (conn.rs), page-mode visitor (page.rs) or visitor slot
+    /// (visit.rs): every kind of run.
     Tasks,
 }
 
@@ -97,7 +98,8 @@ fn run(cfg: Arc<Config>, plan: Arc<Plan>, thread: u32, event_loop: EventLoop, li
         let tasks: Vec<_> = (0..connections)
             .map(|i| match ctx.cfg.shape {
                 Shape::Page { conns } => tokio::task::spawn_local(page::run(ctx.clone(), i, conns)),
-                _ => tokio::task::spawn_local(conn::run(ctx.clone(), i)),
+                Shape::Visit { conns } => tokio::task::spawn_local(visit::run(ctx.clone(), i, conns)),
+                Shape::Single | Shape::Mix => tokio::task::spawn_local(conn::run(ctx.clone(), i)),
             })
             .collect();
         for task in tasks {

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Config, DEFAULT_DURATION, DEFAULT_IO, Stage};
+use super::{Config, DEFAULT_DURATION, DEFAULT_IO, Stage, VisitSetup};
 use crate::cli::{self, Args};
 use crate::error::Error;
+use crate::journey::Journey;
 use crate::net::{ConnectOptions, Endpoint};
 use crate::protocol::Protocol;
 use crate::protocol::fastcgi;
@@ -24,7 +25,8 @@ impl Config {
         let handshake = handshake_mode(&args, https)?;
         // resumed / full: a new connection per request, as --no-keepalive.
         let keepalive = !args.no_keepalive && handshake.is_none_or(|h| h == HandshakeMode::KeepAlive);
-        let headers: Vec<Header> = args.headers.iter().map(header).collect();
+        let mut headers: Vec<Header> = args.headers.iter().map(header).collect();
+        let mut visits = None;
         let (protocol, endpoint, urls, url_text, request_bytes) = if let Some(address) = &args.fastcgi {
             let script = fastcgi_target(&args)?;
             let endpoint = fastcgi_endpoint(address, args.allow_remote)?;
@@ -33,25 +35,28 @@ impl Config {
             let url = target::parse_url(&url_text)?;
             let params = fastcgi::request::params(&script, &args.method, &url, &headers);
             let bytes = fastcgi::request::build(&params, keepalive).into_boxed_slice();
-            let entry = UrlEntry { path: url.path.clone(), weight: None };
+            let entry = UrlEntry { path: url.path.clone(), weight: None, method: None };
             let urls = urls::Urls { server: url, server_text: url_text.clone(), entries: vec![entry], shape: Shape::Single };
             (Protocol::FastCgi, endpoint, urls, url_text, vec![bytes])
         } else {
             let mix: Vec<MixEntry> = args.mix.iter().map(mix_entry).collect();
-            let urls = urls::resolve(&UrlSpec {
+            let mut urls = urls::resolve(&UrlSpec {
                 positional: args.url.as_deref(),
                 mix: &mix,
                 page: args.page.as_deref(),
                 assets: &args.assets,
                 page_conns: args.page_conns,
             })?;
+            if let Some(arg) = &args.journey {
+                visits = Some(visit_setup(arg, &args, &mut urls, &mut headers, keepalive)?);
+            }
             let endpoint = Endpoint::Tcp(target::resolve(&urls.server, args.allow_remote)?);
             let bytes = urls
                 .entries
                 .iter()
                 .map(|e| {
                     let url = Url { path: e.path.clone(), ..urls.server.clone() };
-                    request::build(&args.method, &url, &headers, keepalive).into_boxed_slice()
+                    request::build(e.method.unwrap_or(&args.method), &url, &headers, keepalive).into_boxed_slice()
                 })
                 .collect();
             (Protocol::Http, endpoint, urls.clone(), urls.server_text, bytes)
@@ -182,6 +187,7 @@ impl Config {
                 Some(cli::Io::Epoll) => IoMode::Epoll,
                 Some(cli::Io::Uring) => IoMode::Uring,
             },
+            visits,
         })
     }
 }
@@ -264,6 +270,59 @@ fn http2_rules(args: &Args, handshake: Option<HandshakeMode>) -> Result<(), Erro
     Ok(())
 }
 
+/// `--journey`: the journey read against the server the URL names, which becomes the
+/// run's URL table (every request a visit can make); `headers` gain the journey's.
+fn visit_setup(arg: &str, args: &Args, urls: &mut urls::Urls, headers: &mut Vec<Header>, keepalive: bool)
+               -> Result<VisitSetup, Error> {
+    if args.http2 {
+        return Err(Error::Usage("--journey runs over HTTP/1.1, clear or TLS: HTTP/2 visits are not built yet (drop --http2)".into()));
+    }
+    if !args.method.eq_ignore_ascii_case("GET") {
+        return Err(Error::Usage("-m does not apply to --journey: its pages are GETs, its login a POST".into()));
+    }
+    if headers.iter().any(|h| h.name.eq_ignore_ascii_case("cookie")) {
+        return Err(Error::Usage("-H Cookie cannot be combined with --journey: each visitor's Cookie is its jar's".into()));
+    }
+    if urls.server.path != "/" {
+        return Err(Error::Usage(format!(
+            "with --journey the URL '{}' only names the server: drop its path (the journey names the pages)",
+            urls.server_text
+        )));
+    }
+    let journey = Journey::from_arg(arg, &urls.server)?;
+    headers.extend(journey.headers.iter().map(|(name, value)| Header { name: name.clone(), value: value.clone() }));
+    urls.entries = journey
+        .urls
+        .iter()
+        .map(|u| UrlEntry { path: u.path.clone(), weight: None, method: Some(u.method) })
+        .collect();
+    urls.shape = Shape::Visit { conns: args.page_conns };
+    let heads = urls
+        .entries
+        .iter()
+        .map(|e| {
+            let url = Url { path: e.path.clone(), ..urls.server.clone() };
+            request::head(e.method.unwrap_or("GET"), &url, headers, keepalive).into_boxed_slice()
+        })
+        .collect();
+    // The name the server sees, which its cookies' Domain attributes are about.
+    let cookie_host = match headers.iter().find(|h| h.name.eq_ignore_ascii_case("host")) {
+        Some(h) => host_of(&h.value),
+        None => urls.server.host.to_ascii_lowercase(),
+    };
+    Ok(VisitSetup { journey, heads, cookie_host, https: urls.server.https, server: urls.server.clone(), headers: headers.clone() })
+}
+
+/// The host name of a Host header's value (`name`, `name:port`, `[v6]:port`), lower case.
+fn host_of(value: &str) -> String {
+    let value = value.trim();
+    let host = match value.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => value.rsplit_once(':').map_or(value, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { value }),
+    };
+    host.to_ascii_lowercase()
+}
+
 /// FastCGI mode needs an absolute script path and excludes the HTTP-only modes.
 fn fastcgi_target(args: &Args) -> Result<String, Error> {
     if !args.mix.is_empty() || args.page.is_some() {
@@ -310,5 +369,36 @@ mod tests {
         assert!(matches!(fastcgi_endpoint("10.0.0.1:9000", false), Err(Error::Usage(_))));
         assert!(fastcgi_endpoint("127.0.0.1", false).is_err());
         assert!(fastcgi_endpoint("unix:", false).is_err());
+    }
+
+    #[test]
+    fn cookies_are_for_the_host_the_server_sees() {
+        assert_eq!(host_of("Example.COM"), "example.com");
+        assert_eq!(host_of("example.com:8080"), "example.com");
+        assert_eq!(host_of("[::1]:8080"), "::1");
+        assert_eq!(host_of("127.0.0.1"), "127.0.0.1");
+    }
+
+    #[test]
+    fn a_journey_becomes_the_url_table() {
+        let cfg = from_words(&["--journey", r#"{"steps": [{"page": "/", "assets": ["/a.css"]}]}"#,
+                               "-H", "Host: site.test:81", "http://127.0.0.1:8080"]).unwrap();
+        assert_eq!(cfg.shape, Shape::Visit { conns: 6 });
+        let visits = cfg.visits.as_ref().unwrap();
+        assert_eq!(visits.cookie_host, "site.test");
+        assert_eq!(&*visits.heads[1], b"GET /a.css HTTP/1.1\r\nHost: site.test:81\r\n");
+        assert_eq!(cfg.urls[1].method, Some("GET"));
+        assert_eq!(cfg.request_bytes.len(), 2);
+        for (words, refusal) in [
+            (&["--http2", "--pin-cert", "x.pem", "https://127.0.0.1:1"][..], "HTTP/2 visits"),
+            (&["-m", "POST", "http://127.0.0.1:1"][..], "-m does not apply"),
+            (&["-H", "Cookie: a=1", "http://127.0.0.1:1"][..], "-H Cookie"),
+            (&["http://127.0.0.1:1/x"][..], "only names the server"),
+        ] {
+            let mut all = vec!["--journey", r#"{"steps": [{"page": "/"}]}"#];
+            all.extend_from_slice(words);
+            let err = from_words(&all).expect_err(refusal).to_string();
+            assert!(err.contains(refusal), "{err}");
+        }
     }
 }

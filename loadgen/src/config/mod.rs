@@ -21,10 +21,13 @@ pub use from_cli::from_words;
 
 use std::time::Duration;
 
+use crate::journey::Journey;
 use crate::net::{ConnectOptions, Endpoint};
 use crate::protocol::Protocol;
 use crate::protocol::h2::request::H2Request;
+use crate::protocol::http::request::Header;
 use crate::tls::TlsSetup;
+use crate::target::Url;
 use crate::urls::{Shape, UrlEntry};
 use crate::uring::IoMode;
 
@@ -84,6 +87,25 @@ pub struct Config {
     /// --io: the I/O path asked for (run.rs falls back to epoll where io_uring
     /// cannot be set up; the threads get the one that runs).
     pub io: IoMode,
+    /// --journey: what each visitor does (None without: the other modes).
+    pub visits: Option<VisitSetup>,
+}
+
+/// A run of visits (`--journey`): the journey, and what a visit needs to write its
+/// requests, whose Cookie header is the visitor's own (client/visit.rs).
+#[derive(Clone, Debug)]
+pub struct VisitSetup {
+    pub journey: Journey,
+    /// Per URL of the run (the journey's): its head without the empty line that ends
+    /// it — request line, Host, Connection, -H and the journey's headers.
+    pub heads: Vec<Box<[u8]>>,
+    /// The host cookies are kept for: the Host header's name if -H gave one (what the
+    /// server sees), else the URL's; lower case.
+    pub cookie_host: String,
+    pub https: bool,
+    /// What a request to a path learnt at run time (a login's redirect) is made of.
+    pub server: Url,
+    pub headers: Vec<Header>,
 }
 
 /// One step of `--stages`: `connections` for `duration`.
@@ -94,7 +116,7 @@ pub struct Stage {
 }
 
 impl Config {
-    /// Per-URL statistics are kept for a mix and in page mode.
+    /// Per-URL statistics are kept for a mix, in page mode and for visits.
     pub fn per_url(&self) -> bool {
         self.shape != Shape::Single
     }
@@ -115,10 +137,11 @@ impl Config {
         self.method.eq_ignore_ascii_case("HEAD")
     }
 
-    /// Connections open at most at once: page mode opens up to --page-conns per visitor.
+    /// Connections open at most at once: page mode and visits open up to --page-conns
+    /// per visitor.
     pub fn sockets(&self) -> u64 {
         match self.shape {
-            Shape::Page { conns } => u64::from(self.connections) * u64::from(conns),
+            Shape::Page { conns } | Shape::Visit { conns } => u64::from(self.connections) * u64::from(conns),
             _ => u64::from(self.connections),
         }
     }

@@ -49,9 +49,16 @@ pub struct Document {
     pub header_counts: BTreeMap<String, BTreeMap<String, u64>>,
     /// URL mix and page mode: one entry per URL; empty otherwise.
     pub per_url: Vec<UrlDoc>,
-    /// Page mode only.
+    /// Page mode, and visits (every page view of the journey, its login aside).
     pub pages: Option<PagesDoc>,
     pub page_load_us: Option<Latency>,
+    /// Visits (`--journey`) only, null otherwise: how many, their pages and requests.
+    pub visits: Option<VisitsDoc>,
+    /// Visits only: complete visits' durations, from the intended start (think times
+    /// included), on a 1 h histogram.
+    pub visit_duration_us: Option<Latency>,
+    /// Visits only (empty otherwise): the login, then each page of the journey.
+    pub visit_pages: Vec<VisitPageDoc>,
     pub timeline: Vec<TimelineEntry>,
     pub stages: Vec<StageDoc>,
     pub engine_cpu: EngineCpu,
@@ -90,6 +97,8 @@ pub struct ConfigDoc {
     pub tls: Option<TlsConfigDoc>,
     /// --io as asked (or its default): "epoll" or "uring".
     pub io: &'static str,
+    /// --journey as given, its login form's values replaced by "*"; null without.
+    pub journey: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Debug)]
@@ -224,6 +233,9 @@ pub struct PacedDoc {
 #[derive(Serialize, Debug)]
 pub struct UrlDoc {
     pub path: String,
+    /// Visits only: GET, or POST for a login's form (the same path may be both).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
     pub weight: Option<u32>,
     pub requests: UrlCounts,
     pub latency_us: Latency,
@@ -242,4 +254,44 @@ pub struct PagesDoc {
     pub completed: u64,
     pub failed: u64,
     pub per_s: Option<f64>,
+}
+
+/// Visits: the schema's `visits`. Counted if due (begun, closed loop) in the measured phase.
+#[derive(Serialize, Debug, Default, Clone)]
+pub struct VisitsDoc {
+    /// Every step completed (any status).
+    pub completed: u64,
+    /// A request failed: the visitor left.
+    pub failed: u64,
+    /// Still going when the measured phase ended.
+    pub in_flight_at_end: u64,
+    /// completed / duration.
+    pub per_s: Option<f64>,
+    /// Page views and requests of the completed visits (the login's requests included).
+    pub pages: u64,
+    pub requests: u64,
+    pub pages_per_visit: Option<f64>,
+    pub requests_per_visit: Option<f64>,
+    /// Open loop (null in closed loop): visits due in the measured phase, those that
+    /// never began (every visitor busy), and those begun more than 1 ms late.
+    pub due: Option<u64>,
+    pub not_started: Option<u64>,
+    pub started_late: Option<u64>,
+}
+
+/// One row of `visit_pages`: the login, or a page of the journey (every view of it).
+#[derive(Serialize, Debug)]
+pub struct VisitPageDoc {
+    /// The name the journey gave it, else its path.
+    pub name: String,
+    /// The page's path (the login: the form's POST target).
+    pub path: String,
+    pub login: bool,
+    /// Views whose every request completed (any status), and those where one failed.
+    pub completed: u64,
+    pub failed: u64,
+    pub per_s: Option<f64>,
+    /// Complete views: first request's start → last byte (the login: its redirects'
+    /// included).
+    pub load_us: Latency,
 }

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::protocol::Protocol;
 use crate::run::Measured;
 use crate::stats::tls::{ErrorDetails, TlsStats};
+use crate::stats::visits::VisitStats;
 use crate::stats::{Detail, ErrorClass, PhaseStats};
 use crate::tls;
 use crate::urls::Shape;
@@ -146,6 +147,45 @@ fn phase_doc(p: &PhaseStats, duration: Duration, classes: Classes, buckets: bool
     }
 }
 
+fn visits_doc(v: &VisitStats, m: &Measured) -> VisitsDoc {
+    let per_visit = |n: u64| (v.completed > 0).then(|| n as f64 / v.completed as f64);
+    // Open loop: every visit due in the phase was begun by a visitor slot or not (the
+    // schedule's slots are visits here).
+    let sends = m.stats.sends;
+    VisitsDoc {
+        completed: v.completed,
+        failed: v.failed,
+        in_flight_at_end: v.in_flight_at_end,
+        per_s: per_second(v.completed, m.duration),
+        pages: v.pages,
+        requests: v.requests,
+        pages_per_visit: per_visit(v.pages),
+        requests_per_visit: per_visit(v.requests),
+        due: m.due,
+        not_started: m.due.map(|due| due.saturating_sub(sends.sent)),
+        started_late: m.due.map(|_| sends.late),
+    }
+}
+
+fn visit_pages_doc(cfg: &Config, m: &Measured) -> Vec<VisitPageDoc> {
+    let (Some(setup), Some(v)) = (&cfg.visits, &m.stats.visits) else { return Vec::new() };
+    setup
+        .journey
+        .rows()
+        .into_iter()
+        .zip(&v.rows)
+        .map(|(row, s)| VisitPageDoc {
+            name: row.name,
+            path: row.path,
+            login: row.login,
+            completed: s.completed,
+            failed: s.failed,
+            per_s: per_second(s.completed, m.duration),
+            load_us: s.load.latency_doc(cfg.histogram),
+        })
+        .collect()
+}
+
 pub fn build(cfg: &Config, m: &Measured) -> Document {
     let whole = m.stats.whole_run();
     let max_busy = m.busy.iter().flatten().copied().fold(None, |acc: Option<f64>, b| Some(acc.map_or(b, |a| a.max(b))));
@@ -183,13 +223,19 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
         .zip(&cfg.urls)
         .map(|(u, entry)| UrlDoc {
             path: entry.path.clone(),
+            method: entry.method,
             weight: entry.weight,
             requests: UrlCounts { completed: u.completed, ok_2xx: u.ok_2xx, non_2xx: u.non_2xx, failed: u.failed },
             latency_us: u.latency.latency_doc(cfg.histogram),
         })
         .collect();
     let pages = m.stats.pages.as_ref();
-    let mut warnings = warnings::collect(cfg, &result, &m.busy, clients);
+    let visits = m.stats.visits.as_ref().map(|v| visits_doc(v, m));
+    if visits.is_some() {
+        // The schedule is of visits: their due counts are in `visits`.
+        (result.requests.due, result.requests.not_sent, result.requests.sent_late) = (Some(None), Some(None), Some(None));
+    }
+    let mut warnings = warnings::collect(cfg, &result, visits.as_ref(), &m.busy, clients);
     if let Some(reason) = &m.io_fallback {
         warnings.insert(0, Warning::IoFallback { asked: cfg.io.name(), used: m.io.name(), reason: reason.clone() });
     }
@@ -218,7 +264,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
                 script: script.clone(),
             }),
             page_conns: match cfg.shape {
-                Shape::Page { conns } => Some(conns),
+                Shape::Page { conns } | Shape::Visit { conns } => Some(conns),
                 _ => None,
             },
             tls: cfg.tls.as_ref().map(|t| TlsConfigDoc {
@@ -228,6 +274,7 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
                 streams: cfg.streams,
             }),
             io: cfg.io.name(),
+            journey: cfg.visits.as_ref().map(|v| v.journey.recorded.clone()),
         },
         started_unix_us: m.started_unix_us,
         start: cfg.start_at_unix_us.map(|asked| StartDoc { asked_unix_us: asked, began_unix_us: m.began_unix_us }),
@@ -247,6 +294,9 @@ pub fn build(cfg: &Config, m: &Measured) -> Document {
             per_s: per_second(p.completed, m.duration),
         }),
         page_load_us: pages.map(|p| p.load.latency_doc(cfg.histogram)),
+        visits,
+        visit_duration_us: m.stats.visits.as_ref().map(|v| v.duration.latency_doc(cfg.histogram)),
+        visit_pages: visit_pages_doc(cfg, m),
         timeline: m.stats.timeline.entries(timeline_seconds),
         stages,
         engine_cpu: EngineCpu {

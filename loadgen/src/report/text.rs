@@ -175,6 +175,26 @@ pub fn render(doc: &Document) -> String {
         );
         percentiles(&mut out, "Page load time", load, "page views");
     }
+    if let (Some(v), Some(duration)) = (&doc.visits, &doc.visit_duration_us) {
+        let per = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+        let _ = writeln!(
+            out,
+            "\nVisits: {} complete, {} failed, {} cut off by the end, {} per second; {} pages and {} requests a visit",
+            v.completed,
+            v.failed,
+            v.in_flight_at_end,
+            v.per_s.map_or("-".into(), |v| format!("{v:.2}")),
+            per(v.pages_per_visit),
+            per(v.requests_per_visit)
+        );
+        percentiles(&mut out, "Visit duration (think times included)", duration, "visits");
+        let _ = writeln!(out, "\nPer page{:>41} {:>8} {:>10} {:>10}", "complete", "failed", "p50 ms", "p99 ms");
+        for row in &doc.visit_pages {
+            let p = &row.load_us.percentiles.0;
+            let name = if row.login { format!("{} (login)", row.name) } else { row.name.clone() };
+            let _ = writeln!(out, "  {name:<38} {:>8} {:>8} {:>10} {:>10}", row.completed, row.failed, ms(p[0].1), ms(p[7].1));
+        }
+    }
 
     for s in &doc.stages {
         let r = &s.result;

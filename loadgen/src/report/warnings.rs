@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{PhaseDoc, SATURATION};
+use super::{PhaseDoc, SATURATION, VisitsDoc};
 use crate::config::Config;
 use crate::stats::clients::ClientStats;
 
@@ -59,8 +59,18 @@ pub enum Warning {
     /// Open loop with fewer connections than the 1 ms timer resolution needs.
     RateTimerResolution { connections: u32, rate: f64, min_connections: u64 },
     /// Open loop that sent less than `RATE_SHARE` of the asked rate; `due` and
-    /// `not_sent` as in `requests`.
-    RateNotReached { sent_per_s: f64, rate: f64, connections: u32, due: u64, not_sent: u64 },
+    /// `not_sent` as in `requests`. Visits (`of`: "visits"): the rate is of visits
+    /// begun, `due` and `not_sent` the visits' (`visits.due`, `visits.not_started`),
+    /// `connections` the visitor slots.
+    RateNotReached {
+        sent_per_s: f64,
+        rate: f64,
+        connections: u32,
+        due: u64,
+        not_sent: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<&'static str>,
+    },
     /// A measured phase under 1 s (runs ended by `-n` are exempt).
     ShortRun { duration_us: u64 },
     /// `--io uring` asked for, but io_uring could not be set up here: the run used
@@ -127,11 +137,17 @@ impl fmt::Display for Warning {
                 "{connections} connections for {rate} requests/s: with the engine's 1 ms timer resolution, \
                  latency_us may include up to ~1 ms of generator delay — use at least {min_connections} connections"
             ),
-            Warning::RateNotReached { sent_per_s, rate, connections, due, not_sent } => write!(
+            Warning::RateNotReached { sent_per_s, rate, connections, due, not_sent, of: None } => write!(
                 f,
                 "only {sent_per_s:.0} of the {rate} requests/s asked for were sent: all {connections} connections \
                  were busy (latency_us includes that wait); {not_sent} of the {due} requests due were never sent — \
                  add connections to keep the loop open"
+            ),
+            Warning::RateNotReached { sent_per_s, rate, connections, due, not_sent, of: Some(_) } => write!(
+                f,
+                "only {sent_per_s:.1} of the {rate} visits/s asked for were begun: all {connections} visitors were \
+                 busy (the visits' durations include that wait); {not_sent} of the {due} visits due never began — \
+                 add visitors (-c) to keep the loop open"
             ),
             Warning::ShortRun { .. } => f.write_str("the measured phase lasted less than 1 s: results are noisy"),
             Warning::IoFallback { reason, .. } => write!(f, "--io uring was asked for, but {reason}"),
@@ -139,7 +155,9 @@ impl fmt::Display for Warning {
     }
 }
 
-pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Vec<Warning> {
+/// The run's warnings; `visits`: a run of visits' figures (its open loop is of visits).
+pub fn collect(cfg: &Config, r: &PhaseDoc, visits: Option<&VisitsDoc>, busy: &[Option<f64>], clients: &ClientStats)
+               -> Vec<Warning> {
     let mut out = Vec::new();
     if clients.without_response > 0 && clients.without_response == clients.measured {
         out.push(Warning::NoResponseAll { connections: clients.measured });
@@ -188,8 +206,11 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     // With keep-alive asked for, a server that closes after (almost) every response
     // (an HTTP/1.0 server, or keep-alive off in its config) turns the run into a
     // connect-per-request one: say so, it changes every figure.
+    // (Visits open connections of their own by design: each visitor is a new browser.)
     let budget_allows_reuse = cfg.keepalive_requests.is_none_or(|k| k > 2);
-    if cfg.keepalive && budget_allows_reuse && c.completed >= 100 && r.connections_opened * 2 > c.completed {
+    if cfg.keepalive && budget_allows_reuse && visits.is_none() && c.completed >= 100
+        && r.connections_opened * 2 > c.completed
+    {
         out.push(Warning::ServerClosedKeepalive { connections_opened: r.connections_opened, responses: c.completed });
     }
     if c.completed > 0 && c.non_2xx > 0 {
@@ -208,7 +229,9 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     // The engine's timers have 1 ms resolution: a connection waiting for its slot
     // wakes up to 1 ms late. With fewer than ~2 ms worth of connections, the next
     // slots fall due meanwhile and count that generator delay as latency.
+    // (A visit lasts seconds: a timer's millisecond is nothing to its arrival.)
     if let Some(rate) = cfg.rate
+        && visits.is_none()
         && f64::from(cfg.connections) < rate * 0.002
     {
         out.push(Warning::RateTimerResolution {
@@ -220,12 +243,17 @@ pub fn collect(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &Clien
     if let Some(rate) = cfg.rate
         && r.duration_us > 0
     {
-        let sent_per_s = attempted as f64 / (r.duration_us as f64 / 1e6);
+        // Always present for the whole run of an open loop (report/mod.rs).
+        let (sent, due, not_sent, of) = match visits {
+            Some(v) => {
+                let (due, not_started) = (v.due.unwrap_or(0), v.not_started.unwrap_or(0));
+                (due.saturating_sub(not_started), due, not_started, Some("visits"))
+            }
+            None => (attempted, c.due.flatten().unwrap_or(0), c.not_sent.flatten().unwrap_or(0), None),
+        };
+        let sent_per_s = sent as f64 / (r.duration_us as f64 / 1e6);
         if sent_per_s < RATE_SHARE * rate {
-            // Always present for the whole run of an open loop (report/mod.rs).
-            let due = c.due.flatten().unwrap_or(0);
-            let not_sent = c.not_sent.flatten().unwrap_or(0);
-            out.push(Warning::RateNotReached { sent_per_s, rate, connections: cfg.connections, due, not_sent });
+            out.push(Warning::RateNotReached { sent_per_s, rate, connections: cfg.connections, due, not_sent, of });
         }
     }
     if r.duration_us > 0 && r.duration_us < 1_000_000 && cfg.requests.is_none() {
@@ -263,7 +291,7 @@ mod tests {
 
     /// The one warning of a scenario, as JSON, after checking it is alone.
     fn only(cfg: &Config, r: &PhaseDoc, busy: &[Option<f64>], clients: &ClientStats) -> Value {
-        let w = collect(cfg, r, busy, clients);
+        let w = collect(cfg, r, None, busy, clients);
         assert_eq!(w.len(), 1, "{w:?}");
         codes(&w).remove(0)
     }
@@ -271,7 +299,7 @@ mod tests {
     #[test]
     fn a_clean_run_has_no_warning() {
         let (cfg, r, busy, clients) = setup();
-        assert_eq!(collect(&cfg, &r, &busy, &clients), []);
+        assert_eq!(collect(&cfg, &r, None, &busy, &clients), []);
     }
 
     #[test]
@@ -305,7 +333,7 @@ mod tests {
         r.requests.failed = 7;
         r.errors.insert("connect", 7);
         // A saturated engine only retrying refused connects gets no "add threads" advice.
-        let w = codes(&collect(&cfg, &r, &[Some(0.99)], &clients));
+        let w = codes(&collect(&cfg, &r, None, &[Some(0.99)], &clients));
         check(w[0].clone(), json!({"code": "target_down", "params": {"connect_errors": 7}}));
         assert_eq!(w[1]["code"], "requests_failed");
         assert_eq!(w.len(), 2, "{w:?}");
@@ -361,7 +389,7 @@ mod tests {
         r.requests.completed = 1000;
         r.requests.due = Some(Some(1500));
         r.requests.not_sent = Some(Some(496));
-        let w = collect(&cfg, &r, &busy, &clients);
+        let w = collect(&cfg, &r, None, &busy, &clients);
         assert_eq!(
             w[0].to_string(),
             "only 1000 of the 1500 requests/s asked for were sent: all 4 connections were busy (latency_us \
@@ -372,6 +400,21 @@ mod tests {
             only(&cfg, &r, &busy, &clients),
             json!({"code": "rate_not_reached", "params":
                 {"sent_per_s": 1000.0, "rate": 1500.0, "connections": 4, "due": 1500, "not_sent": 496}}),
+        );
+
+        // Visits: the open loop is of visits; each visit's own connections and long
+        // arrivals warn of neither keep-alive nor the timer.
+        let (mut cfg, mut r, busy, clients) = setup();
+        cfg.rate = Some(3000.0);
+        r.connections_opened = 1000;
+        let visits = VisitsDoc { due: Some(40), not_started: Some(32), ..VisitsDoc::default() };
+        let w = collect(&cfg, &r, Some(&visits), &busy, &clients);
+        assert_eq!(codes(&w), [json!({"code": "rate_not_reached", "params":
+            {"sent_per_s": 8.0, "rate": 3000.0, "connections": 4, "due": 40, "not_sent": 32, "of": "visits"}})]);
+        assert_eq!(
+            w[0].to_string(),
+            "only 8.0 of the 3000 visits/s asked for were begun: all 4 visitors were busy (the visits' durations \
+             include that wait); 32 of the 40 visits due never began — add visitors (-c) to keep the loop open"
         );
 
         let (cfg, mut r, busy, clients) = setup();
@@ -404,7 +447,7 @@ mod tests {
         r.requests.failed = 40;
         r.errors.insert("timeout", 30);
         r.errors.insert("reset", 10);
-        let text: Vec<String> = collect(&cfg, &r, &busy, &clients).iter().map(ToString::to_string).collect();
+        let text: Vec<String> = collect(&cfg, &r, None, &busy, &clients).iter().map(ToString::to_string).collect();
         assert_eq!(
             text,
             [

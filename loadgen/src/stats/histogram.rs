@@ -11,6 +11,9 @@ use serde::Serialize;
 
 /// 60 s: any longer request is a stall, not a latency worth resolving.
 pub const HIST_MAX_US: u64 = 60_000_000;
+
+/// 1 h: a visit's duration includes its think times (visits.rs).
+pub const VISIT_HIST_MAX_US: u64 = 3_600_000_000;
 const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// The percentile table every result carries: ab's 50…100 % plus the tail.
@@ -37,6 +40,8 @@ pub struct LatencyHist {
     min: u64,
     max: u64,
     over_range: u64,
+    /// The highest value tracked (`HIST_MAX_US` but for visits' durations).
+    max_us: u64,
 }
 
 /// ab's "Connection Times" row. Not computable = None (n = 0; stdev also n < 2).
@@ -91,23 +96,28 @@ impl Default for LatencyHist {
 
 impl LatencyHist {
     pub fn new() -> Self {
+        Self::with_max(HIST_MAX_US)
+    }
+
+    /// A distribution of values up to `max_us` (larger ones clamped and counted).
+    pub fn with_max(max_us: u64) -> Self {
         LatencyHist {
-            hist: Histogram::new_with_bounds(1, HIST_MAX_US, SIGNIFICANT_DIGITS)
-                .expect("static histogram bounds are valid"),
+            hist: Histogram::new_with_bounds(1, max_us, SIGNIFICANT_DIGITS).expect("static histogram bounds are valid"),
             count: 0,
             sum: 0,
             sum_sq: 0,
             min: u64::MAX,
             max: 0,
             over_range: 0,
+            max_us,
         }
     }
 
     #[inline]
     pub fn record(&mut self, value_us: u64) {
-        let clamped = if value_us > HIST_MAX_US {
+        let clamped = if value_us > self.max_us {
             self.over_range += 1;
-            HIST_MAX_US
+            self.max_us
         } else {
             value_us
         };
@@ -141,7 +151,7 @@ impl LatencyHist {
         if self.count == 0 || value_us >= self.max {
             return 0;
         }
-        let at_or_below = self.hist.count_between(0, value_us.min(HIST_MAX_US));
+        let at_or_below = self.hist.count_between(0, value_us.min(self.max_us));
         self.count.saturating_sub(at_or_below)
     }
 
@@ -218,7 +228,7 @@ impl LatencyHist {
             percentiles: Percentiles(
                 PERCENTILES.iter().map(|&(name, p)| (name, self.percentile(p))).collect(),
             ),
-            histogram_max_us: HIST_MAX_US,
+            histogram_max_us: self.max_us,
             over_range: self.over_range,
             histogram: buckets.then(|| self.buckets()),
         }
@@ -296,5 +306,10 @@ mod tests {
         other.record(HIST_MAX_US + 1);
         h.merge(&other);
         assert_eq!((h.count(), h.over_range()), (3, 2));
+        // A visit's longer range holds what a request's clamps.
+        let mut long = LatencyHist::with_max(VISIT_HIST_MAX_US);
+        long.record(HIST_MAX_US * 3);
+        assert_eq!(long.over_range(), 0);
+        assert_eq!(long.latency_doc(false).histogram_max_us, VISIT_HIST_MAX_US);
     }
 }

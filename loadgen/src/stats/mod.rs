@@ -9,6 +9,7 @@ pub mod pages;
 pub mod per_url;
 pub mod timeline;
 pub mod tls;
+pub mod visits;
 
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use pages::PageStats;
 use per_url::UrlStats;
 use timeline::Timeline;
 use tls::{ErrorDetails, TlsStats};
+use visits::VisitStats;
 
 use crate::tls::Handshake;
 
@@ -323,8 +325,10 @@ pub struct ThreadStats {
     pub urls: Vec<UrlStats>,
     /// --count-header tallies (no tables without the option).
     pub headers: HeaderCounts,
-    /// Page mode only.
+    /// Page mode, and visits (every page view of the journey).
     pub pages: Option<PageStats>,
+    /// Visits only (`--journey`).
+    pub visits: Option<VisitStats>,
     /// Open loop: measured slots sent, and sent late (filled in from the schedule
     /// when the thread ends).
     pub sends: Sends,
@@ -349,6 +353,8 @@ pub struct Shape {
     /// Number of --count-header names.
     pub headers: usize,
     pub pages: bool,
+    /// Visits: the journey's rows (its login and pages); None without --journey.
+    pub visit_rows: Option<usize>,
 }
 
 /// How one measured request ended.
@@ -368,6 +374,7 @@ impl ThreadStats {
             urls: (0..shape.urls).map(|_| UrlStats::default()).collect(),
             headers: HeaderCounts::new(shape.headers),
             pages: shape.pages.then(PageStats::default),
+            visits: shape.visit_rows.map(VisitStats::new),
             sends: Sends::default(),
             tls: TlsStats::default(),
             details: ErrorDetails::default(),
@@ -417,6 +424,9 @@ impl ThreadStats {
         }
         self.headers.merge(&other.headers);
         if let (Some(a), Some(b)) = (&mut self.pages, &other.pages) {
+            a.merge(b);
+        }
+        if let (Some(a), Some(b)) = (&mut self.visits, &other.visits) {
             a.merge(b);
         }
         self.sends.merge(&other.sends);

@@ -35,6 +35,7 @@ pub mod hostile;
 pub mod loops;
 pub mod mass;
 pub mod schema;
+pub mod session;
 pub mod tls;
 
 use std::io::{Read, Write};
@@ -471,7 +472,7 @@ pub const WARNING_SENTENCES: [(&str, &str); 14] = [
     ("non_2xx", "were not 2xx"),
     ("latency_over_range", "above the histogram's"),
     ("rate_timer_resolution", "timer resolution"),
-    ("rate_not_reached", "requests/s asked for were sent"),
+    ("rate_not_reached", "/s asked for were"),
     ("short_run", "less than 1 s"),
     ("io_fallback", "--io uring was asked for, but "),
 ];

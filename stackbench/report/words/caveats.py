@@ -78,6 +78,12 @@ def said(f: CaveatFacts) -> str:
             return (f"{f.connections} connections for {f.rate} requests/s: with the engine's 1 ms timer resolution, "
                     "latency may include up to ~1 ms of generator delay — use at least "
                     f"{f.min_connections} connections")
+        case RateNotReached(of="visits"):
+            return (f"only {f.sent_per_s or 0:.1f} of the {f.rate or 0:,g} visits/s asked for began: all "
+                    f"{f.connections} visitors were busy"
+                    + (f" and {f.not_sent:,} due visits never began" if f.not_sent else "")
+                    + " — the stack answered more slowly than the visitors allow (a visit's duration counts from "
+                    "when it was due); `connections` gives the engine more visitors")
         case RateNotReached():
             return (f"only {f.sent_per_s or 0:.0f} of the {f.rate or 0:,g} requests/s asked for were sent: all "
                     f"{f.connections} connections were busy"

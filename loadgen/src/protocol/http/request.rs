@@ -17,26 +17,46 @@ pub struct Header {
 }
 
 pub fn build(method: &str, url: &Url, extra: &[Header], keepalive: bool) -> Vec<u8> {
-    let has = |name: &str| extra.iter().any(|h| h.name.eq_ignore_ascii_case(name));
-    let mut head = format!("{method} {} HTTP/1.1\r\n", url.path);
-    // The default Host is skipped when the user supplied one with -H. No Accept:
-    // its absence means "*/*" (RFC 9110 §12.5.1).
-    if !has("host") {
-        head += &format!("Host: {}\r\n", url.host_header());
-    }
-    if !keepalive && !has("connection") {
-        head += "Connection: close\r\n";
-    }
+    let mut head = start(method, url, extra, keepalive);
     // A body-carrying method without a length makes some servers wait for a body.
     let wants_body = ["POST", "PUT", "PATCH"].iter().any(|m| method.eq_ignore_ascii_case(m));
-    if wants_body && !has("content-length") && !has("transfer-encoding") {
+    if wants_body && !has(extra, "content-length") && !has(extra, "transfer-encoding") {
         head += "Content-Length: 0\r\n";
     }
-    for h in extra {
-        head += &format!("{}: {}\r\n", h.name, h.value);
-    }
+    add_headers(&mut head, extra);
     head += "\r\n";
     head.into_bytes()
+}
+
+/// A visit's request head without its empty line (client/visit.rs adds the Cookie the
+/// visitor's jar holds, a body's headers, the empty line and the body, per request).
+pub fn head(method: &str, url: &Url, extra: &[Header], keepalive: bool) -> Vec<u8> {
+    let mut head = start(method, url, extra, keepalive);
+    add_headers(&mut head, extra);
+    head.into_bytes()
+}
+
+fn has(extra: &[Header], name: &str) -> bool {
+    extra.iter().any(|h| h.name.eq_ignore_ascii_case(name))
+}
+
+/// The request line, `Host` (unless -H gave one) and `Connection: close` without keep-alive.
+fn start(method: &str, url: &Url, extra: &[Header], keepalive: bool) -> String {
+    let mut head = format!("{method} {} HTTP/1.1\r\n", url.path);
+    // No Accept: its absence means "*/*" (RFC 9110 §12.5.1).
+    if !has(extra, "host") {
+        head += &format!("Host: {}\r\n", url.host_header());
+    }
+    if !keepalive && !has(extra, "connection") {
+        head += "Connection: close\r\n";
+    }
+    head
+}
+
+fn add_headers(head: &mut String, extra: &[Header]) {
+    for h in extra {
+        *head += &format!("{}: {}\r\n", h.name, h.value);
+    }
 }
 
 #[cfg(test)]
@@ -60,5 +80,13 @@ mod tests {
         assert!(req.contains("host: example\r\n"));
         assert!(req.contains("Connection: close\r\n"));
         assert!(req.contains("Content-Length: 0\r\n"));
+    }
+
+    #[test]
+    fn a_visits_head_is_left_open() {
+        let url = parse_url("http://127.0.0.1:8080/wp-login.php").unwrap();
+        let extra = [Header { name: "User-Agent".into(), value: "x".into() }];
+        let head = String::from_utf8(head("POST", &url, &extra, true)).unwrap();
+        assert_eq!(head, "POST /wp-login.php HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: x\r\n");
     }
 }
