@@ -500,7 +500,7 @@ def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadMode
                    "(the stack's namespace reaches nothing outside this machine)")
     if hosts.remote_db and not any(workloads.get(w).services for w in workload_ids if w in workloads.IDS):
         raise fail("hosts.db names a host for the workloads' database, and none of the plan's workloads has one "
-                   "(WordPress has: wordpress-home, wordpress-mix)")
+                   "(WordPress has: wordpress-home, wordpress-mix, wordpress-mix-slow)")
     if hosts.remote_server:
         if any(p.namespaced for p in networks):
             raise fail("a server on another host is reached over the real network: network must be \"loopback\" "
