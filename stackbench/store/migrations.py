@@ -138,6 +138,13 @@ def _v13_to_v14(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sizings ADD COLUMN yardstick_json TEXT")
 
 
+def _v14_to_v15(db: sqlite3.Connection) -> None:
+    """v15: a tuning keeps what one deliberately slow request cost the other visitors (a
+    workload with slow requests: analysis/slow_requests.py). An older tuning's workload had
+    none, or it was not measured then: NULL."""
+    db.execute("ALTER TABLE tunings ADD COLUMN slow_cost_json TEXT")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -151,6 +158,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     11: _v11_to_v12,
     12: _v12_to_v13,
     13: _v13_to_v14,
+    14: _v14_to_v15,
 }
 
 
