@@ -189,7 +189,7 @@ def test_the_cost_in_words_names_the_visitors_behind_a_held_worker_and_the_measu
     assert larger == ("what a slow request would cost with 1 worker: each (1 s, 1 request in 50) holds it, and the "
                       "other 63 clients wait behind it — measured on wordpress-mix-slow: the other pages' p99 4.2 s "
                       "and 16.2 responses/s (a slow request itself 4.9 s); slow requests held it 30% of the time, "
-                      "when nobody else was served; with 2 workers (chosen) the other pages' p99 3 s and 23.0 "
+                      "when nobody else was served; with 2 workers (chosen) the other pages' p99 3.0 s and 23.0 "
                       "responses/s")
     alone = words.slow_cost(_stored(SlowCost(1000, 0.02, 6.25, ONE, None), rate=6.25))
     assert alone is not None and alone.startswith("what a slow request costs with this one worker: each (1 s, 1 "
@@ -254,3 +254,26 @@ def test_the_html_report_says_the_cost_beside_the_tuning_curve():
     fig = html.unescape(next(f for f in figures_of(text) if "Tuning — " in f))
     cost = words.slow_cost(t)
     assert cost is not None and cost[1:] in fig
+
+
+def test_at_a_rate_the_smallest_pool_that_meets_the_slo_is_chosen_not_the_highest_figure():
+    """One run a candidate (the sizing's quick form): two pools serve 6.25/s, the larger by a
+    hair more — noise, since both serve the rate; the smallest that meets the SLO is chosen."""
+    from stackbench.report.words import tuning as words
+
+    slo = SLO({"99": 500_000}, 0, 0)
+    cells = [mix_cell("1 worker", 0, 6.25, 1_300_000, 1_400_000, 2, load="rate"),
+             mix_cell("2 workers", 0, 6.21, 310_000, 1_050_000, 2, load="rate"),
+             mix_cell("4 workers", 0, 6.30, 300_000, 1_040_000, 2, load="rate")]
+    found = tuning.trials(cells, {"1 worker": 1, "2 workers": 2, "4 workers": 4}, slo, SLOW)
+    assert tuning.choose(found).chosen.size == 4  # the closed loop's rule would crown the noise
+    choice = tuning.choose(found, at_rate=True)
+    assert choice.chosen.size == 2 and choice.reason is tuning.Reason.SMALLEST_MEETS and choice.best is found[2]
+    from dataclasses import replace
+
+    t = _stored(None, rate=6.25)
+    t = replace(t, key={**t.key, "slo": slo.as_dict()}, sizes={"1 worker": 1, "2 workers": 2, "4 workers": 4})
+    review = tuning.review(t, cells, None)
+    assert review.choice.chosen.size == 2  # a stored rate tuning is read back by the same rule
+    assert words.why(review).startswith("chosen: 2 workers — the smallest pool that served the rate within the SLO "
+                                        "in every run (1 worker: p99 1,300 ms > 500 ms)")

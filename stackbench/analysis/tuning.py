@@ -26,8 +26,11 @@ The rules, in the order the tuner applies them:
    serves when every repetition met the SLO (each client served, no error, no OOM kill,
    the latency within it). One failed repetition fails it: a pool that is OOM-killed one
    time in three is not a setting a sysadmin can leave in place.
-4. **The choice** (`choose`): among the candidates that serve, the best is the one with
-   the highest geometric mean of its figures; the chosen one is the *smallest* that is as
+4. **The choice** (`choose`). At a rate, the smallest candidate that serves it: every pool
+   that serves a rate serves the same responses a second, so a higher figure among them
+   is noise (with one run a candidate, no interval would say so). Otherwise, among the
+   candidates that serve, the best is the one with the highest geometric mean of its
+   figures; the chosen one is the *smallest* that is as
    good as the best — its shortfall within TIE_BAND and not significant (Welch's interval
    of the ratio on the logs, analysis/stats.py, reaches 1). On this machine's noise
    (bench/RESULTS.md: CV 2–17 % from one window to the next) a single run per candidate
@@ -83,6 +86,10 @@ class Reason(enum.Enum):
     # pool can serve more (rule 3), so none was measured — the stack does not carry the
     # rate on this machine
     CPU_SATURATED = "cpu_saturated"
+    # At a rate: the smallest pool did not serve it, the others were measured, and the
+    # smallest of those that served it is the choice (every pool that serves a rate serves
+    # it alike: a higher figure among them is noise, not a better pool)
+    SMALLEST_MEETS = "smallest_meets"
 
 
 @dataclass(frozen=True)
@@ -188,8 +195,9 @@ def candidates(bound: int, clients: int, cpu_top: int | None, holds_connections:
     return [Candidate(n) for n in sized]
 
 
-def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Choice:
-    """The rule in the module docstring."""
+def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE,
+           at_rate: bool = False) -> Choice:
+    """The rule in the module docstring; `at_rate`: the question is a rate (an open loop)."""
     if not trials:
         raise ValueError("no candidate was measured")
     if len(trials) == 1:
@@ -199,6 +207,9 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
         least = min(trials, key=lambda t: (t.failed / max(1, len(t.failures)), -(t.center or 0.0), t.size))
         return Choice(least, Reason.NONE_SERVED, None)
     best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
+    if at_rate:
+        smallest = min(serving, key=lambda t: (t.size, t.one_request))
+        return Choice(smallest, Reason.SMALLEST_MEETS, best, None, tuple(sorted(t.size for t in serving)))
     tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
     # the smallest; of one size, the connections kept alive (the server's own default)
     chosen = min(tied, key=lambda t: (t.size, t.one_request))
@@ -365,7 +376,7 @@ def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCel
     slo = SLO.from_dict(table) if table else None
     if not second:
         found = trials(candidates, t.sizes, slo, t.slow_paths)
-        return Review(t, slo, tuple(found), choose(found), None)
+        return Review(t, slo, tuple(found), choose(found, at_rate=t.rate is not None), None)
     first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
     found = trials(candidates, first, slo)
     label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)

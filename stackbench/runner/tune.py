@@ -116,7 +116,7 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         trials += tuning.trials(_measured(store, run), {tune_plan.candidate_label(pool, c): c.size for c in rest},
                                 slo, slow.paths)
     assert run_id is not None
-    choice = tuning.choose(trials)
+    choice = tuning.choose(trials, at_rate=q.rate is not None)
     knobs = tune_plan.candidate_knobs(q, pool, Candidate(choice.chosen.size, choice.chosen.one_request))
     mem = None
     if memory:

@@ -89,6 +89,12 @@ def why(r: Review) -> str:
     if c.reason is Reason.SMALLEST_SERVES:
         return (f"chosen: {name} — the smallest pool served the rate within the SLO in every run; at a rate every "
                 "pool that serves it serves it alike, so no larger one was measured")
+    if c.reason is Reason.SMALLEST_MEETS:
+        missed = [t for t in r.trials if not t.serves and t.size < c.chosen.size]
+        why_not = "; ".join(f"{candidate(t)}: {failures(t)}" for t in missed)
+        return (f"chosen: {name} — the smallest pool that served the rate within the SLO in every run"
+                + (f" ({why_not})" if why_not else "")
+                + "; every pool that serves a rate serves it alike, so a larger one's higher figure is noise")
     if c.reason is Reason.CPU_SATURATED:
         return (f"chosen: {name} — it did not serve the rate, and kept the CPU busy doing so: a larger pool could "
                 "only queue for the same CPU, so none was measured (the stack does not carry this rate on this "
@@ -124,11 +130,11 @@ def _why_served(r: Review, name: str) -> str:
 
 
 def _s(us: int | None) -> str:
-    """A visitor's wait in seconds: "4.2 s", "0.45 s", "12 s"."""
+    """A visitor's wait in seconds: "0.45 s", "2.0 s", "12 s"."""
     if us is None:
         return "-"
     v = us / 1e6
-    return f"{v:.2g} s" if v < 10 else f"{v:.0f} s"
+    return f"{v:.2f} s" if v < 1 else f"{v:.1f} s" if v < 10 else f"{v:.0f} s"
 
 
 def _workers(n: int) -> str:
