@@ -78,6 +78,7 @@ TABLE_KEYS: dict[str, set[str]] = {
     "networks.*.up": profiles.SHAPE_KEYS,
     "visitors.*": visitors.KEYS,
     "scenario": plan.SCENARIO_KEYS,
+    "tune": plan.TUNE_KEYS,
     "sizing": sizing.KEYS,
     "sizing.target": sizing.TARGET_KEYS,
     "sizing.sizes": sizing.SIZE_KEYS,
@@ -162,6 +163,7 @@ def test_the_key_checker_catches_a_misspelt_key():
         "search.budgett", "networks.x.down.rat"]
     assert unknown_keys({"stacks": [{"id": "nginx-fpm", "knob": {}}]}) == ["stacks.knob"]
     assert unknown_keys({"scenario": {"quick": {"repetition": 5}}}) == ["scenario.quick.repetition"]
+    assert unknown_keys({"tune": {"workloads": "wordpress-mix-slow"}}) == ["tune.workloads"]
 
 
 def section(text: str, heading: str) -> str:
@@ -185,6 +187,8 @@ def test_the_plan_keys_page_names_every_key():
         assert {k for k in keys if f"`{k}`" not in text and f'`"{k}"`' not in text} == set(), heading
     urls = section(page, "`[app]` and `[[app.urls]]`")
     assert {k for k in app.URL_KEYS if f"`urls.{k}`" not in urls} == set()
+    tune = next(line for line in top.splitlines() if line.startswith("| `tune` |"))
+    assert {k for k in plan.TUNE_KEYS if f"`{k}`" not in tune} == set()
 
 
 # ------------------------------------------------------------------ (b) commands

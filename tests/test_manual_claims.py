@@ -92,7 +92,8 @@ def test_the_dry_run_totals_what_it_measures_first():
     cells = float(re.search(r"^\d+ cells \(.*?\), about ([\d.]+) min", out, re.M)[1])
     low, high, _ = quick("small-vps")
     untuned_low, untuned_high, _ = quick("small-vps", "untuned")  # the same cells, fixed pools
-    assert cells == untuned_low and low > untuned_low and high > untuned_high + 1.5
+    # two tunings at 16 clients: 11 and 13 runs of ~4 s at most in the dry run's count
+    assert cells == untuned_low and low > untuned_low and high > untuned_high + 1
 
 
 def said(name: str, quick_form: bool) -> str:
@@ -149,19 +150,19 @@ CLAIMS = [
      lambda: max(quick(n) for n in scenarios.names() if n not in LONG), _up_to(2)),
     (DOCS / "guide" / "scenarios.md", "in about 2 minutes on a 2-core machine, but `small-vps` and `sizing`",
      lambda: max(quick(n) for n in scenarios.names() if n not in LONG), _up_to(2)),
-    (DOCS / "guide" / "scenarios.md", "`small-vps --quick` 1–4 minutes, up to 11", lambda: quick("small-vps"),
-     _range(1, 4, 11)),
+    (DOCS / "guide" / "scenarios.md", "`small-vps --quick` 1–4 minutes, up to 10", lambda: quick("small-vps"),
+     _range(1, 4, 10)),
     (DOCS / "guide" / "scenarios.md", "`sizing --quick` 2–14", lambda: quick("sizing"), _range(2, 14)),
     (DOCS / "guide" / "sizing.md", "on a fresh store says about 2–14 minutes", lambda: quick("sizing"),
      _range(2, 14)),
-    (DOCS / "guide" / "machine-profiles.md", "its dry run says 1–4 minutes, up to 11", lambda: quick("small-vps"),
-     _range(1, 4, 11)),
+    (DOCS / "guide" / "machine-profiles.md", "its dry run says 1–4 minutes, up to 10", lambda: quick("small-vps"),
+     _range(1, 4, 10)),
     (ROOT / "stackbench/scenarios/sizing.toml", "the full form's dry run says 18–32 minutes", lambda: full("sizing"),
      _range(18, 32)),
     (ROOT / "stackbench/scenarios/sizing.toml", "its dry run says 2–14\n# minutes", lambda: quick("sizing"),
      _range(2, 14)),
-    (ROOT / "stackbench/scenarios/small-vps.toml", "the whole form's dry run says 5–10 minutes, up to 34",
-     lambda: full("small-vps"), _range(5, 10, 34)),
+    (ROOT / "stackbench/scenarios/small-vps.toml", "the whole form's dry run says 5–9 minutes, up to 30",
+     lambda: full("small-vps"), _range(5, 9, 30)),
     (ROOT / "stackbench/scenarios/static.toml", "within a full form's ten minutes", lambda: full("static"),
      _up_to(10)),
     (ROOT / "stackbench/scenarios/static.toml", "five runs a side within two minutes", lambda: quick("static"),
@@ -198,6 +199,8 @@ NOT_A_DRY_RUN = [
     "2 min 14 s with its tunings stored",
     "the tunings 6 min 30 s of it",
     "two took 6 min 30 s measured, the other two 7 min measured",
+    "made the quick form 5 min 20 s",
+    "3 min 57 s measured on a fresh",
     "beginning no repetition that would end past 100 s",
 ]
 TIME = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?(?:½)?|two|ten|a few)(?:–\d+)?\s*\n?#?\s*(?:min\b|minutes?\b)", re.I)

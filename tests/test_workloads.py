@@ -34,7 +34,8 @@ def test_check_names_what_is_wrong():
 
 def test_the_registry_is_explicit_and_every_workload_is_checkable():
     assert list(workloads.WORKLOADS) == ["static-12b", "static-100k", "static-jpeg-150k", "php-hello", "php-100k",
-                                         "php-sleep", "mixed-page", "wordpress-home", "wordpress-mix"]
+                                         "php-sleep", "mixed-page", "wordpress-home", "wordpress-mix",
+                                         "wordpress-mix-slow"]
     for w in workloads.WORKLOADS.values():
         assert w.urls and all(u.path.startswith("/") and u.weight >= 1 for u in w.urls)
         # Generated documents are checked byte for byte; WordPress by title and no PHP error.
@@ -133,6 +134,42 @@ def test_wordpress_workloads_need_php_a_front_controller_and_their_own_tree():
     assert home.needs() == {"php", "front_controller"} and home.docroot is not None and home.services is not None
     assert [u.weight for u in workloads.get("wordpress-mix").urls] == [4, 3, 2, 1]
     assert any(r.package == "mariadb-server" for r in home.requirements)
+
+
+def test_the_slow_mix_is_the_mix_with_one_request_in_fifty_held_a_second():
+    mix, slow = workloads.get("wordpress-mix"), workloads.get("wordpress-mix-slow")
+    weights = {u.path: u.weight for u in slow.urls}
+    assert sum(weights.values()) == 50
+    (held,) = [u for u in slow.urls if u.slow_ms]
+    assert held.slow_ms == 1000 and held.weight == 1 and held.path.endswith("&stackbench_slow=1000")
+    assert held.path.startswith(next(u.path for u in mix.urls if u.path.startswith("/?s=")))  # a search, slowed
+    # the mix's shares kept: home 4 : post 3 : category 2 : search 1, the slow search among the searches
+    share = {u.path: u.weight / 10 for u in mix.urls}
+    slowed = {p: w / 50 for p, w in weights.items()}
+    assert slowed == {**share, "/?s=cache": 0.08, held.path: 0.02}  # searches 10 % still, 1 in 5 of them slow
+    assert held.check == slow.urls[0].check and slow.docroot is mix.docroot
+    assert all(u.slow_ms == 0 for w in workloads.WORKLOADS.values() if w.id != slow.id for u in w.urls)
+
+
+def test_the_slow_request_plugin_is_in_the_cached_tree_and_its_key(tmp_path, monkeypatch):
+    from stackbench.workloads.wordpress import provision
+
+    text = provision.SLOW_PLUGIN.read_text()
+    assert "stackbench_slow" in text and "usleep" in text and "add_action('wp'" in text
+    assert provision.SLOW_PLUGIN_PATH.startswith("wp-content/mu-plugins/")
+    # a changed plugin is a new cache entry: its bytes are hashed into the key
+    monkeypatch.setattr(provision, "wordpress_version", lambda: "6.1")
+    monkeypatch.setattr(provision, "mariadb_version", lambda: "mariadbd 10.11")
+    provision.key.cache_clear()
+    try:
+        before = provision.key()
+        changed = tmp_path / "slow.php"
+        changed.write_bytes(provision.SLOW_PLUGIN.read_bytes() + b"// changed\n")
+        monkeypatch.setattr(provision, "SLOW_PLUGIN", changed)
+        provision.key.cache_clear()
+        assert provision.key() != before
+    finally:
+        provision.key.cache_clear()
 
 
 def test_an_app_table_is_checked_before_anything_starts(workdir):

@@ -26,7 +26,8 @@ from stackbench.stacks import registry
 from stackbench.stacks.lifecycle import StackInstance
 from stackbench.errors import MissingBinary
 from stackbench.stacks import installed
-from stackbench.workloads import mixed_page
+from stackbench.workloads import mixed_page, verify
+from stackbench.workloads.base import Url
 from test_interrupt_real import lab_processes, stored_cells
 
 pytestmark = pytest.mark.servers
@@ -75,6 +76,30 @@ def test_wordpress_serves_with_the_opcache_state_read_back(stack_id, opcache, wo
     per_url = {u.path: u.requests.completed for u in result.per_url}
     assert set(per_url) == {u.path for u in wl.urls} and sum(per_url.values()) == 40
     assert mariadbd_under(workdir) == [], "MariaDB outlived its stack"
+
+
+@pytest.mark.parametrize("stack_id", ["nginx-fpm", "apache-prefork-modphp"])
+def test_the_slow_request_holds_its_worker_a_second_and_returns_the_page(stack_id, workdir):
+    require_stack(stack_id)
+    require_wordpress()
+    wl = workloads.get("wordpress-mix-slow")
+    (slow,) = [u for u in wl.urls if u.slow_ms]
+    with instance(stack_id, wl, workdir) as inst:
+        inst.verify([wl.id])  # every URL as the runner verifies it: the slow one no sooner than 1 s
+        started = time.monotonic()
+        status, headers, body = verify.fetch(inst.host, inst.port, slow.path, timeout=15)
+        held = time.monotonic() - started
+        started = time.monotonic()
+        plain = verify.fetch(inst.host, inst.port, slow.path.split("&")[0])
+        unheld = time.monotonic() - started
+        # the same search without the plugin's parameter is not held: a URL that claims to be
+        # slow and is not fails verification, before anything is measured
+        liar = replace(wl, urls=(Url(slow.path.split("&")[0], slow.check, slow_ms=slow.slow_ms),))
+        with pytest.raises(VerifyFailed, match=r"answered in 0\.\d+ s, but this request is to hold its PHP worker 1 s"):
+            verify.verify(inst.host, inst.port, liar, inst.label)
+    assert slow.check.problem(status, headers, body) is None and 1.0 <= held < 3.0, held
+    assert plain[0] == 200 and unheld < 1.0, unheld
+    assert mariadbd_under(workdir) == []
 
 
 def test_verification_says_so_when_the_database_is_gone(workdir):

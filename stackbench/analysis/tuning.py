@@ -26,8 +26,11 @@ The rules, in the order the tuner applies them:
    serves when every repetition met the SLO (each client served, no error, no OOM kill,
    the latency within it). One failed repetition fails it: a pool that is OOM-killed one
    time in three is not a setting a sysadmin can leave in place.
-4. **The choice** (`choose`): among the candidates that serve, the best is the one with
-   the highest geometric mean of its figures; the chosen one is the *smallest* that is as
+4. **The choice** (`choose`). At a rate, the smallest candidate that serves it: every pool
+   that serves a rate serves the same responses a second, so a higher figure among them
+   is noise (with one run a candidate, no interval would say so). Otherwise, among the
+   candidates that serve, the best is the one with the highest geometric mean of its
+   figures; the chosen one is the *smallest* that is as
    good as the best — its shortfall within TIE_BAND and not significant (Welch's interval
    of the ratio on the logs, analysis/stats.py, reaches 1). On this machine's noise
    (bench/RESULTS.md: CV 2–17 % from one window to the next) a single run per candidate
@@ -45,11 +48,13 @@ from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any, Mapping
 
-from stackbench.analysis import outcomes, stats, student_t
+from stackbench.analysis import outcomes, slow_requests, stats, student_t
 from stackbench.analysis.capacity import SLO, check
+from stackbench.analysis.slow_requests import SlowRun
+from stackbench.engine.result import EngineResult
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
-from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, StoredTuning
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, SlowCost, SlowPool, StoredTuning
 
 # Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
 # the page cache's, and a worker's growth past what the bound measured.
@@ -81,6 +86,10 @@ class Reason(enum.Enum):
     # pool can serve more (rule 3), so none was measured — the stack does not carry the
     # rate on this machine
     CPU_SATURATED = "cpu_saturated"
+    # At a rate: the smallest pool did not serve it, the others were measured, and the
+    # smallest of those that served it is the choice (every pool that serves a rate serves
+    # it alike: a higher figure among them is noise, not a better pool)
+    SMALLEST_MEETS = "smallest_meets"
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,9 @@ class Trial:
     # The pool's connections closed after every response (the candidate labelled with
     # ONE_REQUEST_SUFFIX: runner/tune.py set keepalive_requests = 1 for it)
     one_request: bool = False
+    # On a mix with deliberately slow requests, each valid repetition's figures of them
+    # (analysis/slow_requests.py); () on an ordinary workload
+    slow_runs: tuple[SlowRun, ...] = ()
 
     @property
     def serves(self) -> bool:
@@ -183,8 +195,9 @@ def candidates(bound: int, clients: int, cpu_top: int | None, holds_connections:
     return [Candidate(n) for n in sized]
 
 
-def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE) -> Choice:
-    """The rule in the module docstring."""
+def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONFIDENCE,
+           at_rate: bool = False) -> Choice:
+    """The rule in the module docstring; `at_rate`: the question is a rate (an open loop)."""
     if not trials:
         raise ValueError("no candidate was measured")
     if len(trials) == 1:
@@ -194,6 +207,9 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
         least = min(trials, key=lambda t: (t.failed / max(1, len(t.failures)), -(t.center or 0.0), t.size))
         return Choice(least, Reason.NONE_SERVED, None)
     best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
+    if at_rate:
+        smallest = min(serving, key=lambda t: (t.size, t.one_request))
+        return Choice(smallest, Reason.SMALLEST_MEETS, best, None, tuple(sorted(t.size for t in serving)))
     tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
     # the smallest; of one size, the connections kept alive (the server's own default)
     chosen = min(tied, key=lambda t: (t.size, t.one_request))
@@ -240,42 +256,60 @@ def worker_memory(processes: list[ProcessMemory], worker: str, services_bytes: i
     return WorkerMemory(max(size(p) for p in workers), others + int(services_bytes or 0), len(workers))
 
 
-def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None) -> list[Trial]:
+def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None,
+           slow: Mapping[str, int] | None = None) -> list[Trial]:
     """One Trial per candidate (`sizes`: label → pool size) from a candidates run's cells:
     each valid repetition's throughput, and why it failed the question (outcomes.py's
     first failure, or the SLO's latency or error count); an invalid repetition (the lab's
-    measurement, not the stack's answer) is neither."""
+    measurement, not the stack's answer) is neither. `slow`: the workload's deliberately
+    slow URLs ({path: hold, ms}), whose own latency the SLO leaves to the page
+    (analysis/slow_requests.py)."""
+    slow = slow or {}
     out = []
     for label, size in sizes.items():
         mine = sorted((c for c in cells if c.stack_label == label), key=lambda c: c.repetition)
         figures: list[float] = []
         failures: list[str | None] = []
+        runs: list[SlowRun] = []
         peak = None
         for c in mine:
             o = outcomes.of(c)
             if not o.valid or o.throughput is None:
                 continue
             figures.append(o.throughput)
+            engine = slow_requests.judged(c.engine, slow) if c.engine is not None else None
+            run = slow_requests.run_of(c.engine, slow) if c.engine is not None and slow else None
+            if run is not None:
+                runs.append(run)
             if c.load != "closed" and slo is not None:
                 # An open loop is judged as a capacity search's probe is (capacity.check):
                 # a connection whose one request was sent just before the window's end is
                 # not a client left unserved, it is a request in flight.
-                met = check(c.status, c.error, c.engine, slo)
+                met = check(c.status, c.error, engine, slo)
                 failures.append(None if met.met else met.reasons[0])
                 continue
-            failures.append(o.failures[0].code if o.failed else _slo_miss(c, o, slo))
+            failures.append(o.failures[0].code if o.failed else _slo_miss(c, o, slo, engine))
             mem = c.cost.peak_mem_bytes
             peak = mem if peak is None or (mem is not None and mem > peak) else peak
         knobs = mine[0].knobs if mine else {}
-        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak, label.endswith(ONE_REQUEST_SUFFIX)))
+        out.append(Trial(size, knobs, tuple(figures), tuple(failures), peak, label.endswith(ONE_REQUEST_SUFFIX),
+                         tuple(runs)))
     return out
 
 
-def _slo_miss(cell: StoredCell, o: outcomes.Outcome, slo: SLO | None) -> str | None:
+def _slo_miss(cell: StoredCell, o: outcomes.Outcome, slo: SLO | None, judged: EngineResult | None) -> str | None:
+    """`judged`: the cell's result as the SLO judges it — the other pages' latency on a mix
+    with slow requests (slow_requests.judged), else the cell's own."""
     if slo is None or cell.engine is None:
         return None
+    others = judged is not None and judged is not cell.engine
     for p, limit in slo.latency_us.items():
-        value = o.p99_us if p == "99" else o.p50_us if p == "50" else cell.engine.latency.percentiles_us.get(p)
+        value: float | None
+        if others:
+            assert judged is not None
+            value = judged.latency.percentiles_us.get(p)
+        else:
+            value = o.p99_us if p == "99" else o.p50_us if p == "50" else cell.engine.latency.percentiles_us.get(p)
         if value is None or value > limit:
             return SLO_LATENCY
     req = cell.engine.requests
@@ -313,14 +347,36 @@ class Review:
     one_request: Trial | None
 
 
+def slow_cost(found: list[Trial], chosen: Trial, slow: Mapping[str, int], weights: Mapping[str, int],
+              concurrency: int, rate: float | None) -> SlowCost | None:
+    """What one slow request cost the other visitors (analysis/slow_requests.py): the
+    one-process candidate's figures on the mix — the chosen one if it is of one process —
+    and the chosen pool's when it is larger; None when no candidate met a slow request.
+    `slow`: the mix's slow URLs ({path: hold, ms}); `weights`: every URL's ({path: weight});
+    the question's clients, or its rate."""
+    if not slow or not any(t.slow_runs for t in found):
+        return None
+    hold_ms = max(slow.values())
+    share = slow_requests.share(weights, slow)
+    behind = slow_requests.behind(concurrency, rate, hold_ms)
+    ones = [t for t in found if t.size == 1 and t.slow_runs]
+    one = chosen if chosen in ones else (ones[0] if ones else None)
+
+    def pool(t: Trial) -> SlowPool:
+        return slow_requests.pool(t.size, t.one_request, t.center, t.slow_runs, hold_ms)
+
+    return SlowCost(hold_ms, share, behind, pool(one) if one else None,
+                    pool(chosen) if chosen is not one and chosen.slow_runs else None)
+
+
 def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
     """A stored tuning's trials and choice, from its candidates' run (and, for a tuning
     stored with a second stage, that run: `decide`)."""
     table = t.slo_table
     slo = SLO.from_dict(table) if table else None
     if not second:
-        found = trials(candidates, t.sizes, slo)
-        return Review(t, slo, tuple(found), choose(found), None)
+        found = trials(candidates, t.sizes, slo, t.slow_paths)
+        return Review(t, slo, tuple(found), choose(found, at_rate=t.rate is not None), None)
     first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
     found = trials(candidates, first, slo)
     label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)

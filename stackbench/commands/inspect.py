@@ -25,7 +25,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     run_id = _run_id(store, args.run_id, args.db)
     run = store.run(run_id)
     analysis = analyze(run, store.cells(run_id), store.search_rows(run_id), args.baseline)
-    run_report.render(analysis, sys.stdout, every_run=args.all, wide=args.wide, explain=args.explain)
+    run_report.render(analysis, sys.stdout, every_run=args.all, wide=args.wide, explain=args.explain,
+                      tunings={t.id: t for t in store.tunings()})
     if _unfinished(run.status, lock.holder()):
         print(f"finish it with: stackbench run --resume {run_id} --db {args.db}"
               f"{hosts_spec.resume_flags(run.checked.hosts)}", file=sys.stderr)

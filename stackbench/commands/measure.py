@@ -191,7 +191,8 @@ def _report(store: Store, outcome: Outcome | None, progress: TerminalProgress, a
     cells = store.cells(run_id)
     if cells and _mode(args) == "auto":
         run_report.render(analyze(store.run(run_id), cells, store.search_rows(run_id)), sys.stdout,
-                          wide=getattr(args, "wide", False), explain=getattr(args, "explain", False))
+                          wide=getattr(args, "wide", False), explain=getattr(args, "explain", False),
+                          tunings={t.id: t for t in store.tunings()})
     print(f"\nstored as run {run_id} in {args.db}", file=sys.stderr)
     flags = hosts_spec.resume_flags(store.run(run_id).checked.hosts)
     if outcome is None or outcome.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):

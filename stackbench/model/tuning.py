@@ -36,6 +36,58 @@ class TuningMemory:
 
 
 @dataclass(frozen=True)
+class SlowPool:
+    """One candidate pool on a mix with deliberately slow requests, as its runs measured it
+    (analysis/slow_requests.py)."""
+
+    size: int
+    one_request: bool
+    responses_per_s: float | None  # its figure on the mix (geometric mean of its runs)
+    others_p99_us: int | None  # the other pages' p99: the worst page's, in the worst run
+    slow_p50_us: int | None  # a slow request's own latency (its hold and its wait), the worst run's p50
+    # The share of its workers' time the slow requests held them: slow responses × the hold
+    # over the windows × the workers. With one worker, the share of the time nobody else was
+    # served.
+    held_share: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "one_request": self.one_request, "responses_per_s": self.responses_per_s,
+                "others_p99_us": self.others_p99_us, "slow_p50_us": self.slow_p50_us,
+                "held_share": self.held_share}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SlowPool":
+        return cls(int(d["size"]), bool(d.get("one_request")), d.get("responses_per_s"),
+                   d.get("others_p99_us"), d.get("slow_p50_us"), d.get("held_share"))
+
+
+@dataclass(frozen=True)
+class SlowCost:
+    """What one slow request costs the other visitors, from a tuning's own runs on a mix with
+    deliberately slow requests: the one-process pool, and the chosen pool when it is larger
+    (analysis/slow_requests.py cost)."""
+
+    hold_ms: int  # how long a slow request holds its worker
+    share: float  # the slow requests' share of the mix's requests (its weights)
+    # The visitors behind one held worker of a one-process pool: the other clients (a closed
+    # loop: each has a request queued), or those arriving during the hold (at a rate)
+    behind: float
+    one: SlowPool | None  # the one-process candidate (None: the tuning measured none)
+    chosen: SlowPool | None  # the chosen pool, when it is not that one
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"hold_ms": self.hold_ms, "share": self.share, "behind": self.behind,
+                "one": self.one.as_dict() if self.one else None,
+                "chosen": self.chosen.as_dict() if self.chosen else None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SlowCost":
+        one, chosen = d.get("one"), d.get("chosen")
+        return cls(int(d["hold_ms"]), float(d["share"]), float(d["behind"]),
+                   SlowPool.from_dict(one) if one else None, SlowPool.from_dict(chosen) if chosen else None)
+
+
+@dataclass(frozen=True)
 class StoredTuning:
     id: int
     probe_run_id: int | None  # the memory probe's run
@@ -50,6 +102,9 @@ class StoredTuning:
     knobs: dict[str, Any]  # the chosen candidate's knobs
     reason: str  # analysis/tuning.py Reason's value
     created_at: str
+    # What one slow request cost the other visitors, when the workload has deliberately slow
+    # requests (None: it has none, or the tuning was stored before v17)
+    slow_cost: SlowCost | None = None
 
     # The question, typed (the key holds them as the tuner asked):
     @property
@@ -88,6 +143,12 @@ class StoredTuning:
         first when the others were measured after it."""
         first = self.question.get("first_run_id")
         return ([int(first)] if first is not None else []) + [self.run_id]
+
+    @property
+    def slow_paths(self) -> dict[str, int]:
+        """The workload's deliberately slow URLs and each one's hold, ms, as the tuner stored
+        them ({} for an ordinary workload)."""
+        return {str(p): int(ms) for p, ms in (self.question.get("slow") or {}).items()}
 
     @property
     def keepalive_run_id(self) -> int | None:

@@ -38,7 +38,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
             "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing", "steady"}
-TUNE_KEYS = {"concurrency", "repetitions", "rate"}
+TUNE_KEYS = {"concurrency", "repetitions", "rate", "workload"}
 SCENARIO_KEYS = {"question", "look_at", "claim", "seed", "requires", "quick", "variants", "knobs"}  # seed: claim's older name
 RESTARTS = ("cell", "stack")
 DEFAULT_WORKLOADS = ("static-12b", "php-hello", "php-100k")  # the seed comparisons
@@ -131,6 +131,9 @@ class Plan:
     # `tune = { rate }`: tuned stacks tuned for an open loop at this rate instead (a
     # sizing's size plans: planning/sizing.py)
     tune_rate: float | None = None
+    # `tune = { workload }`: the workload tuned stacks are tuned on (None: the plan's one) —
+    # the traffic a site sees, e.g. a mix with slow requests, while the plan measures its own
+    tune_workload: str | None = None
     # `[sizing]`: the machine to buy — this plan is asked of each size (runner/sizing.py)
     sizing: sizing_mod.SizingQuestion | None = None
     # A level's modes alternate their order across repetitions (expand); "as-written":
@@ -439,6 +442,14 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     if tune_rate is not None and (not isinstance(tune_rate, (int, float)) or isinstance(tune_rate, bool)
                                   or not tune_rate > 0):
         raise fail(f"tune.rate must be a number of requests/s above 0, not {tune_rate!r}")
+    tune_workload = tune.get("workload")
+    if tune_workload is not None:
+        if not isinstance(tune_workload, str) or tune_workload == app_workload.ID:
+            raise fail(f"tune.workload names one of the lab's workloads, not {tune_workload!r}")
+        try:
+            workloads.get(tune_workload)  # a tuned stack has a pool of PHP workers: it serves any of them
+        except UsageError as e:
+            raise fail(f"tune.workload: {e.message}") from None
     if any(v.tuned for v in variants):
         by_rate = tune_rate is not None and load.kind in ("rate", "capacity")
         if len(wl) != 1 or not (load.kind == "closed" or by_rate):
@@ -494,6 +505,7 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         target_ci=target_ci, budget_s=budget, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
         machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle, tune_concurrency=tune_concurrency,
         tune_repetitions=tune_repetitions, tune_rate=float(tune_rate) if tune_rate is not None else None,
+        tune_workload=tune_workload,
     )
 
 
@@ -540,7 +552,7 @@ def _check_hosts(hosts: hosts_mod.Hosts, networks: list[Profile], load: LoadMode
                    "(the stack's namespace reaches nothing outside this machine)")
     if hosts.remote_db and not any(workloads.get(w).services for w in workload_ids if w in workloads.IDS):
         raise fail("hosts.db names a host for the workloads' database, and none of the plan's workloads has one "
-                   "(WordPress has: wordpress-home, wordpress-mix)")
+                   "(WordPress has: wordpress-home, wordpress-mix, wordpress-mix-slow)")
     if hosts.remote_server:
         if any(p.namespaced for p in networks):
             raise fail("a server on another host is reached over the real network: network must be \"loopback\" "

@@ -121,7 +121,8 @@ def _excluded(e: verdicts.Excluded) -> dict[str, Any]:
 
 
 def tuning_rows(a: RunAnalysis, stored: Mapping[int, StoredTuning]) -> list[dict[str, Any]]:
-    """Each tuned stack of the run: the stored tuning it took and the knobs it chose."""
+    """Each tuned stack of the run: the stored tuning it took, the knobs it chose, and what one
+    slow request cost the others (a tuning on a mix with slow requests; else None)."""
     out = []
     for label, tuning_id in a.run.checked.tunings.items():
         t = stored.get(tuning_id)
@@ -129,7 +130,7 @@ def tuning_rows(a: RunAnalysis, stored: Mapping[int, StoredTuning]) -> list[dict
             continue
         out.append({"stack_label": label, "tuning_id": t.id, "stack_id": t.stack_id, "pool_size": t.chosen_size,
                     "one_request": t.one_request, "knobs": dict(t.knobs), "reason": t.reason,
-                    "question": dict(t.key)})
+                    "question": dict(t.key), "slow_cost": t.slow_cost.as_dict() if t.slow_cost else None})
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from stackbench import workloads
 from stackbench.analysis import tuning
 from stackbench.analysis.capacity import SLO
 from stackbench.errors import ServerError
@@ -15,7 +16,7 @@ from stackbench.planning import tune as tune_plan
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.planning.tune import TuneQuestion
 from stackbench.model.cell import StoredCell
-from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, SlowCost
 from stackbench.runner import Lab, Options, Outcome, run_plan
 from stackbench.store import Store
 
@@ -32,6 +33,30 @@ class Tuned:
     trials: list[tuning.Trial]
     choice: tuning.Choice
     knobs: dict[str, object]  # what a plan's knobs = "tuned" takes
+    slow_cost: SlowCost | None = None  # a mix with slow requests: what one cost the others
+
+
+@dataclass(frozen=True)
+class _Slow:
+    """The question's workload's deliberately slow URLs ({path: hold, ms}) and every URL's
+    weight; empty for an ordinary workload."""
+
+    paths: dict[str, int]
+    weights: dict[str, int]
+
+    @classmethod
+    def of(cls, workload_id: str) -> "_Slow":
+        if workload_id not in workloads.IDS:
+            return cls({}, {})
+        urls = workloads.get(workload_id).urls
+        return cls({u.path: u.slow_ms for u in urls if u.slow_ms}, {u.path: u.weight for u in urls})
+
+    def cost(self, q: TuneQuestion, found: list[tuning.Trial], chosen: tuning.Trial) -> SlowCost | None:
+        return tuning.slow_cost(found, chosen, self.paths, self.weights, q.concurrency, q.rate)
+
+    def question(self, q: TuneQuestion) -> dict[str, object]:
+        """The question as stored: with its slow URLs, so a review judges them alike."""
+        return q.as_dict() | ({"slow": self.paths} if self.paths else {})
 
 
 def slo_of(q: TuneQuestion) -> SLO | None:
@@ -42,6 +67,7 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
          lab: Lab | None = None) -> Tuned:
     pool = tune_plan.pool_of(q.stack_id)
     slo = slo_of(q)
+    slow = _Slow.of(q.workload)
     first_trials: list[tuning.Trial] = []
     first_run = None
     if q.rate is not None:
@@ -51,7 +77,8 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         smallest = Candidate(1, one_request=pool.holds_connections and q.keepalive)
         first = run_plan(tune_plan.candidates_plan(q, [smallest]), store, events, options, lab)
         first_run = first.run_id
-        first_trials = tuning.trials(_measured(store, first), {tune_plan.candidate_label(pool, smallest): 1}, slo)
+        first_trials = tuning.trials(_measured(store, first), {tune_plan.candidate_label(pool, smallest): 1}, slo,
+                                     slow.paths)
         busy = _busiest(store, first.run_id, q)
         saturated = busy is not None and busy >= tuning.SATURATED
         if first_trials[0].serves or saturated:
@@ -61,10 +88,11 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
             choice = tuning.Choice(first_trials[0], reason, first_trials[0] if first_trials[0].serves else None)
             knobs = tune_plan.candidate_knobs(q, pool, smallest)
             sizes = {tune_plan.candidate_label(pool, smallest): 1}
-            tuning_id = store.record_tuning(None, first.run_id, q.stack_id, q.workload, q.key(), q.as_dict(), None,
-                                            sizes, 1, knobs, choice.reason.value)
+            cost = slow.cost(q, first_trials, choice.chosen)
+            tuning_id = store.record_tuning(None, first.run_id, q.stack_id, q.workload, q.key(), slow.question(q),
+                                            None, sizes, 1, knobs, choice.reason.value, cost)
             return Tuned(tuning_id, None, first.run_id, None, None, None, q.concurrency, sizes, first_trials, choice,
-                         knobs)
+                         knobs, cost)
     probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
     probed = _measured(store, probe)
     profile = tune_plan.machine_profile(q)
@@ -86,20 +114,22 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         run = run_plan(tune_plan.candidates_plan(q, rest), store, events, options, lab)
         run_id = run.run_id
         trials += tuning.trials(_measured(store, run), {tune_plan.candidate_label(pool, c): c.size for c in rest},
-                                slo)
+                                slo, slow.paths)
     assert run_id is not None
-    choice = tuning.choose(trials)
+    choice = tuning.choose(trials, at_rate=q.rate is not None)
     knobs = tune_plan.candidate_knobs(q, pool, Candidate(choice.chosen.size, choice.chosen.one_request))
     mem = None
     if memory:
         mem = {"worker_bytes": memory.worker_bytes, "base_bytes": memory.base_bytes, "workers": memory.workers,
                "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM, "cpu_busy": busy,
                "cpu_top": cpu_top}
-    question = q.as_dict() | ({"first_run_id": first_run} if first_run is not None and first_run != run_id else {})
+    question = slow.question(q) | ({"first_run_id": first_run} if first_run is not None and first_run != run_id
+                                   else {})
+    cost = slow.cost(q, trials, choice.chosen)
     tuning_id = store.record_tuning(probe.run_id, run_id, q.stack_id, q.workload, q.key(), question, mem,
-                                    sizes, choice.chosen.size, knobs, choice.reason.value)
+                                    sizes, choice.chosen.size, knobs, choice.reason.value, cost)
     return Tuned(tuning_id, probe.run_id, run_id, first_run if first_run != run_id else None, memory, limit, bound,
-                 sizes, trials, choice, knobs)
+                 sizes, trials, choice, knobs, cost)
 
 
 def _busiest(store: Store, run_id: int, q: TuneQuestion) -> float | None:
@@ -156,16 +186,18 @@ def resolve(plan: Plan, store: Store, events: Events | None = None, options: Opt
 
 
 def question_for(plan: Plan, v: StackVariant) -> TuneQuestion:
-    """What a plan's tuned stack is tuned for: its one workload at `tune.concurrency`, else
-    its largest concurrency; or at `tune.rate` in an open loop, within the plan's SLO."""
+    """What a plan's tuned stack is tuned for: its one workload (or `tune.workload`, the
+    traffic the site sees) at `tune.concurrency`, else its largest concurrency; or at
+    `tune.rate` in an open loop, within the plan's SLO."""
+    workload = plan.tune_workload or plan.workloads[0]
     if plan.tune_rate is not None:
         slo = plan.load.slo
-        return TuneQuestion(v.id, plan.workloads[0], plan.load.connections_for(plan.tune_rate),
+        return TuneQuestion(v.id, workload, plan.load.connections_for(plan.tune_rate),
                             machine=plan.raw.get("machine"), slo=slo.as_dict() if slo else None,
                             keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s",
                             warmup=f"{plan.warmup_s}s", timeout=f"{plan.timeout_s}s",
                             repetitions=plan.tune_repetitions, rate=plan.tune_rate)
     level = plan.tune_concurrency or max(plan.load.concurrency)
-    return TuneQuestion(v.id, plan.workloads[0], level, machine=plan.raw.get("machine"),
+    return TuneQuestion(v.id, workload, level, machine=plan.raw.get("machine"),
                         keepalive=plan.keepalive[0], duration=f"{plan.duration_s or 4}s", warmup=f"{plan.warmup_s}s",
                         timeout=f"{plan.timeout_s}s", repetitions=plan.tune_repetitions)

@@ -26,7 +26,7 @@ from stackbench.model.cost import CgroupSample, ProcessMemory, StoredCost
 from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import SizeRun, StoredSizing
-from stackbench.model.tuning import StoredTuning
+from stackbench.model.tuning import SlowCost, StoredTuning
 from stackbench.monitor.session import CellReadings
 from stackbench.states import CellStatus, RunStatus
 from stackbench.store import migrations
@@ -134,15 +134,17 @@ class Store:
 
     def record_tuning(self, probe_run_id: int | None, run_id: int, stack_id: str, workload: str,
                       key: dict[str, Any], question: dict[str, Any], memory: dict[str, Any] | None,
-                      sizes: dict[str, int], chosen_size: int, knobs: dict[str, Any], reason: str) -> int:
+                      sizes: dict[str, int], chosen_size: int, knobs: dict[str, Any], reason: str,
+                      slow_cost: SlowCost | None = None) -> int:
         """A finished tuning; returns its id."""
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO tunings (probe_run_id, run_id, stack_id, workload, key_json, question_json, memory_json,"
-                " sizes_json, chosen_size, knobs_json, reason, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " sizes_json, chosen_size, knobs_json, reason, created_at, slow_cost_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (probe_run_id, run_id, stack_id, workload, json.dumps(key, sort_keys=True), json.dumps(question),
                  json.dumps(memory) if memory is not None else None, json.dumps(sizes), chosen_size,
-                 json.dumps(knobs), reason, _now()))
+                 json.dumps(knobs), reason, _now(), json.dumps(slow_cost.as_dict()) if slow_cost else None))
         return int(cur.lastrowid or 0)
 
     def tunings(self) -> list[StoredTuning]:

@@ -152,6 +152,13 @@ def _v15_to_v16(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE cells ADD COLUMN cache_json TEXT")
 
 
+def _v16_to_v17(db: sqlite3.Connection) -> None:
+    """v17: a tuning keeps what one deliberately slow request cost the other visitors (a
+    workload with slow requests: analysis/slow_requests.py). An older tuning's workload had
+    none, or it was not measured then: NULL."""
+    db.execute("ALTER TABLE tunings ADD COLUMN slow_cost_json TEXT")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -167,6 +174,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     13: _v13_to_v14,
     14: _v14_to_v15,
     15: _v15_to_v16,
+    16: _v16_to_v17,
 }
 
 

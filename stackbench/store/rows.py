@@ -18,7 +18,7 @@ from stackbench.model.php import PhpState
 from stackbench.model.plan import CheckedPlan
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import SizeRun, StoredSizing
-from stackbench.model.tuning import StoredTuning, TuningMemory
+from stackbench.model.tuning import SlowCost, StoredTuning, TuningMemory
 from stackbench.model.stop import RepetitionStop
 from stackbench.model.visitors import VisitorClasses
 from stackbench.model.warmup import StoredWarmup
@@ -88,7 +88,8 @@ def tuning_of(row: sqlite3.Row) -> StoredTuning:
                         json.loads(row["key_json"]), json.loads(row["question_json"]),
                         TuningMemory(**json.loads(memory)) if memory else None, json.loads(row["sizes_json"]),
                         row["chosen_size"],
-                        json.loads(row["knobs_json"]), row["reason"], row["created_at"])
+                        json.loads(row["knobs_json"]), row["reason"], row["created_at"],
+                        _typed(SlowCost.from_dict, row["slow_cost_json"]))
 
 
 def sample_of(row: sqlite3.Row) -> CgroupSample:

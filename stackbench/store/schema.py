@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 16
+VERSION = 17
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -156,8 +156,9 @@ CREATE TABLE tunings (                 -- `stackbench tune`: a stack's best pool
     sizes_json TEXT NOT NULL,           -- {candidate's label: pool size}
     chosen_size INTEGER NOT NULL,
     knobs_json TEXT NOT NULL,           -- the chosen candidate's knobs (what a plan's knobs = "tuned" takes)
-    reason TEXT NOT NULL,               -- best | smallest_tied | none_served | only
-    created_at TEXT NOT NULL            -- UTC, ISO 8601
+    reason TEXT NOT NULL,               -- analysis/tuning.py Reason: best | smallest_tied | smallest_meets | none_served | …
+    created_at TEXT NOT NULL,           -- UTC, ISO 8601
+    slow_cost_json TEXT                 -- what one slow request cost the others (a mix with slow requests; else NULL)
 );
 CREATE TABLE sizings (                 -- a plan's [sizing]: the machine to buy (runner/sizing.py)
     id INTEGER PRIMARY KEY,

@@ -30,6 +30,7 @@ _TABLE: dict[str, Callable[[], Workload]] = {
     **_DOCUMENTS,
     "wordpress-home": lambda: wordpress.WORDPRESS_HOME,
     "wordpress-mix": lambda: wordpress.WORDPRESS_MIX,
+    "wordpress-mix-slow": lambda: wordpress.WORDPRESS_MIX_SLOW,
 }
 IDS: tuple[str, ...] = tuple(_TABLE)
 

@@ -79,6 +79,10 @@ class Url:
     path: str  # starts with /
     check: Check
     weight: int = 1  # share of the requests in a URL mix
+    # A deliberately slow request: the page holds its PHP worker this many milliseconds
+    # (WordPress's ?stackbench_slow=MS), so verification waits for at least that long, and a
+    # tuning judges its SLO on the other pages (docs/methods/tuning.md); 0: an ordinary page.
+    slow_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import re
 import socket
 import ssl
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -52,12 +53,15 @@ def fetch(host: str, port: int, path: str, timeout: float = 10.0,
 
 
 def verify(host: str, port: int, workload: Workload, stack_label: str, cafile: Path | None = None) -> None:
-    """Every URL of the workload answers as its Check says (over TLS with `cafile`)."""
+    """Every URL of the workload answers as its Check says (over TLS with `cafile`); a
+    deliberately slow one (`Url.slow_ms`) no sooner than it holds its worker — a slow request
+    that comes back fast measures a mix without one."""
     scheme = "https" if cafile is not None else "http"
     for url in workload.urls:
         where = f"{stack_label} {workload.id} (GET {url.path}{' over https' if cafile else ''})"
+        started = time.monotonic()
         try:
-            status, headers, body = fetch(host, port, url.path, cafile=cafile)
+            status, headers, body = fetch(host, port, url.path, timeout=10.0 + url.slow_ms / 1000, cafile=cafile)
         except ssl.SSLCertVerificationError as e:
             raise VerifyFailed(f"{where}: the certificate does not verify against the run's CA: "
                                f"{e.verify_message}") from None
@@ -65,9 +69,13 @@ def verify(host: str, port: int, workload: Workload, stack_label: str, cafile: P
             raise VerifyFailed(f"{where}: no TLS handshake: {_tls_reason(e)}") from None
         except (OSError, http.client.HTTPException) as e:
             raise VerifyFailed(f"{where}: no valid {scheme.upper()} response: {e}") from None
+        took_s = time.monotonic() - started
         problem = url.check.problem(status, headers, body)
         if problem:
             raise VerifyFailed(f"{where}: {problem[0]}", detail=problem[1])
+        if took_s < url.slow_ms / 1000:
+            raise VerifyFailed(f"{where}: answered in {took_s:.2f} s, but this request is to hold its PHP worker "
+                               f"{url.slow_ms / 1000:g} s: the page did not go through the lab's slow-request plugin")
 
 
 def read_back(host: str, port: int, cafile: Path, stack_label: str) -> dict[str, dict]:

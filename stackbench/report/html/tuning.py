@@ -47,6 +47,9 @@ def _figure(ctx: Context, name: str, r: Review) -> Figure:
            f"mean of its {runs} runs with the 95 % interval as whiskers; filled when every run served the question, "
            "hollow when one did not. Ringed: the pool the stack was measured with. "
            f"Memory: {words.memory(r.tuning.memory)}. {_sentence(words.why(r))}")
+    cost = words.slow_cost(r.tuning)
+    if cost:
+        how += " " + _sentence(cost)
     marks = [f"hollow — {words.candidate(t)}: failed {t.failed} of {len(t.failures)} runs ({words.failures(t)})"
              for t in r.trials if t.failed]
     if closing:

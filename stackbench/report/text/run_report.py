@@ -13,15 +13,16 @@ it, one line at the end says so."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Mapping, TextIO
 
 from stackbench.analysis.run import RunAnalysis
+from stackbench.model.tuning import StoredTuning
 from stackbench.report.text import (cache as cache_text, capacity as capacity_text, classes as classes_text,
                                     clients as clients_text,
                                     curves as curves_text, legend, protocols as protocols_text, table,
                                     verdicts as verdicts_text, warmup as warmup_text)
 from stackbench.report.text.style import Style
-from stackbench.report.words import answer as answer_words, warnings as warning_words
+from stackbench.report.words import answer as answer_words, tuning as tuning_words, warnings as warning_words
 
 PROTOCOLS_TITLE = ("what TLS costs each stack, and what HTTP/2 changes: HTTPS against clear HTTP/1.1, HTTP/2 against "
                    "HTTPS where both were asked (else against clear HTTP/1.1), on the same stack, workload, level and "
@@ -31,9 +32,11 @@ BACKGROUNDS_TITLE = "the measured visitors alone against with other visitors bes
 
 
 def render(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool = False,
-           explain: bool = False) -> None:
+           explain: bool = False, tunings: Mapping[int, StoredTuning] | None = None) -> None:
+    """`tunings`: the stored tunings by id (the run's tuned stacks name theirs)."""
     table.header(a.run, out, a.warnings.machine)
     the_answer(a, out)
+    tuned(a, tunings or {}, out)
     answers(a, out, explain)
     tables(a, out, every_run=every_run, wide=wide, explain=explain)
     more = legend.pointer(a.run.id, a.repeated and not every_run, explain)
@@ -54,6 +57,15 @@ def the_answer(a: RunAnalysis, out: TextIO) -> None:
     load = answer_words.load_line(a)
     for line in [f"{wid}: {what}" for wid, what in answer_words.workloads(a)] + ([load] if load else []):
         out.write(style.dim(legend.wrap("  " + line)) + "\n")
+
+
+def tuned(a: RunAnalysis, tunings: Mapping[int, StoredTuning], out: TextIO) -> None:
+    """Under the answer, each tuned stack tuned on a mix with slow requests: what one slow
+    request costs the other visitors, measured by its tuning (report/words/tuning.py)."""
+    lines = [line for label, i in a.run.checked.tunings.items() if i in tunings
+             if (line := tuning_words.tuned_line(label, tunings[i])) is not None]
+    for line in lines:
+        out.write(legend.wrap(line) + "\n")
 
 
 def answers(a: RunAnalysis, out: TextIO, explain: bool = False) -> None:

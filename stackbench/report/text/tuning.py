@@ -1,5 +1,6 @@
 """A tuning on the terminal: the question, what the memory probe found, every candidate's
-figure with its interval, the choice and why, and the line a plan takes."""
+figure with its interval, the choice and why (and, on a mix with slow requests, what one
+costs the other visitors), and the line a plan takes."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def render(r: Review, out: TextIO) -> None:
                            ("candidate", "interval", "served", "")):
         out.write("  " + line + "\n")
     out.write("\n" + words.why(r) + "\n")
+    cost = words.slow_cost(t)
+    if cost:
+        out.write(cost + "\n")
     out.write(f"  knobs = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in t.knobs.items())} }}\n")
     runs_ids = [x for x in (t.probe_run_id, *t.candidate_run_ids, t.keepalive_run_id) if x]
     out.write(f"stored as tuning {t.id} (runs {', '.join(map(str, runs_ids))}); a plan's [[stacks]] entry for "

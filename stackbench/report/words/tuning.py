@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackbench.analysis.tuning import SLO_ERRORS, SLO_LATENCY, TIE_BAND, Reason, Review, Trial
-from stackbench.model.tuning import TuningMemory
+from stackbench.model.tuning import SlowCost, SlowPool, StoredTuning, TuningMemory
 from stackbench.units import MiB, format_rate
 
 # How a failed repetition is named (analysis/outcomes.py's codes, and the SLO's misses).
@@ -89,6 +89,12 @@ def why(r: Review) -> str:
     if c.reason is Reason.SMALLEST_SERVES:
         return (f"chosen: {name} — the smallest pool served the rate within the SLO in every run; at a rate every "
                 "pool that serves it serves it alike, so no larger one was measured")
+    if c.reason is Reason.SMALLEST_MEETS:
+        missed = [t for t in r.trials if not t.serves and t.size < c.chosen.size]
+        why_not = "; ".join(f"{candidate(t)}: {failures(t)}" for t in missed)
+        return (f"chosen: {name} — the smallest pool that served the rate within the SLO in every run"
+                + (f" ({why_not})" if why_not else "")
+                + "; every pool that serves a rate serves it alike, so a larger one's higher figure is noise")
     if c.reason is Reason.CPU_SATURATED:
         return (f"chosen: {name} — it did not serve the rate, and kept the CPU busy doing so: a larger pool could "
                 "only queue for the same CPU, so none was measured (the stack does not carry this rate on this "
@@ -121,3 +127,56 @@ def _why_served(r: Review, name: str) -> str:
                 f"{format_rate(best.center)}/s): {ratio:.2f}× of it [{lo:.2f}, {hi:.2f}], within {TIE_BAND:.0%} and "
                 "not significantly below; a smaller pool leaves memory to the page cache and the database")
     return f"chosen: {name} — the highest figure, and no smaller pool within {TIE_BAND:.0%} of it"
+
+
+def _s(us: int | None) -> str:
+    """A visitor's wait in seconds: "0.45 s", "2.0 s", "12 s"."""
+    if us is None:
+        return "-"
+    v = us / 1e6
+    return f"{v:.2f} s" if v < 1 else f"{v:.1f} s" if v < 10 else f"{v:.0f} s"
+
+
+def _workers(n: int) -> str:
+    return f"{n} worker{'s' if n != 1 else ''}"
+
+
+def _pool(p: SlowPool, unit: str) -> str:
+    """"the other pages' p99 4.2 s and 16.1 responses/s"."""
+    return f"the other pages' p99 {_s(p.others_p99_us)} and {format_rate(p.responses_per_s)} {unit}"
+
+
+def slow_cost(t: StoredTuning) -> str | None:
+    """What one slow request cost the other visitors, from the tuning's runs on its mix with
+    slow requests (analysis/slow_requests.py); None for an ordinary workload."""
+    c = t.slow_cost
+    if c is None:
+        return None
+    one, chosen, unit = c.one, c.chosen, "responses/s"
+    hold = f"{c.hold_ms / 1000:g} s"
+    often = f", 1 request in {round(1 / c.share)}" if c.share > 0 else ""
+    behind = (f"the other {c.behind:.0f} clients" if t.rate is None
+              else f"the ~{c.behind:.0f} visitors who arrive meanwhile")
+    if one is None:
+        assert chosen is not None
+        return (f"slow requests ({hold}{often}) on {t.workload}, with {_workers(chosen.size)} (chosen): "
+                f"{_pool(chosen, unit)}")
+    held = (f"; slow requests held it {one.held_share:.0%} of the time, when nobody else was served"
+            if one.held_share is not None else "")
+    own = f" (a slow request itself {_s(one.slow_p50_us)})" if one.slow_p50_us is not None else ""
+    if chosen is None:
+        return (f"what a slow request costs with this one worker: each ({hold}{often}) holds it, and {behind} wait "
+                f"behind it — measured on {t.workload}: {_pool(one, unit)}{own}{held}")
+    return (f"what a slow request would cost with 1 worker: each ({hold}{often}) holds it, and {behind} wait behind "
+            f"it — measured on {t.workload}: {_pool(one, unit)}{own}{held}; with {_workers(chosen.size)} (chosen) "
+            f"{_pool(chosen, unit)}")
+
+
+def tuned_line(label: str, t: StoredTuning) -> str | None:
+    """A run's tuned stack tuned on a mix with slow requests: its tuning, and what one slow
+    request costs (`slow_cost`); None when it was tuned on an ordinary workload."""
+    cost = slow_cost(t)
+    if cost is None:
+        return None
+    load = f"{t.concurrency} clients" if t.rate is None else f"{format_rate(t.rate)} requests/s"
+    return f"{label}: tuning {t.id}, on {t.workload} at {load}; {cost}"

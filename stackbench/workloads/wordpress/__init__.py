@@ -59,3 +59,17 @@ WORDPRESS_HOME = _wordpress("wordpress-home", "WordPress home page (Debian's pac
 WORDPRESS_MIX = _wordpress(
     "wordpress-mix", "WordPress: home 4 : post 3 : category 2 : search 1",
     tuple(Url(_URLS[name], CHECK, weight) for name, weight in MIX_WEIGHTS.items()))
+
+# The traffic a site sees, slow requests included: the mix, 1 request in 50 a search whose query
+# took a second (the lab's must-use plugin holds the PHP worker: provision.py SLOW_PLUGIN). A
+# pool of one process serves nobody else meanwhile; a tuning on this mix chooses for that
+# (docs/methods/tuning.md). The mix's shares are kept: searches are 5 in 50, one of them slow.
+SLOW_MS = 1000
+SLOW_WEIGHTS = {"home": 20, "post": 15, "category": 10, "search": 4}
+SLOW_PATH = f"{_URLS['search']}&stackbench_slow={SLOW_MS}"
+WORDPRESS_MIX_SLOW = _wordpress(
+    "wordpress-mix-slow",
+    f"WordPress: home 20 : post 15 : category 10 : search 4 : a search held {SLOW_MS / 1000:g} s 1 "
+    "(1 request in 50 slow)",
+    tuple(Url(_URLS[name], CHECK, weight) for name, weight in SLOW_WEIGHTS.items())
+    + (Url(SLOW_PATH, CHECK, 1, slow_ms=SLOW_MS),))

@@ -3,7 +3,8 @@ with the lab's own wp-config.php (Debian's reads /etc/wordpress/config-*.php, wh
 lab never writes), and a MariaDB datadir snapshot holding the installed site.
 
 The cache key is a hash of everything that decides the bytes served: the installer, the
-generated content, wp-config.php, the .htaccess, WordPress's and MariaDB's versions.
+lab's must-use plugin (slow.php), the generated content, wp-config.php, the .htaccess,
+WordPress's and MariaDB's versions.
 Provisioning is idempotent (a finished entry is reused; a half-built one is never
 visible: it is built in a temporary directory and renamed) and serialised by a lock, so
 two labs never build the same entry at once.
@@ -32,6 +33,11 @@ from stackbench.workloads.wordpress import content
 DEBIAN_TREE = Path("/usr/share/wordpress")
 PHP_CLI = "php8.2"
 INSTALLER = Path(__file__).with_name("install.php")
+# The lab's must-use plugin: a page asked with ?stackbench_slow=MS holds its PHP worker MS ms
+# (the wordpress-mix-slow workload's slow request). WordPress loads every file of
+# wp-content/mu-plugins/ on every request, so it is in the tree every WordPress workload serves.
+SLOW_PLUGIN = Path(__file__).with_name("slow.php")
+SLOW_PLUGIN_PATH = "wp-content/mu-plugins/stackbench-slow.php"
 # Where provisioned entries live: readable by the servers' worker user (not /root).
 CACHE_ENV = "STACKBENCH_CACHE"
 DEFAULT_CACHE = Path("/var/cache/stackbench")
@@ -114,7 +120,7 @@ def mariadb_version() -> str:
 @functools.cache
 def key() -> str:
     h = hashlib.sha256()
-    for part in (INSTALLER.read_bytes(), content.as_json().encode(), WP_CONFIG.encode(), HTACCESS.encode(),
+    for part in (INSTALLER.read_bytes(), SLOW_PLUGIN.read_bytes(), content.as_json().encode(), WP_CONFIG.encode(), HTACCESS.encode(),
                  php_probe.SCRIPT, mariadb.settings(Path("/D"), Path("/H")).encode(),
                  wordpress_version().encode(), mariadb_version().encode()):
         h.update(hashlib.sha256(part).digest())
@@ -163,12 +169,15 @@ def _provision(entry: Path) -> None:
 
 def _copy_tree(tree: Path) -> None:
     """Debian's tree (its symbolic links to Debian's shared libraries kept) with the
-    lab's wp-config.php, WordPress's .htaccess and the PHP probe."""
+    lab's wp-config.php, WordPress's .htaccess, the PHP probe and the lab's must-use plugin."""
     subprocess.run(["cp", "-a", str(DEBIAN_TREE), str(tree)], check=True)
     (tree / "wp-config.php").unlink()
     (tree / "wp-config.php").write_text(WP_CONFIG)
     (tree / ".htaccess").write_text(HTACCESS)
     (tree / php_probe.PROBE_PATH.lstrip("/")).write_bytes(php_probe.SCRIPT)
+    plugin = tree / SLOW_PLUGIN_PATH
+    plugin.parent.mkdir(exist_ok=True)
+    plugin.write_bytes(SLOW_PLUGIN.read_bytes())
 
 
 def _install_database(site: Site) -> None:
