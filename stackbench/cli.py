@@ -139,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "5 times its latency")
     sz.add_argument("--sizes", metavar="CPUS/MEMORY[/PRICE],…",
                     help=f"the machines to try, smallest first, with their price a month (default {given['sizes']})")
+    sz.add_argument("--tune-workload", metavar="W",
+                    help=f"the workload each stack's pool is tuned on at the target (default "
+                         f"{given['tune_workload']} for a WordPress page: its slow requests decide the pool; else "
+                         "the page itself); the capacity is searched on --workload")
     sz.add_argument("--quick", action="store_true", help="one capacity search a stack and size (the sizing "
                                                          "scenario's quick form) instead of five")
     sz.add_argument("--dry-run", action="store_true", help="check the question and say what each size will measure "
@@ -198,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc_run = sc_sub.add_parser("run", help="run a scenario; its verdicts first",
                                epilog=f"Words: {WORDS}.")
     sc_run.add_argument("name", help="a name from `stackbench scenario list`")
-    sc_run.add_argument("--quick", action="store_true", help="the scenario's short version: about 2 minutes, but on a fresh store sizing 14 and "
+    sc_run.add_argument("--quick", action="store_true", help="the scenario's short version: about 2 minutes, but on a fresh store sizing 19 and "
                              "small-vps 4, tuning their stacks first (--dry-run says how long)")
     sc_run.add_argument("--variant", metavar="NAME",
                         help="the same question asked another way, e.g. https (`scenario list` names them)")

@@ -13,6 +13,7 @@ import pytest
 from stackbench import scenarios
 from stackbench.cli import build_parser, main
 from stackbench.commands import size
+from stackbench.errors import UsageError
 from stackbench.planning import sizing as sizing_plan
 
 STACKS = ["nginx-fpm", "apache-prefork-modphp"]
@@ -98,9 +99,31 @@ def test_the_dry_run_says_each_size_and_the_whole_time_tunings_included(tmp_path
     for label in ("— 0.25 CPU, 256 MiB ($3 a month) —", "— 0.5 CPU, 512 MiB ($6 a month) —",
                   "— 1 CPU, 1 GiB ($12 a month) —"):
         assert label in out
-    assert out.count("nginx-fpm: knobs tuned first for wordpress-home at 6.25 requests/s") == 3
+    # a WordPress page: each pool tuned on the mix with slow requests, as the sizing scenario's
+    assert out.count("nginx-fpm: knobs tuned first for wordpress-mix-slow at 6.25 requests/s") == 3
     last = out.strip().splitlines()[-1]
     assert last.startswith("in all: about ") and "3 sizes' searches, at most, 6 tunings measured first" in last
+
+
+def test_a_wordpress_page_is_tuned_on_the_slow_mix_unless_asked_otherwise():
+    base = scenarios.get("sizing").data(quick=True)
+    assert base["tune"]["workload"] == "wordpress-mix-slow"
+    for page in ("wordpress-home", "wordpress-mix"):
+        assert sizing_plan.tune_workload(page, None, base) == "wordpress-mix-slow"
+    # another site's page is tuned on itself: the slow mix is WordPress's
+    assert sizing_plan.tune_workload("php-hello", None, base) is None
+    assert sizing_plan.tune_workload("php-hello", "php-sleep", base) == "php-sleep"
+    assert sizing_plan.tune_workload("wordpress-home", "wordpress-home", base) is None
+    assert sizing_plan.tune_workload("wordpress-mix-slow", None, base) is None
+    with pytest.raises(UsageError, match="unknown workload 'nope'"):
+        sizing_plan.tune_workload("wordpress-home", "nope", base)
+
+
+def test_tune_workload_reaches_the_plan(tmp_path, capsys):
+    argv = ["size", "nginx-fpm", "--workload", "wordpress-home", "--target", "180k", "--tune-workload",
+            "wordpress-home", "--quick", "--dry-run", "--db", str(tmp_path / "r.sqlite")]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.count("nginx-fpm: knobs tuned first for wordpress-home at 6.25 requests/s") == 3
 
 
 def test_hits_a_day_is_a_target_of_its_own():

@@ -20,7 +20,8 @@ other size the smallest (`StackAnswer.borderline`)."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Mapping
 
 from stackbench.analysis import capacity_results
 from stackbench.analysis.capacity_results import CapacityResult
@@ -28,6 +29,7 @@ from stackbench.model.cell import StoredCell
 from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import StoredSizing
+from stackbench.model.tuning import StoredTuning
 
 DAY_S = 86_400
 BORDER = 0.10  # how near the target an interval's end makes an answer borderline (_borderline)
@@ -58,6 +60,9 @@ class SizeCapacity:
     cpus: float | None = None  # the size's CPUs (a share of one core: 0.5)
     # The stack's and its services' CPU time a request near the capacity (None: not read)
     cpu_us_per_request: float | None = None
+    # The stored tuning that sized its pool for the target on this size (None: not tuned, or
+    # not read): the chosen pool, and on a mix with slow requests what one cost the others
+    tuning: StoredTuning | None = None
 
 
 @dataclass(frozen=True)
@@ -122,8 +127,9 @@ def enough(capacity: float | None, low: float | None, high: float | None, fitted
 
 
 def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCell],
-           searches: list[StoredSearch]) -> list[SizeCapacity]:
-    """Each stack's capacity on one size, from that size's capacity run."""
+           searches: list[StoredSearch], tunings: Mapping[int, StoredTuning] | None = None) -> list[SizeCapacity]:
+    """Each stack's capacity on one size, from that size's capacity run; `tunings`: the
+    stored tunings by id (the run's tuned stacks name theirs)."""
     found = capacity_results.results(run, cells, searches)
     pooled = {s.stack_label: s for s in capacity_results.stacks(found)}
     measured = [s.label for s in run.checked.stacks]
@@ -133,7 +139,9 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
         label = next((m for m in measured if _as_measured(stack, m)), stack)
         p = pooled.get(label)
         mine = [r for r in found if r.stack_label == label]
-        out.append(_one(stack, label, size, price, p, mine, sizing.target_rate, sizing.cpus(size)))
+        one = _one(stack, label, size, price, p, mine, sizing.target_rate, sizing.cpus(size))
+        tuning_id = run.checked.tunings.get(label)
+        out.append(replace(one, tuning=(tunings or {}).get(tuning_id)) if tuning_id is not None else one)
     return out
 
 

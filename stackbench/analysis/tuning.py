@@ -162,6 +162,14 @@ def pool_bound(limit_bytes: int, base_bytes: int, worker_bytes: int, headroom: f
     return max(1, int(room // worker_bytes))
 
 
+def fits(cells: list[StoredCell], limit_bytes: int, headroom: float = HEADROOM) -> bool:
+    """A pool measured without the probe's bound is within it: in every measured run the
+    stack's peak and its services' (page cache included, so this errs high) within
+    `headroom` of the limit — the bound's rule, read off the pool itself (rule 1)."""
+    peaks = [(c.cost.peak_mem_bytes, c.cost.service_mem_peak_bytes or 0) for c in cells if c.measured]
+    return bool(peaks) and all(p is not None and p + s <= limit_bytes * headroom for p, s in peaks)
+
+
 def sizes(bound: int, useful: int | None, start: int = 1) -> list[int]:
     """The candidates: start, 2·start, 4·start … up to min(bound, useful), which is
     itself included."""
@@ -228,6 +236,8 @@ def _ties(t: Trial, best: Trial, band: float, confidence: float) -> bool:
 
 # A repetition that met the load but not the SLO: its latency, or its errors, past it.
 SLO_LATENCY, SLO_ERRORS = "slo_latency", "slo_errors"
+# A repetition at a rate on a mix with slow requests that met none of them: untested.
+NO_SLOW = "no_slow_request"
 
 
 @dataclass(frozen=True)
@@ -276,9 +286,15 @@ def trials(cells: list[StoredCell], sizes: Mapping[str, int], slo: SLO | None,
             o = outcomes.of(c)
             if not o.valid or o.throughput is None:
                 continue
-            figures.append(o.throughput)
             engine = slow_requests.judged(c.engine, slow) if c.engine is not None else None
             run = slow_requests.run_of(c.engine, slow) if c.engine is not None and slow else None
+            if slow and c.load != "closed" and (run is None or not run.slow_responses):
+                # At a rate a window that met no slow request did not test the pool, which
+                # would "serve" by luck: it does not serve (docs/methods/tuning.md, "Slow
+                # requests"), and a larger pool is measured
+                failures.append(NO_SLOW)
+                continue
+            figures.append(o.throughput)
             if run is not None:
                 runs.append(run)
             if c.load != "closed" and slo is not None:

@@ -41,8 +41,10 @@ def plan(args: argparse.Namespace) -> plan_mod.Plan:
     if args.slo:
         slo = pairs(args.slo, "--slo")
         loads.parse_slo(slo, lambda m: UsageError(f"--slo: {m}"))
-    data = sizing_plan.asked(scenarios.get(REFERENCE).data(quick=args.quick), args.stacks, args.workload, target,
-                             slo, sizes(args.sizes) if args.sizes else None)
+    base = scenarios.get(REFERENCE).data(quick=args.quick)
+    data = sizing_plan.asked(base, args.stacks, args.workload, target, slo, sizes(args.sizes) if args.sizes else None)
+    data["tune"] = {k: v for k, v in (data.get("tune") or {}).items() if k != "workload"} | (
+        {"workload": tuned} if (tuned := sizing_plan.tune_workload(args.workload, args.tune_workload, base)) else {})
     try:
         return plan_mod.parse(data, SOURCE)
     except PlanError as e:
@@ -89,4 +91,5 @@ def defaults() -> dict[str, str]:
     shown = ",".join(f"{s['cpus']:g}/{s['memory']}" + (f"/{s['price']:g}" if "price" in s else "")
                      for s in base["sizing"]["sizes"])
     peak = base["sizing"]["target"].get("peak_factor", sizing_plan.DEFAULT_PEAK_FACTOR)
-    return {"slo": slo, "sizes": shown, "peak_factor": f"{peak:g}"}
+    tuned = (base.get("tune") or {}).get("workload", "the page itself")
+    return {"slo": slo, "sizes": shown, "peak_factor": f"{peak:g}", "tune_workload": tuned}

@@ -50,7 +50,9 @@ def read(store: Store, s: StoredSizing,
         run = store.run(r.run_id)
         parts = capacity_results.plan_parts(run)
         slo = parts[0].describe() if parts else slo
-        per_size[r.size] = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id))
+        tunings = {i: store.tuning(i) for i in run.checked.tunings.values()}
+        per_size[r.size] = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id),
+                                                  tunings)
     return sizing_analysis.answer(s, per_size, core), slo
 
 

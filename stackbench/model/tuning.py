@@ -140,9 +140,10 @@ class StoredTuning:
     @property
     def candidate_run_ids(self) -> list[int]:
         """The runs whose cells are the candidates: at a rate, the smallest pool's own run
-        first when the others were measured after it."""
-        first = self.question.get("first_run_id")
-        return ([int(first)] if first is not None else []) + [self.run_id]
+        first when the others were measured after it, then the pool of 2's when it was
+        measured on its own before the probe (runner/tune.py)."""
+        earlier = [self.question.get(k) for k in ("first_run_id", "second_run_id")]
+        return [int(r) for r in earlier if r is not None] + [self.run_id]
 
     @property
     def slow_paths(self) -> dict[str, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from stackbench import units
+from stackbench import units, workloads
 from stackbench.planning import loads, machine as machine_mod
 
 KEYS = {"target", "sizes", "core", "until_enough"}
@@ -230,3 +230,18 @@ def asked(base: dict[str, Any], stacks: list[str], workload: str, target: dict[s
         data["timeout"] = f"{max(timeout_s, 2 * latency_s):g}s"
     data["sizing"] = {"target": target, "sizes": sizes if sizes is not None else base["sizing"]["sizes"]}
     return data
+
+
+def tune_workload(workload: str, asked: str | None, base: dict[str, Any]) -> str | None:
+    """The workload each stack's pool is tuned on (None: the page itself): `--tune-workload`,
+    else the reference plan's (the WordPress mix with slow requests) where the page is on
+    the same site — a slow request holds a pool the same way whatever page is measured —
+    else the page."""
+    if asked is not None:
+        workloads.get(asked)  # an unknown workload: one line naming the known ones
+        return None if asked == workload else asked
+    theirs = (base.get("tune") or {}).get("workload")
+    if theirs is None:
+        return None
+    mine, site = workloads.get(workload), workloads.get(theirs)
+    return theirs if mine.docroot is not None and mine.docroot is site.docroot and theirs != workload else None

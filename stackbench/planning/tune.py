@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackbench import units
+from stackbench import units, workloads
 from stackbench.analysis import capacity
 from stackbench.errors import PlanError, UsageError
 from stackbench.planning import machine, plan as plan_mod, window
@@ -23,6 +23,11 @@ PROBE_SIZE = 4
 # response, so a client waiting in the listen queue gets a worker at the next response,
 # not when a kept-alive client leaves.
 ONE_REQUEST_A_CONNECTION = {"keepalive_requests": 1}
+# At a rate on a mix with deliberately slow requests, a candidate's window holds this many
+# of them on average: a window that met none did not test the pool (analysis/tuning.py
+# counts it neither way), and with 3 expected one in 20 meets none (e^-3), where the
+# capacity probe's 100 responses (2 expected at 1 in 50) left one in 7.
+SLOW_EXPECTED = 3
 
 
 @dataclass(frozen=True)
@@ -97,12 +102,26 @@ def machine_profile(q: TuneQuestion) -> machine.MachineProfile | None:
     return machine.parse(q.machine, lambda msg: PlanError(f"--machine: {msg}")) if q.machine else None
 
 
+def slow_share(workload_id: str) -> float:
+    """The share of a workload's requests that are deliberately slow (0 for most)."""
+    if workload_id not in workloads.IDS:
+        return 0.0
+    urls = workloads.get(workload_id).urls
+    total = sum(u.weight for u in urls)
+    return sum(u.weight for u in urls if u.slow_ms) / total if total else 0.0
+
+
 def _duration(q: TuneQuestion) -> str:
     """A candidate's window: the question's, and at a rate as long as a capacity probe
-    (judged as one: analysis/capacity.py probe_seconds, ~100 responses)."""
+    (judged as one: analysis/capacity.py probe_seconds, ~100 responses) — on a mix with
+    slow requests long enough to hold SLOW_EXPECTED of them."""
     if q.rate is None:
         return q.duration
-    return f"{capacity.probe_seconds(q.rate, units.parse_duration_s(q.duration)):g}s"
+    at_least = units.parse_duration_s(q.duration)
+    share = slow_share(q.workload)
+    if share > 0:
+        at_least = max(at_least, SLOW_EXPECTED / (share * q.rate))
+    return f"{capacity.probe_seconds(q.rate, at_least):g}s"
 
 
 def _plan(q: TuneQuestion, name: str, candidates: list[Candidate], repetitions: int) -> plan_mod.Plan:

@@ -69,14 +69,14 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     slo = slo_of(q)
     slow = _Slow.of(q.workload)
     first_trials: list[tuning.Trial] = []
-    first_run = None
+    first_runs: list[int] = []
     if q.rate is not None:
         # At a rate every pool that serves it serves the same responses a second, so the
         # smallest that serves is the choice (analysis/tuning.py): the smallest goes first,
         # and when it serves nothing larger is measured.
         smallest = Candidate(1, one_request=pool.holds_connections and q.keepalive)
         first = run_plan(tune_plan.candidates_plan(q, [smallest]), store, events, options, lab)
-        first_run = first.run_id
+        first_runs.append(first.run_id)
         first_trials = tuning.trials(_measured(store, first), {tune_plan.candidate_label(pool, smallest): 1}, slo,
                                      slow.paths)
         busy = _busiest(store, first.run_id, q)
@@ -93,6 +93,31 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
                                             None, sizes, 1, knobs, choice.reason.value, cost)
             return Tuned(tuning_id, None, first.run_id, None, None, None, q.concurrency, sizes, first_trials, choice,
                          knobs, cost)
+        # It failed with CPU to spare (one process held by slow requests, or waiting): the
+        # next size, 2, is in every candidate list the probe could give (its 4 workers fit
+        # any machine the lab accepts), so it goes next, before the probe; when it serves
+        # the rate with its memory, the stack's and its database's peak, within the bound's
+        # HEADROOM of the machine, it is the smallest that serves and the choice.
+        if q.concurrency >= 2:
+            pair = Candidate(2, one_request=smallest.one_request)
+            second = run_plan(tune_plan.candidates_plan(q, [pair]), store, events, options, lab)
+            second_cells = _measured(store, second)
+            pair_label = tune_plan.candidate_label(pool, pair)
+            found = tuning.trials(second_cells, {pair_label: 2}, slo, slow.paths)
+            limit = _limit(q)
+            if found[0].serves and limit is not None and tuning.fits(second_cells, limit):
+                trials = first_trials + found
+                choice = tuning.choose(trials, at_rate=True)
+                knobs = tune_plan.candidate_knobs(q, pool, pair)
+                sizes = {tune_plan.candidate_label(pool, smallest): 1, pair_label: 2}
+                cost = slow.cost(q, trials, choice.chosen)
+                question = slow.question(q) | {"first_run_id": first.run_id}
+                tuning_id = store.record_tuning(None, second.run_id, q.stack_id, q.workload, q.key(), question, None,
+                                                sizes, 2, knobs, choice.reason.value, cost)
+                return Tuned(tuning_id, None, second.run_id, first.run_id, None, limit, q.concurrency, sizes, trials,
+                             choice, knobs, cost)
+            first_runs.append(second.run_id)
+            first_trials += found
     probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
     probed = _measured(store, probe)
     profile = tune_plan.machine_profile(q)
@@ -102,14 +127,19 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         memory = tuning.worker_memory(store.processes(cell.id), pool.worker, cell.cost.service_mem_peak_bytes)
         cpus = profile.cpus if profile and profile.cpus else len(cell.pinning.server_cpus)
         busy = tuning.cpu_busy(cell, cpus)
-    limit = profile.memory_bytes if profile and profile.memory_bytes else machine.mem_total_bytes()
+    limit = _limit(q)
     bound = tuning.pool_bound(limit, memory.base_bytes, memory.worker_bytes) if memory and limit else q.concurrency
     cpu_top = min(tune_plan.PROBE_SIZE, q.concurrency) if busy is not None and busy >= tuning.SATURATED else None
     candidates = tuning.candidates(bound, q.concurrency, cpu_top, pool.holds_connections, q.keepalive)
     sizes = {tune_plan.candidate_label(pool, c): c.size for c in candidates}
-    rest = [c for c in candidates if not (first_trials and c.size == 1)]
-    trials = list(first_trials)
-    run_id = first_run
+    # The pools measured before the probe stay candidates only where its bound keeps them
+    # (the smallest always is one)
+    kept = {(c.size, c.one_request) for c in candidates}
+    trials = [t for t in first_trials if t.size == 1 or (t.size, t.one_request) in kept]
+    measured = {(t.size, t.one_request) for t in trials}
+    rest = [c for c in candidates if (c.size, c.one_request) not in measured]
+    sizes = {**{tune_plan.candidate_label(pool, Candidate(t.size, t.one_request)): t.size for t in trials}, **sizes}
+    run_id = first_runs[-1] if first_runs else None
     if rest:
         run = run_plan(tune_plan.candidates_plan(q, rest), store, events, options, lab)
         run_id = run.run_id
@@ -123,13 +153,20 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
         mem = {"worker_bytes": memory.worker_bytes, "base_bytes": memory.base_bytes, "workers": memory.workers,
                "limit_bytes": limit, "bound": bound, "headroom": tuning.HEADROOM, "cpu_busy": busy,
                "cpu_top": cpu_top}
-    question = slow.question(q) | ({"first_run_id": first_run} if first_run is not None and first_run != run_id
-                                   else {})
+    earlier = [r for r in first_runs if r != run_id]
+    question = slow.question(q) | ({"first_run_id": earlier[0]} if earlier else {}) | (
+        {"second_run_id": earlier[1]} if len(earlier) > 1 else {})
     cost = slow.cost(q, trials, choice.chosen)
     tuning_id = store.record_tuning(probe.run_id, run_id, q.stack_id, q.workload, q.key(), question, mem,
                                     sizes, choice.chosen.size, knobs, choice.reason.value, cost)
-    return Tuned(tuning_id, probe.run_id, run_id, first_run if first_run != run_id else None, memory, limit, bound,
+    return Tuned(tuning_id, probe.run_id, run_id, earlier[0] if earlier else None, memory, limit, bound,
                  sizes, trials, choice, knobs, cost)
+
+
+def _limit(q: TuneQuestion) -> int | None:
+    """The memory a pool is sized within: the machine profile's, else this host's."""
+    profile = tune_plan.machine_profile(q)
+    return profile.memory_bytes if profile and profile.memory_bytes else machine.mem_total_bytes()
 
 
 def _busiest(store: Store, run_id: int, q: TuneQuestion) -> float | None:

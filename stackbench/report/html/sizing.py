@@ -4,7 +4,9 @@ yardstick), then each stack's capacity within the SLO
 against the machine's size — the sizes in the plan's order, the 95 % interval as whiskers,
 the target as a line — marked by whether the size is enough (analysis/sizing.py decides:
 filled enough, hollow not, a diamond where the interval straddles the target), each
-stack's smallest enough size ringed; under it the same figures as a table. A sizing spans
+stack's smallest enough size ringed; under it the same figures as a table, then each
+stack's pool on each size as its tuning chose it, with what one slow request costs where it
+was tuned on a mix with slow requests (report/words/sizing.py tuned). A sizing spans
 its sizes' runs, so it is drawn once, above them (page.py); commands/report.py reads it."""
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ def section(a: SizingAnswer, slo: str | None, palette: Palette) -> str:
             f'<p class="meta">plan {escape(s.name)} · {escape(runs or "no size measured yet")}</p>'
             f'<p class="answer">{escape(words.sentence(a, slo))}</p>'
             f'<p class="meta">{escape(words.core_line(a))}{escape("; " + cpu) if cpu else ""}</p>'
-            f'{render(chart(a, slo, palette))}</section>')
+            f'{render(chart(a, slo, palette))}'
+            + "".join(f'<p class="meta">{escape(line)}</p>' for line in words.tuned(a))
+            + '</section>')
 
 
 def chart(a: SizingAnswer, slo: str | None, palette: Palette) -> Figure:

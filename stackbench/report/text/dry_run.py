@@ -93,8 +93,9 @@ def tuned_line(v: StackVariant, stored: StoredTuning | None, q: TuneQuestion, po
     short, long = tune_plan.run_seconds(q), tune_plan.run_seconds(q, longest=True)
     if q.rate is not None:
         return (f"{v.label}: knobs tuned first for {q.workload} at {q.load()} — the smallest pool first "
-                f"({q.repetitions} runs of {short:.0f} s); only if it does not serve the rate, a probe and pools of "
-                f"2, 4 … up to what fits and what the CPU can use: at most {runs} runs, "
+                f"({q.repetitions} run{'s' if q.repetitions != 1 else ''} of {short:.0f} s); only if it does not "
+                "serve the rate with CPU to spare, a pool of 2, and only if that does not, a probe and pools of 4 … "
+                f"up to what fits and what the CPU can use: at most {runs} runs, "
                 f"{runs * long / 60:.0f} min; stored for the next plan")
     return (f"{v.label}: knobs tuned first for {q.workload} at {q.load()} — a probe, then pools of 1, 2, 4 … up "
             f"to what fits and what the CPU can use: at most {runs} runs of {short:.0f} s (a slow page's up to "

@@ -35,9 +35,9 @@ def render(a: SizingAnswer, slo: str | None, out: TextIO) -> None:
     cpu = words.page_cpu(a)
     if cpu:
         out.write("\n" + textwrap.fill(cpu, 110) + "\n")
-    tuned = [f"{c.size}: {c.label}" for s in a.stacks for c in s.sizes if c.label != c.stack]
+    tuned = words.tuned(a)
     if tuned:
-        out.write("\neach stack tuned for the target on each size: " + "; ".join(tuned) + "\n")
+        out.write("\n" + "\n".join(textwrap.fill(line, 110, subsequent_indent="  ") for line in tuned) + "\n")
     runs = ", ".join(f"{r.size}: run {r.run_id}" for r in a.sizing.runs)
     out.write(f"\nstored as sizing {a.sizing.id} ({runs}); `stackbench show RUN` has each size's searches\n")
 

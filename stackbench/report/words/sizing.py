@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stackbench.analysis.sizing import BORDER, Enough, SizeCapacity, SizingAnswer
 from stackbench.model.environment import Yardstick
+from stackbench.report.words import tuning as tuning_words
 from stackbench.units import MiB, format_rate
 
 MARKS = {Enough.YES: "✓", Enough.NO: "✗", Enough.NOT_SHOWN: "?", Enough.UNKNOWN: "–"}
@@ -160,3 +161,14 @@ def needs(a: SizingAnswer) -> list[str]:
 def sentence(a: SizingAnswer, slo: str | None) -> str:
     """The answer first: "For 20 requests/s … : nginx + FPM needs …; Apache mod_php …"."""
     return f"For {target(a, slo)}: " + "; ".join(needs(a)) + "."
+
+
+def tuned(a: SizingAnswer) -> list[str]:
+    """Each stack's pool on each size, as its tuning for the target chose it: the tunings on
+    an ordinary workload in one line, each one on a mix with slow requests in its own, with
+    what one slow request costs (report/words/tuning.py says it as under a run's answer)."""
+    plain = [f"{c.size}: {c.label}" for s in a.stacks for c in s.sizes
+             if c.label != c.stack and (c.tuning is None or c.tuning.slow_cost is None)]
+    slow = [line for s in a.stacks for c in s.sizes if c.tuning is not None
+            if (line := tuning_words.tuned_line(f"{c.size}: {c.label}", c.tuning)) is not None]
+    return (["each stack tuned for the target on each size: " + "; ".join(plain)] if plain else []) + slow

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.analysis.tuning import SLO_ERRORS, SLO_LATENCY, TIE_BAND, Reason, Review, Trial
+from stackbench.analysis.tuning import NO_SLOW, SLO_ERRORS, SLO_LATENCY, TIE_BAND, Reason, Review, Trial
 from stackbench.model.tuning import SlowCost, SlowPool, StoredTuning, TuningMemory
 from stackbench.units import MiB, format_rate
 
@@ -15,7 +15,7 @@ FAILURE_WORDS = {
     "unserved": "clients unserved", "target_down": "refused connections", "no_requests": "nothing served",
     "requests_failed": "requests failed", "non_2xx": "error responses", "not_sent": "requests not sent",
     "server_died": "a server died", "oom_killed": "OOM kill", SLO_LATENCY: "latency over the SLO",
-    SLO_ERRORS: "errors over the SLO",
+    SLO_ERRORS: "errors over the SLO", NO_SLOW: "no slow request in the window (untested)",
 }
 
 
@@ -178,5 +178,5 @@ def tuned_line(label: str, t: StoredTuning) -> str | None:
     cost = slow_cost(t)
     if cost is None:
         return None
-    load = f"{t.concurrency} clients" if t.rate is None else f"{format_rate(t.rate)} requests/s"
+    load = f"{t.concurrency} clients" if t.rate is None else f"{t.rate:.3g} requests/s"  # as the target says it
     return f"{label}: tuning {t.id}, on {t.workload} at {load}; {cost}"
