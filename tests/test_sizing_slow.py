@@ -107,6 +107,25 @@ def test_a_tuning_of_three_steps_reads_back_every_candidate_run():
     assert t.candidate_run_ids == [7, 8, 9]
 
 
+def test_a_rate_tuning_that_stopped_before_the_probe_reads_back_as_it_stopped():
+    cells = [mix_cell("1 worker", 0, 4.1, 2_900_000, 3_100_000, 2, load="rate"),
+             mix_cell("2 workers", 0, 5.2, 1_900_000, 1_300_000, 2, load="rate")]
+    sizes = {"1 worker": 1, "2 workers": 2}
+    t = replace(_stored(None, rate=6.25), key={**_stored(None, rate=6.25).key, "slo": RATE_SLO.as_dict()},
+                sizes=sizes, chosen_size=2, reason=tuning.Reason.CPU_SATURATED.value)
+    r = tuning.review(t, cells, None)
+    assert r.choice.reason is tuning.Reason.CPU_SATURATED and r.choice.chosen.size == 2 and r.choice.best is None
+    assert tuning_words.why(r).endswith("(the stack does not carry this rate on this machine); with 1 worker it "
+                                        "failed too")
+    served = [mix_cell("1 worker", 0, 6.25, 300_000, 1_050_000, 3, load="rate")]
+    t = replace(t, sizes={"1 worker": 1}, chosen_size=1, reason=tuning.Reason.SMALLEST_SERVES.value)
+    r = tuning.review(t, served, None)
+    assert r.choice.reason is tuning.Reason.SMALLEST_SERVES and r.choice.best is r.choice.chosen
+    # a tuning that went on to the probe is chosen again by the rule
+    t = replace(t, reason=tuning.Reason.SMALLEST_MEETS.value)
+    assert tuning.review(t, served, None).choice.reason is tuning.Reason.ONLY
+
+
 # ------------------------------------------------------------------ the sizing's answer
 
 def _tuned_answer() -> sizing.SizingAnswer:

@@ -385,6 +385,16 @@ def slow_cost(found: list[Trial], chosen: Trial, slow: Mapping[str, int], weight
                     pool(chosen) if chosen is not one and chosen.slow_runs else None)
 
 
+def _stopped(t: StoredTuning, found: list[Trial]) -> Choice | None:
+    """A rate's tuning that stopped before the probe (runner/tune.py), read back as it
+    stopped: the smallest pool served the rate, or the CPU was busy without serving it."""
+    reasons = {Reason.SMALLEST_SERVES.value, Reason.CPU_SATURATED.value}
+    mine = [f for f in found if f.size == t.chosen_size and f.one_request == t.one_request]
+    if t.reason not in reasons or not mine:
+        return None
+    return Choice(mine[0], Reason(t.reason), mine[0] if mine[0].serves else None)
+
+
 def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
     """A stored tuning's trials and choice, from its candidates' run (and, for a tuning
     stored with a second stage, that run: `decide`)."""
@@ -392,7 +402,7 @@ def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCel
     slo = SLO.from_dict(table) if table else None
     if not second:
         found = trials(candidates, t.sizes, slo, t.slow_paths)
-        return Review(t, slo, tuple(found), choose(found, at_rate=t.rate is not None), None)
+        return Review(t, slo, tuple(found), _stopped(t, found) or choose(found, at_rate=t.rate is not None), None)
     first = {label: n for label, n in t.sizes.items() if not label.endswith(ONE_REQUEST_SUFFIX)}
     found = trials(candidates, first, slo)
     label = next((k for k in t.sizes if k.endswith(ONE_REQUEST_SUFFIX)), None)

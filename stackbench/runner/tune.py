@@ -105,9 +105,15 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
             pair_label = tune_plan.candidate_label(pool, pair)
             found = tuning.trials(second_cells, {pair_label: 2}, slo, slow.paths)
             limit = _limit(q)
-            if found[0].serves and limit is not None and tuning.fits(second_cells, limit):
+            busy2 = _busiest(store, second.run_id, q)
+            fitted = found[0].serves and limit is not None and tuning.fits(second_cells, limit)
+            if fitted or (not found[0].serves and busy2 is not None and busy2 >= tuning.SATURATED):
+                # Served within the bound; or failed with the CPU busy, where no larger pool
+                # can serve more (rule 3): the pool of 2 is kept — it shares the CPU through
+                # a slow request's hold, as one process cannot
                 trials = first_trials + found
-                choice = tuning.choose(trials, at_rate=True)
+                choice = (tuning.choose(trials, at_rate=True) if fitted
+                          else tuning.Choice(found[0], tuning.Reason.CPU_SATURATED, None))
                 knobs = tune_plan.candidate_knobs(q, pool, pair)
                 sizes = {tune_plan.candidate_label(pool, smallest): 1, pair_label: 2}
                 cost = slow.cost(q, trials, choice.chosen)

@@ -98,7 +98,7 @@ def why(r: Review) -> str:
     if c.reason is Reason.CPU_SATURATED:
         return (f"chosen: {name} — it did not serve the rate, and kept the CPU busy doing so: a larger pool could "
                 "only queue for the same CPU, so none was measured (the stack does not carry this rate on this "
-                "machine)")
+                "machine)" + ("; with 1 worker it failed too" if c.chosen.size > 1 else ""))
     if c.reason is Reason.ONLY:
         return f"chosen: {name} — the only candidate the memory bound allowed"
     if c.reason is Reason.ONE_REQUEST:
