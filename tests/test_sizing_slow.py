@@ -181,3 +181,62 @@ def test_the_html_and_the_export_carry_each_pool_and_its_cost():
     assert SlowCost.from_dict(mid["slow_cost"]) == SlowCost(1000, 0.02, 6.25, ONE, TWO)
     assert by["apache"]["mid"]["slow_cost"] is None and by["apache"]["mid"]["tuning_id"] == 6
     assert by["apache"]["big"]["tuning_id"] is None and by["apache"]["big"]["pool_size"] is None
+
+
+# ------------------------------------------------------------------ the runner's order, on the fake Lab
+
+from test_runner_order import lab  # noqa: E402,F401  (the fake Lab fixture)
+
+
+def _tune_at_rate(store, fake, monkeypatch, fits: bool):
+    from stackbench import runner
+    from stackbench.runner import tune as tune_runner
+    from stackbench.upkeep.pinning import Pinning
+
+    from stackbench.engine.result import EngineResult
+
+    monkeypatch.setattr(tuning, "fits", lambda cells, limit: fits)
+    measure = fake.load
+
+    def load(spec, cpus=None):
+        """One process misses the SLO's 500 ms (held by what it waits on); larger pools meet it."""
+        result = measure(spec, cpus)
+        if spec.url.split("/")[2] != "1 worker":
+            return result
+        late = {"mean": 600_000.0, "percentiles": {"50": 400_000, "99": 900_000}}
+        return EngineResult.from_doc({**result.raw, "latency_us": late})  # stored as the document came
+
+    fake = replace(fake, load=load)
+    q = TuneQuestion("nginx-fpm", "php-hello", 8, duration="1s", timeout="2s", repetitions=1, rate=20.0,
+                     slo=RATE_SLO.as_dict())
+    return tune_runner.tune(q, store, options=runner.Options(pinning=Pinning([0], [1])), lab=fake)
+
+
+def test_at_a_rate_the_pool_of_2_goes_before_the_probe_and_is_kept_when_it_serves_and_fits(lab, tmp_path,
+                                                                                             monkeypatch):
+    from stackbench.store import Store
+
+    log, state, fake = lab
+    store = Store(tmp_path / "r.sqlite")
+    tuned = _tune_at_rate(store, fake, monkeypatch, fits=True)
+    assert tuned.probe_run_id is None and tuned.choice.chosen.size == 2
+    assert tuned.choice.reason is tuning.Reason.SMALLEST_MEETS
+    assert [label for what, label in log if what == "up"] == ["1 worker", "2 workers"]
+    t = store.tuning(tuned.tuning_id)
+    assert t.chosen_size == 2 and t.candidate_run_ids == [tuned.first_run_id, tuned.run_id]
+
+
+def test_a_pool_of_2_past_the_bound_goes_on_to_the_probe_and_the_others(lab, tmp_path, monkeypatch):
+    from stackbench.store import Store
+
+    log, state, fake = lab
+    store = Store(tmp_path / "r.sqlite")
+    tuned = _tune_at_rate(store, fake, monkeypatch, fits=False)
+    ups = [label for what, label in log if what == "up"]
+    # 1, then 2 alone, then the probe's 4, then the candidates it leaves: 4 and 8 (the connections)
+    assert ups == ["1 worker", "2 workers", "4 workers", "4 workers", "8 workers"]
+    assert tuned.probe_run_id is not None and tuned.choice.chosen.size == 2  # the smallest that served
+    t = store.tuning(tuned.tuning_id)
+    assert len(t.candidate_run_ids) == 3 and t.candidate_run_ids[-1] == tuned.run_id
+    review = tuning.review(t, [c for r in t.candidate_run_ids for c in store.cells(r)], None)
+    assert [tr.size for tr in review.trials] == [1, 2, 4, 8] and review.choice.chosen.size == 2
