@@ -107,6 +107,16 @@ def test_a_tuning_of_three_steps_reads_back_every_candidate_run():
     assert t.candidate_run_ids == [7, 8, 9]
 
 
+def test_at_a_rate_of_two_pools_of_one_size_the_one_closing_its_connections_is_chosen():
+    """Prefork's largest pool kept alive holds one connection a child: sized at the target's
+    7 connections it serves the rate, and leaves the search's extra connections waiting."""
+    closing = tuning.Trial(7, {}, (6.21,), (None,), one_request=True)
+    kept = tuning.Trial(7, {}, (6.21,), (None,))
+    failed = tuning.Trial(4, {}, (6.2,), ("p99 2,706 ms > 500 ms",), one_request=True)
+    assert tuning.choose([failed, kept, closing], at_rate=True).chosen is closing
+    assert tuning.choose([failed, closing, kept], at_rate=True).chosen is closing
+
+
 def test_a_rate_tuning_that_stopped_before_the_probe_reads_back_as_it_stopped():
     cells = [mix_cell("1 worker", 0, 4.1, 2_900_000, 3_100_000, 2, load="rate"),
              mix_cell("2 workers", 0, 5.2, 1_900_000, 1_300_000, 2, load="rate")]

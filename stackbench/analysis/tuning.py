@@ -28,7 +28,8 @@ The rules, in the order the tuner applies them:
    time in three is not a setting a sysadmin can leave in place.
 4. **The choice** (`choose`). At a rate, the smallest candidate that serves it: every pool
    that serves a rate serves the same responses a second, so a higher figure among them
-   is noise (with one run a candidate, no interval would say so). Otherwise, among the
+   is noise (with one run a candidate, no interval would say so); of one size, the one
+   that closes its connections, which serves any number of them. Otherwise, among the
    candidates that serve, the best is the one with the highest geometric mean of its
    figures; the chosen one is the *smallest* that is as
    good as the best — its shortfall within TIE_BAND and not significant (Welch's interval
@@ -216,7 +217,10 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
         return Choice(least, Reason.NONE_SERVED, None)
     best = max(serving, key=lambda t: (t.center or 0.0, -t.size))
     if at_rate:
-        smallest = min(serving, key=lambda t: (t.size, t.one_request))
+        # Of one size, one request a connection: a rate's tuning sizes a pool for a search
+        # or a run whose connections grow with the rate, and a kept-alive child that holds
+        # one each leaves those past the pool in the listen queue
+        smallest = min(serving, key=lambda t: (t.size, not t.one_request))
         return Choice(smallest, Reason.SMALLEST_MEETS, best, None, tuple(sorted(t.size for t in serving)))
     tied = [t for t in serving if t is best or _ties(t, best, band, confidence)]
     # the smallest; of one size, the connections kept alive (the server's own default)
