@@ -115,6 +115,16 @@ def test_at_a_rate_of_two_pools_of_one_size_the_one_closing_its_connections_is_c
     failed = tuning.Trial(4, {}, (6.2,), ("p99 2,706 ms > 500 ms",), one_request=True)
     assert tuning.choose([failed, kept, closing], at_rate=True).chosen is closing
     assert tuning.choose([failed, closing, kept], at_rate=True).chosen is closing
+    # a tuning stored before the rule is read back as its knobs hold it
+    from stackbench.model.tuning import ONE_REQUEST_SUFFIX
+
+    labels = {"7 workers" + ONE_REQUEST_SUFFIX: 7, "7 workers": 7}
+    cells = [mix_cell(label, 0, 6.21, 250_000, 1_050_000, 3, load="rate") for label in labels]
+    base = _stored(None, rate=6.25)
+    t = replace(base, key={**base.key, "slo": RATE_SLO.as_dict()}, sizes=labels, chosen_size=7,
+                knobs={"max_request_workers": 7}, reason=tuning.Reason.SMALLEST_MEETS.value)
+    chosen = tuning.review(t, cells, None).choice.chosen
+    assert (chosen.size, chosen.one_request) == (7, False)
 
 
 def test_a_rate_tuning_that_stopped_before_the_probe_reads_back_as_it_stopped():

@@ -390,13 +390,18 @@ def slow_cost(found: list[Trial], chosen: Trial, slow: Mapping[str, int], weight
 
 
 def _stopped(t: StoredTuning, found: list[Trial]) -> Choice | None:
-    """A rate's tuning that stopped before the probe (runner/tune.py), read back as it
-    stopped: the smallest pool served the rate, or the CPU was busy without serving it."""
-    reasons = {Reason.SMALLEST_SERVES.value, Reason.CPU_SATURATED.value}
+    """A rate's tuning read back as it chose: stopped before the probe (runner/tune.py) —
+    the smallest pool served the rate, or the CPU was busy without serving it — or the
+    smallest that served, of one size the pool its knobs hold (a tuning stored before two
+    pools of one size went to the one closing its connections)."""
     mine = [f for f in found if f.size == t.chosen_size and f.one_request == t.one_request]
-    if t.reason not in reasons or not mine:
+    if not mine:
         return None
-    return Choice(mine[0], Reason(t.reason), mine[0] if mine[0].serves else None)
+    if t.reason in (Reason.SMALLEST_SERVES.value, Reason.CPU_SATURATED.value):
+        return Choice(mine[0], Reason(t.reason), mine[0] if mine[0].serves else None)
+    if t.reason == Reason.SMALLEST_MEETS.value and mine[0].serves:
+        return replace(choose(found, at_rate=True), chosen=mine[0])
+    return None
 
 
 def review(t: StoredTuning, candidates: list[StoredCell], second: list[StoredCell] | None) -> Review:
