@@ -1,0 +1,161 @@
+"""A plan's [visit]: its keys checked with one-line errors, its logged-in shares swept as
+questions, the engine's journeys built from it (the logged-in visitors' from the start's
+logins file, no password on a command line), and a share split exactly over two engines."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+
+import pytest
+
+from stackbench.engine import logged_in
+from stackbench.engine.journey import Journey, Page
+from stackbench.engine.process import LoadSpec
+from stackbench.errors import PlanError
+from stackbench.planning import plan as plan_mod, visits
+from stackbench.runner import visits as runner_visits
+from stackbench.scenarios import get as scenario
+from stackbench.workloads import get as workload, login as login_mod
+from stackbench.workloads.wordpress import accounts
+
+BASE = """
+baseline = "nginx"
+workloads = ["wordpress-home"]
+concurrency = [8]
+keepalive = [true]
+[[stacks]]
+id = "nginx-fpm"
+label = "nginx"
+[[stacks]]
+id = "apache-prefork-modphp"
+label = "apache"
+"""
+VISIT = """
+[visit]
+pages = ["/", { choice = [{ path = "/a/", weight = 3 }, { path = "/b/" }, { leave = true }] }, "/c/"]
+think = { mean = "2s", max = "10s" }
+assets = ["/f.woff2"]
+logged_in = ["0%", "50%"]
+"""
+
+
+def parse(text: str) -> plan_mod.Plan:
+    return plan_mod.parse(tomllib.loads(text), "test.toml")
+
+
+def test_a_visit_is_parsed_and_each_share_is_a_question_of_its_own():
+    p = parse(BASE + VISIT)
+    v = p.visit
+    assert v is not None and v.logged_in == (0.0, 0.5)
+    assert v.think == visits.Think("exponential", 2.0, max_s=10.0)
+    assert [s.choice for s in v.steps] == [False, True, False]
+    # 1 + 4/5 + 4/5: a fifth of the visitors leave at the choice
+    assert v.pages_a_visit() == pytest.approx(2.6)
+    cells = plan_mod.expand(p)
+    assert [(c.stack.label, c.logged_in) for c in cells] == [("nginx", 0.0), ("nginx", 0.5), ("apache", 0.0),
+                                                            ("apache", 0.5)]
+    assert cells[1].level() == "c=8 50% logged in"
+    assert p.comparisons() == 2  # apache against nginx at each share
+
+
+def test_think_times_and_assets_take_their_forms():
+    one = lambda body: visits.parse(tomllib.loads(body), PlanError)  # noqa: E731
+    assert one('pages = ["/"]\nthink = "1.5s"').think == visits.Think("fixed", 1.5)
+    assert one('pages = ["/"]\nthink = { min = "1s", max = "3s" }').think == visits.Think("uniform", 2.0, 1.0, 3.0)
+    assert one('pages = ["/"]').think.kind == "none" and one('pages = ["/"]').logged_in == (0.0,)
+    assert one('pages = ["/"]\nlogged_in = "100%"').logged_in == (1.0,)
+
+
+@pytest.mark.parametrize("body, words", [
+    ('pages = []', "visit.pages must be a list of at least one page"),
+    ('pages = ["home"]', "visit.pages[0] must be a path starting with /"),
+    ('pages = [{ choice = [{ leave = true }] }]', "a visit begins with a page"),
+    ('pages = ["/", { choice = [{ path = "/a", leave = true }] }]', "either a page (path) or leaving"),
+    ('pages = ["/", { choice = [{ path = "/a", weight = 0 }] }]', "weight must be a whole number from 1"),
+    ('pages = ["/"]\nthink = "soon"', "visit.think takes a duration"),
+    ('pages = ["/"]\nthink = { mean = "5s", max = "1s" }', "the max at least the mean"),
+    ('pages = ["/"]\nlogged_in = ["150%"]', "visit.logged_in takes shares"),
+    ('pages = ["/"]\nlogged_in = ["50%", 0.5]', "names a share twice"),
+    ('pages = ["/"]\nassets = "yes"', "visit.assets takes true"),
+    ('pages = ["/"]\nvisitors = 3', "visit has an unknown key 'visitors'"),
+])
+def test_a_bad_visit_is_refused_in_one_line(body, words):
+    with pytest.raises(PlanError) as e:
+        parse(BASE + "[visit]\n" + body)
+    assert words in e.value.message and "\n" not in e.value.message
+
+
+@pytest.mark.parametrize("extra, words", [
+    ('requests = 100\n', "use duration, not requests"),
+    ('protocol = ["h2"]\n', 'leave "h2" out of protocol'),
+    ('load = "capacity"\nslo = { p99 = "100ms" }\n', "not measured in visits yet"),
+])
+def test_what_visits_cannot_be_asked_with_yet_is_refused(extra, words):
+    base = BASE.replace("concurrency = [8]\n", "") if "capacity" in extra else BASE
+    with pytest.raises(PlanError) as e:
+        parse(extra + base + VISIT)
+    assert words in e.value.message
+
+
+def test_a_share_that_logs_in_needs_a_workload_with_accounts():
+    with pytest.raises(PlanError, match="'php-hello' has no accounts to log in to"):
+        parse(BASE.replace("wordpress-home", "php-hello") + VISIT)
+    assert parse(BASE.replace("wordpress-home", "php-hello") + VISIT.replace('"0%", "50%"', '"0%"')).visit
+
+
+def test_the_journeys_are_the_visit_and_the_logged_in_one_posts_the_starts_accounts(tmp_path):
+    v = parse(BASE + VISIT).visit
+    wp = workload("wordpress-home")
+    anonymous = runner_visits.journey(v, wp).as_json()
+    assert anonymous["steps"][0] == {"page": "/", "assets": ["/f.woff2"]}
+    assert anonymous["steps"][1]["choice"][2] == {"exit": True, "weight": 1}
+    assert anonymous["think"] == {"kind": "exponential", "mean_ms": 2000.0, "max_ms": 10000.0}
+    assert "login" not in anonymous
+    login_mod.write(tmp_path, accounts.LOGIN, {"reader1": "pw-one", "reader2": "pw-two"})
+    login = runner_visits.login(wp, tmp_path / login_mod.LOGINS_FILE)
+    logged = runner_visits.journey(v, wp, login)
+    forms = logged.as_json()["login"]["forms"]
+    assert [f["log"] for f in forms] == ["reader1", "reader2"] and forms[0]["pwd"] == "pw-one"
+    assert forms[0]["testcookie"] == "1" and logged.login is not None and logged.login.form_page == "/wp-login.php"
+    # The passwords go to the engine in a file of its own, never on its command line.
+    spec = LoadSpec(url="http://127.0.0.1:1", connections=2, journey=logged)
+    argv = spec.argv("stackbench-load", "/tmp/stackbench-journey-x/journey.json")
+    assert "pw-one" not in " ".join(argv) and "/tmp/stackbench-journey-x/journey.json" in argv
+    from stackbench.engine.process import _journey_file
+    with _journey_file(spec) as path:
+        assert path is not None and json.loads(open(path).read())["login"]["forms"][1]["pwd"] == "pw-two"
+        assert os.stat(path).st_mode & 0o777 == 0o600
+    assert not os.path.exists(path)
+    with _journey_file(LoadSpec(url="http://127.0.0.1:1", connections=1, journey=Journey((Page("/"),)))) as none:
+        assert none is None
+
+
+def test_a_share_is_split_exactly_over_the_two_classes():
+    anon, logged = Journey((Page("/"),)), Journey((Page("/"),), login=None)
+    spec = LoadSpec(url="http://x", connections=16, journey=anon, login_journey=logged, login_share=0.5)
+    parts = logged_in.split(spec)
+    assert [(name, p.connections) for name, p in parts] == [("anonymous", 8), ("logged in", 8)]
+    assert parts[1][1].journey is logged and parts[0][1].journey is anon
+    few = logged_in.split(LoadSpec(url="http://x", connections=3, journey=anon, login_journey=logged,
+                                   login_share=0.1))
+    assert [p.connections for _, p in few] == [2, 1]  # at least one visitor of each class
+    rated = logged_in.split(LoadSpec(url="http://x", connections=10, rate=20.0, journey=anon, login_journey=logged,
+                                     login_share=0.25))
+    assert [p.rate for _, p in rated] == [15.0, 5.0]
+    assert [n for n, _ in logged_in.split(LoadSpec(url="http://x", connections=4, journey=anon))] == ["anonymous"]
+    only = logged_in.split(LoadSpec(url="http://x", connections=4, journey=anon, login_journey=logged,
+                                    login_share=1.0))
+    assert [(n, p.connections, p.journey is logged) for n, p in only] == [("logged in", 4, True)]
+
+
+def test_the_visits_scenario_asks_two_shares_of_four_stacks_quickly():
+    s = scenario("visits")
+    for quick in (False, True):
+        p = s.plan(quick=quick)
+        assert p.visit is not None and p.visit.logged_in == (0.0, 0.5)
+        assert {v.id for v in p.stacks} >= {"nginx-fpm", "apache-prefork-modphp", "varnish-apache",
+                                            "nginx-cache-apache"}
+    quick = s.plan(quick=True)
+    assert quick.seconds(plan_mod.expand(quick)[: 8 * quick.min_repetitions]) < 120
