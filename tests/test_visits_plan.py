@@ -159,3 +159,30 @@ def test_the_visits_scenario_asks_two_shares_of_four_stacks_quickly():
                                             "nginx-cache-apache"}
     quick = s.plan(quick=True)
     assert quick.seconds(plan_mod.expand(quick)[: 8 * quick.min_repetitions]) < 120
+
+
+def test_a_cell_of_visits_shows_its_visits_beside_its_page_views():
+    from cells import stored_cell
+    from stackbench.analysis import cells as cells_mod, figures
+    from stackbench.report import export
+    from stackbench.report.text import table
+
+    visits_doc = {"visits": {"completed": 30, "failed": 0, "in_flight_at_end": 2, "per_s": 6.0, "pages": 75,
+                             "requests": 120, "pages_per_visit": 2.5, "requests_per_visit": 4.0},
+                  "visit_duration_us": {"count": 30, "percentiles": {"50": 1_200_000, "99": 3_400_000}}}
+    cell = stored_cell(engine=visits_doc, pages_completed=75, pages_failed=0, pages_per_s=15.0,
+                       page_load_p50_us=40_000, page_load_p99_us=90_000, logged_in=0.5)
+    f = figures.of(cell)
+    assert (f.visits_per_s, f.visit_p50_us, f.visit_p99_us, f.pages_per_visit) == (6.0, 1_200_000, 3_400_000, 2.5)
+    assert f.throughput == 15.0 and f.p99_us == 90_000  # verdicts compare the visits' page views
+    assert f.question.logged_in == 0.5 and f.question.level() == "c=16 50% logged in"
+    analysed = cells_mod.of([cell])
+    cols = table.columns(analysed)
+    row = dict(zip(cols, table.rows(analysed, cols)[0]))
+    assert (row["visits/s"], row["visit p50 s"], row["visit p99 s"], row["pages/visit"]) == ("6.0", "1.20", "3.40",
+                                                                                          "2.50")
+    exported = export.cell_rows(analysed)[0]
+    assert (exported["logged_in"], exported["visits_per_s"], exported["pages_per_visit"]) == (0.5, 6.0, 2.5)
+    plain = stored_cell(requests_per_s=100.0)
+    assert "visits/s" not in table.columns(cells_mod.of([plain]))
+    assert export.cell_rows(cells_mod.of([plain]))[0]["logged_in"] is None
