@@ -186,3 +186,45 @@ def test_a_cell_of_visits_shows_its_visits_beside_its_page_views():
     plain = stored_cell(requests_per_s=100.0)
     assert "visits/s" not in table.columns(cells_mod.of([plain]))
     assert export.cell_rows(cells_mod.of([plain]))[0]["logged_in"] is None
+
+
+def _visit_cells() -> list:
+    from cells import stored_cell
+    out = []
+    for seq, (label, share, per_s) in enumerate([(s, sh, v) for rep in range(5)
+                                                 for s, sh, v in (("nginx", 0.0, 6.0 + rep * 0.1),
+                                                                  ("varnish", 0.0, 12.0 + rep * 0.1),
+                                                                  ("nginx", 0.5, 5.0 + rep * 0.1),
+                                                                  ("varnish", 0.5, 7.0 + rep * 0.1))]):
+        doc = {"visits": {"completed": 30, "failed": 0, "in_flight_at_end": 1, "per_s": per_s, "pages": 75,
+                          "requests": 120, "pages_per_visit": 2.5, "requests_per_visit": 4.0},
+               "visit_duration_us": {"count": 30, "percentiles": {"50": 900_000, "99": 2_000_000}}}
+        out.append(stored_cell(seq=seq, repetition=seq // 4, stack_label=label, engine=doc, workload="wordpress-home",
+                               concurrency=8, pages_completed=75, pages_failed=0, pages_per_s=per_s * 2.5,
+                               page_load_p50_us=40_000, page_load_p99_us=90_000, logged_in=share,
+                               requests_completed=300, requests_per_s=per_s * 4, latency_p99_us=80_000))
+    return out
+
+
+def test_the_reports_show_visits_per_stack_and_share():
+    import io
+
+    from cells import stored_run
+    from stackbench.analysis.run import analyze
+    from stackbench.report.html import page
+    from stackbench.report.text import visits as visits_text
+    from test_protocol_analysis import NoStore
+
+    a = analyze(stored_run(plan_checked={"baseline": "nginx"}), _visit_cells())
+    rows = [(v.stack_label, v.question.logged_in, v.per_s.median, v.pages.median) for v in a.visits]
+    assert rows == [("nginx", 0.0, 6.2, 2.5), ("varnish", 0.0, 12.2, 2.5), ("nginx", 0.5, 5.2, 2.5),
+                    ("varnish", 0.5, 7.2, 2.5)]
+    # verdicts at each share: varnish against nginx on the visits' page views
+    asked = {(v.question.logged_in, v.candidate) for v in a.verdicts.for_metric("throughput")}
+    assert asked == {(0.0, "varnish"), (0.5, "varnish")}
+    out = io.StringIO()
+    visits_text.render(a.visits, out)
+    text = out.getvalue()
+    assert "visits (medians of valid runs)" in text and "c=8 50% logged in" in text and "12.2" in text
+    html = page.render([a], NoStore(), "2026-01-01T00:00:00+00:00")
+    assert "Visits a second — wordpress-home, keep-alive on" in html and "c=8 50% logged in" in html
