@@ -53,6 +53,7 @@ def test_a_visit_is_parsed_and_each_share_is_a_question_of_its_own():
     assert [s.choice for s in v.steps] == [False, True, False]
     # 1 + 4/5 + 4/5: a fifth of the visitors leave at the choice
     assert v.pages_a_visit() == pytest.approx(2.6)
+    assert v.hits_a_visit(assets=1, share=0.5) == pytest.approx(2.6 + 1 + 1.5)  # pages, the font once, half a login
     cells = plan_mod.expand(p)
     assert [(c.stack.label, c.logged_in) for c in cells] == [("nginx", 0.0), ("nginx", 0.5), ("apache", 0.0),
                                                             ("apache", 0.5)]

@@ -93,6 +93,13 @@ class Visit:
             still *= share
         return pages
 
+    def hits_a_visit(self, assets: int, share: float, login_requests: int = 3) -> float:
+        """Requests a visit is expected to cost (the hits a sizing in visits counts): its
+        page views, each asset once (the visitor's browser keeps what it got for the visit:
+        the engine's cache_assets), and for the logged-in `share` the login's requests
+        (WordPress: the form, its post, the redirect's page)."""
+        return self.pages_a_visit() + (assets if self.steps else 0) + share * login_requests
+
     def asset_paths(self, workload_assets: tuple[str, ...]) -> tuple[str, ...]:
         if self.assets is True:
             return workload_assets
