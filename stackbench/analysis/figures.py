@@ -146,7 +146,9 @@ def _visits(cell: StoredCell) -> dict[str, Any]:
     v = cell.engine.visits if cell.engine is not None else None
     if v is None:
         return {}
-    return {"visits_per_s": v.per_s, "visit_p50_us": v.duration.p50_us, "visit_p99_us": v.duration.p99_us,
+    # No visit ended in the window (every one still in flight: a window shorter than a
+    # visit): its rate is not computable, not 0.
+    return {"visits_per_s": v.per_s if v.completed or v.failed else None, "visit_p50_us": v.duration.p50_us, "visit_p99_us": v.duration.p99_us,
             "pages_per_visit": v.pages_per_visit}
 
 
