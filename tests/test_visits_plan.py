@@ -229,3 +229,26 @@ def test_the_reports_show_visits_per_stack_and_share():
     assert "visits (medians of valid runs)" in text and "c=8 50% logged in" in text and "12.2" in text
     html = page.render([a], NoStore(), "2026-01-01T00:00:00+00:00")
     assert "Visits a second — wordpress-home, keep-alive on" in html and "c=8 50% logged in" in html
+
+
+def test_a_logins_redirect_is_an_expected_answer_not_an_error():
+    from stackbench.engine.result import EngineResult
+
+    def doc(non_2xx: int, codes: dict) -> dict:
+        return {"requests": {"completed": 12, "failed": 0, "non_2xx": non_2xx},
+                "status_codes": codes, "warning_codes": [{"code": "non_2xx",
+                                                          "params": {"count": non_2xx, "share": non_2xx / 12}}],
+                "per_url": [{"path": "/wp-login.php", "method": "POST", "requests": {"completed": 4, "non_2xx": 4}},
+                            {"path": "/wp-login.php", "method": "GET", "requests": {"completed": 4, "non_2xx": 0}}],
+                "visit_pages": [{"name": "login", "path": "/wp-login.php", "login": True, "completed": 4,
+                                 "failed": 0}]}
+    followed = EngineResult.from_doc(doc(4, {"200": 8, "302": 4}))
+    assert followed.requests.non_2xx == 0 and followed.caveats == ()
+    # Two error pages besides the four redirects: those stay errors, and their caveat says two.
+    errors = EngineResult.from_doc(doc(6, {"200": 6, "302": 4, "500": 2}))
+    assert errors.requests.non_2xx == 2
+    assert [(c.code, c.params["count"], c.params["share"]) for c in errors.caveats] == [("non_2xx", 2, 2 / 12)]
+    # Without a login nothing is taken out (a 302 of a page is the engine's to count).
+    plain = doc(4, {"200": 8, "302": 4})
+    plain["visit_pages"] = []
+    assert EngineResult.from_doc(plain).requests.non_2xx == 4
