@@ -91,6 +91,7 @@ def test_a_bad_visit_is_refused_in_one_line(body, words):
 @pytest.mark.parametrize("extra, words", [
     ('requests = 100\n', "use duration, not requests"),
     ('protocol = ["h2"]\n', 'leave "h2" out of protocol'),
+    ('hosts = { server = "ssh:web1" }\n', "keeps its readers' passwords there"),
     ('load = "capacity"\nslo = { p99 = "100ms" }\n', "not measured in visits yet"),
 ])
 def test_what_visits_cannot_be_asked_with_yet_is_refused(extra, words):

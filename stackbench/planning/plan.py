@@ -544,6 +544,9 @@ def _check_visit(visit: visits_mod.Visit, resolved: dict[str, Workload], load: L
             raise fail(f"visit.assets = true fetches the workload's page assets, and {bare[0]!r} has none: "
                        "list the assets' paths instead, e.g. assets = [\"/style.css\"]")
     if any(s > 0 for s in visit.logged_in):
+        if hosts.remote_server:
+            raise fail("visit.logged_in: a stack on another host keeps its readers' passwords there; logged-in "
+                       "visits are made to a stack on this machine (leave hosts.server out, or logged_in = \"0%\")")
         anonymous = [w.id for w in resolved.values() if w.login is None]
         if anonymous:
             raise fail(f"visit.logged_in: workload {anonymous[0]!r} has no accounts to log in to "
