@@ -50,7 +50,7 @@ def stored_cell(*, engine: Any = MEASURED, caveats: list = (), monitor_notes: li
         "cpu_system_us": None, "cpu_total_us": None, "cpu_window_us": None, "procs_max": None, "threads_max": None,
         "syscalls_total": None, "syscalls_window_us": None, "syscalls_requests_per_s": None,
         "server_steal_share": None, "service_mem_peak_bytes": None, "service_cpu_us": None, "oom_kills": None,
-        "protocol": "http/1.1", "handshake": None, "streams": None, "negotiated": None, "warmup": None, "cache": None,
+        "protocol": "http/1.1", "handshake": None, "streams": None, "negotiated": None, "warmup": None, "cache": None, "logged_in": None,
     }
     figures = {k: columns.pop(k) for k in list(columns) if k in ENGINE_FIGURES}
     unknown = set(columns) - set(row)

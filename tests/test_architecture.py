@@ -259,9 +259,10 @@ SHARED_WORDS = {
 # Reads of a key the schema has, of a dict that is not the engine's result document:
 # (module, function, key) → why.
 NOT_THE_DOCUMENT = {
-    ("engine/process.py", "run", "schema_version"):
+    ("engine/process.py", "_run", "schema_version"):
         "the contract's version is checked before the document is handed to the parser",
     ("analysis/capacity.py", "SLO.from_dict", "latency_us"): "the SLO's own stored form (SLO.as_dict)",
+    ("planning/visits.py", "parse", "pages"): "a plan's [visit] table, its pages in order",
     ("model/sizing.py", "StoredSizing.hits_per_day", "requests_per_visit"):
         "a sizing's stored question (its target's visit model), not the engine's visits",
 }

@@ -27,7 +27,7 @@ from stackbench import errors, scenarios
 from stackbench.analysis.capacity import PERCENTILES
 from stackbench.cli import build_parser
 from stackbench.network import profiles, visitors
-from stackbench.planning import hosts, loads, machine, plan, protocols, sizing
+from stackbench.planning import hosts, loads, machine, plan, protocols, sizing, visits
 from stackbench.workloads import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,7 +182,7 @@ def test_the_plan_keys_page_names_every_key():
                           ("`stages`", loads.STAGE_KEYS), ("`[networks.NAME]`", profiles.PROFILE_KEYS),
                           ("`[visitors.NAME]`", visitors.KEYS), ("`machine`", machine.KEYS),
                           ("`[hosts]`", set(hosts.KEYS)), ("`[scenario]`", plan.SCENARIO_KEYS),
-                          ("`[sizing]`", sizing.KEYS)):
+                          ("`[sizing]`", sizing.KEYS), ("`[visit]`", visits.KEYS)):
         text = section(page, heading)
         assert {k for k in keys if f"`{k}`" not in text and f'`"{k}"`' not in text} == set(), heading
     urls = section(page, "`[app]` and `[[app.urls]]`")

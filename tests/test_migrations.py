@@ -35,7 +35,7 @@ def test_v3_store_is_migrated_and_reads_like_before(v3):
     old_cells = before.execute("SELECT seq, requests_per_s, cpu_total_us, warnings_json FROM cells ORDER BY seq").fetchall()
     before.close()
     store = Store(v3)
-    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+    assert store.migrated_from == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cells = store.cells(1)
     assert len(cells) == len(old_cells) == 8
@@ -110,7 +110,7 @@ def test_v6_store_gains_page_php_and_service_columns_without_inventing_values(tm
     before = db.execute("SELECT seq, requests_per_s, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+    assert store.migrated_from == [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
     cells = store.cells(1)
     assert [(c.seq, c.engine.requests_per_s, c.cost.cpu_total_us) for c in cells] == before
     static, php = cells
@@ -142,7 +142,7 @@ def test_v7_store_becomes_closed_loop_cells_and_gains_searches(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+    assert store.migrated_from == [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -169,7 +169,7 @@ def test_v8_store_cells_ran_on_loopback_without_limits(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [8, 9, 10, 11, 12, 13, 14, 15, 16]
+    assert store.migrated_from == [8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -189,7 +189,7 @@ def test_v9_store_cells_spoke_clear_http_1_1(tmp_path):
     before = db.execute("SELECT seq, stack_label, requests_per_s, latency_p99_us, cpu_total_us FROM cells ORDER BY seq").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [9, 10, 11, 12, 13, 14, 15, 16]
+    assert store.migrated_from == [9, 10, 11, 12, 13, 14, 15, 16, 17]
     cells = store.cells(1)
     assert [(c.seq, c.stack_label, c.engine.requests_per_s, c.engine.latency.p99_us, c.cost.cpu_total_us)
             for c in cells] == before
@@ -218,7 +218,7 @@ def migrated_like_before(store_file: Path, tmp_path: Path, passed: list[int]) ->
 
 
 def test_v10_store_gains_an_empty_tunings_table_and_reads_like_before(tmp_path):
-    store = migrated_like_before(V10, tmp_path, [10, 11, 12, 13, 14, 15, 16])
+    store = migrated_like_before(V10, tmp_path, [10, 11, 12, 13, 14, 15, 16, 17])
     assert store.tunings() == []
     key = {"stack": "nginx-fpm", "concurrency": 4}
     tid = store.record_tuning(None, 1, "nginx-fpm", "php-hello", key, {**key, "repetitions": 3}, None,
@@ -254,7 +254,7 @@ def test_v12_store_keeps_each_process_total_pss_and_invents_no_parts(tmp_path):
     before = db.execute("SELECT cell_id, pid, comm, rss_bytes, pss_bytes FROM processes ORDER BY cell_id, pid").fetchall()
     db.close()
     store = Store(path)
-    assert store.migrated_from == [12, 13, 14, 15, 16]
+    assert store.migrated_from == [12, 13, 14, 15, 16, 17]
     after = [(c.id, p.pid, p.comm, p.rss_bytes, p.pss_bytes, p.pss_anon_bytes, p.own_bytes)
              for c in store.cells(1) for p in store.processes(c.id)]
     assert [a[:5] for a in after] == [tuple(b) for b in before] and len(after) == 1416
@@ -271,7 +271,7 @@ def test_v12_sizing_gains_an_unknown_yardstick_and_reads_its_visits_as_hits(tmp_
     path = tmp_path / "results.sqlite"
     shutil.copy(V12_SIZING, path)
     store = Store(path)
-    assert store.migrated_from == [12, 13, 14, 15, 16]
+    assert store.migrated_from == [12, 13, 14, 15, 16, 17]
     (old,) = store.sizings()
     assert old.yardstick is None  # not measured then: never invented
     assert old.runs == (SizeRun("1 CPU, 1 GiB", 1),) and old.target_rate == 6.25
@@ -290,7 +290,7 @@ def test_v14_store_keeps_its_cells_and_their_warm_ups_are_not_invented(tmp_path)
     from stackbench.analysis import warmup as warmup_analysis
     from stackbench.model.warmup import StoredWarmup, WarmupWindow
 
-    store = migrated_like_before(V14, tmp_path, [14, 15, 16])
+    store = migrated_like_before(V14, tmp_path, [14, 15, 16, 17])
     cells = store.cells(1)
     # the plan's fixed warm-up was not kept with its cells: unknown, not "none"
     assert [c.warmup for c in cells] == [None, None]
@@ -316,7 +316,7 @@ def test_v14_cells_have_no_cache_counts_and_a_new_cell_keeps_its_own(tmp_path):
     path = tmp_path / "results.sqlite"
     shutil.copy(V14_CACHES, path)
     store = Store(path)
-    assert store.migrated_from == [14, 15, 16]
+    assert store.migrated_from == [14, 15, 16, 17]
     old = store.cells(1)
     assert [(c.seq, c.stack_label) for c in old] == [(0, "nginx-fpm"), (1, "nginx-fpm")]
     assert all(c.cost.cache is None for c in old)  # not read then: unknown, never guessed
@@ -336,7 +336,7 @@ def test_v14_tuning_gains_an_unknown_slow_cost_and_a_new_one_keeps_it(tmp_path):
     path = tmp_path / "results.sqlite"
     shutil.copy(V14_TUNING, path)
     store = Store(path)
-    assert store.migrated_from == [14, 15, 16]
+    assert store.migrated_from == [14, 15, 16, 17]
     (old,) = store.tunings()
     assert old.slow_cost is None and old.slow_paths == {}  # its workload had no slow request: never invented
     assert (old.workload, old.chosen_size, old.knobs) == ("wordpress-home", 1, {"pm": "static", "pm_max_children": 1})
@@ -351,3 +351,16 @@ def test_v14_tuning_gains_an_unknown_slow_cost_and_a_new_one_keeps_it(tmp_path):
     assert back.slow_cost == cost and back.slow_paths == {"/?s=cache&stackbench_slow=1000": 1000}
     assert store.tuning(old.id).slow_cost is None
     assert [(c.seq, c.stack_label) for c in store.cells(1)] == [(0, "nginx-fpm"), (1, "nginx-fpm")]
+
+
+# Written by the commit before v18 (d0003b0): store-v14.sqlite brought to v17 by that lab.
+V17 = Path(__file__).parent / "data" / "store-v17.sqlite"
+
+
+def test_v17_cells_were_not_visits_and_a_new_cell_keeps_its_logged_in_share(tmp_path):
+    store = migrated_like_before(V17, tmp_path, [17])
+    cells = store.cells(1)
+    assert [c.logged_in for c in cells] == [None, None]  # no visits then: unknown is None, never 0
+    new = store.record_cell(1, replace(cells[0], seq=9, logged_in=0.5))
+    assert new.logged_in == 0.5 and store.cells(1)[-1].logged_in == 0.5
+    assert store.db.execute("SELECT logged_in FROM cells WHERE seq = 9").fetchone()[0] == 0.5

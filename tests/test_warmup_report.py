@@ -84,7 +84,8 @@ def test_the_export_carries_each_cells_warm_up_and_each_stacks_time_to_steady():
     out = io.StringIO()
     export.write_cells(_analysis().cells, out)
     header, row = out.getvalue().splitlines()[:2]
-    assert header.endswith("warmup_s,steady,warmup_fresh") and row.endswith("1.5,True,True")
+    assert header.endswith("warmup_s,steady,warmup_fresh,logged_in,visits_per_s,visit_p50_us,visit_p99_us,pages_per_visit")
+    assert row.endswith("1.5,True,True,,,,,")  # no visits: their columns empty
 
 
 def test_a_run_with_a_fixed_warm_up_shows_no_time_to_steady():

@@ -53,6 +53,13 @@ class CellFigures:
     pages_per_s: float | None = None
     page_load_p50_us: int | None = None
     page_load_p99_us: int | None = None
+    # Visits (a plan's [visit]): complete visits a second, a visit's duration (its start to
+    # its last page's last byte, think times included) and pages a visit; None otherwise.
+    # Throughput and latency are then the visits' page views (pages/s, page load time).
+    visits_per_s: float | None = None
+    visit_p50_us: int | None = None
+    visit_p99_us: int | None = None
+    pages_per_visit: float | None = None
     # PHP's state in force, read back while verifying (None: not read, or no PHP).
     php_opcache: bool | None = None
     # The workload's services (a database), measured in their own cgroup.
@@ -122,6 +129,7 @@ def of(cell: StoredCell) -> CellFigures:
         procs_max=cost.procs_max, threads_max=cost.threads_max, caveats=cell.caveats,
         pages_per_s=pages.per_s if pages else None, page_load_p50_us=pages.load_p50_us if pages else None,
         page_load_p99_us=pages.load_p99_us if pages else None,
+        **_visits(cell),
         php_opcache=cell.php.opcache if cell.php else None,
         service_memory_peak_bytes=cost.service_mem_peak_bytes,
         service_cpu_us_per_request=metrics.service_cpu_us_per_request(cell),
@@ -132,6 +140,16 @@ def of(cell: StoredCell) -> CellFigures:
         protocol=questions.spoken_label(cell),
         **_tls(cell),
     )
+
+
+def _visits(cell: StoredCell) -> dict[str, Any]:
+    v = cell.engine.visits if cell.engine is not None else None
+    if v is None:
+        return {}
+    # No visit ended in the window (every one still in flight: a window shorter than a
+    # visit): its rate is not computable, not 0.
+    return {"visits_per_s": v.per_s if v.completed or v.failed else None, "visit_p50_us": v.duration.p50_us, "visit_p99_us": v.duration.p99_us,
+            "pages_per_visit": v.pages_per_visit}
 
 
 def _tls(cell: StoredCell) -> dict[str, Any]:

@@ -33,6 +33,7 @@ class Question:
     background: str = "none"  # visitor classes loading the stack at the same time
     protocol: str = CLEAR  # asked: http/1.1 | https | h2
     handshake: str | None = None  # TLS: keep-alive | resumed | full (None: clear text)
+    logged_in: float | None = None  # visits: the share of visitors who logged in (None: not visits)
 
     @property
     def tls(self) -> bool:
@@ -55,18 +56,19 @@ class Question:
         return (self.workload, self.rate is not None, self.rate or 0, self.concurrency, LEGS.get(self.leg, 2),
                 self.network != "loopback", self.network, self.background != "none", self.background,
                 PROTOCOL_ORDER.get(self.protocol, 9), self.protocol, not self.keepalive,
-                HANDSHAKE_ORDER.get(self.handshake, 9))
+                HANDSHAKE_ORDER.get(self.handshake, 9), self.logged_in or 0.0)
 
     def level(self) -> str:
-        """"c=16", "500/s", "c=16 down", "c=16 lan", "c=16 veth +slow"."""
+        """"c=16", "500/s", "c=16 down", "c=16 lan", "c=16 veth +slow", "c=16 50% logged in"."""
         text = f"{self.rate:,g}/s" if self.rate is not None else f"c={self.concurrency}"
         return (text + (f" {self.leg}" if self.leg else "") + (f" {self.network}" if self.network != "loopback" else "")
-                + (f" +{self.background}" if self.background != "none" else ""))
+                + (f" +{self.background}" if self.background != "none" else "")
+                + (f" {self.logged_in * 100:g}% logged in" if self.logged_in is not None else ""))
 
 
 def of(cell: StoredCell) -> Question:
     return Question(cell.workload, cell.concurrency, cell.keepalive, cell.rate, cell.leg, cell.network or "loopback",
-                    cell.background or "none", cell.protocol or CLEAR, cell.handshake)
+                    cell.background or "none", cell.protocol or CLEAR, cell.handshake, cell.logged_in)
 
 
 def spoken(cell: StoredCell) -> str | None:

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from stackbench.analysis import (answer, backgrounds, cache, capacity_results, cells as cells_mod, classes, clients,
                                  curves, levels, picks, protocols, ramps, run_warnings, stats, summary,
-                                 verdicts, warmup)
+                                 verdicts, visits, warmup)
 from stackbench.analysis.capacity import SLO
 from stackbench.analysis.cells import CellAnalysis
 from stackbench.analysis.protocols import HandshakeCost
@@ -92,6 +92,12 @@ class RunAnalysis:
     def by_level(self) -> dict[str, list[levels.LevelPoint]]:
         """Per verdicts.METRICS key, each (question, stack) as a point against the load level."""
         return {m.key: levels.of(self.stored_cells, m.key, self.summaries) for m in verdicts.METRICS}
+
+    @cached_property
+    def visits(self) -> list[visits.VisitFigures]:
+        """Each question of visits and stack: visits a second, a visit's duration, pages a
+        visit (none without visits)."""
+        return visits.by_question(self.stored_cells)
 
     @cached_property
     def curves(self) -> list[curves.Curve]:

@@ -11,13 +11,15 @@ import json
 import os
 import signal
 import subprocess
+import shutil
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, Iterator
 
-from stackbench.upkeep import binaries
+from stackbench.upkeep import binaries, leftovers
 from stackbench.engine.journey import Journey
 from stackbench.engine.result import EngineResult, Progress
 from stackbench.errors import EngineError
@@ -51,6 +53,11 @@ class LoadSpec:
     # up to `page_conns` connections; `connections` then counts visitors, `rate` visits a
     # second and `requests` visits.
     journey: Journey | None = None
+    # Visits of which a share log in (engine/logged_in.py): `login_journey` is the journey
+    # of those who do, `login_share` their share (0 to 1) of the visitors, or of the visits
+    # a second; `journey` then is the anonymous visitors'. Several engines, merged.
+    login_journey: Journey | None = None
+    login_share: float = 0.0
     # Why this load runs: "measure", "warmup" or "profile" (the system-call pass). The
     # engine never sees it; it names the load for the runner's observers and tests.
     phase: str = "measure"
@@ -82,7 +89,9 @@ class LoadSpec:
     # The engine's I/O path, "epoll" or "uring"; None: the engine's default.
     io: str | None = None
 
-    def argv(self, binary: str) -> list[str]:
+    def argv(self, binary: str, journey_file: str | None = None) -> list[str]:
+        """`journey_file`: the journey's JSON in that file instead of on the command line
+        (a login's passwords never on a command line: /proc/PID/cmdline is world-readable)."""
         argv = [binary, "--json", "-c", str(self.connections), "-t", str(max(1, min(self.threads, self.connections))),
                 "--timeout", engine_duration(self.timeout_s)]
         if self.duration_s is not None:
@@ -114,7 +123,7 @@ class LoadSpec:
             if self.assets:
                 argv += ["--assets", ",".join(self.assets)]
         if self.journey is not None:
-            argv += ["--journey", self.journey.text(), "--page-conns", str(self.page_conns)]
+            argv += ["--journey", journey_file or self.journey.text(), "--page-conns", str(self.page_conns)]
         if self.allow_remote:
             argv.append("--allow-remote")
         if self.on_progress is not None:
@@ -148,7 +157,30 @@ def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None
     elsewhere: an engine shipped to a client host, its command line wrapped in ssh (and
     `budget`, its time limit, then worked out on the lab's clock). `started` is told the
     process: run on a thread, which Ctrl-C does not reach, it is the caller's to stop."""
-    argv = spec.argv(engine or binary())
+    with _journey_file(spec) as journey_file:
+        return _run(spec, spec.argv(engine or binary(), journey_file), cpus, wrap, budget, started)
+
+
+@contextmanager
+def _journey_file(spec: LoadSpec) -> Iterator[str | None]:
+    """A journey that logs in, written for the engine's run to a file only its owner reads
+    (0600, in a 0700 directory marked as the lab's, swept if the lab dies), then removed;
+    any other journey stays on the command line."""
+    if spec.journey is None or spec.journey.login is None:
+        yield None
+        return
+    folder = leftovers.make_dir("stackbench-journey-")
+    try:
+        fd = os.open(folder / "journey.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(spec.journey.text())
+        yield str(folder / "journey.json")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(spec: LoadSpec, argv: list[str], cpus: list[int] | None, wrap: Callable[[list[str]], list[str]] | None,
+         budget: float | None, started: Callable[[subprocess.Popen], None] | None) -> EngineResult:
     if wrap is not None:
         argv = wrap(argv)
 

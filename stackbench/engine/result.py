@@ -11,7 +11,7 @@ latency, and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 # A caveat's typed figures (caveat_facts.py), re-exported: readers take them from here.
@@ -389,7 +389,13 @@ class EngineResult:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "EngineResult":
+        """The document, parsed once. A visit's login is answered with a redirect its
+        journey follows, as a browser does; the engine counts those answers among the
+        non-2xx ones, and here they are taken out of `requests.non_2xx` and the non_2xx
+        caveat (`_login_redirects`): expected answers, not errors (the document is kept
+        as it came)."""
         cpu = doc.get("engine_cpu") or {}
+        redirects = _login_redirects(doc)
         engine_cpu = None
         if cpu.get("user_us") is not None:
             engine_cpu = int(cpu["user_us"]) + int(cpu.get("system_us") or 0)
@@ -397,12 +403,12 @@ class EngineResult:
             started_unix_us=int(doc.get("started_unix_us") or 0),
             duration_us=int(doc.get("duration_us") or 0),
             requests_per_s=_real(doc.get("requests_per_s")),
-            requests=Requests.from_doc(doc.get("requests") or {}),
+            requests=_less_non_2xx(Requests.from_doc(doc.get("requests") or {}), redirects),
             latency=Latency.from_doc(doc.get("latency_us")),
             clients=Clients(doc.get("connections_measured"), doc.get("connections_without_response")),
             engine_cpu_us=engine_cpu,
             header_counts={h: dict(v) for h, v in (doc.get("header_counts") or {}).items()},
-            caveats=_caveats(doc),
+            caveats=_less_redirects(_caveats(doc), redirects, int((doc.get("requests") or {}).get("completed") or 0)),
             raw=doc,
             pages=_pages(doc),
             visits=Visits.from_doc(doc),
@@ -446,6 +452,40 @@ def _start_sync(sync: dict[str, Any] | None) -> StartSync | None:
     if sync is None:
         return None
     return StartSync(sync.get("spread_us"), sync.get("clock_uncertainty_us") or 0)
+
+
+def _login_redirects(doc: dict[str, Any]) -> int:
+    """The measured answers that were a visit's login redirecting its visitor (a 3xx to
+    the login's post, which the journey follows): the posts to a login's path answered
+    outside 2xx, at most the document's 3xx answers and its non-2xx ones; 0 without a
+    login."""
+    logins = {r.get("path") for r in doc.get("visit_pages") or () if r.get("login")}
+    if not logins:
+        return 0
+    posted = sum(int((u.get("requests") or {}).get("non_2xx") or 0) for u in doc.get("per_url") or ()
+                 if u.get("method") == "POST" and u.get("path") in logins)
+    redirects = sum(int(n or 0) for status, n in (doc.get("status_codes") or {}).items() if str(status)[:1] == "3")
+    return max(0, min(posted, redirects, int((doc.get("requests") or {}).get("non_2xx") or 0)))
+
+
+def _less_non_2xx(requests: Requests, redirects: int) -> Requests:
+    return replace(requests, non_2xx=requests.non_2xx - redirects) if redirects else requests
+
+
+def _less_redirects(found: tuple[Caveat, ...], redirects: int, completed: int) -> tuple[Caveat, ...]:
+    """The engine's non_2xx caveat without a visit's login redirects: gone when they were
+    all of it, else with the rest's count and share."""
+    if not redirects:
+        return found
+    out = []
+    for c in found:
+        if c.code == Non2xx.CODE and isinstance(c.params.get("count"), int):
+            rest = c.params["count"] - redirects
+            if rest <= 0:
+                continue
+            c = Caveat(c.code, {**c.params, "count": rest, "share": rest / completed if completed else None})
+        out.append(c)
+    return tuple(out)
 
 
 def _caveats(doc: dict[str, Any]) -> tuple[Caveat, ...]:

@@ -57,6 +57,9 @@ class StoredCell:
     # How its stack was warmed before the measured window (None: no warm-up, or stored
     # before warm-ups were kept: store v13).
     warmup: StoredWarmup | None = None
+    # Visits (a plan's [visit]): the share of the visitors who logged in, 0 to 1 (None:
+    # not visits, or stored before v18, when there were none).
+    logged_in: float | None = None
 
     @property
     def measured(self) -> bool:

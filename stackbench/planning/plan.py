@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from stackbench import workloads
 from stackbench.planning import loads, machine as machine_mod, protocols as protocols_mod, sizing as sizing_mod
-from stackbench.planning import steady as steady_mod, window as window_mod
+from stackbench.planning import steady as steady_mod, visits as visits_mod, window as window_mod
 from stackbench.analysis.stats import DEFAULT_EQUIVALENCE, MIN_RUNS
 from stackbench.errors import PlanError, UsageError
 from stackbench.stacks import registry
@@ -37,7 +37,7 @@ TOP_KEYS = {"name", "duration", "requests", "warmup", "concurrency", "keepalive"
             "baseline", "min_repetitions", "max_repetitions", "target_ci", "equivalence", "scenario", "app",
             "load", "rate", "stages", "ramp", "connections", "slo", "search",
             "network", "networks", "visitors", "background", "server_tcp_wmem", "machine", "hosts",
-            "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing", "steady"}
+            "protocol", "tls", "streams", "cpu_idle", "budget", "tune", "sizing", "steady", "visit"}
 TUNE_KEYS = {"concurrency", "repetitions", "rate", "workload"}
 SCENARIO_KEYS = {"question", "look_at", "claim", "seed", "requires", "quick", "variants", "knobs"}  # seed: claim's older name
 RESTARTS = ("cell", "stack")
@@ -136,6 +136,9 @@ class Plan:
     tune_workload: str | None = None
     # `[sizing]`: the machine to buy — this plan is asked of each size (runner/sizing.py)
     sizing: sizing_mod.SizingQuestion | None = None
+    # `[visit]`: the load is of visits (planning/visits.py): `concurrency` counts visitors,
+    # `rate` visits a second; its logged-in shares are swept like keep-alive
+    visit: visits_mod.Visit | None = None
     # A level's modes alternate their order across repetitions (expand); "as-written":
     # the plan's order in every repetition — how runs stored before that were numbered,
     # so a resumed one finds its cells under the seqs they had. Not a plan key.
@@ -209,7 +212,7 @@ class Plan:
         total = 0.0
         for c, fresh in zip(cells, self.fresh(cells)):
             base = self.cell_seconds(c, fresh) - self.warmup_seconds(c, fresh) + self.warmup_seconds(c, fresh, True)
-            if c.load == "closed" and self.requests is None:
+            if c.load == "closed" and self.requests is None and c.logged_in is None:  # visits keep their window
                 d = c.duration_s or self.duration_s or 1.0
                 base += window_mod.cap_s(d, self.timeout_s) - d
             total += base
@@ -234,7 +237,7 @@ class Plan:
         if not self.baseline:
             return 0
         asked = {(c.workload, c.concurrency, c.keepalive, c.rate, c.leg, c.network, c.background, c.protocol,
-                  c.handshake)
+                  c.handshake, c.logged_in)
                  for c in expand(self) if c.repetition == 0}
         return len(asked) * (len(self.stacks) - 1)
 
@@ -274,6 +277,7 @@ class Cell:
     background: str = visitor_classes.NONE  # visitor classes loading the stack at the same time
     protocol: str = protocols_mod.CLEAR  # what the visitors speak (planning/protocols.py)
     handshake: str | None = None  # TLS: keep-alive | resumed | full (None: clear text)
+    logged_in: float | None = None  # visits: the share of visitors who log in (None: not visits)
 
     @property
     def tls(self) -> bool:
@@ -287,7 +291,8 @@ class Cell:
         """The load level in words, e.g. "c=16", "500/s", "c=16 down"."""
         text = f"{self.rate:g}/s" if self.rate is not None else f"c={self.concurrency}"
         return (text + (f" {self.leg}" if self.leg else "") + (f" {self.network}" if self.network != LOOPBACK else "")
-                + (f" +{self.background}" if self.background != visitor_classes.NONE else ""))
+                + (f" +{self.background}" if self.background != visitor_classes.NONE else "")
+                + (f" {visits_mod.share_words(self.logged_in)}" if self.logged_in is not None else ""))
 
 
 def default_plan_text() -> str:
@@ -485,6 +490,9 @@ def parse(data: dict[str, Any], source: str) -> Plan:
 
     hosts = hosts_mod.parse(data, source, fail)
     _check_hosts(hosts, networks, load, wl, fail)
+    visit = visits_mod.parse(data.get("visit"), fail)
+    if visit is not None:
+        _check_visit(visit, resolved, load, requests, asked_protocols, hosts, background, steady, variants, fail)
     if asked_protocols.uses_tls and hosts.remote_server:
         raise fail("TLS cells are measured on a stack on this machine: a server on another host serves clear "
                    "HTTP/1.1 only (leave \"https\" and \"h2\" out of protocol)")
@@ -505,8 +513,44 @@ def parse(data: dict[str, Any], source: str) -> Plan:
         target_ci=target_ci, budget_s=budget, equivalence=equivalence, scenario=scenario, app=app_table, source=source, raw=data,
         machine=machine, protocols=asked_protocols, cpu_idle=cpu_idle, tune_concurrency=tune_concurrency,
         tune_repetitions=tune_repetitions, tune_rate=float(tune_rate) if tune_rate is not None else None,
-        tune_workload=tune_workload,
+        tune_workload=tune_workload, visit=visit,
     )
+
+
+def _check_visit(visit: visits_mod.Visit, resolved: dict[str, Workload], load: LoadModel, requests: int | None,
+                 asked: protocols_mod.Protocols, hosts: hosts_mod.Hosts, background: list[str],
+                 steady: steady_mod.Steady | None, variants: list[StackVariant],
+                 fail: Callable[[str], PlanError]) -> None:
+    """What visits cannot be asked with yet, each refused in one line."""
+    if load.kind not in ("closed", "rate"):
+        raise fail(f'[visit] runs visitors in a closed loop or visits at a rate: load = "{load.kind}" is not '
+                   'measured in visits yet (load = "closed" or "rate")')
+    if requests is not None:
+        raise fail("[visit] measures visits for a duration: use duration, not requests")
+    if "h2" in asked.names:
+        raise fail('[visit]: the load engine makes visits over HTTP/1.1 (clear or https): leave "h2" out of protocol')
+    if len(hosts.clients) > 1 or hosts.remote:
+        raise fail("[visit]: visits are made by the engines on this machine (a visitor's logins file is here): "
+                   "leave hosts.client out")
+    if any(b != visitor_classes.NONE for b in background):
+        raise fail("[visit]: visitor classes beside visits are not measured yet: leave background out")
+    if steady is not None:
+        raise fail("[visit]: a visit's windows are not judged steady yet: leave steady out (warmup is each cell's)")
+    if any(v.tuned for v in variants):
+        raise fail('[visit]: a pool is tuned on requests, not visits: give the stacks knobs, not knobs = "tuned"')
+    if visit.assets is True:
+        bare = [w.id for w in resolved.values() if not w.assets]
+        if bare:
+            raise fail(f"visit.assets = true fetches the workload's page assets, and {bare[0]!r} has none: "
+                       "list the assets' paths instead, e.g. assets = [\"/style.css\"]")
+    if any(s > 0 for s in visit.logged_in):
+        if hosts.remote_server:
+            raise fail("visit.logged_in: a stack on another host keeps its readers' passwords there; logged-in "
+                       "visits are made to a stack on this machine (leave hosts.server out, or logged_in = \"0%\")")
+        anonymous = [w.id for w in resolved.values() if w.login is None]
+        if anonymous:
+            raise fail(f"visit.logged_in: workload {anonymous[0]!r} has no accounts to log in to "
+                       "(WordPress has: wordpress-home, wordpress-mix); use logged_in = \"0%\"")
 
 
 def _sizing_plan(data: dict[str, Any], source: str, fail: Callable[[str], PlanError]) -> Plan:
@@ -615,12 +659,14 @@ def expand(plan: Plan) -> list[Cell]:
                 steps = list(enumerate(model.steps(rng)))
                 pairs = ([(s, m) for m in rep_modes for s in steps] if model.walk
                          else [(s, m) for s in steps for m in rep_modes])
+                shares: list[float | None] = list(plan.visit.logged_in) if plan.visit else [None]
                 for (i, step), (proto, hs, ka) in pairs:
                     conc = step.concurrency if step.rate is None else model.connections_for(step.rate)
-                    cells.append(Cell(seq, rep, variant, wl, conc, ka, load=model.kind, rate=step.rate,
-                                      leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s,
-                                      network=net, background=bg, protocol=proto, handshake=hs))
-                    seq += 1
+                    for share in shares:
+                        cells.append(Cell(seq, rep, variant, wl, conc, ka, load=model.kind, rate=step.rate,
+                                          leg=step.leg, step=i if model.walk else None, duration_s=step.duration_s,
+                                          network=net, background=bg, protocol=proto, handshake=hs, logged_in=share))
+                        seq += 1
     return cells
 
 

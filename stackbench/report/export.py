@@ -40,11 +40,13 @@ CELL_FIELDS = ("run_id", "seq", "repetition", "stack_label", "stack_id", "worklo
                "tls_group", "handshakes_full", "handshakes_resumed", "handshake_p50_us", "handshake_p99_us",
                "connect_p50_us",
                # the warm-up before the measured window: its load's seconds, steady or not (null: fixed)
-               "warmup_s", "steady", "warmup_fresh")
+               "warmup_s", "steady", "warmup_fresh",
+               # visits (a plan's [visit]): the share logged in; visits a second, a visit's duration, its pages
+               "logged_in", "visits_per_s", "visit_p50_us", "visit_p99_us", "pages_per_visit")
 VERDICT_FIELDS = ("workload", "concurrency", "keepalive", "metric", "baseline", "candidate", "verdict", "better",
                   "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted", "n_baseline", "n_candidate", "runs_needed",
                   "kind", "baseline_failed", "candidate_failed", "baseline_engine_bound", "candidate_engine_bound",
-                  "protocol", "handshake", "axis", "stack")
+                  "protocol", "handshake", "axis", "stack", "logged_in")
 
 
 def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
@@ -82,6 +84,8 @@ def cell_rows(cells: Sequence[CellAnalysis]) -> list[dict[str, Any]]:
             "connect_p50_us": f.connect_p50_us,
             "warmup_s": c.warmup and c.warmup.seconds, "steady": c.warmup and c.warmup.steady,
             "warmup_fresh": c.warmup and c.warmup.fresh,
+            "logged_in": c.logged_in, "visits_per_s": f.visits_per_s, "visit_p50_us": f.visit_p50_us,
+            "visit_p99_us": f.visit_p99_us, "pages_per_visit": f.pages_per_visit,
         })
     return out
 
@@ -111,7 +115,7 @@ def verdict_rows(vs: verdicts.Verdicts | None) -> list[dict[str, Any]]:
         "candidate_failed": v.candidate_side.failed if v.candidate_side else None,
         "baseline_engine_bound": v.baseline_side.engine_bound if v.baseline_side else None,
         "candidate_engine_bound": v.candidate_side.engine_bound if v.candidate_side else None,
-        "axis": vs.axis.name, "stack": v.within,
+        "axis": vs.axis.name, "stack": v.within, "logged_in": v.question.logged_in,
     } for v in vs.verdicts]
 
 

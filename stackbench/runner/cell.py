@@ -18,6 +18,7 @@ from dataclasses import replace
 from stackbench import caveats
 from stackbench.analysis import outcomes
 from stackbench.engine import EngineResult, LoadSpec
+from stackbench.engine import logged_in
 from stackbench.engine.background import Background, spec_for
 from stackbench.engine.result import Negotiated
 from stackbench.model.cell import StoredCell
@@ -31,7 +32,7 @@ from stackbench.network.visitors import members
 from stackbench.planning import machine as machine_mod, target, window
 from stackbench.planning.plan import Cell, Plan
 from stackbench.planning.protocols import PROTOCOLS
-from stackbench.runner import warmup
+from stackbench.runner import visits, warmup
 from stackbench.runner.cleanup import quietly
 from stackbench.runner.context import Run, StartedStack
 from stackbench.stacks.lifecycle import StackInstance
@@ -61,7 +62,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
     try:
         # Uncounted runs of their own, so the monitor's window is exactly the measured one.
         with in_client():
-            warmed, warm = warmup.warm(lambda seconds: lab.load(_pass(spec, "warmup", seconds), pins.engine_cpus),
+            warmed, warm = warmup.warm(lambda seconds: load(run, _pass(spec, "warmup", seconds)),
                                        plan, _clients(cell, plan), stack.fresh,
                                        stack.instance.stack.steady_after_s)
         spec = _sized(run, cell, spec, warm, run.start_paces.get(id(stack.instance)))
@@ -77,7 +78,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
                 background = _background(run, stack, cell, longer)
                 if plan.warmup_s:
                     with in_client():
-                        lab.load(_pass(longer, "warmup", plan.warmup_s), pins.engine_cpus)
+                        load(run, _pass(longer, "warmup", plan.warmup_s))
             spec = longer
             result, readings = _window(run, stack, spec)
         if _sizable(run, cell):
@@ -87,7 +88,7 @@ def measure(run: Run, stack: StartedStack, cell: Cell) -> tuple[StoredCell, Cell
             # System calls are counted in a pass of their own: perf's tracepoints slow every
             # system call, so counting during the measured window would bias it (syscalls.py).
             with in_client():
-                profile = lab.load(_pass(spec, "profile", plan.syscall_profile_s), pins.engine_cpus)
+                profile = load(run, _pass(spec, "profile", plan.syscall_profile_s))
             monitor.end_profile(readings, profile)
     finally:
         classes = background.finish() if background else None
@@ -114,13 +115,19 @@ def _window(run: Run, stack: StartedStack, spec: LoadSpec) -> tuple[EngineResult
         monitor.begin_cell()
     try:
         with in_client():
-            result = run.lab.load(spec, run.pins.engine_cpus)
+            result = load(run, spec)
     except BaseException:
         # Also on Ctrl-C the sampler and poller threads must stop — without a failure
         # of their own (an agent there gone) replacing the one that stopped the load.
         quietly(monitor.end_cell)
         raise
     return result, monitor.end_cell()
+
+
+def load(run: Run, spec: LoadSpec) -> EngineResult:
+    """One load of the cell's, by the lab's engine: visits of which a share log in by the
+    two classes' engines together (engine/logged_in.py), any other as it is."""
+    return logged_in.run(run.lab.load, spec, run.pins.engine_cpus)
 
 
 def _measure_on(run: Run, stack: StartedStack, cell: Cell, spec: LoadSpec, result: EngineResult) -> LoadSpec | None:
@@ -157,6 +164,13 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
                  "assets": tuple(u.path for u in workload.assets), "page_conns": workload.page_conns}
     elif len(workload.urls) > 1:
         shape = {"url": url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
+    if plan.visit is not None and cell.logged_in is not None:
+        # Visits: `concurrency` counts visitors, `rate` visits a second (runner/visits.py).
+        shape = {"url": url(""), "page_conns": workload.page_conns, "journey": visits.journey(plan.visit, workload),
+                 "login_share": cell.logged_in}
+        if cell.logged_in > 0:
+            shape["login_journey"] = visits.journey(plan.visit, workload,
+                                                    visits.login(workload, instance.logins_path))
     if cell.tls:
         protocol = PROTOCOLS[cell.protocol]
         # Measured runs pin the run's own leaf (its bytes), not a chain verified per
@@ -187,9 +201,10 @@ def _closed_window(run: Run, cell: Cell) -> bool:
     loop (one URL, a mix, or pages: the engine counts pages then), measured by one local
     engine for the plan's duration: a load spread over clients keeps its clock, and a walk
     (a ramp, stages) keeps each step's time — how long a step lasts is part of what a pool
-    grows by on the way; a plan that counts requests itself keeps its count."""
+    grows by on the way; a plan that counts requests itself keeps its count; visits keep
+    their window (a count would be of visits, whose pace no earlier window measured)."""
     plan = run.plan
-    return (cell.load == "closed" and not plan.load.walk and cell.rate is None and not cell.duration_s
+    return (cell.logged_in is None and cell.load == "closed" and not plan.load.walk and cell.rate is None and not cell.duration_s
             and plan.duration_s is not None and plan.requests is None and plan.hosts.single_local)
 
 
@@ -302,4 +317,5 @@ def record(run: Run, stack: StartedStack, cell: Cell, status: CellStatus, result
         protocol=cell.protocol, handshake=cell.handshake,
         streams=run.plan.protocols.streams if PROTOCOLS[cell.protocol].http2 else None,
         negotiated=Negotiated.from_dict(read_back) if read_back is not None else None, warmup=warmed,
+        logged_in=cell.logged_in,
     )

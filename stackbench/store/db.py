@@ -252,9 +252,10 @@ class Store:
                  pg and pg.load_p99_us, json.dumps(cell.php.as_dict()) if cell.php is not None else None,
                  cell.load, cell.rate, cell.leg, cell.step, r and r.requests.due, r and r.requests.not_sent))
             cell_id = int(cur.lastrowid or 0)
-            self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ? WHERE id = ?",
+            self.db.execute("UPDATE cells SET network = ?, background = ?, classes_json = ?, logged_in = ? WHERE id = ?",
                             (cell.network, cell.background,
-                             json.dumps(cell.classes.as_dict()) if cell.classes is not None else None, cell_id))
+                             json.dumps(cell.classes.as_dict()) if cell.classes is not None else None,
+                             cell.logged_in, cell_id))
             tls = r.tls if r else None
             self.db.execute(
                 """UPDATE cells SET protocol = ?, handshake = ?, streams = ?, negotiated_json = ?, protocol_spoken = ?,

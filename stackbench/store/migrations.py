@@ -159,6 +159,12 @@ def _v16_to_v17(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE tunings ADD COLUMN slow_cost_json TEXT")
 
 
+def _v17_to_v18(db: sqlite3.Connection) -> None:
+    """v18: a cell of visits keeps its share of logged-in visitors (a plan's [visit]). An
+    older store has no visits: NULL."""
+    db.execute("ALTER TABLE cells ADD COLUMN logged_in REAL")
+
+
 # from version -> the step that makes version + 1
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _v3_to_v4,
@@ -175,6 +181,7 @@ STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     14: _v14_to_v15,
     15: _v15_to_v16,
     16: _v16_to_v17,
+    17: _v17_to_v18,
 }
 
 

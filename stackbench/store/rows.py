@@ -53,7 +53,7 @@ def cell_of(row: sqlite3.Row) -> StoredCell:
         classes=_typed(VisitorClasses.from_dict, row["classes_json"]),
         protocol=row["protocol"], handshake=row["handshake"], streams=row["streams"],
         negotiated=Negotiated.from_dict(json.loads(row["negotiated_json"])) if row["negotiated_json"] else None,
-        warmup=_typed(StoredWarmup.from_dict, row["warmup_json"]))
+        warmup=_typed(StoredWarmup.from_dict, row["warmup_json"]), logged_in=row["logged_in"])
 
 
 def _cost(row: sqlite3.Row) -> StoredCost:

@@ -1,7 +1,7 @@
 """The current schema of the results store. A new store is made from this; an older
 one is brought here by migrations.py, step by step."""
 
-VERSION = 17
+VERSION = 18
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -98,6 +98,7 @@ CREATE TABLE cells (
     warmup_us INTEGER,                  -- load before the measured window (a steady warm-up's: its time to steady, or its cap)
     steady INTEGER,                     -- 1: steady within the cap; 0: the cap came first; NULL: a fixed warm-up, or none
     cache_json TEXT,                    -- the cache in front's own counts: {server, hits, misses, passes} (NULL: none, or before v16)
+    logged_in REAL,                     -- visits: the share of visitors who logged in, 0 to 1 (NULL: not visits)
     UNIQUE (run_id, seq)
 );
 CREATE INDEX cells_by_run ON cells(run_id, seq);

@@ -90,7 +90,7 @@ def _panels(ctx: Context, kind: str, groups: list[list[LevelPoint]], metric: Cal
     panels, rows, labels = [], [], []
     for g in groups:
         q, m = g[0].question, metric(g)
-        where = f"{q.workload}, {q.mode()}"
+        where = _where(q)
         what = described.workload(q.workload, ctx.run.plan)
         panels.append(f'<h5 class="panel">{escape(where)}' + (f'<span class="what"> — {escape(what)}</span>' if what
                                                                else "") + "</h5>"
@@ -118,7 +118,12 @@ def page_load(ctx: Context) -> list[Figure]:
 
 def _key(p: LevelPoint) -> tuple[Any, ...]:
     return (p.question.workload, p.question.keepalive, p.question.protocol, p.question.handshake,
-            p.question.rate is not None)
+            p.question.rate is not None, p.question.logged_in)
+
+
+def _where(q: Any) -> str:
+    """"wordpress-home, keep-alive", and a visit's share: ", 50% logged in"."""
+    return f"{q.workload}, {q.mode()}" + (f", {q.logged_in * 100:g}% logged in" if q.logged_in is not None else "")
 
 
 def _groups(points: list[LevelPoint]) -> list[list[LevelPoint]]:
@@ -133,7 +138,7 @@ def _figure(ctx: Context, kind: str, group: list[LevelPoint], metrics: list[tupl
             title: str, axis_title: str, how: str) -> Figure:
     q = group[0].question
     open_loop = q.rate is not None
-    where = f"{q.workload}, {q.mode()}"
+    where = _where(q)
     labels = [p.stack_label for p in group]
     rows, marks = [], []
     multi = len({(p.question.rate, p.question.concurrency) for p in group}) > 1

@@ -14,13 +14,14 @@ from stackbench.analysis.run import RunAnalysis
 from stackbench.analysis.sizing import SizingAnswer
 from stackbench.analysis.tuning import Review
 from stackbench.report.html import (answers, by_level, colors, costs, figure, latency, protocols, reproduce,
-                                    sizing, timeline, tuning)
+                                    sizing, timeline, tuning, visits)
 from stackbench.report.html.figure import Context, Figure, Reader
 
 # The charts, in the order a reader asks: how fast, how long one waits, what it costs,
 # what happened over time, where the work goes; last, how a tuned stack's pool was sized.
 SECTIONS: list[tuple[str, list[Callable[[Context], list[Figure]]]]] = [
     ("Throughput", [by_level.throughput]),
+    ("Visits", [visits.visits]),
     ("Protocols", [protocols.throughput, protocols.cpu]),
     ("Latency", [latency.spectra, latency.against_throughput, latency.capacity, by_level.page_load]),
     ("Memory and CPU", [by_level.memory, by_level.cpu, costs.pss]),

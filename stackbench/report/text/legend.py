@@ -7,8 +7,9 @@ tables."""
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable, TextIO
+from typing import Iterable, Sequence, TextIO
 
+from stackbench.report.text import grid
 from stackbench.report.text.style import Style
 
 WIDTH = 120  # the default table and its notes fit a 120-column terminal
@@ -36,6 +37,8 @@ GLOSS = {
     "met": "met = probes that met the target",
     "hit ratio": "hit ratio = answers marked HIT (X-Cache)",
     "cache's own count": "cache's own count = the hits it counted itself (varnishstat)",
+    "visits/s": "visits/s = complete visits a second",
+    "visit p50 s": "visit = its start to its last page's last byte, think times included",
 }
 
 # Under the answers: how every verdict above was made, in one line.
@@ -68,3 +71,21 @@ def pointer(run_id: int, repeated: bool, explain: bool = False) -> str:
     more = ([] if explain else [f"`stackbench show {run_id} --explain`: every legend in full"]) + (
         [f"`stackbench show {run_id} --all`: every repetition"] if repeated else [])
     return f"({'; '.join(more)})" if more else ""
+
+
+def titled_table(title: str, head: Sequence[str], body: Sequence[Sequence[str]], text_columns: Sequence[str],
+                 note: str, glossed: Sequence[str], out: TextIO, explain: bool = True) -> None:
+    """A block under the main table: its title, its aligned rows, then `note` in full
+    (`explain`) or a short legend of the `glossed` columns; nothing without rows."""
+    if not body:
+        return
+    style = Style(out)
+    out.write("\n" + style.bold(title) + "\n")
+    first, *rest = grid.lines(head, body, text_columns)
+    out.write(style.bold(first) + "\n")
+    for line in rest:
+        out.write(line + "\n")
+    if explain:
+        out.write(style.dim(wrap(note)) + "\n")
+    else:
+        short(glossed, out)

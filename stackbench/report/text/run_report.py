@@ -17,6 +17,7 @@ from typing import Mapping, TextIO
 
 from stackbench.analysis.run import RunAnalysis
 from stackbench.model.tuning import StoredTuning
+from stackbench.report.text import visits as visits_text
 from stackbench.report.text import (cache as cache_text, capacity as capacity_text, classes as classes_text,
                                     clients as clients_text,
                                     curves as curves_text, legend, protocols as protocols_text, table,
@@ -122,5 +123,6 @@ def tables(a: RunAnalysis, out: TextIO, *, every_run: bool = False, wide: bool =
         capacity_text.render(a.capacity.results, a.capacity.slo, (), out, stacks=a.capacity.stacks, explain=explain)
     protocols_text.render(a.handshake_costs, out, explain)
     cache_text.render(a.cache, out, explain)
+    visits_text.render(a.visits, out, explain)
     if a.backgrounds:
         classes_text.render(a.classes, out, explain)

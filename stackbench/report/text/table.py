@@ -42,9 +42,11 @@ HANDSHAKE_COLUMNS = ("hs p50 ms", "hs p99 ms")  # --wide: the client's TLS hands
 # the workload's services (a database) beside the stack's own cost.
 PHP_COLUMNS = ("opcache",)
 SERVICE_COLUMNS = ("db MiB", "db µs/req")
+# Visits (a plan's [visit]): complete visits a second, a visit's duration, pages a visit.
+VISIT_COLUMNS = ("visits/s", "visit p50 s", "visit p99 s", "pages/visit")
 # A machine profile's memory limit: processes the OOM killer took (stackbench/planning/machine.py).
 MACHINE_COLUMNS = ("OOM kills",)
-NUMERIC |= (set(SERVICE_COLUMNS) | set(MACHINE_COLUMNS) | set(HANDSHAKE_COLUMNS)
+NUMERIC |= (set(SERVICE_COLUMNS) | set(VISIT_COLUMNS) | set(MACHINE_COLUMNS) | set(HANDSHAKE_COLUMNS)
             | set(bottleneck_text.BUSY_COLUMNS))
 PAGE_MARK = " pg"  # after a throughput: page views/s (page mode)
 # A way of failing, or a reason a run is invalid, in a word (tables, summaries).
@@ -67,6 +69,9 @@ def columns(cells: Sequence[CellAnalysis], wide: bool = True) -> tuple[str, ...]
     if any(f.question.tls for f in fs):  # a run that asked only clear HTTP/1.1 needs no protocol column
         at = base.index("keep-alive")
         base = base[:at] + PROTOCOL_COLUMNS + base[at:] + (HANDSHAKE_COLUMNS if wide else ())
+    if any(f.visits_per_s is not None for f in fs):  # visits beside the pages they viewed
+        at = base.index("req/s") + 1
+        base = base[:at] + (VISIT_COLUMNS if wide else VISIT_COLUMNS[:2]) + base[at:]
     if bottleneck_text.shown([f.bottleneck for f in fs]):  # which side was the limit, next to the costs
         base += (bottleneck_text.BUSY_COLUMNS if wide else ()) + bottleneck_text.LIMIT_COLUMNS
     return (base + (PHP_COLUMNS if any(f.php_opcache is not None for f in fs) else ())
@@ -125,6 +130,8 @@ def _values(f: CellFigures, invalid: bool = False) -> dict[str, str]:
             "db MiB": _num(f.service_memory_peak_bytes, 1 / MiB, 1),
             "db µs/req": _num(f.service_cpu_us_per_request, 1, 0),
             "OOM kills": _int(f.oom_kills),
+            "visits/s": format_rate(f.visits_per_s), "visit p50 s": _num(f.visit_p50_us, 1e-6, 2),
+            "visit p99 s": _num(f.visit_p99_us, 1e-6, 2), "pages/visit": _num(f.pages_per_visit, 1, 2),
             "hs p50 ms": format_us(f.handshake_p50_us), "hs p99 ms": format_us(f.handshake_p99_us),
             "limit": bottleneck_text.word(f.bottleneck), **bottleneck_text.busy_values(f.bottleneck)}
 
@@ -183,6 +190,10 @@ def footnotes(cols: tuple[str, ...], page_mode: bool) -> list[str]:
     if page_mode:
         notes.append(f"{PAGE_MARK.strip()} = page views per second (page mode: the page and all its assets); "
                      "p50/p99 are then page load times")
+    if VISIT_COLUMNS[0] in cols:
+        notes.append("visits/s = complete visits a second (a visitor's pages with their assets, think times and "
+                     "login); visit = its duration from its start to its last page's last byte, think times "
+                     "included; req/s (pg) and p50/p99 are then the visits' page views and page load times")
     if bottleneck_text.LIMIT_COLUMNS[0] in cols:
         notes.append(bottleneck_text.LIMIT_NOTE + ("; " + bottleneck_text.WIDE_NOTE
                                                    if bottleneck_text.BUSY_COLUMNS[0] in cols
