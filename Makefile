@@ -16,7 +16,7 @@ bench: setup
 # budget (session 20)").
 test: setup
 	cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml -- --test-threads 4
-	cargo test --release --quiet --manifest-path netshape/Cargo.toml
+	cargo test --profile ci-test --quiet --manifest-path netshape/Cargo.toml
 	./scripts/fuzz.sh 40
 	.venv/bin/python -m pytest -q --durations=20 tests
 
