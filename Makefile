@@ -11,14 +11,10 @@ setup:
 bench: setup
 	.venv/bin/stackbench run $(PLAN) --db $(DB)
 
-# The engine's tests wait on timers (stalls, deadlines, slow peers) more than they compute:
-# four threads on two cores run them in 47 s instead of 73 (bench/RESULTS.md, "Tests in
-# budget (session 20)").
+# The engine's and netshape's tests, 40 s of fuzzing, every Python test: scripts/test.sh
+# says which run side by side and why.
 test: setup
-	cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml -- --test-threads 4
-	cargo test --release --quiet --manifest-path netshape/Cargo.toml
-	./scripts/fuzz.sh 40
-	.venv/bin/python -m pytest -q --durations=20 tests
+	./scripts/test.sh
 
 # The inner loop (under a minute): the unit tier — every test that starts no server and
 # takes no seconds, the docs' and the architecture's checks among them. `make test` runs

@@ -24,8 +24,9 @@ from stackbench.store import Store
 from tests.test_load_models import STACKS, engine_doc, run_plan
 from tests.test_runner_order import lab  # noqa: F401  (the fake Lab fixture)
 
-# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
-pytestmark = pytest.mark.slow
+# Seconds each, left out of `make check`; simulations only (no server, process or timer):
+# `make test` runs them beside its builds (scripts/test.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.simulation]
 
 # The capacity scenario's quick form (scenarios/capacity.toml).
 QUICK = SearchParams(start=1000, precision=0.05, confirm=0, edge=10)

@@ -32,8 +32,9 @@ from stackbench.analysis.stats import Verdict
 from stackbench.cli import main
 from stackbench.commands import measure
 
-# Seconds each (simulations, the real engine, namespaces): left out of `make check`.
-pytestmark = pytest.mark.slow
+# Seconds each, left out of `make check`; simulations only (no server, process or timer):
+# `make test` runs them beside its builds (scripts/test.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.simulation]
 
 # sd of the logs per stack × question (60 each), sorted; bench/RESULTS.md has the script.
 THROUGHPUT_SD = [
