@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Iterable, TextIO
 
 from stackbench.analysis import capacity_results
 from stackbench.analysis import sizing as sizing_analysis
 from stackbench.errors import UsageError
 from stackbench.model.sizing import StoredSizing
+from stackbench.planning import tune as tune_plan
 from stackbench.report.text import sizing as sizing_text
 from stackbench.store import Store
 
@@ -52,7 +54,9 @@ def read(store: Store, s: StoredSizing,
         for stack, tuning_id in r.skipped.items():
             t = store.tuning(tuning_id)
             cells = [c for run_id in t.candidate_run_ids for c in store.cells(run_id)]
-            skipped.setdefault(r.size, {})[stack] = sizing_analysis.of_tuning(s, r.size, stack, t, cells)
+            c = sizing_analysis.of_tuning(s, r.size, stack, t, cells)
+            label = tune_plan.tuned_label(stack, t.stack_id, t.chosen_size, t.one_request)
+            skipped.setdefault(r.size, {})[stack] = replace(c, label=label)
         if r.run_id is None:
             measured.setdefault(r.size, [])
             continue

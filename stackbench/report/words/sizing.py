@@ -178,7 +178,7 @@ def tuned(a: SizingAnswer) -> list[str]:
 def skipped(a: SizingAnswer) -> list[str]:
     """Each stack a size's search was skipped for (`until_enough`: its tuning at the target
     found no pool meeting the SLO with the CPU busy), and what bounds its capacity."""
-    return [f"{c.size}: {c.stack} not searched — its tuning at the target (tuning {c.tuning.id}, on "
+    return [f"{c.size}: {c.label} not searched — its tuning at the target (tuning {c.tuning.id}, on "
             f"{c.tuning.workload}) found no pool meeting the SLO with the CPU busy, where no larger pool serves "
             f"more: not enough, its capacity below the most those runs served ({interval(c)} requests/s)"
             for s in a.stacks for c in s.sizes if c.saturated and c.tuning is not None]
