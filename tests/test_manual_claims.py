@@ -193,7 +193,7 @@ NOT_A_DRY_RUN = [
     "after five minutes",
     "where the two\nminutes allow",
     "(16 min 35 s measured with 2.5 s probes",
-    "9 min 39 s and 10 min 38 s measured",
+    "6 min 19 s twice",
     "(4 min 40 s measured",
     "(22 min 37 s measured",
     "8 min 56 s measured",

@@ -11,7 +11,10 @@ a size bought for a target must carry it wherever the edge truly is. An interval
 straddles the target is not enough — more probes might show it is; the table says so
 ("not shown") rather than round it up. Without an edge (every probe met, or none did) the
 search's bracket speaks: every probe met up to a rate at or above the target is enough;
-none met at or below it is not. The smallest enough size is the first enough one in the
+none met at or below it is not. A size whose tuning at the target found no pool meeting
+the SLO with the CPU busy (analysis/tuning.py, Reason.CPU_SATURATED) is not enough: under
+`until_enough` its search is skipped (runner/sizing.py) and its capacity is bounded by the
+most its tuning's runs served, "< X" as when every probe missed (`of_tuning`). The smallest enough size is the first enough one in the
 plan's order of sizes, which runs from the smallest machine up (planning/sizing.py). When
 the size below it straddles the target, or either one's interval comes within 10 % of it,
 the answer is **borderline** and says so: the same question asked again may find the
@@ -24,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from stackbench.analysis import capacity_results
+from stackbench.analysis import tuning as tuning_analysis
 from stackbench.analysis.capacity_results import CapacityResult
 from stackbench.model.cell import StoredCell
 from stackbench.model.environment import Yardstick
@@ -63,6 +67,9 @@ class SizeCapacity:
     # The stored tuning that sized its pool for the target on this size (None: not tuned, or
     # not read): the chosen pool, and on a mix with slow requests what one cost the others
     tuning: StoredTuning | None = None
+    # Not searched: its tuning at the target found no pool meeting the SLO with the CPU
+    # busy, and `high` is the most the tuning's runs served (`of_tuning`)
+    saturated: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,7 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
     price = sizing.price(size)
     out = []
     for stack in sizing.stacks:
-        label = next((m for m in measured if _as_measured(stack, m)), stack)
+        label = next((m for m in measured if as_measured(stack, m)), stack)
         p = pooled.get(label)
         mine = [r for r in found if r.stack_label == label]
         one = _one(stack, label, size, price, p, mine, sizing.target_rate, sizing.cpus(size))
@@ -145,7 +152,38 @@ def of_run(sizing: StoredSizing, size: str, run: StoredRun, cells: list[StoredCe
     return out
 
 
-def _as_measured(stack: str, measured: str) -> bool:
+def of_tuning(sizing: StoredSizing, size: str, stack: str, tuning: StoredTuning,
+              cells: list[StoredCell]) -> SizeCapacity:
+    """A stack whose search was skipped on `size` (runner/sizing.py): its tuning at the target
+    found no pool meeting the SLO with the CPU busy, and no larger pool serves more (rule 3 of
+    analysis/tuning.py) — so the size is not enough, and its capacity is below the most any
+    of the tuning's runs served (`cells`: its candidates' runs), the target if none served."""
+    found = tuning_analysis.review(tuning, cells, None).trials
+    served = [f for t in found for f in t.figures if f]
+    high = min(sizing.target_rate, max(served)) if served else sizing.target_rate
+    return SizeCapacity(stack, stack, size, sizing.price(size), None, None, high, False, Enough.NO, None, 0,
+                        sizing.cpus(size), tuning=tuning, saturated=True)
+
+
+def of_size(sizing: StoredSizing, size: str, measured: list[SizeCapacity],
+            skipped: Mapping[str, SizeCapacity]) -> list[SizeCapacity]:
+    """Each plan stack on one size: as its tuning bounded it where its search was skipped
+    (`skipped`, by the plan's label), else as the size's run measured it (`of_run`; []
+    when the size had no run: every stack on it skipped), else not measured."""
+    mine = {c.stack: c for c in measured}
+    return [skipped.get(stack) or mine.get(stack) or SizeCapacity(stack, stack, size, sizing.price(size), None, None,
+                                                                  None, False, Enough.UNKNOWN, None, 0,
+                                                                  sizing.cpus(size))
+            for stack in sizing.stacks]
+
+
+def saturated(t: StoredTuning) -> bool:
+    """A tuning at a rate that found no pool meeting the SLO with the CPU busy: the size
+    does not carry the rate, whatever its search would say (`of_tuning`)."""
+    return t.rate is not None and t.reason == tuning_analysis.Reason.CPU_SATURATED.value
+
+
+def as_measured(stack: str, measured: str) -> bool:
     """A size's run names a plan's stack as it was, or tuned for that size
     ("nginx + FPM (tuned: 1 PHP-FPM child)": runner/tune.py's label)."""
     return measured == stack or measured.startswith(stack + " (tuned")

@@ -13,7 +13,7 @@ from pathlib import Path
 from stackbench import scenarios
 from stackbench.commands import sizing as sizing_cmd
 from stackbench.planning import estimate, machine, plan as plan_mod, target
-from stackbench.planning import tune as tune_plan
+from stackbench.planning import sizing as sizing_mod, tune as tune_plan
 from stackbench.upkeep import idle, lock, pinning
 from stackbench.analysis import power, verdicts
 from stackbench.analysis.run import analyze
@@ -101,13 +101,14 @@ def _dry_run_sizing(plan: plan_mod.Plan, args: argparse.Namespace) -> int:
     for i, (size, one) in enumerate(sizes):
         print(f"\n— {size.label}{f' (${size.price:g} a month)' if size.price is not None else ''} —")
         here = _dry_run(one, args)
-        # until_enough: at least the smallest size (every stack enough there), at most every size
-        total += here if i == 0 or not until else estimate.Estimate(0.0, here.high_s, here.worst_s)
+        # until_enough: at least the middle size (measured first, for every stack), at most every size
+        first = sizing_mod.first(n) if until else i
+        total += here if i == first else estimate.Estimate(0.0, here.high_s, here.worst_s)
         tunings += len(_tunings(one, args.db))
     parts = _counted(total_sizes=n, tunings=tunings, searches=True)
     if until:
-        parts.append("each stack on larger sizes only until one is enough (until_enough): from the smallest size "
-                     "alone to every size")
+        parts.append("each stack's smallest enough size searched for (until_enough): the middle size first, then "
+                     "the next smaller or larger — from the middle size alone to every size")
     print("\n" + dry_run.in_all_line(total, parts))
     return 0
 

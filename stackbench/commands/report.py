@@ -22,9 +22,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = Store(args.db, must_exist=True)
     named = [store.sizing(i) for i in dict.fromkeys(args.sizing or [])]
     for s in named:
-        if not s.runs:
-            raise UsageError(f"sizing {s.id} has no size measured yet", hint="`stackbench sizings` lists them")
-    run_ids = list(dict.fromkeys([*args.runs, *(r.run_id for s in named for r in s.runs)])) or [store.latest_run_id()]
+        if not any(r.run_id is not None for r in s.runs):  # none yet, or every size's search skipped
+            what = "measured" if not s.runs else "searched (each one's tuning found its CPU busy)"
+            raise UsageError(f"sizing {s.id} has no size {what} yet", hint="`stackbench sizings ID` prints its answer")
+    searched = [r.run_id for s in named for r in s.runs if r.run_id is not None]
+    run_ids = list(dict.fromkeys([*args.runs, *searched])) or [store.latest_run_id()]
     if run_ids == [None]:
         raise StackbenchError(f"no runs in {args.db}", hint="`stackbench run` makes one")
     runs = [analyze(store.run(i), store.cells(i), store.search_rows(i)) for i in run_ids]

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Iterable, TextIO
 
 from stackbench.analysis import capacity_results
 from stackbench.analysis import sizing as sizing_analysis
 from stackbench.errors import UsageError
 from stackbench.model.sizing import StoredSizing
+from stackbench.planning import tune as tune_plan
 from stackbench.report.text import sizing as sizing_text
 from stackbench.store import Store
 
@@ -45,18 +47,32 @@ def read(store: Store, s: StoredSizing,
          core: float | None = None) -> tuple[sizing_analysis.SizingAnswer, str | None]:
     """A stored sizing's answer from its sizes' runs, and its SLO in words (each size's plan
     has the sizing's SLO); the terminal, the HTML report and the export show the same."""
-    per_size, slo = {}, None
-    for r in s.runs:
+    slo = None
+    measured: dict[str, list[sizing_analysis.SizeCapacity]] = {}
+    skipped: dict[str, dict[str, sizing_analysis.SizeCapacity]] = {}
+    for r in s.runs:  # a size may hold two runs (`until_enough`'s stacks reach it at different steps)
+        for stack, tuning_id in r.skipped.items():
+            t = store.tuning(tuning_id)
+            cells = [c for run_id in t.candidate_run_ids for c in store.cells(run_id)]
+            c = sizing_analysis.of_tuning(s, r.size, stack, t, cells)
+            label = tune_plan.tuned_label(stack, t.stack_id, t.chosen_size, t.one_request)
+            skipped.setdefault(r.size, {})[stack] = replace(c, label=label)
+        if r.run_id is None:
+            measured.setdefault(r.size, [])
+            continue
         run = store.run(r.run_id)
         parts = capacity_results.plan_parts(run)
         slo = parts[0].describe() if parts else slo
         tunings = {i: store.tuning(i) for i in run.checked.tunings.values()}
-        per_size[r.size] = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id),
-                                                  tunings)
+        found = sizing_analysis.of_run(s, r.size, run, store.cells(r.run_id), store.search_rows(r.run_id), tunings)
+        ran = [v.label for v in run.checked.stacks]
+        measured.setdefault(r.size, []).extend(c for c in found if any(sizing_analysis.as_measured(c.stack, m)
+                                                                       for m in ran))
+    per_size = {size: sizing_analysis.of_size(s, size, found, skipped.get(size, {})) for size, found in measured.items()}
     return sizing_analysis.answer(s, per_size, core), slo
 
 
 def of_runs(store: Store, run_ids: Iterable[int]) -> list[StoredSizing]:
     """The stored sizings one of these runs measured a size of, in the sizings' order."""
     wanted = set(run_ids)
-    return [s for s in store.sizings() if any(r.run_id in wanted for r in s.runs)]
+    return [s for s in store.sizings() if any(r.run_id is not None and r.run_id in wanted for r in s.runs)]

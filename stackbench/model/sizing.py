@@ -5,8 +5,8 @@ by analysis/sizing.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from stackbench.yardstick import Yardstick
 
@@ -16,7 +16,21 @@ DAY_S = 86_400
 @dataclass(frozen=True)
 class SizeRun:
     size: str  # the size's label ("0.5 CPU, 512 MiB")
-    run_id: int
+    run_id: int | None  # its capacity run; None: every stack on it was skipped (below)
+    # Under `until_enough`, the plan's stacks (labels) whose tuning at the target found no
+    # pool meeting the SLO with the CPU busy, by that tuning's id: not enough, no search
+    # (runner/sizing.py); their capacity is bounded by what the tuning served
+    skipped: Mapping[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """As stored in a sizing's runs_json (a size without skips as before: no migration)."""
+        return {"size": self.size, "run_id": self.run_id} | ({"skipped": dict(self.skipped)} if self.skipped else {})
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SizeRun":
+        run_id = d.get("run_id")
+        return cls(str(d["size"]), int(run_id) if run_id is not None else None,
+                   {str(k): int(v) for k, v in (d.get("skipped") or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -25,7 +39,7 @@ class StoredSizing:
     name: str
     question: dict[str, Any]  # planning/sizing.py SizingQuestion.as_dict: target, sizes, core
     stacks: tuple[str, ...]  # the plan's stack labels, in its order
-    runs: tuple[SizeRun, ...]  # in the sizes' order (smallest asked first, as written)
+    runs: tuple[SizeRun, ...]  # in the order measured (`until_enough` bisects: the middle size first)
     created_at: str
     # The server's core, as each size's run measured it before it began, pooled
     # (Yardstick.pooled); None: not measured (no PHP there), or a store before v13

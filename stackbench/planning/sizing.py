@@ -76,13 +76,56 @@ class SizingQuestion:
     target: Target
     sizes: tuple[Size, ...]
     core: float | None = None  # the yardstick of the user's core, to say the answer in
-    # A stack is measured on larger sizes only until one is enough (the question "which to
-    # buy" is answered there; what larger sizes carry is not measured): the quick form's.
+    # Each stack's smallest enough size is searched for (`Bisection`: the middle size
+    # first), not every size measured (what larger sizes carry is not): the quick form's.
     until_enough: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"target": self.target.as_dict(), "sizes": [s.as_dict() for s in self.sizes], "core": self.core,
                 "until_enough": self.until_enough}
+
+
+def first(n: int) -> int:
+    """The size `until_enough` measures first of `n` (the plan's order): the middle one."""
+    return (n - 1) // 2
+
+
+class Bisection:
+    """`until_enough`'s order of sizes: per stack, a binary search over the plan's sizes
+    (smallest first) for the smallest enough one, assuming a larger size never carries less.
+    It starts at the middle size; enough, it measures the next smaller half, else the next
+    larger — so the size just below the answer is always measured (the borderline rule
+    needs it: analysis/sizing.py) and 3 sizes take 2 a stack, not up to 3. Stacks that want
+    the same size next are measured together; of different sizes, the smaller first."""
+
+    def __init__(self, stacks: list[str], n: int) -> None:
+        self.stacks = list(stacks)
+        self.bounds = {st: [0, n - 1] for st in stacks}  # the answer lies in [lo, hi]; lo > hi: none
+        self.measured: dict[str, set[int]] = {st: set() for st in stacks}
+
+    def wants(self, stack: str) -> int | None:
+        lo, hi = self.bounds[stack]
+        if lo < hi:
+            return (lo + hi) // 2
+        return lo if lo == hi and lo not in self.measured[stack] else None
+
+    def next(self) -> tuple[int, list[str]] | None:
+        """The next size to measure and the stacks (in the plan's order) measured on it;
+        None: every stack's search has ended."""
+        wanted = {st: i for st in self.stacks if (i := self.wants(st)) is not None}
+        if not wanted:
+            return None
+        i = min(wanted.values())
+        return i, [st for st in self.stacks if wanted.get(st) == i]
+
+    def record(self, index: int, stacks: list[str], enough: set[str]) -> None:
+        """Size `index` measured for `stacks`, of which `enough` were enough on it."""
+        for st in stacks:
+            self.measured[st].add(index)
+            if st in enough:
+                self.bounds[st][1] = index
+            else:
+                self.bounds[st][0] = index + 1
 
 
 def parse(value: Any, fail: Fail) -> SizingQuestion | None:

@@ -81,6 +81,12 @@ def candidate_label(pool: Pool, c: Candidate) -> str:
     return label(pool, c.size) + (ONE_REQUEST_SUFFIX if c.one_request else "")
 
 
+def tuned_label(label: str, stack_id: str, chosen_size: int, one_request: bool) -> str:
+    """A tuned stack's label as its runs carry it: "nginx + FPM (tuned: 2 PHP-FPM children)"."""
+    extra = ONE_REQUEST_SUFFIX if one_request else ""
+    return f"{label} (tuned: {pool_of(stack_id).describe(chosen_size)}{extra})"
+
+
 def candidate_knobs(q: TuneQuestion, pool: Pool, c: Candidate) -> dict[str, Any]:
     """The question's fixed knobs, the pool's for the size, and one request a connection."""
     return {**q.knobs, **pool.knobs(c.size), **(ONE_REQUEST_A_CONNECTION if c.one_request else {})}

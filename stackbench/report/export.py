@@ -158,7 +158,7 @@ def sizing_part(a: SizingAnswer, slo: str | None, run_id: int) -> dict[str, Any]
                                "hits_per_day": a.hits(c.capacity), "probes": c.probes, "cpus": c.cpus,
                                "cpus_on_core": a.on_core(c.cpus), "cpu_us_per_request": c.cpu_us_per_request,
                                "tuning_id": c.tuning.id if c.tuning else None,
-                               "pool_size": c.tuning.chosen_size if c.tuning else None,
+                               "pool_size": c.tuning.chosen_size if c.tuning else None, "searched": c.probes > 0,
                                "slow_cost": c.tuning.slow_cost.as_dict() if c.tuning and c.tuning.slow_cost
                                else None}
                               for c in st.sizes]}

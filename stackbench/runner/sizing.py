@@ -1,7 +1,9 @@
 """The machine to buy, measured: a plan's `[sizing]` asked of each size in turn — the plan
 on that machine profile, its tuned stacks tuned for the target rate on it (runner/tune.py),
 then one capacity run with every stack (the plan's `search`, starting at the target) — or,
-with `until_enough`, every stack not yet enough on a smaller size. The
+with `until_enough`, each stack's smallest enough size searched for (planning/sizing.py
+Bisection: the middle size first), a stack whose tuning there found no pool meeting the SLO
+with the CPU busy not searched (it is not enough: analysis/sizing.py `of_tuning`). The
 sizing is stored first and each size's run added as it ends, so an interrupted sizing keeps
 the sizes it measured; analysis/sizing.py reads the answer from those runs. Each run measures
 the yardstick of the server's core before it begins (upkeep/environment.py; on another host,
@@ -57,20 +59,41 @@ def size(plan: Plan, store: Store, events: Events | None = None, options: Option
         raise ValueError("the plan has no [sizing]")
     labels = [v.label for v in plan.stacks]
     sized = Sized(store.record_sizing(plan.name, q.as_dict(), labels, []))
-    needed = list(labels)
     cores: list[Yardstick] = []
-    for s in q.sizes:
-        if not needed:
-            break  # until_enough: every stack has its smallest enough size
-        one = tune_runner.resolve(size_plan(plan, s, needed if q.until_enough else None), store, events, options, lab)
-        outcome = run_plan(one, store, events, options, lab)
-        sized.runs.append(SizeRun(s.label, outcome.run_id))
-        measured = store.run(outcome.run_id).environment.server_yardstick
-        cores += [measured] if measured is not None else []
-        store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
-        sized.errors.extend(outcome.errors)
-        if q.until_enough:
-            enough = sizing_answer.enough_on(store.sizing(sized.sizing_id), s.label, store.run(outcome.run_id),
-                                             store.cells(outcome.run_id), store.search_rows(outcome.run_id))
-            needed = [label for label in needed if label not in enough]
+    if not q.until_enough:
+        for s in q.sizes:
+            _measure(plan, s, None, store, sized, cores, events, options, lab)
+        return sized
+    order = sizing_mod.Bisection(labels, len(q.sizes))
+    while (step := order.next()) is not None:
+        i, stacks = step
+        order.record(i, stacks, _measure(plan, q.sizes[i], stacks, store, sized, cores, events, options, lab))
     return sized
+
+
+def _measure(plan: Plan, s: sizing_mod.Size, stacks: list[str] | None, store: Store, sized: Sized,
+             cores: list[Yardstick], events: Events | None, options: Options | None, lab: Lab | None) -> set[str]:
+    """One size: its stacks (None: all) tuned for the target there, then one capacity run
+    with those the tuning left in; returns the stacks enough on it. `stacks` is
+    `until_enough`'s: a stack whose tuning found no pool meeting the SLO with the CPU busy
+    is not enough there and its search is skipped (analysis/sizing.py `of_tuning`)."""
+    one = tune_runner.resolve(size_plan(plan, s, stacks), store, events, options, lab)
+    skipped: dict[str, int] = {}
+    for v in one.stacks if stacks is not None else ():
+        if v.tuning is not None and sizing_answer.saturated(store.tuning(v.tuning)):
+            skipped[next(st for st in stacks or () if sizing_answer.as_measured(st, v.label))] = v.tuning
+    rest = [st for st in stacks if st not in skipped] if stacks is not None else None
+    if skipped and rest:
+        one = tune_runner.resolve(size_plan(plan, s, rest), store, events, options, lab)  # the stored tunings
+    if rest == []:
+        sized.runs.append(SizeRun(s.label, None, skipped))
+        store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
+        return set()
+    outcome = run_plan(one, store, events, options, lab)
+    sized.runs.append(SizeRun(s.label, outcome.run_id, skipped))
+    measured = store.run(outcome.run_id).environment.server_yardstick
+    cores += [measured] if measured is not None else []
+    store.update_sizing(sized.sizing_id, sized.runs, Yardstick.pooled(cores))
+    sized.errors.extend(outcome.errors)
+    return sizing_answer.enough_on(store.sizing(sized.sizing_id), s.label, store.run(outcome.run_id),
+                                   store.cells(outcome.run_id), store.search_rows(outcome.run_id))

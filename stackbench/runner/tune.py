@@ -16,7 +16,7 @@ from stackbench.planning import tune as tune_plan
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.planning.tune import TuneQuestion
 from stackbench.model.cell import StoredCell
-from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, SlowCost
+from stackbench.model.tuning import Candidate, SlowCost
 from stackbench.runner import Lab, Options, Outcome, run_plan
 from stackbench.store import Store
 
@@ -215,9 +215,7 @@ def resolve(plan: Plan, store: Store, events: Events | None = None, options: Opt
         found = store.latest_tuning(q.key())
         if found is None:
             found = store.tuning(tune(q, store, events, options, lab).tuning_id)
-        pool = tune_plan.pool_of(v.id)
-        extra = ONE_REQUEST_SUFFIX if found.one_request else ""
-        label = f"{v.label} (tuned: {pool.describe(found.chosen_size)}{extra})"
+        label = tune_plan.tuned_label(v.label, v.id, found.chosen_size, found.one_request)
         renamed[v.label] = label
         stacks.append(replace(v, label=label, knobs=dict(found.knobs), tuning=found.id))
         raw[i] = {**raw[i], "label": label, "knobs": dict(found.knobs)}

@@ -169,14 +169,14 @@ class Store:
             cur = self.db.execute(
                 "INSERT INTO sizings (name, question_json, stacks_json, runs_json, created_at) VALUES (?,?,?,?,?)",
                 (name, json.dumps(question), json.dumps(stacks),
-                 json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]), _now()))
+                 json.dumps([r.as_dict() for r in runs]), _now()))
         return int(cur.lastrowid or 0)
 
     def update_sizing(self, sizing_id: int, runs: list[SizeRun], yardstick: Yardstick | None = None) -> None:
         """Each size's run so far, and the yardstick of the core they were measured on."""
         with self.db:
             self.db.execute("UPDATE sizings SET runs_json = ?, yardstick_json = ? WHERE id = ?",
-                            (json.dumps([{"size": r.size, "run_id": r.run_id} for r in runs]),
+                            (json.dumps([r.as_dict() for r in runs]),
                              json.dumps(yardstick.as_dict()) if yardstick else None, sizing_id))
 
     def sizings(self) -> list[StoredSizing]:

@@ -77,7 +77,7 @@ def search_of(row: sqlite3.Row) -> StoredSearch:
 
 
 def sizing_of(row: sqlite3.Row) -> StoredSizing:
-    runs = tuple(SizeRun(str(r["size"]), int(r["run_id"])) for r in json.loads(row["runs_json"]))
+    runs = tuple(SizeRun.from_dict(r) for r in json.loads(row["runs_json"]))
     return StoredSizing(row["id"], row["name"], json.loads(row["question_json"]), tuple(json.loads(row["stacks_json"])),
                         runs, row["created_at"], _typed(Yardstick.from_dict, row["yardstick_json"]))
 

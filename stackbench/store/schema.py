@@ -166,7 +166,7 @@ CREATE TABLE sizings (                 -- a plan's [sizing]: the machine to buy 
     name TEXT NOT NULL,                 -- the plan's name
     question_json TEXT NOT NULL,        -- target, sizes (planning/sizing.py as_dict)
     stacks_json TEXT NOT NULL,          -- the plan's stack labels, in its order (a size's run relabels tuned ones)
-    runs_json TEXT NOT NULL,            -- [{"size": label, "run_id": N}]: each size's capacity run, in the sizes' order
+    runs_json TEXT NOT NULL,            -- [{"size": label, "run_id": N|null, "skipped": {stack: tuning id}?}]: each size's capacity run, in the order measured
     created_at TEXT NOT NULL,           -- UTC, ISO 8601
     yardstick_json TEXT                 -- the server's core, pooled over the sizes' runs (NULL: not measured, or before v13)
 );

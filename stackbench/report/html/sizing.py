@@ -31,14 +31,14 @@ def anchor(a: SizingAnswer) -> str:
 
 def section(a: SizingAnswer, slo: str | None, palette: Palette) -> str:
     s = a.sizing
-    runs = ", ".join(f"{r.size}: run {r.run_id}" for r in s.runs)
+    runs = words.runs(s)
     cpu = words.page_cpu(a)
     return (f'<section class="sizing" id="{anchor(a)}"><h2>The machine to buy: sizing {s.id}</h2>'
             f'<p class="meta">plan {escape(s.name)} · {escape(runs or "no size measured yet")}</p>'
             f'<p class="answer">{escape(words.sentence(a, slo))}</p>'
             f'<p class="meta">{escape(words.core_line(a))}{escape("; " + cpu) if cpu else ""}</p>'
             f'{render(chart(a, slo, palette))}'
-            + "".join(f'<p class="meta">{escape(line)}</p>' for line in words.tuned(a))
+            + "".join(f'<p class="meta">{escape(line)}</p>' for line in words.tuned(a) + words.skipped(a))
             + '</section>')
 
 

@@ -35,11 +35,10 @@ def render(a: SizingAnswer, slo: str | None, out: TextIO) -> None:
     cpu = words.page_cpu(a)
     if cpu:
         out.write("\n" + textwrap.fill(cpu, 110) + "\n")
-    tuned = words.tuned(a)
+    tuned = words.tuned(a) + words.skipped(a)
     if tuned:
         out.write("\n" + "\n".join(textwrap.fill(line, 110, subsequent_indent="  ") for line in tuned) + "\n")
-    runs = ", ".join(f"{r.size}: run {r.run_id}" for r in a.sizing.runs)
-    out.write(f"\nstored as sizing {a.sizing.id} ({runs}); `stackbench show RUN` has each size's searches\n")
+    out.write(f"\nstored as sizing {a.sizing.id} ({words.runs(a.sizing)}); `stackbench show RUN` has each size's searches\n")
 
 
 def _theirs(a: SizingAnswer, size: str) -> str:

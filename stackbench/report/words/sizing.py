@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stackbench.analysis.sizing import BORDER, Enough, SizeCapacity, SizingAnswer
 from stackbench.model.environment import Yardstick
+from stackbench.model.sizing import StoredSizing
 from stackbench.report.words import tuning as tuning_words
 from stackbench.units import MiB, format_rate
 
@@ -172,3 +173,18 @@ def tuned(a: SizingAnswer) -> list[str]:
     slow = [line for s in a.stacks for c in s.sizes if c.tuning is not None
             if (line := tuning_words.tuned_line(f"{c.size}: {c.label}", c.tuning)) is not None]
     return (["each stack tuned for the target on each size: " + "; ".join(plain)] if plain else []) + slow
+
+
+def skipped(a: SizingAnswer) -> list[str]:
+    """Each stack a size's search was skipped for (`until_enough`: its tuning at the target
+    found no pool meeting the SLO with the CPU busy), and what bounds its capacity."""
+    return [f"{c.size}: {c.label} not searched — its tuning at the target (tuning {c.tuning.id}, on "
+            f"{c.tuning.workload}) found no pool meeting the SLO with the CPU busy, where no larger pool serves "
+            f"more: not enough, its capacity below the most those runs served ({interval(c)} requests/s)"
+            for s in a.stacks for c in s.sizes if c.saturated and c.tuning is not None]
+
+
+def runs(s: StoredSizing) -> str:
+    """"0.5 CPU, 512 MiB: run 4, 0.25 CPU, 256 MiB: tunings only": each size's run, in the
+    order measured."""
+    return ", ".join(f"{r.size}: {f'run {r.run_id}' if r.run_id is not None else 'tunings only'}" for r in s.runs)
