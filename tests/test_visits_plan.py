@@ -152,6 +152,40 @@ def test_a_share_is_split_exactly_over_the_two_classes():
     assert [(n, p.connections, p.journey is logged) for n, p in only] == [("logged in", 4, True)]
 
 
+def test_ctrl_c_while_the_two_classes_run_stops_both_engines():
+    """Ctrl-C reaches the lab's main thread only; the classes' engines run from threads, so
+    logged_in.run stops each process its load reported started (none left behind)."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    anon, logged = Journey((Page("/"),)), Journey((Page("/"),), login=None)
+    spec = LoadSpec(url="http://x", connections=4, journey=anon, login_journey=logged, login_share=0.5)
+    engines: list[subprocess.Popen] = []
+    done = threading.Event()
+
+    def load(part, cpus, started):
+        proc = subprocess.Popen(["sleep", "30"])  # an engine that would outlive the lab
+        engines.append(proc)
+        started(proc)
+        done.wait(30)  # this thread never learns of the Ctrl-C
+        raise AssertionError("not reached in time")
+
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()  # a real Ctrl-C
+    began = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            logged_in.run(load, spec, [])
+        assert time.monotonic() - began < 5
+        assert len(engines) == 2 and [p.wait(timeout=5) for p in engines] == [-9, -9]
+    finally:
+        done.set()
+        for p in engines:
+            p.kill()
+            p.wait()
+
+
 def test_the_visits_scenario_asks_two_shares_of_the_stacks_and_caches():
     s = scenario("visits")
     full, quick = s.plan(), s.plan(quick=True)

@@ -14,6 +14,7 @@ make the figures' split vary from run to run by chance and leave no class's own 
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from dataclasses import replace
@@ -24,7 +25,9 @@ from stackbench.engine.process import LoadSpec
 from stackbench.engine.result import EngineResult
 from stackbench.errors import StackbenchError
 
-Load = Callable[[LoadSpec, list[int]], EngineResult]
+# A load with `started`: told each engine process, which Ctrl-C on the lab does not reach
+# from a thread (engine/process.py `run`), so that this module can stop it.
+Load = Callable[..., EngineResult]
 ANONYMOUS, LOGGED_IN = "anonymous", "logged in"
 LEAD_S = 0.25  # both engines spawned before their common start (hosts/clients.py's lead)
 
@@ -60,21 +63,30 @@ def run(load: Load, spec: LoadSpec, cpus: list[int]) -> EngineResult:
     results: list[EngineResult | None] = [None] * len(parts)
     failures: list[BaseException | None] = [None] * len(parts)
     shown = spec.on_progress
+    procs: list[subprocess.Popen] = []
 
     def one(k: int, part: LoadSpec) -> None:
         try:
             # One class's progress shown (the anonymous one's): the terminal's line is a
             # sign of life, the cell's figures come from the merged result.
             results[k] = load(replace(part, start_at_us=at, histogram=True,
-                                      on_progress=shown if k == 0 else None), cpus)
+                                      on_progress=shown if k == 0 else None), cpus, started=procs.append)
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread below
             failures[k] = e
 
     threads = [threading.Thread(target=one, args=(k, part), daemon=True) for k, (_, part) in enumerate(parts)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:
+        # Ctrl-C reaches this thread only: the classes' engines are stopped here, as
+        # hosts/clients.py stops a spread load's.
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        raise
     failed = next((f for f in failures if f is not None), None)
     if failed is not None:
         if isinstance(failed, StackbenchError):

@@ -136,9 +136,12 @@ class ClientSession:
     def facts(self) -> list[dict]:
         return [p.facts() for p in self.clients]
 
-    def load(self, spec: LoadSpec, cpus: list[int]) -> EngineResult:
+    def load(self, spec: LoadSpec, cpus: list[int],
+             started: Callable[[subprocess.Popen], None] | None = None) -> EngineResult:
+        """`spec` on the lab's engine, or spread over the clients; `started` is told each
+        engine process (engine/process.py `run`), as a caller on a thread needs."""
         if not self.spread:
-            return engine.run(spec, cpus)
+            return engine.run(spec, cpus, started=started)
         n = len(self.clients)
         if spec.connections < n:
             raise UsageError(f"{spec.connections} connection(s) cannot be spread over {n} clients",
@@ -158,6 +161,11 @@ class ClientSession:
 
         progress = _Progress(spec.on_progress, n) if spec.on_progress else None
 
+        def begun(proc: subprocess.Popen) -> None:
+            procs.append(proc)
+            if started is not None:
+                started(proc)
+
         def one(k: int, prepared: Prepared) -> None:
             conns = share(spec.connections, n, k)
             offset = prepared.offset.offset_us if prepared.offset else 0
@@ -167,12 +175,12 @@ class ClientSession:
                            on_progress=(lambda line, k=k: progress.update(k, line)) if progress else None)
             try:
                 if prepared.ssh is None:
-                    results[k] = engine.run(part, cpus, started=procs.append)
+                    results[k] = engine.run(part, cpus, started=begun)
                 else:
                     part = replace(part, threads=max(1, min(conns, prepared.remote.cpus)), watch_stdin=True)
                     budget = engine.budget_s(replace(part, start_at_us=at))  # on the lab's clock
                     results[k] = engine.run(part, None, prepared.remote.engine, budget=budget,
-                                            started=procs.append,
+                                            started=begun,
                                             wrap=lambda argv: prepared.ssh.argv(f"exec {shlex.join(argv)}"))
             except StackbenchError as e:
                 e.message = f"{prepared.label}: {e.message}"

@@ -43,7 +43,8 @@ def make_instance(variant: StackVariant, cpus: list[int], options: Options, cgro
 class Lab:
     """The runner's collaborators. The defaults are the real ones; tests replace some."""
 
-    load: Callable[[LoadSpec, list[int]], EngineResult] = engine.run
+    # (spec, cpus, started=None): `started` told each engine process (engine/process.py `run`)
+    load: Callable[..., EngineResult] = engine.run
     # The other visitor classes' engines (None: `load`). A run with clients spreads the
     # measured load over them; the classes stay one engine each, in their namespaces.
     background_load: Callable[[LoadSpec, list[int]], EngineResult] | None = None
