@@ -15,13 +15,13 @@ make the figures' split vary from run to run by chance and leave no class's own 
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Callable
 
 from stackbench.engine.merge import merge
-from stackbench.engine.process import LoadSpec
+from stackbench.engine.process import LoadSpec, run_threads
 from stackbench.engine.result import EngineResult
 from stackbench.errors import StackbenchError
 
@@ -74,19 +74,8 @@ def run(load: Load, spec: LoadSpec, cpus: list[int]) -> EngineResult:
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread below
             failures[k] = e
 
-    threads = [threading.Thread(target=one, args=(k, part), daemon=True) for k, (_, part) in enumerate(parts)]
-    for t in threads:
-        t.start()
-    try:
-        for t in threads:
-            t.join()
-    except BaseException:
-        # Ctrl-C reaches this thread only: the classes' engines are stopped here, as
-        # hosts/clients.py stops a spread load's.
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-        raise
+    # Ctrl-C stops both classes' engines (engine/process.py run_threads).
+    run_threads([partial(one, k, part) for k, (_, part) in enumerate(parts)], procs)
     failed = next((f for f in failures if f is not None), None)
     if failed is not None:
         if isinstance(failed, StackbenchError):

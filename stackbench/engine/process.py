@@ -161,6 +161,23 @@ def run(spec: LoadSpec, cpus: list[int] | None = None, engine: str | None = None
         return _run(spec, spec.argv(engine or binary(), journey_file), cpus, wrap, budget, started)
 
 
+def run_threads(work: list[Callable[[], None]], procs: list[subprocess.Popen]) -> None:
+    """Each of `work` on a thread of its own, started from this one (a thread inherits
+    this one's network namespace), until all end. Ctrl-C reaches this thread only: on it
+    the engines the threads reported in `procs` (`run`'s `started`) are killed here."""
+    threads = [threading.Thread(target=w, daemon=True) for w in work]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        raise
+
+
 @contextmanager
 def _journey_file(spec: LoadSpec) -> Iterator[str | None]:
     """A journey that logs in, written for the engine's run to a file only its owner reads

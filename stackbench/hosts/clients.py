@@ -26,6 +26,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -190,19 +191,9 @@ class ClientSession:
 
         # Every engine in a thread of its own, started from this one: a thread inherits
         # the network namespace of the thread that made it (the client namespace here).
-        threads = [threading.Thread(target=one, args=(k, p), daemon=True) for k, p in enumerate(self.clients)]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                t.join()
-        except BaseException:
-            # Ctrl-C reaches this thread only: stop every engine here. An SSH client killed
-            # closes its remote engine's stdin, which stops that engine (--watch-stdin).
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-            raise
+        # Ctrl-C kills every engine here; an SSH client killed closes its remote engine's
+        # stdin, which stops that engine (--watch-stdin).
+        engine.run_threads([partial(one, k, p) for k, p in enumerate(self.clients)], procs)
         failed = next((f for f in failures if f), None)
         if failed:
             raise failed
