@@ -143,7 +143,7 @@ def test_a_rate_tuning_that_stopped_before_the_probe_reads_back_as_it_stopped():
     assert r.choice.reason is tuning.Reason.SMALLEST_SERVES and r.choice.best is r.choice.chosen
     # a tuning that went on to the probe is chosen again by the rule
     t = replace(t, reason=tuning.Reason.SMALLEST_MEETS.value)
-    assert tuning.review(t, served, None).choice.reason is tuning.Reason.ONLY
+    assert tuning.review(t, served, None).choice.reason is tuning.Reason.SMALLEST_MEETS
 
 
 # ------------------------------------------------------------------ the sizing's answer

@@ -17,6 +17,13 @@ query does. Pure, from a candidate's cells and the workload's slow URLs ({path: 
    pool when that is larger. How many visitors wait behind one such hold is the question's
    own arithmetic (`behind`): in a closed loop every other client has a request queued;
    at a rate, those that arrive during the hold.
+3. **One worker ruled out at a rate, by construction** (`one_worker_bound`): each slow
+   request holds the only worker for its hold S, and the holds cannot overlap; a page
+   arriving in the first S − L of one waits past the SLO's limit L before it even starts.
+   Slow requests arrive at rate × share a second, so that is true of rate × share × (S − L)
+   of the time — and of the other pages, which arrive independently of them. When that
+   share is at least MARGIN times what the SLO's percentile allows (1 − p), the pool of
+   one cannot meet the SLO and is not measured.
 """
 
 from __future__ import annotations
@@ -25,7 +32,14 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from stackbench.engine.result import EngineResult, Latency, UrlResult
-from stackbench.model.tuning import SlowPool
+from stackbench.model.tuning import OneWorkerBound, SlowPool
+
+# A one-worker pool is ruled out without a run when the other pages that must wait past the
+# SLO are at least this many times what its percentile allows: then a window's count of slow
+# requests, random as it is, cannot bring it under (one slow request in a 24 s window at
+# 6.25/s already makes ~3 of 150 pages late where the p99 allows 1.5), and the measured
+# one-worker runs at that rate all missed it (bench/RESULTS.md, "One worker ruled out").
+MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -101,3 +115,15 @@ def share(weights: Mapping[str, int], slow: Mapping[str, int]) -> float:
     total = sum(weights.values())
     return sum(w for p, w in weights.items() if p in slow) / total if total else 0.0
 
+
+
+def one_worker_bound(rate: float, share: float, hold_ms: int, latency_us: Mapping[str, int]) -> OneWorkerBound | None:
+    """The module's rule 3: why one worker cannot meet `latency_us` (the SLO's {percentile:
+    limit}) at `rate` requests a second of which `share` are held `hold_ms`; None when
+    it might (no limit the holds break by MARGIN)."""
+    for p, limit_us in sorted(latency_us.items(), key=lambda kv: float(kv[0])):
+        late = min(1.0, rate * share * max(0.0, hold_ms / 1000 - limit_us / 1e6))
+        allowed = 1 - float(p) / 100
+        if late > 0 and late >= MARGIN * allowed:
+            return OneWorkerBound(rate, p, limit_us, late, allowed)
+    return None

@@ -55,7 +55,7 @@ from stackbench.analysis.slow_requests import SlowRun
 from stackbench.engine.result import EngineResult
 from stackbench.model.cell import StoredCell
 from stackbench.model.cost import ProcessMemory
-from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, SlowCost, SlowPool, StoredTuning
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, Candidate, OneWorkerBound, SlowCost, SlowPool, StoredTuning
 
 # Of the machine's memory, the share a pool may plan to fill: the rest is the kernel's,
 # the page cache's, and a worker's growth past what the bound measured.
@@ -209,7 +209,7 @@ def choose(trials: list[Trial], band: float = TIE_BAND, confidence: float = CONF
     """The rule in the module docstring; `at_rate`: the question is a rate (an open loop)."""
     if not trials:
         raise ValueError("no candidate was measured")
-    if len(trials) == 1:
+    if len(trials) == 1 and not at_rate:
         return Choice(trials[0], Reason.ONLY, trials[0] if trials[0].serves else None)
     serving = [t for t in trials if t.serves]
     if not serving:
@@ -368,12 +368,13 @@ class Review:
 
 
 def slow_cost(found: list[Trial], chosen: Trial, slow: Mapping[str, int], weights: Mapping[str, int],
-              concurrency: int, rate: float | None) -> SlowCost | None:
+              concurrency: int, rate: float | None, ruled_out: OneWorkerBound | None = None) -> SlowCost | None:
     """What one slow request cost the other visitors (analysis/slow_requests.py): the
     one-process candidate's figures on the mix — the chosen one if it is of one process —
     and the chosen pool's when it is larger; None when no candidate met a slow request.
     `slow`: the mix's slow URLs ({path: hold, ms}); `weights`: every URL's ({path: weight});
-    the question's clients, or its rate."""
+    the question's clients, or its rate; `ruled_out`: why one worker was not measured
+    (`one_worker_ruled_out`)."""
     if not slow or not any(t.slow_runs for t in found):
         return None
     hold_ms = max(slow.values())
@@ -386,7 +387,18 @@ def slow_cost(found: list[Trial], chosen: Trial, slow: Mapping[str, int], weight
         return slow_requests.pool(t.size, t.one_request, t.center, t.slow_runs, hold_ms)
 
     return SlowCost(hold_ms, share, behind, pool(one) if one else None,
-                    pool(chosen) if chosen is not one and chosen.slow_runs else None)
+                    pool(chosen) if chosen is not one and chosen.slow_runs else None, ruled_out)
+
+
+def one_worker_ruled_out(slow: Mapping[str, int], weights: Mapping[str, int], rate: float | None,
+                         slo: SLO | None) -> OneWorkerBound | None:
+    """At a rate on a mix with slow requests, why a pool of one worker cannot meet the SLO
+    (analysis/slow_requests.py rule 3), so that it is not measured; None when it might, or
+    the question is not such a rate."""
+    if rate is None or not slow or slo is None:
+        return None
+    return slow_requests.one_worker_bound(rate, slow_requests.share(weights, slow), max(slow.values()),
+                                          slo.latency_us)
 
 
 def _stopped(t: StoredTuning, found: list[Trial]) -> Choice | None:

@@ -62,6 +62,30 @@ class SlowPool:
 
 
 @dataclass(frozen=True)
+class OneWorkerBound:
+    """Why a pool of one worker cannot meet a rate's SLO on a mix with slow requests, by
+    construction and so not measured (analysis/slow_requests.py `one_worker_bound`): every
+    slow request holds the only worker `hold_ms`, and the other pages that arrive in its
+    first hold − limit wait past the SLO's limit — `late_share` of them, where the SLO's
+    percentile allows `allowed_share`."""
+
+    rate: float  # requests a second
+    percentile: str  # the SLO's ("99")
+    limit_us: int  # its latency limit
+    late_share: float  # the other pages that must wait past it
+    allowed_share: float  # 1 − the percentile
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rate": self.rate, "percentile": self.percentile, "limit_us": self.limit_us,
+                "late_share": self.late_share, "allowed_share": self.allowed_share}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "OneWorkerBound":
+        return cls(float(d["rate"]), str(d["percentile"]), int(d["limit_us"]), float(d["late_share"]),
+                   float(d["allowed_share"]))
+
+
+@dataclass(frozen=True)
 class SlowCost:
     """What one slow request costs the other visitors, from a tuning's own runs on a mix with
     deliberately slow requests: the one-process pool, and the chosen pool when it is larger
@@ -74,17 +98,21 @@ class SlowCost:
     behind: float
     one: SlowPool | None  # the one-process candidate (None: the tuning measured none)
     chosen: SlowPool | None  # the chosen pool, when it is not that one
+    # One worker ruled out at the rate without a run (None: it was measured, or not at a rate)
+    one_ruled_out: OneWorkerBound | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"hold_ms": self.hold_ms, "share": self.share, "behind": self.behind,
                 "one": self.one.as_dict() if self.one else None,
-                "chosen": self.chosen.as_dict() if self.chosen else None}
+                "chosen": self.chosen.as_dict() if self.chosen else None,
+                "one_ruled_out": self.one_ruled_out.as_dict() if self.one_ruled_out else None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SlowCost":
-        one, chosen = d.get("one"), d.get("chosen")
+        one, chosen, ruled = d.get("one"), d.get("chosen"), d.get("one_ruled_out")
         return cls(int(d["hold_ms"]), float(d["share"]), float(d["behind"]),
-                   SlowPool.from_dict(one) if one else None, SlowPool.from_dict(chosen) if chosen else None)
+                   SlowPool.from_dict(one) if one else None, SlowPool.from_dict(chosen) if chosen else None,
+                   OneWorkerBound.from_dict(ruled) if ruled else None)
 
 
 @dataclass(frozen=True)

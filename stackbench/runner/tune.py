@@ -16,7 +16,7 @@ from stackbench.planning import tune as tune_plan
 from stackbench.planning.plan import Plan, StackVariant
 from stackbench.planning.tune import TuneQuestion
 from stackbench.model.cell import StoredCell
-from stackbench.model.tuning import Candidate, SlowCost
+from stackbench.model.tuning import Candidate, OneWorkerBound, SlowCost
 from stackbench.runner import Lab, Options, Outcome, run_plan
 from stackbench.store import Store
 
@@ -51,8 +51,12 @@ class _Slow:
         urls = workloads.get(workload_id).urls
         return cls({u.path: u.slow_ms for u in urls if u.slow_ms}, {u.path: u.weight for u in urls})
 
-    def cost(self, q: TuneQuestion, found: list[tuning.Trial], chosen: tuning.Trial) -> SlowCost | None:
-        return tuning.slow_cost(found, chosen, self.paths, self.weights, q.concurrency, q.rate)
+    def cost(self, q: TuneQuestion, found: list[tuning.Trial], chosen: tuning.Trial,
+             ruled_out: OneWorkerBound | None = None) -> SlowCost | None:
+        return tuning.slow_cost(found, chosen, self.paths, self.weights, q.concurrency, q.rate, ruled_out)
+
+    def one_ruled_out(self, q: TuneQuestion, slo: SLO | None) -> OneWorkerBound | None:
+        return tuning.one_worker_ruled_out(self.paths, self.weights, q.rate, slo)
 
     def question(self, q: TuneQuestion) -> dict[str, object]:
         """The question as stored: with its slow URLs, so a review judges them alike."""
@@ -70,7 +74,8 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     slow = _Slow.of(q.workload)
     first_trials: list[tuning.Trial] = []
     first_runs: list[int] = []
-    if q.rate is not None:
+    ruled_out = slow.one_ruled_out(q, slo)
+    if q.rate is not None and ruled_out is None:
         # At a rate every pool that serves it serves the same responses a second, so the
         # smallest that serves is the choice (analysis/tuning.py): the smallest goes first,
         # and when it serves nothing larger is measured.
@@ -93,37 +98,39 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
                                             None, sizes, 1, knobs, choice.reason.value, cost)
             return Tuned(tuning_id, None, first.run_id, None, None, None, q.concurrency, sizes, first_trials, choice,
                          knobs, cost)
-        # It failed with CPU to spare (one process held by slow requests, or waiting): the
-        # next size, 2, is in every candidate list the probe could give (its 4 workers fit
-        # any machine the lab accepts), so it goes next, before the probe; when it serves
-        # the rate with its memory, the stack's and its database's peak, within the bound's
-        # HEADROOM of the machine, it is the smallest that serves and the choice.
-        if q.concurrency >= 2:
-            pair = Candidate(2, one_request=smallest.one_request)
-            second = run_plan(tune_plan.candidates_plan(q, [pair]), store, events, options, lab)
-            second_cells = _measured(store, second)
-            pair_label = tune_plan.candidate_label(pool, pair)
-            found = tuning.trials(second_cells, {pair_label: 2}, slo, slow.paths)
-            limit = _limit(q)
-            busy2 = _busiest(store, second.run_id, q)
-            fitted = found[0].serves and limit is not None and tuning.fits(second_cells, limit)
-            if fitted or (not found[0].serves and busy2 is not None and busy2 >= tuning.SATURATED):
-                # Served within the bound; or failed with the CPU busy, where no larger pool
-                # can serve more (rule 3): the pool of 2 is kept — it shares the CPU through
-                # a slow request's hold, as one process cannot
-                trials = first_trials + found
-                choice = (tuning.choose(trials, at_rate=True) if fitted
-                          else tuning.Choice(found[0], tuning.Reason.CPU_SATURATED, None))
-                knobs = tune_plan.candidate_knobs(q, pool, pair)
-                sizes = {tune_plan.candidate_label(pool, smallest): 1, pair_label: 2}
-                cost = slow.cost(q, trials, choice.chosen)
-                question = slow.question(q) | {"first_run_id": first.run_id}
-                tuning_id = store.record_tuning(None, second.run_id, q.stack_id, q.workload, q.key(), question, None,
-                                                sizes, 2, knobs, choice.reason.value, cost)
-                return Tuned(tuning_id, None, second.run_id, first.run_id, None, limit, q.concurrency, sizes, trials,
-                             choice, knobs, cost)
-            first_runs.append(second.run_id)
-            first_trials += found
+    if q.rate is not None and q.concurrency >= 2:
+        # One worker failed with CPU to spare (one process held by slow requests, or
+        # waiting), or cannot meet the SLO by construction (analysis/slow_requests.py rule
+        # 3: not measured): the next size, 2, is in every candidate list the probe could
+        # give (its 4 workers fit any machine the lab accepts), so it goes next, before the
+        # probe; when it serves the rate with its memory, the stack's and its database's
+        # peak, within the bound's HEADROOM of the machine, it is the smallest that serves
+        # and the choice.
+        pair = Candidate(2, one_request=pool.holds_connections and q.keepalive)
+        second = run_plan(tune_plan.candidates_plan(q, [pair]), store, events, options, lab)
+        second_cells = _measured(store, second)
+        pair_label = tune_plan.candidate_label(pool, pair)
+        found = tuning.trials(second_cells, {pair_label: 2}, slo, slow.paths)
+        limit = _limit(q)
+        busy2 = _busiest(store, second.run_id, q)
+        fitted = found[0].serves and limit is not None and tuning.fits(second_cells, limit)
+        if fitted or (not found[0].serves and busy2 is not None and busy2 >= tuning.SATURATED):
+            # Served within the bound; or failed with the CPU busy, where no larger pool
+            # can serve more (rule 3): the pool of 2 is kept — it shares the CPU through
+            # a slow request's hold, as one process cannot
+            trials = first_trials + found
+            choice = (tuning.choose(trials, at_rate=True) if fitted
+                      else tuning.Choice(found[0], tuning.Reason.CPU_SATURATED, None))
+            knobs = tune_plan.candidate_knobs(q, pool, pair)
+            sizes = {tune_plan.candidate_label(pool, Candidate(t.size, t.one_request)): t.size for t in trials}
+            cost = slow.cost(q, trials, choice.chosen, ruled_out)
+            question = slow.question(q) | ({"first_run_id": first_runs[0]} if first_runs else {})
+            tuning_id = store.record_tuning(None, second.run_id, q.stack_id, q.workload, q.key(), question, None,
+                                            sizes, 2, knobs, choice.reason.value, cost)
+            return Tuned(tuning_id, None, second.run_id, first_runs[0] if first_runs else None, None, limit,
+                         q.concurrency, sizes, trials, choice, knobs, cost)
+        first_runs.append(second.run_id)
+        first_trials += found
     probe = run_plan(tune_plan.probe_plan(q, min(tune_plan.PROBE_SIZE, q.concurrency)), store, events, options, lab)
     probed = _measured(store, probe)
     profile = tune_plan.machine_profile(q)
@@ -136,7 +143,9 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     limit = _limit(q)
     bound = tuning.pool_bound(limit, memory.base_bytes, memory.worker_bytes) if memory and limit else q.concurrency
     cpu_top = min(tune_plan.PROBE_SIZE, q.concurrency) if busy is not None and busy >= tuning.SATURATED else None
-    candidates = tuning.candidates(bound, q.concurrency, cpu_top, pool.holds_connections, q.keepalive)
+    every = tuning.candidates(bound, q.concurrency, cpu_top, pool.holds_connections, q.keepalive)
+    # One worker ruled out is not measured — unless the memory bound leaves nothing else
+    candidates = [c for c in every if not (ruled_out and c.size == 1)] or every
     sizes = {tune_plan.candidate_label(pool, c): c.size for c in candidates}
     # The pools measured before the probe stay candidates only where its bound keeps them
     # (the smallest always is one)
@@ -162,7 +171,7 @@ def tune(q: TuneQuestion, store: Store, events: Events | None = None, options: O
     earlier = [r for r in first_runs if r != run_id]
     question = slow.question(q) | ({"first_run_id": earlier[0]} if earlier else {}) | (
         {"second_run_id": earlier[1]} if len(earlier) > 1 else {})
-    cost = slow.cost(q, trials, choice.chosen)
+    cost = slow.cost(q, trials, choice.chosen, ruled_out)
     tuning_id = store.record_tuning(probe.run_id, run_id, q.stack_id, q.workload, q.key(), question, mem,
                                     sizes, choice.chosen.size, knobs, choice.reason.value, cost)
     return Tuned(tuning_id, probe.run_id, run_id, earlier[0] if earlier else None, memory, limit, bound,

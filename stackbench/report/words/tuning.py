@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stackbench.analysis.capacity import SLO
 from stackbench.analysis.tuning import NO_SLOW, SLO_ERRORS, SLO_LATENCY, TIE_BAND, Reason, Review, Trial
 from stackbench.model.tuning import SlowCost, SlowPool, StoredTuning, TuningMemory
 from stackbench.units import MiB, format_rate
@@ -91,20 +92,31 @@ def why(r: Review) -> str:
                 "pool that serves it serves it alike, so no larger one was measured")
     if c.reason is Reason.SMALLEST_MEETS:
         missed = [t for t in r.trials if not t.serves and t.size < c.chosen.size]
-        why_not = "; ".join(f"{candidate(t)}: {failures(t)}" for t in missed)
+        why_not = "; ".join([f"{candidate(t)}: {failures(t)}" for t in missed]
+                            + (["1 worker: cannot meet the SLO by construction, not measured"]
+                               if _ruled_out(r) else []))
         return (f"chosen: {name} — the smallest pool that served the rate within the SLO in every run"
                 + (f" ({why_not})" if why_not else "")
                 + "; every pool that serves a rate serves it alike, so a larger one's higher figure is noise")
     if c.reason is Reason.CPU_SATURATED:
         return (f"chosen: {name} — it did not serve the rate, and kept the CPU busy doing so: a larger pool could "
                 "only queue for the same CPU, so none was measured (the stack does not carry this rate on this "
-                "machine)" + ("; with 1 worker it failed too" if c.chosen.size > 1 else ""))
+                "machine)" + (f"; {_one_failed(r)}" if c.chosen.size > 1 else ""))
     if c.reason is Reason.ONLY:
         return f"chosen: {name} — the only candidate the memory bound allowed"
     if c.reason is Reason.ONE_REQUEST:
         return (f"chosen: {name} — the pool's workers each hold a client's connection; closing it after every "
                 "response served better than keeping it open")
     return _why_served(r, name) + (_kept_alive(r) if c.chosen.one_request else "")
+
+
+def _ruled_out(r: Review) -> bool:
+    return r.tuning.slow_cost is not None and r.tuning.slow_cost.one_ruled_out is not None
+
+
+def _one_failed(r: Review) -> str:
+    return ("1 worker cannot meet the SLO by construction (not measured)" if _ruled_out(r)
+            else "with 1 worker it failed too")
 
 
 def _kept_alive(r: Review) -> str:
@@ -157,6 +169,9 @@ def slow_cost(t: StoredTuning) -> str | None:
     often = f", 1 request in {round(1 / c.share)}" if c.share > 0 else ""
     behind = (f"the other {c.behind:.0f} clients" if t.rate is None
               else f"the ~{c.behind:.0f} visitors who arrive meanwhile")
+    if one is None and c.one_ruled_out is not None and chosen is not None:
+        return (f"what a slow request would cost with 1 worker: each ({hold}{often}) holds it, and {behind} wait "
+                f"behind it — {ruled_out(c)}; with {_workers(chosen.size)} (chosen) {_pool(chosen, unit)}")
     if one is None:
         assert chosen is not None
         return (f"slow requests ({hold}{often}) on {t.workload}, with {_workers(chosen.size)} (chosen): "
@@ -170,6 +185,21 @@ def slow_cost(t: StoredTuning) -> str | None:
     return (f"what a slow request would cost with 1 worker: each ({hold}{often}) holds it, and {behind} wait behind "
             f"it — measured on {t.workload}: {_pool(one, unit)}{own}{held}; with {_workers(chosen.size)} (chosen) "
             f"{_pool(chosen, unit)}")
+
+
+def ruled_out(c: SlowCost) -> str | None:
+    """Why one worker was not measured (analysis/slow_requests.py rule 3): "at 6.2
+    requests/s those arriving in its first 0.5 s wait past p99 ≤ 500 ms: 6.2% of the other
+    pages, where p99 allows 1% — 1 worker cannot meet the SLO (by construction, not
+    measured)"."""
+    b = c.one_ruled_out
+    if b is None:
+        return None
+    late_for = c.hold_ms / 1000 - b.limit_us / 1e6
+    limit = SLO({b.percentile: b.limit_us}, None, None).describe()
+    return (f"at {format_rate(b.rate)} requests/s those arriving in its first {late_for:.2g} s wait past {limit}: "
+            f"{b.late_share * 100:.2g}% of the other pages, where {limit.split(' ')[0]} allows "
+            f"{b.allowed_share * 100:.2g}% — 1 worker cannot meet the SLO (by construction, not measured)")
 
 
 def tuned_line(label: str, t: StoredTuning) -> str | None:
