@@ -127,7 +127,7 @@ def test_the_words_say_why_one_worker_was_not_measured():
     t = _stored(SlowCost(1000, 0.02, 6.25, None, TWO, bound), rate=6.25)
     assert words.slow_cost(t) == (
         "what a slow request would cost with 1 worker: each (1 s, 1 request in 50) holds it, and the ~6 visitors "
-        "who arrive meanwhile wait behind it — at 6.2 requests/s those arriving in its first 0.5 s wait past "
+        "who arrive meanwhile wait behind it — at 6.25 requests/s those arriving in its first 0.5 s wait past "
         "p99 ≤ 500 ms: 6.2% of the other pages, where p99 allows 1% — 1 worker cannot meet the SLO (by "
         "construction, not measured); with 2 workers (chosen) the other pages' p99 3.0 s and 23.0 responses/s")
     assert SlowCost.from_dict(t.slow_cost.as_dict()) == t.slow_cost  # stored and read back whole
@@ -138,3 +138,28 @@ def test_the_words_say_why_one_worker_was_not_measured():
     assert "(1 worker: cannot meet the SLO by construction, not measured)" in words.why(review)
     saturated = replace(review, choice=tuning.Choice(review.choice.chosen, tuning.Reason.CPU_SATURATED, None))
     assert words.why(saturated).endswith("; 1 worker cannot meet the SLO by construction (not measured)")
+
+
+def test_a_sizing_whose_every_size_ruled_one_worker_out_says_it_once():
+    from test_sizing_slow import _answer
+    from stackbench.report.words import sizing as sizing_words, tuning as words
+
+    bound = slow_requests.one_worker_bound(6.25, 0.02, 1000, P99_500MS)
+    ruled = SlowCost(1000, 0.02, 6.25, None, TWO, bound)
+    a = _answer()
+    ids = iter(range(10, 20))
+    stacks = tuple(replace(st, sizes=tuple(
+        replace(c, tuning=replace(_stored(ruled, rate=6.25), id=next(ids)), label=f"{c.stack} (tuned: 2)")
+        for c in st.sizes)) for st in a.stacks)
+    lines = sizing_words.tuned(replace(a, stacks=stacks))
+    sizes = [c for st in stacks for c in st.sizes]
+    assert lines[0] == "on every size, " + words.one_worker(sizes[0].tuning)
+    assert len(lines) == 1 + len(sizes) and all("by construction" not in line for line in lines[1:])
+    assert lines[1].endswith("at 6.25 requests/s; with 2 workers (chosen) the other pages' p99 3.0 s and 23.0 "
+                             "responses/s")
+    # one size measured its one worker: each size says its own, in full
+    measured = replace(sizes[0].tuning, slow_cost=replace(ruled, one_ruled_out=None))
+    first = replace(stacks[0], sizes=(replace(sizes[0], tuning=measured),) + stacks[0].sizes[1:])
+    lines = sizing_words.tuned(replace(a, stacks=(first,) + stacks[1:]))
+    assert not lines[0].startswith("on every size") and sum("by construction" in line for line in lines) == \
+        len(sizes) - 1

@@ -170,9 +170,15 @@ def tuned(a: SizingAnswer) -> list[str]:
     what one slow request costs (report/words/tuning.py says it as under a run's answer)."""
     plain = [f"{c.size}: {c.label}" for s in a.stacks for c in s.sizes
              if c.label != c.stack and (c.tuning is None or c.tuning.slow_cost is None)]
+    costs = [c.tuning for s in a.stacks for c in s.sizes if c.tuning is not None and c.tuning.slow_cost is not None]
+    # One worker ruled out alike on every size (the target's rate, the mix's holds and the SLO
+    # are the sizing's): said once, each size then says its chosen pool
+    once = {tuning_words.one_worker(t) for t in costs}
+    said = len(costs) > 1 and None not in once and len(once) == 1 and all(tuning_words.with_chosen(t) for t in costs)
+    first = [f"on every size, {next(iter(once))}"] if said else []
     slow = [line for s in a.stacks for c in s.sizes if c.tuning is not None
-            if (line := tuning_words.tuned_line(f"{c.size}: {c.label}", c.tuning)) is not None]
-    return (["each stack tuned for the target on each size: " + "; ".join(plain)] if plain else []) + slow
+            if (line := tuning_words.tuned_line(f"{c.size}: {c.label}", c.tuning, said)) is not None]
+    return (["each stack tuned for the target on each size: " + "; ".join(plain)] if plain else []) + first + slow
 
 
 def skipped(a: SizingAnswer) -> list[str]:

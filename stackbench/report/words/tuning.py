@@ -169,9 +169,8 @@ def slow_cost(t: StoredTuning) -> str | None:
     often = f", 1 request in {round(1 / c.share)}" if c.share > 0 else ""
     behind = (f"the other {c.behind:.0f} clients" if t.rate is None
               else f"the ~{c.behind:.0f} visitors who arrive meanwhile")
-    if one is None and c.one_ruled_out is not None and chosen is not None:
-        return (f"what a slow request would cost with 1 worker: each ({hold}{often}) holds it, and {behind} wait "
-                f"behind it — {ruled_out(c)}; with {_workers(chosen.size)} (chosen) {_pool(chosen, unit)}")
+    if one is None and chosen is not None and (ruled := one_worker(t)) is not None:
+        return f"{ruled}; {with_chosen(t)}"
     if one is None:
         assert chosen is not None
         return (f"slow requests ({hold}{often}) on {t.workload}, with {_workers(chosen.size)} (chosen): "
@@ -187,8 +186,28 @@ def slow_cost(t: StoredTuning) -> str | None:
             f"{_pool(chosen, unit)}")
 
 
+def one_worker(t: StoredTuning) -> str | None:
+    """What a slow request would cost with 1 worker when the bound ruled it out unmeasured
+    (`ruled_out`), its hold and the visitors behind it said; None when it was measured."""
+    c = t.slow_cost
+    if c is None or c.one_ruled_out is None:
+        return None
+    often = f", 1 request in {round(1 / c.share)}" if c.share > 0 else ""
+    behind = (f"the other {c.behind:.0f} clients" if t.rate is None
+              else f"the ~{c.behind:.0f} visitors who arrive meanwhile")
+    return (f"what a slow request would cost with 1 worker: each ({c.hold_ms / 1000:g} s{often}) holds it, and "
+            f"{behind} wait behind it — {ruled_out(c)}")
+
+
+def with_chosen(t: StoredTuning) -> str | None:
+    """"with 2 workers (chosen) the other pages' p99 0.11 s and 6.2 responses/s"; None when
+    the chosen pool is the one-process one (its figures are the cost itself)."""
+    chosen = t.slow_cost.chosen if t.slow_cost is not None else None
+    return f"with {_workers(chosen.size)} (chosen) {_pool(chosen, 'responses/s')}" if chosen else None
+
+
 def ruled_out(c: SlowCost) -> str | None:
-    """Why one worker was not measured (analysis/slow_requests.py rule 3): "at 6.2
+    """Why one worker was not measured (analysis/slow_requests.py rule 3): "at 6.25
     requests/s those arriving in its first 0.5 s wait past p99 ≤ 500 ms: 6.2% of the other
     pages, where p99 allows 1% — 1 worker cannot meet the SLO (by construction, not
     measured)"."""
@@ -197,15 +216,17 @@ def ruled_out(c: SlowCost) -> str | None:
         return None
     late_for = c.hold_ms / 1000 - b.limit_us / 1e6
     limit = SLO({b.percentile: b.limit_us}, None, None).describe()
-    return (f"at {format_rate(b.rate)} requests/s those arriving in its first {late_for:.2g} s wait past {limit}: "
+    return (f"at {b.rate:.3g} requests/s those arriving in its first {late_for:.2g} s wait past {limit}: "
             f"{b.late_share * 100:.2g}% of the other pages, where {limit.split(' ')[0]} allows "
             f"{b.allowed_share * 100:.2g}% — 1 worker cannot meet the SLO (by construction, not measured)")
 
 
-def tuned_line(label: str, t: StoredTuning) -> str | None:
+def tuned_line(label: str, t: StoredTuning, one_said: bool = False) -> str | None:
     """A run's tuned stack tuned on a mix with slow requests: its tuning, and what one slow
-    request costs (`slow_cost`); None when it was tuned on an ordinary workload."""
-    cost = slow_cost(t)
+    request costs (`slow_cost`); None when it was tuned on an ordinary workload. `one_said`:
+    the one-worker bound was said once above (`one_worker`), the chosen pool's figures
+    only here."""
+    cost = with_chosen(t) if one_said else slow_cost(t)
     if cost is None:
         return None
     load = f"{t.concurrency} clients" if t.rate is None else f"{t.rate:.3g} requests/s"  # as the target says it
