@@ -194,7 +194,7 @@ NOT_A_DRY_RUN = [
     "after five minutes",
     "where the two\nminutes allow",
     "(16 min 35 s measured with 2.5 s probes",
-    "6 min 19 s twice",
+    "3 min 28 s – 4 min 52 s in three runs",
     "(4 min 40 s measured",
     "(22 min 37 s measured",
     "8 min 56 s measured",
