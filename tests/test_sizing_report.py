@@ -244,3 +244,10 @@ def test_sizings_rescales_to_the_users_core_and_refuses_a_bad_one(lab, tmp_path,
     with pytest.raises(SystemExit) as e:
         main(["sizings", str(sizing_id), "--core", "0", "--db", str(db)])
     assert e.value.code == 2 and "is not a yardstick" in capsys.readouterr().err
+
+
+def test_the_target_rate_is_said_exactly_so_a_capacity_just_under_it_reads_short():
+    from stackbench.report.words import sizing as sizing_words
+
+    assert [sizing_words.target_rate(r) for r in (6.25, 180_000 * 3 / 86_400, 10.0, 200_000 * 3 / 86_400, 150.0)] \
+        == ["6.25", "6.25", "10.0", "6.94", "150"]

@@ -58,7 +58,7 @@ def chart(a: SizingAnswer, slo: str | None, palette: Palette) -> Figure:
                                 if a.sizing.price(size) is not None else "") for size in a.sizes])
     y = svg.linear("capacity within the SLO (requests/s)", ys)
     panel = svg.lines(series, x, y, "capacity against the machine's size, each stack, with the target",
-                      refs=[(a.target_rate, f"target {format_rate(a.target_rate)}/s")])
+                      refs=[(a.target_rate, f"target {words.target_rate(a.target_rate)}/s")])
     how = (f"Each stack's capacity on each size: the rate a probe meets {slo or 'the SLO'} half the time, fitted to "
            "every probe of that size's searches, with its 95 % interval as whiskers (docs/methods.md, capacity); the "
            f"dashed line is the target, {words.target(a, None)}. Filled: enough — the whole interval at or above the "

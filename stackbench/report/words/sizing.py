@@ -32,11 +32,17 @@ def target(a: SizingAnswer, slo: str | None) -> str:
     within p99 ≤ 1 s", or "20 requests/s at peak (576 k hits a day at a peak 3× …)"."""
     if a.hits_per_day is not None:
         head = (f"{count(float(a.hits_per_day))} hits (page views) a day ({per_day(a)}: "
-                f"{format_rate(a.target_rate)} requests/s at peak)")
+                f"{target_rate(a.target_rate)} requests/s at peak)")
     else:
-        head = (f"{format_rate(a.target_rate)} requests/s at peak ({count(a.hits(a.target_rate))} hits a day at a "
+        head = (f"{target_rate(a.target_rate)} requests/s at peak ({count(a.hits(a.target_rate))} hits a day at a "
                 f"peak {a.peak_factor:g}× the day's mean)")
     return head + (f" within {slo}" if slo else "")
+
+
+def target_rate(r: float) -> str:
+    """The target's rate, exact to the hundredth ("6.25", not format_rate's "6.2"): a
+    capacity of 6.2 against it must read as short of it, not as equal."""
+    return f"{r:,.2f}" if r < 100 and abs(round(r, 1) - r) > 1e-9 else format_rate(r)
 
 
 def interval(c: SizeCapacity) -> str:
