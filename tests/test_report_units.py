@@ -217,3 +217,22 @@ def test_format_num_and_unserved_of_zero_connections():
 
     assert format_num(None) == "-" and format_num(1234.5) == "1,234" and format_num(3 * 2**20, 1 / 2**20, 1) == "3.0"
     assert figures.of(cell(0, connections_measured=0, connections_without_response=0)).unserved.connections == 0
+
+
+def test_a_caches_hits_over_several_runs_are_said_as_their_range_and_each_cache_apart():
+    from stackbench.report.words import warnings as warning_words
+
+    def group(*shares, header="X-Cache"):
+        return run_warnings.CaveatGroup(tuple((None, Caveat("cache_hits", {"header": header, "share": s}))
+                                              for s in shares), False)  # type: ignore[misc]
+
+    # a logged-in share's cells hit less: the range, not the first run's figure for all
+    assert warning_words.caveat(group(1.0, 0.78, 0.81)).startswith("X-Cache: 78–100% of responses were cache hits")
+    assert warning_words.caveat(group(0.9, 0.9)).startswith("X-Cache: 90% of responses were cache hits")
+    assert warning_words.caveat(group(0.904, 0.899)).startswith("X-Cache: 90% of responses")
+    # Varnish's header and nginx's are two caches: two warnings
+    analyzed = analyzed_cells.of([
+        cell(0, label="varnish", caveats=[Caveat("cache_hits", {"header": "X-Cache", "share": 0.9})]),
+        cell(1, label="nginx-cache", caveats=[Caveat("cache_hits", {"header": "X-Cache-Status", "share": 0.5})])])
+    found = [g.first.facts.header for g in run_warnings.of(analyzed).caveats if g.first.code == "cache_hits"]
+    assert sorted(found) == ["X-Cache", "X-Cache-Status"]

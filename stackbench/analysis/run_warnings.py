@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 
 from stackbench.analysis import stats
 from stackbench.analysis.cells import CellAnalysis
-from stackbench.engine.result import Caveat, Text
+from stackbench.engine.result import CacheHits, Caveat, Text
 from stackbench.model.run import StoredRun
 
 # Above this coefficient of variation of the CPU-steadiness probe (a fixed loop timed on
@@ -108,8 +108,10 @@ def of(cells: Iterable[CellAnalysis], run: StoredRun | None = None) -> Warnings:
         if f.error:
             errors.setdefault((f.stack_label, f.error), []).append(c)
         for caveat in f.caveats:
-            # A free-text caveat (the engine's own words) is grouped by its text.
-            text = caveat.facts.text if isinstance(caveat.facts, Text) else None
+            # A free-text caveat (the engine's own words) is grouped by its text, a cache's
+            # hits by the header that counted them (Varnish's and nginx's are two caches).
+            text = (caveat.facts.text if isinstance(caveat.facts, Text)
+                    else caveat.facts.header if isinstance(caveat.facts, CacheHits) else None)
             seen.setdefault((caveat.code, text), []).append((c, caveat))
     return Warnings(
         tuple(ErrorGroup(label, error, tuple(cs)) for (label, error), cs in errors.items()),

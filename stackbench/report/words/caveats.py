@@ -96,8 +96,7 @@ def said(f: CaveatFacts) -> str:
             return f"--io uring was asked for, but {f.reason}"
         # -- from the lab
         case CacheHits():
-            return (f"{f.header}: {100 * (f.share or 0):.0f}% of responses were cache hits — this measures the "
-                    "cache, not PHP (varnish_mode = \"pass-php\" or cache_ttl = 0 measure PHP behind the cache)")
+            return cache_hits(f.header, f.share or 0, f.share or 0)
         case CoresShared():
             return ("server and load engine share CPU cores: the engine's work is taken from the server's "
                     "budget")
@@ -146,3 +145,11 @@ def sentence(caveat: Caveat) -> str:
         params = ", ".join(f"{k}={v}" for k, v in caveat.params.items())
         return f"{caveat.code}" + (f" ({params})" if params else "")
     return said(caveat.facts)
+
+
+def cache_hits(header: str | None, low: float, high: float) -> str:
+    """A cache's hits, of one run or the range of several: "X-Cache: 78–100% of responses
+    were cache hits — …"."""
+    share = f"{100 * low:.0f}%" if f"{100 * low:.0f}" == f"{100 * high:.0f}" else f"{100 * low:.0f}–{100 * high:.0f}%"
+    return (f"{header}: {share} of responses were cache hits — this measures the cache, not PHP "
+            "(varnish_mode = \"pass-php\" or cache_ttl = 0 measure PHP behind the cache)")

@@ -8,7 +8,8 @@ import shlex
 
 from stackbench.analysis import stats
 from stackbench.analysis.run_warnings import CaveatGroup, ErrorGroup, NoisyMachine, NoVerdicts
-from stackbench.report.words.caveats import engine_bound_note, sentence
+from stackbench.engine.result import CacheHits
+from stackbench.report.words.caveats import cache_hits, engine_bound_note, sentence
 
 
 def noisy(n: NoisyMachine) -> str:
@@ -25,9 +26,14 @@ def error(e: ErrorGroup) -> str:
 def caveat(group: CaveatGroup) -> str:
     """A kind of caveat once: its sentence with the first cell's figures (and saying so
     when the others' differ), and for the engine's saturation the runs that stay valid."""
-    text = sentence(group.first)
-    if group.varies:
-        text += f" (figures of the first of {len(group.cells)} runs)"
+    shares = [c.facts.share or 0.0 for _, c in group.cells if isinstance(c.facts, CacheHits)]
+    if group.varies and shares and isinstance(group.first.facts, CacheHits):
+        # a cache's one figure as its range (a logged-in share's cells hit less than the others)
+        text = cache_hits(group.first.facts.header, min(shares), max(shares))
+    else:
+        text = sentence(group.first)
+        if group.varies:
+            text += f" (figures of the first of {len(group.cells)} runs)"
     bound = group.engine_bound
     if bound is not None:
         text += engine_bound_note(list(bound.busy), bound.runs)
