@@ -130,8 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "one the others are compared with")
     sz.add_argument("--workload", required=True, help="the page to serve, e.g. wordpress-home "
                                                       "(docs/reference/workloads.md)")
-    sz.add_argument("--target", required=True, metavar="HITS",
-                    help="hits (requests) a day the machine must serve, e.g. 180000 or 180k")
+    asked = sz.add_mutually_exclusive_group(required=True)
+    asked.add_argument("--target", metavar="HITS",
+                       help="hits (requests) a day the machine must serve, e.g. 180000 or 180k")
+    asked.add_argument("--visits-per-day", metavar="VISITS",
+                       help="visits a day instead, e.g. 20k: each the visits scenario's visit to WordPress (its home "
+                            "page with its fonts, then a post, a category or leaving), the answer in visits and hits")
+    sz.add_argument("--logged-in", metavar="SHARE",
+                    help="with --visits-per-day: the share of the visitors who log in first, e.g. 10%% (default 0%%)")
     sz.add_argument("--peak-factor", type=float, metavar="F",
                     help=f"the busiest hour's rate over the day's mean (default {given['peak_factor']}): the target "
                          "rate is HITS × F / 86,400 s")

@@ -54,7 +54,7 @@ RULES: dict[str, set[str]] = {
     "events": {"planning", "stacks", "model", "upkeep", "engine.result"},
     "hosts": {"planning", "stacks", "servers", "workloads", "engine", "monitor", "model", "network", "upkeep"},
     "planning": {"stacks", "workloads", "network", "monitor", "upkeep", "analysis.stats", "analysis.capacity",
-                 "model.tuning"},
+                 "model.tuning", "model.sizing"},
     "analysis": {"model", "engine.result", "caveats"},
     "store": {"model", "engine.result", "monitor.session", "upkeep.pinning"},
     "stacks": {"servers", "workloads", "monitor", "upkeep", "planning.machine"},

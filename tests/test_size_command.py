@@ -130,7 +130,7 @@ def test_hits_a_day_is_a_target_of_its_own():
     q = sizing_plan.parse({"target": {"hits_per_day": 86_400, "peak_factor": 2},
                            "sizes": [{"cpus": 1, "memory": "1G"}]}, ValueError)
     assert q is not None and q.target.rate == pytest.approx(2.0) and q.target.as_dict()["hits_per_day"] == 86_400
-    with pytest.raises(ValueError, match="visits .* are not modelled yet; give hits_per_day"):
+    with pytest.raises(ValueError, match="what a visit costs is the plan's \\[visit\\]"):
         sizing_plan.parse({"target": {"hits_per_day": 9, "requests_per_visit": 2},
                            "sizes": [{"cpus": 1, "memory": "1G"}]}, ValueError)
     with pytest.raises(ValueError, match="takes one of rate"):
@@ -156,3 +156,27 @@ def test_tune_refuses_a_machine_exactly_as_run_does(asked, tmp_path, capsys):
     by_tune = capsys.readouterr().err
     assert "leaves no core for the load engine" in by_run
     assert by_tune.replace("stackbench tune:", "") == by_run.replace(f"{plan}:", "")
+
+
+def test_visits_a_day_ask_the_visits_scenarios_visit_at_one_share_and_refuse_another_site():
+    plan = planned(*STACKS, "--workload", "wordpress-home", "--visits-per-day", "20k", "--logged-in", "10%")
+    q = plan.sizing
+    assert q is not None and q.target.visits_per_day == 20_000 and q.target.hits_per_day is None
+    assert q.target.rate == pytest.approx(20_000 * 3 / 86_400)
+    visit = scenarios.get("visits").plan().visit
+    assert plan.visit is not None and visit is not None
+    assert plan.visit.steps == visit.steps and plan.visit.think == visit.think and plan.visit.logged_in == (0.1,)
+    v = q.target.visit
+    # the scenario's visit: 1 + 5/6 pages, its 3 fonts, 10 % logging in (3 requests each)
+    assert v is not None and v.pages == pytest.approx(11 / 6) and v.assets == 3 and v.logged_in == pytest.approx(0.1)
+    assert v.hits == pytest.approx(11 / 6 + 3 + 0.3) and v.php == pytest.approx(11 / 6 + 0.3)
+    assert plan.tune_rate == pytest.approx(q.target.rate * v.php)
+    for argv, said in ((["--visits-per-day", "20k", "--target", "9"], "not allowed with argument"),
+                       (["--target", "9", "--logged-in", "10%"], "--logged-in is the share of the visitors"),
+                       (["--visits-per-day", "0"], "--visits-per-day takes visits a day")):
+        with pytest.raises((UsageError, SystemExit)) as e:
+            planned("nginx-fpm", "--workload", "wordpress-home", *argv)
+        if e.type is UsageError:
+            assert said in str(e.value)
+    with pytest.raises(UsageError, match="'php-hello' is another site"):
+        planned("nginx-fpm", "--workload", "php-hello", "--visits-per-day", "20k")

@@ -57,9 +57,11 @@ def test_a_sizing_plan_is_its_capacity_plan_asked_of_each_size_with_stacks_tuned
      "at least 1"),
     (("target = { hits_per_day = 200000, peak_factor = 3 }", "target = { rate = 5, peak_factor = 3 }"),
      "with rate it means nothing"),
-    # a visit is pages with their assets: not modelled yet, and said how to ask in hits
+    # a visit is pages with their assets: visits a day need the plan's [visit] to say it
     (("target = { hits_per_day = 200000, peak_factor = 3 }", "target = { visits_per_day = 200000 }"),
-     "give hits_per_day, the requests a day"),
+     "sizing.target.visits_per_day needs the plan's [visit]"),
+    (("target = { hits_per_day = 200000, peak_factor = 3 }", "target = { visits_per_day = 20000, rate = 5 }"),
+     "not rate and visits_per_day"),
     (("peak_factor = 3 }", "peak_factor = 3, requests_per_visit = 4 }"), "sizing.target.requests_per_visit:"),
     (("[sizing]", "[sizing]\ncore = 0"), "sizing.core is the yardstick of your core"),
     (("[sizing]", '[sizing]\ncore = "fast"'), "a number above 0, not 'fast'"),
@@ -148,7 +150,7 @@ def test_a_size_that_missed_every_probe_is_bounded_by_what_it_served_not_by_the_
     from types import SimpleNamespace as NS
 
     # 0.25 CPU missed 6.25/s serving 4.9: its capacity is under 4.9, far from the target
-    probe = NS(figures=NS(requests_per_s=4.9))
+    probe = NS(figures=NS(requests_per_s=4.9), served_per_s=4.9)
     mine = [NS(probes=(probe,), at_capacity=None)]
     c = sizing._one("nginx", "nginx", "small", 3.0, NS(edge=None, low=None, high=6.25), mine, 6.25, 0.25)
     assert c.enough is Enough.NO and c.high == 4.9 and not sizing.near(c, 6.25)

@@ -92,10 +92,11 @@ def test_a_bad_visit_is_refused_in_one_line(body, words):
     ('requests = 100\n', "use duration, not requests"),
     ('protocol = ["h2"]\n', 'leave "h2" out of protocol'),
     ('hosts = { server = "ssh:web1" }\n', "keeps its readers' passwords there"),
-    ('load = "capacity"\nslo = { p99 = "100ms" }\n', "not measured in visits yet"),
+    ('load = "capacity"\nslo = { p99 = "100ms" }\n', "a capacity in visits is searched at one logged-in share"),
+    ('load = "stages"\nstages = [{ duration = "1s", concurrency = 2 }]\n', "not measured in visits yet"),
 ])
 def test_what_visits_cannot_be_asked_with_yet_is_refused(extra, words):
-    base = BASE.replace("concurrency = [8]\n", "") if "capacity" in extra else BASE
+    base = BASE.replace("concurrency = [8]\n", "") if "capacity" in extra or "stages" in extra else BASE
     with pytest.raises(PlanError) as e:
         parse(extra + base + VISIT)
     assert words in e.value.message

@@ -102,6 +102,10 @@ class Check:
     met: bool
     reasons: tuple[str, ...] = ()  # e.g. "p99 12.3 ms > 10 ms", "3 errors"
     generator_limited: bool = False  # the engine saturated: the probe says nothing of the stack
+    # A probe of visits: the visits a second its served pages carry (capacity_served.py),
+    # the rate a capacity in visits is held at; None for requests (their served rate is
+    # the probe's requests/s)
+    visits_served_per_s: float | None = None
 
 
 def check(status: CellStatus, error: str | None, result: EngineResult | None, slo: SLO) -> Check:
@@ -111,8 +115,12 @@ def check(status: CellStatus, error: str | None, result: EngineResult | None, sl
     if status != CellStatus.OK or result is None:
         return Check(False, ("the stack failed" + (f": {error}" if error else ""),))
     reasons = []
+    # Of visits, the SLO is the page loads' (a page and its assets, from when the visitor
+    # wanted it: docs/methods/capacity.md, "Visits"); of requests, the requests'.
+    visits = result.visits
+    latency = result.pages.load if visits is not None and result.pages and result.pages.load else result.latency
     for p, limit in slo.latency_us.items():
-        value = result.latency.percentiles_us.get(p)
+        value = latency.percentiles_us.get(p)
         if value is None:
             reasons.append(f"{_pname(p)}: nothing completed")
         elif value > limit:
@@ -126,13 +134,16 @@ def check(status: CellStatus, error: str | None, result: EngineResult | None, sl
     due, not_sent = req.due, req.not_sent
     if due and not_sent and not_sent > NOT_SENT_SHARE * due:
         reasons.append(f"{not_sent:,} of {due:,} due requests never sent (every connection busy)")
+    if visits is not None and visits.due and visits.not_started and visits.not_started > NOT_SENT_SHARE * visits.due:
+        reasons.append(f"{visits.not_started:,} of {visits.due:,} due visits never started (every visitor busy)")
     # A rate counts only if it was served (capacity_served.py): the share of what could be
     # answered in the window, and a queue that did not grow.
     served = capacity_served.of(result)
     if served is not None:
         if served.share < capacity_served.SERVED_SHARE:
-            reasons.append(f"served {_rate(served.served_per_s)}/s of {_rate(served.offered_per_s)}/s offered "
-                           f"({min(served.share, 1.0):.0%} of what it could answer)")
+            unit = " visits" if visits is not None else ""
+            reasons.append(f"served {_rate(served.served_per_s)}{unit}/s of {_rate(served.offered_per_s)}{unit}/s "
+                           f"offered ({min(served.share, 1.0):.0%} of what it could answer)")
         if served.growing(slo.latency_budget_us):
             assert served.first_p50_us is not None and served.last_p50_us is not None
             reasons.append(f"the queue grew: p50 {_ms(served.first_p50_us)} in the probe's first third, "
@@ -143,7 +154,8 @@ def check(status: CellStatus, error: str | None, result: EngineResult | None, sl
     unserved = result.clients.without_response
     if slo.unserved is not None and unserved is not None and unserved > slo.unserved:
         reasons.append(f"{unserved} connections unserved")
-    return Check(not reasons, tuple(reasons), generator_limited=bool(result.engine_saturated))
+    return Check(not reasons, tuple(reasons), generator_limited=bool(result.engine_saturated),
+                 visits_served_per_s=served.served_per_s if visits is not None and served is not None else None)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,13 @@ class ProbeResult:
     check: Check
     figures: figures.CellFigures
 
+    @property
+    def served_per_s(self) -> float | None:
+        """What the probe served, in the unit it was offered: visits a second for a probe of
+        visits (capacity_served.py), else requests a second."""
+        v = self.check.visits_served_per_s
+        return v if v is not None else self.figures.requests_per_s
+
 
 @dataclass(frozen=True)
 class CapacityResult:
@@ -72,6 +79,11 @@ class CapacityResult:
         return sorted(self.probes, key=lambda p: p.rate)
 
     @property
+    def visits(self) -> bool:
+        """Its probes were of visits: every rate in visits a second (capacity_served.py)."""
+        return any(p.check.visits_served_per_s is not None for p in self.probes)
+
+    @property
     def generator_limited(self) -> int:
         """Probes left out of the fit: the engine saturated, they say nothing of the stack."""
         return sum(1 for p in self.probes if p.check.generator_limited)
@@ -89,6 +101,7 @@ class StackCapacity:
     low: float | None  # without an edge: the highest bracket low end ("at least")
     high: float | None  # … and the lowest bracket high end ("below")
     stopped: tuple[str, ...]  # how its searches ended
+    visits: bool = False  # its rates are visits a second (its probes were of visits)
 
 
 def plan_parts(run: StoredRun) -> tuple[SLO, SearchParams] | None:
@@ -141,7 +154,7 @@ def fitted(probes: Iterable[ProbeResult]) -> Edge | None:
     whose generator saturated says nothing of the stack: neither in the fit nor a bound."""
     counted = [p for p in probes if not p.check.generator_limited]
     return capped(capacity_edge.fit((p.rate, p.check.met) for p in counted),
-                  [p.figures.requests_per_s for p in counted if p.check.met])
+                  [p.served_per_s for p in counted if p.check.met])
 
 
 def capped(edge: Edge | None, served: Iterable[float | None]) -> Edge | None:
@@ -177,7 +190,8 @@ def stacks(found: list[CapacityResult]) -> list[StackCapacity]:
         lows = [r.low for r in rs if r.low is not None]
         highs = [r.high for r in rs if r.high is not None]
         out.append(StackCapacity(label, workload, ka, len(rs), edge, max(lows) if lows else None,
-                                 min(highs) if highs else None, tuple(r.stopped for r in rs)))
+                                 min(highs) if highs else None, tuple(r.stopped for r in rs),
+                                 any(r.visits for r in rs)))
     return out
 
 

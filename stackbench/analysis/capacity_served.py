@@ -29,6 +29,15 @@ probe must also show it kept up:
 
 A merged result of several clients has no per-second percentiles: its growth is not
 computable (None) and only the share judges it. Pure; None = not computable.
+
+**Visits** (an open loop of visits: `rate` visits a second, docs/methods/capacity.md,
+"Visits"): the engine schedules visits, not requests — a visit's later pages come a think
+time after its earlier ones end. The probe's engine warms up for about a visit's length
+first (runner/visits.py), so the visits begun before the window view their later pages in
+it and the window's pages come at their steady rate: the visits due in it times the pages
+a visit of the journey is expected to view. The served share is of those pages, the
+steady response time allowed for as above; the served rate is in visits a second (the
+pages served a second over the pages a visit), the unit the probe was offered in.
 """
 
 from __future__ import annotations
@@ -45,8 +54,8 @@ GROWTH_BUDGET_SHARE = 0.25
 
 @dataclass(frozen=True)
 class Served:
-    offered_per_s: float  # requests due a second over the window
-    served_per_s: float  # requests completed a second over the window
+    offered_per_s: float  # requests (of visits: visits) due a second over the window
+    served_per_s: float  # requests completed a second over the window (of visits: pages / pages a visit)
     share: float  # completed / answerable (may exceed 1 by a request or two)
     response_us: int | None  # the steady response time W the share allowed for
     first_p50_us: int | None  # the median latency of the window's first third
@@ -64,6 +73,8 @@ class Served:
 def of(result: EngineResult) -> Served | None:
     """What an open-loop result served; None for a closed loop (nothing was due) or an
     empty window."""
+    if result.visits is not None:
+        return _visits(result)
     due = result.requests.due
     window_s = result.duration_us / 1e6
     if not due or window_s <= 0:
@@ -76,6 +87,23 @@ def of(result: EngineResult) -> Served | None:
     in_flight = offered * (response or 0) / 1e6
     answerable = max(due - in_flight, 1.0)
     return Served(offered, completed / window_s, completed / answerable, response, first, last)
+
+
+def _visits(result: EngineResult) -> Served | None:
+    """What an open loop of visits served (the module docstring's "Visits")."""
+    v, pages = result.visits, result.pages
+    window_s = result.duration_us / 1e6
+    assert v is not None
+    if not v.due or not v.expected_pages or window_s <= 0:
+        return None
+    completed = pages.completed if pages is not None else 0
+    offered = v.due / window_s
+    first, last = _thirds(result.timeline, window_s)
+    response = _earliest(result.timeline, window_s)
+    response = response if response is not None else (pages.load_p50_us if pages is not None else None)
+    due_pages = v.due * v.expected_pages
+    answerable = max(due_pages - offered * v.expected_pages * (response or 0) / 1e6, 1.0)
+    return Served(offered, completed / v.expected_pages / window_s, completed / answerable, response, first, last)
 
 
 def _thirds(timeline: tuple[Second, ...], window_s: float) -> tuple[int | None, int | None]:

@@ -1,9 +1,10 @@
 """The machine to buy (a plan's `[sizing]`, docs/guide/sizing.md): for each stack and size,
 the capacity within the SLO with its 95 % interval (the edge fitted to the size's capacity
 search: analysis/capacity_edge.py), the memory and the CPU a request it took near it and
-the hits (requests) a day it carries; then, per stack, the smallest size that is enough,
-said in cores of the machine it was measured on (its yardstick) and, asked, rescaled to
-another core's (docs/methods/sizing.md).
+the hits (requests) a day it carries — and, asked in visits a day, every rate in visits a
+second and the visits a day it carries too (a visit as the plan's [visit] says); then, per
+stack, the smallest size that is enough, said in cores of the machine it was measured on
+(its yardstick) and, asked, rescaled to another core's (docs/methods/sizing.md).
 
 A size is **enough** when its capacity's whole interval lies at or above the target: the
 edge (the rate a probe meets the SLO half the time) could be anywhere in that interval, and
@@ -32,7 +33,7 @@ from stackbench.analysis.capacity_results import CapacityResult
 from stackbench.model.cell import StoredCell
 from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
-from stackbench.model.sizing import StoredSizing
+from stackbench.model.sizing import StoredSizing, VisitModel
 from stackbench.model.tuning import StoredTuning
 
 DAY_S = 86_400
@@ -101,10 +102,22 @@ class SizingAnswer:
     sizes: tuple[str, ...]  # measured, in the plan's order
     yardstick: Yardstick | None = None  # the core the sizes were measured on (None: not measured)
     core: float | None = None  # the yardstick of the user's core to rescale to (None: not asked)
+    # A target asked in visits a day: its count and visit model; every rate (the target's,
+    # each capacity) is then in visits a second (None: asked in hits or as a rate)
+    visits_per_day: float | None = None
+    visit: VisitModel | None = None
+
+    def visits(self, rate: float | None) -> float | None:
+        """The visits a day a sustained peak `rate` of visits carries (None: not a sizing
+        in visits, whose rates are requests — one request is never a visit)."""
+        return None if rate is None or self.visit is None else rate * DAY_S / self.peak_factor
 
     def hits(self, rate: float | None) -> float | None:
-        """The hits (requests) a day a sustained peak `rate` carries, on the target's day."""
-        return None if rate is None else rate * DAY_S / self.peak_factor
+        """The hits (requests) a day a sustained peak `rate` carries, on the target's day:
+        of visits, their hits a visit each (VisitModel.hits)."""
+        if rate is None:
+            return None
+        return rate * DAY_S / self.peak_factor * (self.visit.hits if self.visit is not None else 1.0)
 
     def on_core(self, cpus: float | None) -> float | None:
         """A size's CPUs in cores of the user's yardstick: a CPU-bound page's CPU time
@@ -159,7 +172,10 @@ def of_tuning(sizing: StoredSizing, size: str, stack: str, tuning: StoredTuning,
     analysis/tuning.py) — so the size is not enough, and its capacity is below the most any
     of the tuning's runs served (`cells`: its candidates' runs), the target if none served."""
     found = tuning_analysis.review(tuning, cells, None).trials
-    served = [f for t in found for f in t.figures if f]
+    # The tuning served requests a second; a target in visits is carried at its PHP
+    # requests a visit (planning/sizing.py Target.tune_rate).
+    per = sizing.visit.php if sizing.visit is not None else 1.0
+    served = [f / per for t in found for f in t.figures if f]
     high = min(sizing.target_rate, max(served)) if served else sizing.target_rate
     return SizeCapacity(stack, stack, size, sizing.price(size), None, None, high, False, Enough.NO, None, 0,
                         sizing.cpus(size), tuning=tuning, saturated=True)
@@ -206,7 +222,7 @@ def _one(stack: str, label: str, size: str, price: float | None, p: capacity_res
         # Every probe missed: the stack cannot sustain within the SLO more than it served
         # when overloaded (its throughput there is its most), so that is the bound — "< 4.9"
         # rather than "< 6.2", the rate it missed, which says nothing of how far below.
-        served = [pr.figures.requests_per_s for r in mine for pr in r.probes if pr.figures.requests_per_s]
+        served = [pr.served_per_s for r in mine for pr in r.probes if pr.served_per_s]
         high = min([high, *served])
     near = [r.at_capacity for r in mine if r.at_capacity is not None]
     memory = cpu = None
@@ -231,7 +247,8 @@ def answer(sizing: StoredSizing, per_size: dict[str, list[SizeCapacity]], core: 
         smallest = next((c for c in mine if c.enough is Enough.YES), None)
         stacks.append(StackAnswer(stack, smallest, mine, _borderline(mine, smallest, sizing.target_rate)))
     return SizingAnswer(sizing, sizing.target_rate, sizing.peak_factor, sizing.hits_per_day, tuple(stacks),
-                        tuple(order), sizing.yardstick, core if core is not None else sizing.core)
+                        tuple(order), sizing.yardstick, core if core is not None else sizing.core,
+                        sizing.visits_per_day, sizing.visit)
 
 
 def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None, target: float) -> SizeCapacity | None:

@@ -19,6 +19,8 @@ from stackbench.planning import loads, machine, plan as plan_mod, sizing as sizi
 from stackbench.stacks import registry
 
 REFERENCE = "sizing"  # the scenario whose plan the command asks its question of
+VISITS = "visits"  # the scenario whose visit --visits-per-day counts
+VISITS_SITE = "wordpress-home"  # a page of the site that visit is made to
 SOURCE = "stackbench size"
 _COUNT = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
 
@@ -34,7 +36,11 @@ def plan(args: argparse.Namespace) -> plan_mod.Plan:
     twice = next((s for s in args.stacks if args.stacks.count(s) > 1), None)
     if twice:
         raise UsageError(f"stack {twice!r} is named twice: each stack is sized once")
-    target: dict[str, Any] = {"hits_per_day": hits(args.target)}
+    visits = getattr(args, "visits_per_day", None)
+    if getattr(args, "logged_in", None) is not None and visits is None:
+        raise UsageError("--logged-in is the share of the visitors who log in: give it with --visits-per-day")
+    target: dict[str, Any] = ({"visits_per_day": hits(visits, "--visits-per-day", "visits")} if visits is not None
+                              else {"hits_per_day": hits(args.target)})
     if args.peak_factor is not None:
         target["peak_factor"] = args.peak_factor
     slo = None
@@ -45,20 +51,32 @@ def plan(args: argparse.Namespace) -> plan_mod.Plan:
     data = sizing_plan.asked(base, args.stacks, args.workload, target, slo, sizes(args.sizes) if args.sizes else None)
     data["tune"] = {k: v for k, v in (data.get("tune") or {}).items() if k != "workload"} | (
         {"workload": tuned} if (tuned := sizing_plan.tune_workload(args.workload, args.tune_workload, base)) else {})
+    if visits is not None:
+        data["visit"] = visit(args.workload, args.logged_in or "0%")
     try:
         return plan_mod.parse(data, SOURCE)
     except PlanError as e:
         # The plan's keys are the flags' here: say it of the flags.
-        raise UsageError(e.message.replace("sizing.target.peak_factor", "--peak-factor"), hint=e.hint) from None
+        said = e.message.replace("sizing.target.peak_factor", "--peak-factor").replace("visit.logged_in", "--logged-in")
+        raise UsageError(said, hint=e.hint) from None
 
 
-def hits(text: str) -> float:
-    """"180000", "180k", "1.5M" → hits (requests) a day."""
+def hits(text: str, flag: str = "--target", what: str = "hits (requests)") -> float:
+    """"180000", "180k", "1.5M" → hits (requests) a day, or with `flag` visits a day."""
     m = _COUNT.match(text.replace(",", "").replace("_", "").strip())
     n = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[m.group(2).lower()] if m else 0.0
     if not n > 0:
-        raise UsageError(f"--target takes hits (requests) a day, a number above 0 such as 180000 or 180k, not {text!r}")
+        raise UsageError(f"{flag} takes {what} a day, a number above 0 such as 180000 or 180k, not {text!r}")
     return n
+
+
+def visit(workload: str, logged_in: str) -> dict[str, Any]:
+    """The visit `--visits-per-day` counts: the visits scenario's (stackbench/scenarios/
+    visits.toml) at one logged-in share — its pages are WordPress's, so the page must be."""
+    if not sizing_plan.same_site(workload, VISITS_SITE):
+        raise UsageError(f"--visits-per-day counts the visits scenario's visit to WordPress, and {workload!r} is "
+                         "another site: write a plan with [visit] and [sizing] for it (docs/guide/sizing.md)")
+    return dict(scenarios.get(VISITS).data()["visit"]) | {"logged_in": [logged_in]}
 
 
 def sizes(text: str) -> list[dict[str, Any]]:

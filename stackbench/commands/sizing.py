@@ -33,7 +33,8 @@ def cmd_sizings(args: argparse.Namespace) -> int:
     for s in found:
         sizes = ", ".join(r.size for r in s.runs)
         core = f"; a core of yardstick {s.yardstick.score:.0f}" if s.yardstick else ""
-        print(f"{s.id:>3}  {s.created_at}  {s.name}: {s.target_rate:g} requests/s on {sizes or 'no size yet'}{core}")
+        unit = "visits/s" if s.visit is not None else "requests/s"
+        print(f"{s.id:>3}  {s.created_at}  {s.name}: {s.target_rate:.3g} {unit} on {sizes or 'no size yet'}{core}")
     return 0
 
 

@@ -209,6 +209,10 @@ class Visits:
     started_late: int | None
     duration: Latency
     per_page: tuple[VisitPage, ...] = ()
+    # The pages a visit of the journey asked is expected to view (`_expected_pages`): what
+    # an open loop's visits are due to ask of the server, whatever the server does (None:
+    # no journey in the document's config)
+    expected_pages: float | None = None
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "Visits | None":
@@ -222,7 +226,23 @@ class Visits:
                    _real(v.get("per_s")), int(v.get("pages") or 0), int(v.get("requests") or 0),
                    _real(v.get("pages_per_visit")), _real(v.get("requests_per_visit")), v.get("due"),
                    v.get("not_started"), v.get("started_late"), Latency.from_doc(doc.get("visit_duration_us")),
-                   per_page)
+                   per_page, _expected_pages((doc.get("config") or {}).get("journey")))
+
+
+def _expected_pages(journey: Any) -> float | None:
+    """Pages a visit of `journey` (the engine's config, loadgen/README.md "Visits") is
+    expected to view: each step's share of page options by weight (a choice's exit ends
+    the visit), times the share of visits still there."""
+    if not isinstance(journey, dict) or not journey.get("steps"):
+        return None
+    still, pages = 1.0, 0.0
+    for step in journey["steps"]:
+        options = step.get("choice") or [step]
+        total = sum(int(o.get("weight") or 1) for o in options)
+        share = sum(int(o.get("weight") or 1) for o in options if not o.get("exit")) / total
+        pages += still * share
+        still *= share
+    return pages
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,29 @@ DAY_S = 86_400
 
 
 @dataclass(frozen=True)
+class VisitModel:
+    """A visit as a sizing in visits states it (the plan's [visit] to its workload at its
+    one logged-in share, planning/sizing.py visit_model): what one visit costs, said
+    beside every figure in visits. Kept in the sizing's question as it was asked."""
+
+    pages: float  # pages a visit (planning/visits.py Visit.pages_a_visit)
+    assets: int  # assets a visit fetches once, its browser keeping them for the visit
+    think: str  # the think time, in words ("5 s mean think time")
+    logged_in: float  # the share of the visitors who log in first, 0 to 1
+    hits: float  # requests a visit (Visit.hits_a_visit): what hits a day count
+    php: float  # requests a visit makes of PHP (Visit.php_a_visit): the tuning's rate
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pages_a_visit": self.pages, "assets_a_visit": self.assets, "think": self.think,
+                "logged_in_share": self.logged_in, "hits_a_visit": self.hits, "php_a_visit": self.php}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "VisitModel":
+        return cls(float(d["pages_a_visit"]), int(d["assets_a_visit"]), str(d["think"]), float(d["logged_in_share"]),
+                   float(d["hits_a_visit"]), float(d["php_a_visit"]))
+
+
+@dataclass(frozen=True)
 class SizeRun:
     size: str  # the size's label ("0.5 CPU, 512 MiB")
     run_id: int | None  # its capacity run; None: every stack on it was skipped (below)
@@ -51,12 +74,27 @@ class StoredSizing:
         return float(self.question["target"]["rate"])
 
     @property
+    def visit(self) -> VisitModel | None:
+        """The visit model of a target asked in visits a day (None: asked in hits or as a rate)."""
+        v = self.question["target"].get("visit")
+        return VisitModel.from_dict(v) if v else None
+
+    @property
+    def visits_per_day(self) -> float | None:
+        """The target as asked in visits a day, with its visit model (`visit`); None otherwise."""
+        t = self.question["target"]
+        return float(t["visits_per_day"]) if t.get("visit") and t.get("visits_per_day") is not None else None
+
+    @property
     def hits_per_day(self) -> float | None:
-        """The target as asked in hits (requests) a day; None when asked as a rate. A
-        sizing stored before hits were named gave it as one-request visits: the same count."""
+        """The target as asked in hits (requests) a day; None when asked as a rate or in
+        visits (`visits_per_day`). A sizing stored before hits were named gave it as
+        one-request visits, without a visit model: the same count."""
         t = self.question["target"]
         if t.get("hits_per_day") is not None:
             return float(t["hits_per_day"])
+        if t.get("visit"):
+            return None
         old = t.get("visits_per_day")  # the key of sizings stored before v13, a request each
         return float(old) * float(t.get("requests_per_visit") or 1.0) if old is not None else None
 

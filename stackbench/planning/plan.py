@@ -492,7 +492,8 @@ def parse(data: dict[str, Any], source: str) -> Plan:
     _check_hosts(hosts, networks, load, wl, fail)
     visit = visits_mod.parse(data.get("visit"), fail)
     if visit is not None:
-        _check_visit(visit, resolved, load, requests, asked_protocols, hosts, background, steady, variants, fail)
+        _check_visit(visit, resolved, load, requests, asked_protocols, hosts, background, steady, variants,
+                     tune_rate is not None, fail)
     if asked_protocols.uses_tls and hosts.remote_server:
         raise fail("TLS cells are measured on a stack on this machine: a server on another host serves clear "
                    "HTTP/1.1 only (leave \"https\" and \"h2\" out of protocol)")
@@ -519,12 +520,16 @@ def parse(data: dict[str, Any], source: str) -> Plan:
 
 def _check_visit(visit: visits_mod.Visit, resolved: dict[str, Workload], load: LoadModel, requests: int | None,
                  asked: protocols_mod.Protocols, hosts: hosts_mod.Hosts, background: list[str],
-                 steady: steady_mod.Steady | None, variants: list[StackVariant],
+                 steady: steady_mod.Steady | None, variants: list[StackVariant], tuned_at_rate: bool,
                  fail: Callable[[str], PlanError]) -> None:
     """What visits cannot be asked with yet, each refused in one line."""
-    if load.kind not in ("closed", "rate"):
-        raise fail(f'[visit] runs visitors in a closed loop or visits at a rate: load = "{load.kind}" is not '
-                   'measured in visits yet (load = "closed" or "rate")')
+    if load.kind not in ("closed", "rate", "capacity"):
+        raise fail(f'[visit] runs visitors in a closed loop, visits at a rate or a capacity in visits: load = '
+                   f'"{load.kind}" is not measured in visits yet (load = "closed", "rate" or "capacity")')
+    if load.kind == "capacity" and len(visit.logged_in) != 1:
+        # One search a stack: its probes are pooled into one capacity (analysis/capacity_results.py).
+        raise fail('[visit]: a capacity in visits is searched at one logged-in share: logged_in = "10%", not a list '
+                   "of several")
     if requests is not None:
         raise fail("[visit] measures visits for a duration: use duration, not requests")
     if "h2" in asked.names:
@@ -536,8 +541,10 @@ def _check_visit(visit: visits_mod.Visit, resolved: dict[str, Workload], load: L
         raise fail("[visit]: visitor classes beside visits are not measured yet: leave background out")
     if steady is not None:
         raise fail("[visit]: a visit's windows are not judged steady yet: leave steady out (warmup is each cell's)")
-    if any(v.tuned for v in variants):
-        raise fail('[visit]: a pool is tuned on requests, not visits: give the stacks knobs, not knobs = "tuned"')
+    if any(v.tuned for v in variants) and not tuned_at_rate:
+        # A sizing in visits tunes at the PHP requests its visits make (planning/sizing.py tune_rate).
+        raise fail('[visit]: a pool is tuned on requests, not visits: give the stacks knobs, or tune.rate '
+                   '(requests/s), not knobs = "tuned" alone')
     if visit.assets is True:
         bare = [w.id for w in resolved.values() if not w.assets]
         if bare:
@@ -563,10 +570,25 @@ def _sizing_plan(data: dict[str, Any], source: str, fail: Callable[[str], PlanEr
         raise fail('a plan with [sizing] searches each size\'s capacity: leave load out (or load = "capacity")')
     if "slo" not in data:
         raise fail('a plan with [sizing] needs an slo: what serving the target means, e.g. slo = { p99 = "1s" }')
-    q = sizing_mod.parse(data["sizing"], fail)
+    visit = visits_mod.parse(data.get("visit"), fail)
+    q = sizing_mod.parse(data["sizing"], fail, visits_asked=visit is not None)
     assert q is not None
+    if visit is not None and q.target.visits_per_day is not None:
+        q = replace(q, target=replace(q.target, visit=_visit_model(data, visit, fail)))
     plans = [parse(sizing_mod.size_plan(data, q, s), source) for s in q.sizes]
     return replace(plans[0], sizing=q, raw=data, name=str(data.get("name", Path(source).stem)))
+
+
+def _visit_model(data: dict[str, Any], visit: visits_mod.Visit,
+                 fail: Callable[[str], PlanError]) -> sizing_mod.VisitModel:
+    """The visit model of a sizing in visits: its one workload's visit at its one share."""
+    wl = data.get("workloads") or []
+    if len(wl) != 1:
+        raise fail("a sizing in visits sizes one site: give one workload (the visit's pages are on it)")
+    if len(visit.logged_in) != 1:
+        raise fail('a sizing in visits is asked at one logged-in share: logged_in = "10%", not a list')
+    assets = tuple(u.path for u in workloads.get(wl[0]).assets) if wl[0] in workloads.IDS else ()
+    return sizing_mod.visit_model(visit, assets)
 
 
 def _check_protocols(stack: Any, variant: StackVariant, asked: protocols_mod.Protocols,
@@ -653,7 +675,8 @@ def expand(plan: Plan) -> list[Cell]:
                 if model.kind == "capacity":
                     for proto, hs, ka in rep_modes:
                         cells.append(Cell(seq, rep, variant, wl, 0, ka, load="capacity", network=net, background=bg,
-                                          protocol=proto, handshake=hs))
+                                          protocol=proto, handshake=hs,
+                                          logged_in=plan.visit.logged_in[0] if plan.visit else None))
                         seq += MAX_PROBES
                     continue
                 steps = list(enumerate(model.steps(rng)))

@@ -1,5 +1,7 @@
-"""The machine to buy: a plan's `[sizing]` table — a target (requests a second at peak, or
-hits — requests, page views and assets each one — a day with a peak factor), the machine
+"""The machine to buy: a plan's `[sizing]` table — a target (requests a second at peak,
+hits — requests, page views and assets each one — a day with a peak factor, or visits a day
+with the plan's [visit]: the rates then in visits a second, the pools tuned at the PHP
+requests the visits make: docs/methods/sizing.md, "Visits a day"), the machine
 sizes to try (CPUs × memory, a price a month if known), and optionally the yardstick of the
 user's own core to say the answer in (`core`, docs/methods/sizing.md). A size is enough
 when the capacity's 95 % interval lies above the target. The plan's own `slo`,
@@ -16,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from stackbench import units, workloads
-from stackbench.planning import loads, machine as machine_mod
+from stackbench.model.sizing import VisitModel
+from stackbench.planning import loads, machine as machine_mod, visits
 
 KEYS = {"target", "sizes", "core", "until_enough"}
-TARGET_KEYS = {"rate", "hits_per_day", "peak_factor"}
-# A day's traffic counted in visits needs a visit's pages and assets, which the lab does
-# not model yet: these keys are refused with the way to say it in hits (docs/reference/plan-keys.md).
-NOT_YET = {"visits_per_day", "requests_per_visit"}
+TARGET_KEYS = {"rate", "hits_per_day", "visits_per_day", "peak_factor"}
+# What a visit costs in requests is the plan's visit model's to say ([visit]), not a number
+# (the key of sizings stored before hits were named: model/sizing.py).
+NOT_KEYS = {"requests_per_visit"}
 SIZE_KEYS = machine_mod.KEYS | {"price", "label"}
 DAY_S = 86_400
 # The seeds' own reading of a day's traffic: its busiest hour carries several times the
@@ -32,30 +35,53 @@ DEFAULT_PEAK_FACTOR = 3.0
 Fail = Callable[[str], Exception]
 
 
+def visit_model(visit: visits.Visit, workload_assets: tuple[str, ...]) -> VisitModel:
+    """The model of the plan's visit to its workload, at its one logged-in share."""
+    share = visit.logged_in[0]
+    assets = len(visit.asset_paths(workload_assets))
+    return VisitModel(visit.pages_a_visit(), assets, visit.think.words(), share,
+                      visit.hits_a_visit(assets, share), visit.php_a_visit(share))
+
+
 @dataclass(frozen=True)
 class Target:
-    """The peak rate a machine must serve, and how it was asked: directly, or as hits a day
-    (rate = hits × peak factor / 86,400 s). A hit is one request: a page or one of its
-    assets, as the seeds' "hits a day" table counts them."""
+    """The peak rate a machine must serve, and how it was asked: directly, as hits a day
+    (rate = hits × peak factor / 86,400 s; a hit is one request: a page or one of its
+    assets, as the seeds' "hits a day" table counts them), or as visits a day (rate in
+    visits a second, each visit as the plan's [visit] says: `visit`)."""
 
     rate: float
     hits_per_day: float | None = None
     peak_factor: float = DEFAULT_PEAK_FACTOR
+    visits_per_day: float | None = None
+    visit: VisitModel | None = None  # set with visits_per_day, from the plan's [visit]
+
+    @property
+    def tune_rate(self) -> float:
+        """The rate each stack's pool is tuned at: the target's requests a second, or for
+        visits the PHP requests they make a second (docs/methods/sizing.md)."""
+        return self.rate * self.visit.php if self.visit is not None else self.rate
 
     def hits(self, rate: float) -> float:
         """The hits a day a sustained peak `rate` carries, on this target's day."""
         return rate * DAY_S / self.peak_factor
 
     def describe(self) -> str:
-        """"20 requests/s at peak" or "500,000 hits a day (peak 3× the mean): 17.4
-        requests/s at peak"."""
+        """"20 requests/s at peak", "500,000 hits a day (peak 3× the mean): 17.4
+        requests/s at peak" or "20,000 visits a day (peak 3× the mean): 0.694 visits/s at peak"."""
+        if self.visits_per_day is not None:
+            return (f"{self.visits_per_day:,.0f} visits a day (peak {self.peak_factor:g}× the mean): "
+                    f"{self.rate:.3g} visits/s at peak")
         peak = f"{self.rate:.3g} requests/s at peak"
         if self.hits_per_day is None:
             return peak
         return f"{self.hits_per_day:,.0f} hits a day (peak {self.peak_factor:g}× the mean): {peak}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rate": self.rate, "hits_per_day": self.hits_per_day, "peak_factor": self.peak_factor}
+        out: dict[str, Any] = {"rate": self.rate, "hits_per_day": self.hits_per_day, "peak_factor": self.peak_factor}
+        if self.visits_per_day is not None:
+            out |= {"visits_per_day": self.visits_per_day, "visit": self.visit.as_dict() if self.visit else None}
+        return out
 
 
 @dataclass(frozen=True)
@@ -128,9 +154,11 @@ class Bisection:
                 self.bounds[st][0] = index + 1
 
 
-def parse(value: Any, fail: Fail) -> SizingQuestion | None:
+def parse(value: Any, fail: Fail, visits_asked: bool = False) -> SizingQuestion | None:
     """The plan's `[sizing]` table (None: the plan has none). Each size is checked as a
-    machine profile; what this machine can give is the runner's check, size by size."""
+    machine profile; what this machine can give is the runner's check, size by size.
+    `visits_asked`: the plan has a [visit], which a target in visits needs (its model is
+    set by the plan's parser, which knows the workload: `visit_model`)."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -148,7 +176,7 @@ def parse(value: Any, fail: Fail) -> SizingQuestion | None:
     until = value.get("until_enough", False)
     if not isinstance(until, bool):
         raise fail(f"sizing.until_enough is true or false, not {until!r}")
-    return SizingQuestion(_target(value["target"], fail), _sizes(value["sizes"], fail),
+    return SizingQuestion(_target(value["target"], fail, visits_asked), _sizes(value["sizes"], fail),
                           float(core) if core is not None else None, until)
 
 
@@ -156,21 +184,27 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _target(t: Any, fail: Fail) -> Target:
+def _target(t: Any, fail: Fail, visits_asked: bool = False) -> Target:
     if not isinstance(t, dict):
-        raise fail("sizing.target must be a table: { rate = 20 } or { hits_per_day = 500000, peak_factor = 3 }")
-    early = sorted(set(t) & NOT_YET)
-    if early:
-        raise fail(f"sizing.target.{early[0]}: visits (pages with their assets) are not modelled yet; give "
-                   "hits_per_day, the requests a day (visits × the requests a visit makes)")
+        raise fail("sizing.target must be a table: { rate = 20 }, { hits_per_day = 500000, peak_factor = 3 } "
+                   "or { visits_per_day = 20000, peak_factor = 3 }")
+    for key in sorted(set(t) & NOT_KEYS):
+        raise fail(f"sizing.target.{key}: what a visit costs is the plan's [visit] (its pages, assets, "
+                   "think time, logged-in share); give visits_per_day with a [visit], or hits_per_day")
     unknown = sorted(set(t) - TARGET_KEYS)
     if unknown:
         raise fail(f"unknown key sizing.target.{unknown[0]!r} (it takes {', '.join(sorted(TARGET_KEYS))})")
     for key in TARGET_KEYS & set(t):
         if not _number(t[key]) or not t[key] > 0:
             raise fail(f"sizing.target.{key} must be a number above 0, not {t[key]!r}")
-    if ("rate" in t) == ("hits_per_day" in t):
-        raise fail("sizing.target takes one of rate (requests/s at peak) or hits_per_day (requests a day)")
+    asked = [k for k in ("rate", "hits_per_day", "visits_per_day") if k in t]
+    if len(asked) != 1:
+        raise fail("sizing.target takes one of rate (requests/s at peak), hits_per_day (requests a day) or "
+                   "visits_per_day (visits a day, with the plan's [visit])"
+                   + (f", not {' and '.join(asked)}" if asked else ""))
+    if "visits_per_day" in t and not visits_asked:
+        raise fail("sizing.target.visits_per_day needs the plan's [visit]: what a visit is (pages, assets, think "
+                   "time, logged-in share), e.g. [visit] pages = [\"/\", \"/?p=1\"]; or give hits_per_day")
     peak = float(t.get("peak_factor", DEFAULT_PEAK_FACTOR))
     if "rate" in t:
         if "peak_factor" in t:
@@ -178,6 +212,9 @@ def _target(t: Any, fail: Fail) -> Target:
         return Target(float(t["rate"]))
     if peak < 1:
         raise fail(f"sizing.target.peak_factor is the busiest hour's rate over the day's mean: at least 1, not {peak:g}")
+    if "visits_per_day" in t:
+        visits_n = float(t["visits_per_day"])
+        return Target(visits_n * peak / DAY_S, None, peak, visits_n)
     hits = float(t["hits_per_day"])
     return Target(hits * peak / DAY_S, hits, peak)
 
@@ -235,9 +272,13 @@ def size_plan(raw: dict[str, Any], q: SizingQuestion, size: Size, tune_repetitio
     data["load"] = "capacity"
     search = dict(data.get("search") or {})
     search.setdefault("start", q.target.rate)
+    if q.target.visit is not None:
+        # A site's visits a second are few (20,000 a day at peak 3× is 0.69/s): the search
+        # may go below the requests' floor of 1/s.
+        search.setdefault("min", round(min(1.0, q.target.rate / 8), 3))
     data["search"] = search
     tune = dict(data.get("tune") or {})
-    tune["rate"] = q.target.rate
+    tune["rate"] = q.target.tune_rate
     if tune_repetitions is not None:
         tune.setdefault("repetitions", tune_repetitions)
     data["tune"] = tune
@@ -286,5 +327,11 @@ def tune_workload(workload: str, asked: str | None, base: dict[str, Any]) -> str
     theirs = (base.get("tune") or {}).get("workload")
     if theirs is None:
         return None
-    mine, site = workloads.get(workload), workloads.get(theirs)
-    return theirs if mine.docroot is not None and mine.docroot is site.docroot and theirs != workload else None
+    return theirs if same_site(workload, theirs) and theirs != workload else None
+
+
+def same_site(workload: str, other: str) -> bool:
+    """Two of the lab's workloads served from one site: a tree of its own, the same one
+    (WordPress's pages)."""
+    mine, site = workloads.get(workload), workloads.get(other)
+    return mine.docroot is not None and mine.docroot is site.docroot

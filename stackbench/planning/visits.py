@@ -29,6 +29,8 @@ STEP_KEYS = {"choice"}
 OPTION_KEYS = {"path", "weight", "leave"}
 THINK_KEYS = {"mean", "max", "min"}
 MAX_THINK_S = 600.0  # a think time longer than ten minutes is a visitor who left
+# A WordPress login's requests (workloads/login.py): the form, its post, the redirect's page.
+LOGIN_REQUESTS = 3
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,13 @@ class Think:
             return f"{self.min_s:g}–{self.max_s:g} s think time"
         return f"{self.mean_s:g} s mean think time"
 
+    def long_s(self) -> float:
+        """A long think, for how long a visit may last: fixed, itself; uniform, its max;
+        exponential, 3 × its mean (its 95th percentile), at most its cap."""
+        if self.kind == "exponential":
+            return min(3 * self.mean_s, self.max_s if self.max_s is not None else 3 * self.mean_s)
+        return self.max_s if self.kind == "uniform" and self.max_s is not None else self.mean_s
+
 
 @dataclass(frozen=True)
 class Visit:
@@ -93,7 +102,31 @@ class Visit:
             still *= share
         return pages
 
-    def hits_a_visit(self, assets: int, share: float, login_requests: int = 3) -> float:
+    def thinks_a_visit(self, share: float = 0.0) -> float:
+        """Think times a visit is expected to hold: one before each step after the first
+        that it reaches (the engine thinks, then draws the step), and for the logged-in
+        `share` two more, before the login's post and before the first page
+        (loadgen/README.md, "Visits")."""
+        still, n = 1.0, 0.0
+        for i, step in enumerate(self.steps):
+            n += still if i else 0.0
+            still *= step.page_share()
+        return n + 2 * share
+
+    def php_a_visit(self, share: float, login_requests: int = LOGIN_REQUESTS) -> float:
+        """The requests a visit makes of PHP: its pages, and for the logged-in `share` the
+        login's (its assets are files)."""
+        return self.pages_a_visit() + share * login_requests
+
+    def lead_s(self, page_s: float, share: float) -> float:
+        """About the longest a visit lasts when each page (and login request) takes
+        `page_s`: every step reached, each think long (`Think.long_s`). An open loop of
+        visits that has run this long has its visits' pages at their steady rate."""
+        login = share > 0
+        thinks = len(self.steps) - 1 + (2 if login else 0)
+        return thinks * self.think.long_s() + (len(self.steps) + (LOGIN_REQUESTS if login else 0)) * page_s
+
+    def hits_a_visit(self, assets: int, share: float, login_requests: int = LOGIN_REQUESTS) -> float:
         """Requests a visit is expected to cost (the hits a sizing in visits counts): its
         page views, each asset once (the visitor's browser keeps what it got for the visit:
         the engine's cache_assets), and for the logged-in `share` the login's requests

@@ -148,6 +148,8 @@ def sizing_part(a: SizingAnswer, slo: str | None, run_id: int) -> dict[str, Any]
     return {
         "id": s.id, "name": s.name, "size": next((r.size for r in s.runs if r.run_id == run_id), None),
         "target_rate": a.target_rate, "hits_per_day": a.hits_per_day, "peak_factor": a.peak_factor, "slo": slo,
+        "visits_per_day": a.visits_per_day, "visit": a.visit.as_dict() if a.visit else None,
+        "target_hits_per_day": a.hits(a.target_rate),
         "yardstick": a.yardstick.as_dict() if a.yardstick else None, "core": a.core,
         "sizes": [{"label": label, "price": s.price(label), "run_id": runs.get(label)} for label in s.size_labels],
         "stacks": [{"stack": st.stack, "smallest": st.smallest.size if st.smallest else None,
@@ -155,7 +157,8 @@ def sizing_part(a: SizingAnswer, slo: str | None, run_id: int) -> dict[str, Any]
                     "cpu_us_per_request": st.page_cpu.cpu_us_per_request if st.page_cpu else None,
                     "sizes": [{"size": c.size, "label": c.label, "capacity": c.capacity, "low": c.low, "high": c.high,
                                "fitted": c.fitted, "enough": c.enough.value, "memory_bytes": c.memory_bytes,
-                               "hits_per_day": a.hits(c.capacity), "probes": c.probes, "cpus": c.cpus,
+                               "hits_per_day": a.hits(c.capacity), "visits_per_day": a.visits(c.capacity),
+                               "probes": c.probes, "cpus": c.cpus,
                                "cpus_on_core": a.on_core(c.cpus), "cpu_us_per_request": c.cpu_us_per_request,
                                "tuning_id": c.tuning.id if c.tuning else None,
                                "pool_size": c.tuning.chosen_size if c.tuning else None, "searched": c.probes > 0,

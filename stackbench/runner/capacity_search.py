@@ -27,7 +27,8 @@ from dataclasses import replace
 
 from stackbench.analysis import capacity
 from stackbench.engine.result import EngineResult
-from stackbench.planning.plan import START_STOP_S, Cell
+from stackbench.planning.plan import START_STOP_S, Cell, Plan
+from stackbench.runner import visits
 from stackbench.runner.cell import measure_and_store
 from stackbench.runner.context import Run, StartedStack
 
@@ -43,11 +44,11 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
     began = time.monotonic()
     k = 0
     while (rate := rates.next_rate()) is not None:
-        # Long enough to hold ~100 responses at its rate (capacity.probe_seconds).
-        seconds = capacity.probe_seconds(rate, cell.duration_s or plan.duration_s or 1.0)
-        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=plan.load.connections_for(rate), step=k,
-                        duration_s=seconds)
-        if k and time.monotonic() - began + plan.cell_seconds(probe) - START_STOP_S > params.budget_s:
+        # Long enough to hold ~100 responses at its rate (capacity.probe_seconds); of visits,
+        # ~100 pages after the engine's warm-up (runner/visits.py probe_load).
+        seconds, connections, lead = _probe_load(plan, cell, rate)
+        probe = replace(cell, seq=cell.seq + k, rate=rate, concurrency=connections, step=k, duration_s=seconds)
+        if k and time.monotonic() - began + plan.cell_seconds(probe) + lead - START_STOP_S > params.budget_s:
             rates.stop("budget")
             break
         record = measure_and_store(run, stack if not k else replace(stack, fresh=False), probe)
@@ -59,6 +60,16 @@ def search(run: Run, stack: StartedStack, cell: Cell) -> None:
         if record.engine is not None and record.engine.requests.in_flight_at_end:
             settle(stack, plan.timeout_s, drain_s(record.engine))
     run.store.record_search(run.run_id, cell, rates.stopped or "probes", time.monotonic() - began)
+
+
+def _probe_load(plan: Plan, cell: Cell, rate: float) -> tuple[float, int, float]:
+    """A probe's window, connections (of visits: visitor slots) and engine warm-up."""
+    at_least = cell.duration_s or plan.duration_s or 1.0
+    if plan.visit is None:
+        return capacity.probe_seconds(rate, at_least), plan.load.connections_for(rate), 0.0
+    slots, seconds, lead = visits.probe_load(plan.visit, rate, cell.logged_in or 0.0, visits.budget_s(plan),
+                                             at_least, plan.load.connections)
+    return seconds, slots, lead
 
 
 def drain_s(result: EngineResult) -> float:

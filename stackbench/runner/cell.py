@@ -165,9 +165,12 @@ def load_spec(cell: Cell, plan: Plan, instance: StackInstance, pins: Pinning) ->
     elif len(workload.urls) > 1:
         shape = {"url": url(""), "mix": tuple((u.path, u.weight) for u in workload.urls)}
     if plan.visit is not None and cell.logged_in is not None:
-        # Visits: `concurrency` counts visitors, `rate` visits a second (runner/visits.py).
+        # Visits: `concurrency` counts visitors, `rate` visits a second (runner/visits.py);
+        # a capacity probe's engine warms up until its visits' pages come at their steady rate.
         shape = {"url": url(""), "page_conns": workload.page_conns, "journey": visits.journey(plan.visit, workload),
                  "login_share": cell.logged_in}
+        if cell.load == "capacity" and cell.rate is not None:
+            shape["warmup_s"] = plan.visit.lead_s(visits.budget_s(plan), cell.logged_in)
         if cell.logged_in > 0:
             shape["login_journey"] = visits.journey(plan.visit, workload,
                                                     visits.login(workload, instance.logins_path))

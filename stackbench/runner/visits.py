@@ -7,13 +7,19 @@ output or in the store (the engine writes the forms' values as "*")."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+from stackbench.analysis import capacity
 from stackbench.engine.journey import Choice, Exit, Journey, Login, Page, Think
 from stackbench.errors import StackbenchError
 from stackbench.planning import visits
+from stackbench.planning.loads import OPEN_LOOP_LATENCY_S
+from stackbench.planning.plan import Plan
 from stackbench.workloads import login as login_mod
 from stackbench.workloads.base import Workload
+
+MAX_SLOTS = 2_000  # visitor slots of a probe, at most (each opens up to page_conns connections)
 
 
 def think(t: visits.Think) -> Think | None:
@@ -51,3 +57,26 @@ def login(workload: Workload, logins_file: Path | None) -> Login:
     forms = tuple(tuple((k, v.replace("{user}", a.user).replace("{password}", a.password)) for k, v in how.fields)
                   for a in accounts)
     return Login(how.path, form_page=how.path, forms=forms, name="login")
+
+
+def probe_load(visit: visits.Visit, rate: float, share: float, budget_s: float, at_least_s: float,
+               connections: int | None = None) -> tuple[int, float, float]:
+    """A capacity probe of `rate` visits a second: its visitor slots, its measured window
+    and the engine's warm-up before it (docs/methods/capacity.md, "Visits"). The warm-up
+    (`Visit.lead_s`, each page at the SLO's budget) lets the visits begun before the window
+    reach their later pages, so that the window sees their pages at the steady rate and is
+    judged on the pages due in it (analysis/capacity_served.py); the window holds
+    capacity.PROBE_RESPONSES pages; the slots are twice what a visit of that length holds
+    at the rate (Little's law), and `connections` when the plan set them."""
+    lead = visit.lead_s(budget_s, share)
+    pages_per_s = rate * visit.pages_a_visit()
+    window = capacity.probe_seconds(pages_per_s, at_least_s)
+    slots = connections if connections is not None else min(MAX_SLOTS, max(4, math.ceil(2 * rate * lead) + 1))
+    return slots, window, lead
+
+
+def budget_s(plan: Plan) -> float:
+    """The loosest latency a probe's SLO allows, in seconds: the time a page of a probe
+    that meets it takes at most, which its visits' length is reckoned with."""
+    slo = plan.load.slo
+    return slo.latency_budget_us / 1e6 if slo is not None else OPEN_LOOP_LATENCY_S

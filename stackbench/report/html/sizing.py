@@ -56,22 +56,25 @@ def chart(a: SizingAnswer, slo: str | None, palette: Palette) -> Figure:
     x = svg.categories("machine size (the plan's order) and price a month",
                        [size + (f"\n{words.price(a.sizing.price(size))} a month"
                                 if a.sizing.price(size) is not None else "") for size in a.sizes])
-    y = svg.linear("capacity within the SLO (requests/s)", ys)
+    y = svg.linear(f"capacity within the SLO ({words.rate_unit(a)})", ys)
     panel = svg.lines(series, x, y, "capacity against the machine's size, each stack, with the target",
-                      refs=[(a.target_rate, f"target {words.target_rate(a.target_rate)}/s")])
+                      refs=[(a.target_rate, f"target {words.target_said(a)}")])
     how = (f"Each stack's capacity on each size: the rate a probe meets {slo or 'the SLO'} half the time, fitted to "
            "every probe of that size's searches, with its 95 % interval as whiskers (docs/methods.md, capacity); the "
            f"dashed line is the target, {words.target(a, None)}. Filled: enough — the whole interval at or above the "
            "target; hollow: not enough; a diamond: not shown — the interval straddles the target, and more searches "
            "would settle it. Ringed: each stack's smallest enough size.")
-    marks = [f"in the table: {words.MARKS_LEGEND}; hits a day at the capacity ({words.per_day(a)}); memory: the "
+    day = "visits and hits" if a.visit is not None else "hits"
+    marks = [f"in the table: {words.MARKS_LEGEND}; {day} a day at the capacity ({words.per_day(a)}); memory: the "
              "stack's and its database's near the capacity; CPU a request: theirs together, near the capacity"]
-    bounds = [f"{c.label} on {c.size}: {words.interval(c)}/s — no edge was fitted; drawn at the search's bracket "
+    bounds = [f"{c.label} on {c.size}: {words.interval(c, a.visit is not None)}{words.per_s(a)} — no edge was "
+              "fitted; drawn at the search's bracket "
               "(≥: every probe met up to it, <: none met down to it, a–b: met at a, missed at b)"
               for s in a.stacks for c in s.sizes if c.capacity is None and _y(c) is not None]
     rows = [_row(a, c, c is s.smallest) for size in a.sizes for s in a.stacks for c in s.sizes if c.size == size]
     return Figure(f"{anchor(a)}-capacity", "Capacity against the machine's size", how, [panel],
-                  ("size", "price/month", "stack (as measured)", "capacity /s [95 % interval]", "hits a day",
+                  ("size", "price/month", "stack (as measured)", f"capacity {words.rate_unit(a)} [95 % interval]",
+                   f"{day} a day",
                    "memory", "CPU a request", ""), rows, legend_of(palette, stacks), marks + bounds, f"stackbench sizings {a.sizing.id}")
 
 
@@ -94,11 +97,14 @@ def _point(a: SizingAnswer, c: SizeCapacity, x: float, smallest: bool) -> svg.Po
 
 def _title(a: SizingAnswer, c: SizeCapacity, smallest: bool) -> str:
     price = f" ({words.price(c.price)} a month)" if c.price is not None else ""
-    return (f"{c.label} on {c.size}{price}: {words.interval(c)}/s, {c.enough.value}"
+    return (f"{c.label} on {c.size}{price}: {words.interval(c, a.visit is not None)}{words.per_s(a)}, "
+            f"{c.enough.value}"
             + (", the smallest enough" if smallest else "")
-            + f"; {words.count(a.hits(c.capacity))} hits a day; memory {words.mib(c.memory_bytes)}")
+            + f"; {words.a_day(a, c.capacity)}; memory {words.mib(c.memory_bytes)}")
 
 
 def _row(a: SizingAnswer, c: SizeCapacity, smallest: bool) -> tuple[str, ...]:
-    return (c.size, words.price(c.price), c.label, words.cell(c), words.count(a.hits(c.capacity)),
+    day = (f"{words.count(a.visits(c.capacity))} · {words.count(a.hits(c.capacity))}" if a.visit is not None
+           else words.count(a.hits(c.capacity)))
+    return (c.size, words.price(c.price), c.label, words.cell(c, a.visit is not None), day,
             words.mib(c.memory_bytes), words.ms(c.cpu_us_per_request), "the smallest enough" if smallest else "")

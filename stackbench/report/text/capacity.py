@@ -84,9 +84,11 @@ def _curve(r: CapacityResult, out: TextIO, style: Style) -> None:
     body = []
     for p in r.curve:
         f = p.figures
-        body.append((format_rate(p.rate), str(order[id(p)]), format_rate(f.throughput), format_us(f.p50_us),
-                     format_us(f.p99_us), "met" if p.check.met else "missed",
+        # Of visits: the visits a second its pages served (the probe's unit), else requests.
+        body.append((format_rate(p.rate), str(order[id(p)]), format_rate(p.served_per_s if r.visits else f.throughput),
+                     format_us(f.p50_us), format_us(f.p99_us), "met" if p.check.met else "missed",
                      "; ".join(p.check.reasons + (("load engine saturated: left out",)
                                                   if p.check.generator_limited else ()))))
-    for line in grid.lines(("rate/s", "#", "req/s", "p50 ms", "p99 ms", "target", "why"), body, ("target", "why")):
+    served = "visits/s" if r.visits else "req/s"
+    for line in grid.lines(("rate/s", "#", served, "p50 ms", "p99 ms", "target", "why"), body, ("target", "why")):
         out.write("  " + line + "\n")

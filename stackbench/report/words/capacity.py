@@ -34,16 +34,21 @@ SEARCHES_NOTE = ("each search is one run (its fitted edge); 95 % CI: bootstrap i
                  "edges")
 
 
+def unit(r: CapacityResult | StackCapacity) -> str:
+    """"req/s", or "visits/s" for a capacity in visits (its probes were of visits)."""
+    return "visits/s" if r.visits else "req/s"
+
+
 def capacity(r: CapacityResult | StackCapacity) -> str:
     """The capacity in one phrase: '11,720 req/s' — or what the bracket says without an edge."""
     if r.edge is not None:
-        return f"{format_rate(r.edge.rate)} req/s"
+        return f"{format_rate(r.edge.rate)} {unit(r)}"
     # No edge: every probe that counts met the target (the misses, if any, were the load
     # engine's) — or every one missed.
     if r.low is not None:
-        return f"at least {format_rate(r.low)} req/s"
+        return f"at least {format_rate(r.low)} {unit(r)}"
     if r.high is not None:
-        return f"below {format_rate(r.high)} req/s"
+        return f"below {format_rate(r.high)} {unit(r)}"
     return "nothing probed"
 
 
@@ -56,7 +61,7 @@ def ci(r: CapacityResult | StackCapacity) -> str:
     hi = "…" if e.high is None else format_rate(e.high)
     # Held at the most a met probe served (capacity_results.capped): say so, with the fit.
     held = f", held at what a probe served (fitted {format_rate(e.estimate)})" if e.served_cap is not None else ""
-    return f"{lo}–{hi} req/s{held}"
+    return f"{lo}–{hi} {unit(r)}{held}"
 
 
 def interval(r: CapacityResult | StackCapacity) -> str:

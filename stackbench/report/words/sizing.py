@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from stackbench.analysis.sizing import BORDER, Enough, SizeCapacity, SizingAnswer
 from stackbench.model.environment import Yardstick
-from stackbench.model.sizing import StoredSizing
+from stackbench.model.sizing import StoredSizing, VisitModel
 from stackbench.report.words import tuning as tuning_words
+from stackbench.planning.visits import share_words
 from stackbench.units import MiB, format_rate
 
 MARKS = {Enough.YES: "✓", Enough.NO: "✗", Enough.NOT_SHOWN: "?", Enough.UNKNOWN: "–"}
@@ -17,7 +18,7 @@ MARKS_LEGEND = "✓ enough for the target, ✗ not, ? the interval straddles it"
 
 
 def count(n: float | None) -> str:
-    """"1.7 M", "576 k", "950": a day's hits, as a reader says them."""
+    """"1.7 M", "576 k", "950": a day's hits or visits, as a reader says them."""
     if n is None:
         return "-"
     if n >= 1e6:
@@ -27,10 +28,43 @@ def count(n: float | None) -> str:
     return f"{n:,.0f}"
 
 
+def visit_model(v: VisitModel) -> str:
+    """"3 pages and 12 assets a visit, 5 s think time, 10% logged in: 15.3 hits a visit":
+    what one visit is, as the plan's [visit] said it."""
+    pages = f"{v.pages:.3g} page{'' if v.pages == 1 else 's'}"
+    assets = f" and {v.assets} asset{'' if v.assets == 1 else 's'} a visit" if v.assets else " a visit (no assets)"
+    return (f"{pages}{assets}, {v.think}, {share_words(v.logged_in)}: {v.hits:.3g} hit"
+            f"{'' if v.hits == 1 else 's'} a visit")
+
+
+def per_s(a: SizingAnswer) -> str:
+    """The unit of the sizing's rates after a figure: " visits/s" in visits, "/s" (requests) else."""
+    return " visits/s" if a.visit is not None else "/s"
+
+
+def rate_unit(a: SizingAnswer) -> str:
+    """"visits/s" or "requests/s": what the capacity table counts."""
+    return "visits/s" if a.visit is not None else "requests/s"
+
+
+def a_day(a: SizingAnswer, rate: float | None) -> str:
+    """What a sustained peak `rate` carries a day: "694 k hits a day", or in visits "20 k
+    visits a day (306 k hits)"."""
+    if a.visit is not None:
+        return f"{count(a.visits(rate))} visits a day ({count(a.hits(rate))} hits)"
+    return f"{count(a.hits(rate))} hits a day"
+
+
 def target(a: SizingAnswer, slo: str | None) -> str:
     """"180 k hits (page views) a day (peak 3× the day's mean: 6.25 requests/s at peak)
-    within p99 ≤ 1 s", or "20 requests/s at peak (576 k hits a day at a peak 3× …)"."""
-    if a.hits_per_day is not None:
+    within p99 ≤ 1 s", "20 requests/s at peak (576 k hits a day at a peak 3× …)", or "20 k
+    visits a day (3 pages and 12 assets a visit, …: 306 k hits a day; peak 3× the day's
+    mean: 0.694 visits/s at peak, 2.08 PHP requests/s)"."""
+    if a.visit is not None and a.visits_per_day is not None:
+        head = (f"{count(a.visits_per_day)} visits a day ({visit_model(a.visit)}; {count(a.hits(a.target_rate))} "
+                f"hits a day; {per_day(a)}: {rate(a, a.target_rate)} visits/s at peak, "
+                f"{rate(a, a.target_rate * a.visit.php)} PHP requests/s)")
+    elif a.hits_per_day is not None:
         head = (f"{count(float(a.hits_per_day))} hits (page views) a day ({per_day(a)}: "
                 f"{target_rate(a.target_rate)} requests/s at peak)")
     else:
@@ -45,23 +79,39 @@ def target_rate(r: float) -> str:
     return f"{r:,.2f}" if r < 100 and abs(round(r, 1) - r) > 1e-9 else format_rate(r)
 
 
-def interval(c: SizeCapacity) -> str:
-    """"24.1 [21.9, 26.3]", "≥ 40.0" (every probe met), "< 5.0" (none did)."""
+def target_said(a: SizingAnswer) -> str:
+    """The target's rate with its unit: "6.25/s", "0.694 visits/s"."""
+    return (rate(a, a.target_rate) if a.visit is not None else target_rate(a.target_rate)) + per_s(a)
+
+
+def interval(c: SizeCapacity, fine: bool = False) -> str:
+    """"24.1 [21.9, 26.3]", "≥ 40.0" (every probe met), "< 5.0" (none did); `fine`: three
+    significant figures (visits a second: "0.694", where one decimal would say "0.7")."""
+    f = _fine if fine else format_rate
     if c.capacity is not None:
-        lo = format_rate(c.low) if c.low is not None else "…"
-        hi = format_rate(c.high) if c.high is not None else "…"
-        return f"{format_rate(c.capacity)} [{lo}, {hi}]"
+        lo = f(c.low) if c.low is not None else "…"
+        hi = f(c.high) if c.high is not None else "…"
+        return f"{f(c.capacity)} [{lo}, {hi}]"
     if c.low is not None and c.high is None:
-        return f"≥ {format_rate(c.low)}"
+        return f"≥ {f(c.low)}"
     if c.high is not None and c.low is None:
-        return f"< {format_rate(c.high)}"
+        return f"< {f(c.high)}"
     if c.low is not None and c.high is not None:
-        return f"{format_rate(c.low)}–{format_rate(c.high)}"
+        return f"{f(c.low)}–{f(c.high)}"
     return "not measured"
 
 
-def cell(c: SizeCapacity) -> str:
-    return f"{interval(c)} {MARKS[c.enough]}"
+def _fine(r: float | None) -> str:
+    return "-" if r is None else f"{r:.3g}" if r < 100 else format_rate(r)
+
+
+def rate(a: SizingAnswer, r: float | None) -> str:
+    """A rate of the sizing's unit: visits a second to three figures, requests as tables say them."""
+    return _fine(r) if a.visit is not None else format_rate(r)
+
+
+def cell(c: SizeCapacity, fine: bool = False) -> str:
+    return f"{interval(c, fine)} {MARKS[c.enough]}"
 
 
 def price(p: float | None) -> str:
@@ -141,11 +191,13 @@ def needs(a: SizingAnswer) -> list[str]:
             c = s.smallest
             cost = f", {price(c.price)} a month" if c.price is not None else ""
             unit = core_unit(a, c)
-            line = (f"{s.stack} needs {c.size}{cost} — {f'{unit}, ' if unit else ''}capacity {interval(c)}/s, "
-                    f"{count(a.hits(c.capacity or c.low))} hits a day")
+            fine = a.visit is not None
+            line = (f"{s.stack} needs {c.size}{cost} — {f'{unit}, ' if unit else ''}capacity "
+                    f"{interval(c, fine)}{per_s(a)}, {a_day(a, c.capacity or c.low)}")
             b = s.borderline
             if b is not None and b is not c:
-                line += (f" — borderline: {b.size} carries {interval(b)}/s, within {BORDER * 100:.0f} % of the target "
+                line += (f" — borderline: {b.size} carries {interval(b, fine)}{per_s(a)}, within "
+                         f"{BORDER * 100:.0f} % of the target "
                          "(another run may find it enough)")
             elif b is not None:
                 line += (f" — borderline: its interval clears the target by less than {BORDER * 100:.0f} % "
@@ -155,11 +207,12 @@ def needs(a: SizingAnswer) -> list[str]:
         shown = [c for c in s.sizes if c.enough is Enough.NOT_SHOWN]
         top = s.sizes[-1] if s.sizes else None
         if shown:
-            out.append(f"{s.stack}: no size shown enough — on {shown[0].size} the interval {interval(shown[0])}/s "
-                       "straddles the target (more searches would settle it)")
+            out.append(f"{s.stack}: no size shown enough — on {shown[0].size} the interval "
+                       f"{interval(shown[0], a.visit is not None)}{per_s(a)} straddles the target (more searches "
+                       "would settle it)")
         elif top is not None:
             out.append(f"{s.stack}: none of these sizes is enough — the largest, {top.size}, carries "
-                       f"{interval(top)}/s")
+                       f"{interval(top, a.visit is not None)}{per_s(a)}")
         else:
             out.append(f"{s.stack}: not measured")
     return out
@@ -192,7 +245,8 @@ def skipped(a: SizingAnswer) -> list[str]:
     found no pool meeting the SLO with the CPU busy), and what bounds its capacity."""
     return [f"{c.size}: {c.label} not searched — its tuning at the target (tuning {c.tuning.id}, on "
             f"{c.tuning.workload}) found no pool meeting the SLO with the CPU busy, where no larger pool serves "
-            f"more: not enough, its capacity below the most those runs served ({interval(c)} requests/s)"
+            f"more: not enough, its capacity below the most those runs served ({interval(c, a.visit is not None)} {rate_unit(a)}"
+            + (f", at {a.visit.php:.3g} PHP requests a visit" if a.visit is not None else "") + ")"
             for s in a.stacks for c in s.sizes if c.saturated and c.tuning is not None]
 
 
