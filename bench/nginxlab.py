@@ -122,13 +122,20 @@ class Nginx:
             return True
         return False
 
+    def _status_lines(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/nginx_status", timeout=5) as r:
+            return r.read().decode().split("\n")
+
     def status(self):
         """(active connections, requests served so far, this query excluded)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/nginx_status", timeout=5) as r:
-            lines = r.read().decode().split("\n")
+        lines = self._status_lines()
         active = int(lines[0].split(":")[1])
         requests = int(lines[2].split()[2]) - 1
         return active, requests
+
+    def accepted(self):
+        """Connections accepted so far, this query's excluded."""
+        return int(self._status_lines()[2].split()[0]) - 1
 
     def requests(self):
         return self.status()[1]
