@@ -37,6 +37,10 @@ def test_the_command_asks_the_sizing_scenarios_question_of_its_own_stacks_and_ta
     for attr in ("load", "keepalive", "duration_s", "timeout_s", "repetitions", "tune_repetitions", "syscalls"):
         assert getattr(plan, attr) == getattr(reference, attr), attr
     assert planned(*ASK, "--quick").repetitions == scenarios.get("sizing").plan(quick=True).repetitions == 1
+    # the quick form searches for each stack's smallest enough size as the scenario's does
+    quick, ref_quick = planned(*ASK, "--quick").sizing, scenarios.get("sizing").plan(quick=True).sizing
+    assert quick is not None and ref_quick is not None and quick.until_enough is ref_quick.until_enough is True
+    assert q.until_enough is ref.until_enough
 
 
 def test_its_flags_replace_the_defaults():

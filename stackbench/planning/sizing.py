@@ -312,7 +312,9 @@ def asked(base: dict[str, Any], stacks: list[str], workload: str, target: dict[s
             data["search"] = search
         timeout_s = units.parse_duration_s(str(data.get("timeout", "10s")))
         data["timeout"] = f"{max(timeout_s, 2 * latency_s):g}s"
-    data["sizing"] = {"target": target, "sizes": sizes if sizes is not None else base["sizing"]["sizes"]}
+    # the reference's order of sizes too: its quick form searches for the smallest enough one
+    order = {k: v for k, v in base["sizing"].items() if k == "until_enough"}
+    data["sizing"] = {"target": target, "sizes": sizes if sizes is not None else base["sizing"]["sizes"], **order}
     return data
 
 
