@@ -147,3 +147,21 @@ def test_a_skipped_size_is_not_enough_and_bounded_by_the_most_its_tuning_served(
     sizing_text.render(a, None, out)
     flat = " ".join(out.getvalue().split())
     assert "small: nginx not searched" in flat and "(small: tunings only)" in flat
+
+
+def test_a_skipped_size_whose_runs_served_the_target_late_is_not_near_it():
+    """At a rate a busy size's runs serve about the target, late: its "< X" bound sits at the
+    target whatever the latency, so only a p99 within 10 % of the SLO's makes it borderline."""
+    t, _ = _busy_tuning()
+    t = replace(t, sizes={"1 worker": 1, "2 workers": 2}, chosen_size=2, knobs={})
+    s = _sizing()
+    late = [mix_cell("2 workers", 0, s.target_rate, 1_200_000, 1_100_000, 2, load="rate")]
+    c = sizing.of_tuning(s, "small", "nginx", t, late)
+    assert c.high == pytest.approx(s.target_rate) and c.missed_by == pytest.approx(1_200_000 / 500_000)
+    assert not sizing.near(c, s.target_rate)
+    nearly = [mix_cell("2 workers", 0, s.target_rate, 540_000, 1_100_000, 2, load="rate")]
+    c = sizing.of_tuning(s, "small", "nginx", t, nearly)
+    assert c.missed_by == pytest.approx(1.08) and sizing.near(c, s.target_rate)
+    # the one-worker candidate's late pages are not the chosen pool's
+    assert sizing.of_tuning(s, "small", "nginx", t, [
+        mix_cell("1 worker", 0, s.target_rate, 540_000, 1_100_000, 2, load="rate")]).missed_by is None

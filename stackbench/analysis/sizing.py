@@ -28,15 +28,18 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from stackbench.analysis import capacity_results
+from stackbench.analysis import slow_requests
 from stackbench.analysis import tuning as tuning_analysis
+from stackbench.analysis.capacity import SLO
 from stackbench.analysis.capacity_results import CapacityResult
 from stackbench.model.cell import StoredCell
 from stackbench.model.environment import Yardstick
 from stackbench.model.run import StoredRun, StoredSearch
 from stackbench.model.sizing import StoredSizing, VisitModel
-from stackbench.model.tuning import StoredTuning
+from stackbench.model.tuning import ONE_REQUEST_SUFFIX, StoredTuning
 
 DAY_S = 86_400
+P99 = "99"  # the SLO's percentile a skipped size's miss is read on (_missed_by)
 BORDER = 0.10  # how near the target an interval's end makes an answer borderline (_borderline)
 
 
@@ -71,6 +74,9 @@ class SizeCapacity:
     # Not searched: its tuning at the target found no pool meeting the SLO with the CPU
     # busy, and `high` is the most the tuning's runs served (`of_tuning`)
     saturated: bool = False
+    # Not searched: how far the chosen pool's worst p99 at the target was past the SLO's
+    # (2.4: 2.4 times its limit; None: not read) — what says whether another run may meet it
+    missed_by: float | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,20 @@ def of_tuning(sizing: StoredSizing, size: str, stack: str, tuning: StoredTuning,
     served = [f / per for t in found for f in t.figures if f]
     high = min(sizing.target_rate, max(served)) if served else sizing.target_rate
     return SizeCapacity(stack, stack, size, sizing.price(size), None, None, high, False, Enough.NO, None, 0,
-                        sizing.cpus(size), tuning=tuning, saturated=True)
+                        sizing.cpus(size), tuning=tuning, saturated=True, missed_by=_missed_by(tuning, cells))
+
+
+def _missed_by(t: StoredTuning, cells: list[StoredCell]) -> float | None:
+    """The chosen pool's worst p99 at the target over the SLO's p99 limit, as the tuning
+    judged it (the other pages' on a mix with slow requests: analysis/slow_requests.py);
+    None when the tuning had no p99 limit or no such cell."""
+    limit = SLO.from_dict(t.slo_table).latency_us.get(P99) if t.slo_table else None
+    labels = {label for label, n in t.sizes.items() if n == t.chosen_size
+              and label.endswith(ONE_REQUEST_SUFFIX) == t.one_request}
+    p99s = [slow_requests.judged(c.engine, t.slow_paths).latency.p99_us for c in cells
+            if c.stack_label in labels and c.engine is not None]
+    worst = max((p for p in p99s if p is not None), default=None)
+    return worst / limit if limit and worst is not None else None
 
 
 def of_size(sizing: StoredSizing, size: str, measured: list[SizeCapacity],
@@ -269,7 +288,12 @@ def _borderline(sizes: tuple[SizeCapacity, ...], smallest: SizeCapacity | None, 
 
 
 def near(c: SizeCapacity, target: float) -> bool:
-    """The rule in `_borderline`'s docstring."""
+    """The rule in `_borderline`'s docstring. A size not searched is near only when its
+    tuning missed the SLO's p99 by no more than BORDER: at a rate its runs served about the
+    target whatever their latency (late, but served), so its bound says nothing of how near
+    it came."""
+    if c.saturated:
+        return c.missed_by is not None and c.missed_by <= 1 + BORDER
     lo = c.low if c.low is not None else c.capacity
     hi = c.high if c.high is not None else c.capacity
     if lo is None and hi is None:
