@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make test` after the set-up: the engine's and netshape's tests, 40 s of fuzzing, then
-# every Python test. Timings: bench/RESULTS.md, "Tests in budget (session 22)".
+# every Python test. Timings: bench/RESULTS.md, "Tests in budget (session 22)" and "(session 23)".
 #   scripts/test.sh
 set -eu
 cd "$(dirname "$0")/.."
