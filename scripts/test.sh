@@ -1,10 +1,14 @@
 #!/bin/sh
 # `make test` after the set-up: the engine's and netshape's tests, 40 s of fuzzing, then
-# every Python test. Timings: bench/RESULTS.md, "Tests in budget (session 22)".
+# every Python test. Timings: bench/RESULTS.md, "Tests in budget (session 22)" and "(session 23)".
 #   scripts/test.sh
 set -eu
 cd "$(dirname "$0")/.."
 if [ -x "$HOME/.cargo/bin/cargo" ]; then PATH="$HOME/.cargo/bin:$PATH"; fi  # scripts/setup.sh's toolchain rule
+# Bytecode written and reused: with PYTHONDONTWRITEBYTECODE set (some machines' environment
+# sets it) each `python -m stackbench` a test starts compiles the package anew, 0.3 s of
+# its 0.6 s start (bench/RESULTS.md, "Tests in budget (session 23)").
+unset PYTHONDONTWRITEBYTECODE
 
 # The unit tier and the simulations (computation on one core: no server, no process, no
 # timer it could miss) run beside the test builds, which leave a core idle for much of
@@ -26,8 +30,8 @@ cat "$unit_log"
 [ $unit_status = 0 ] || exit $unit_status
 
 # The engine's tests wait on timers (stalls, deadlines, slow peers) more than they compute:
-# four threads on two cores (bench/RESULTS.md, "Tests in budget (session 20)").
-cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml -- --test-threads 4
+# eight threads on two cores (bench/RESULTS.md, "Tests in budget (session 23)").
+cargo test --profile ci-test --quiet --manifest-path loadgen/Cargo.toml -- --test-threads 8
 cargo test --profile ci-test --quiet --manifest-path netshape/Cargo.toml
 ./scripts/fuzz.sh 40
 # Alone on the machine: these start real servers and measure them, or wait on the clock.

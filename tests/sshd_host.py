@@ -14,7 +14,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 NS = f"sbt-ssh-{os.getpid()}"
 HOST_IF, REMOTE_IF = f"sbt-h{os.getpid()}"[:15], f"sbt-r{os.getpid()}"[:15]
@@ -26,8 +26,10 @@ def _ip(*args: str) -> None:
 
 
 @contextmanager
-def sshd_in_namespace() -> Iterator[Path]:
-    """Yields the directory holding `ssh_config` (and the keys); removes it all after."""
+def sshd_in_namespace(env: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """Yields the directory holding `ssh_config` (and the keys); removes it all after.
+    `env`: variables sshd sets in each session it starts (an SSH session inherits none
+    of the lab's), so the agent there sees them."""
     tmp = Path(tempfile.mkdtemp(prefix="sbt-ssh-"))
     sshd = None
     try:
@@ -37,7 +39,8 @@ def sshd_in_namespace() -> Iterator[Path]:
         (tmp / "sshd_config").write_text(
             f"ListenAddress {THERE}\nHostKey {tmp}/host_key\nAuthorizedKeysFile {tmp}/authorized_keys\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            f"StrictModes no\nUsePAM no\nPidFile {tmp}/sshd.pid\n")
+            f"StrictModes no\nUsePAM no\nPidFile {tmp}/sshd.pid\n"
+            + (f"SetEnv {' '.join(f'{k}={v}' for k, v in env.items())}\n" if env else ""))
         (tmp / "ssh_config").write_text(
             f"Host remote-test\n  HostName {THERE}\n  User root\n  IdentityFile {tmp}/client_key\n"
             "  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n")

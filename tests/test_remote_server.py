@@ -257,14 +257,14 @@ label = "nginx + FPM"
 
 
 @pytest.mark.servers
-def test_a_sizing_against_a_server_host_is_said_in_that_hosts_cores(ssh_host, workdir):
+def test_a_sizing_against_a_server_host_is_said_in_that_hosts_cores(ssh_host_measuring_yardstick, workdir):
     """The path of a rented VPS (docs/guide/sizing.md): `[hosts] server` is the machine the
     sizing measures, and its yardstick is that host's, measured there by the agent. This
     lab's own is switched off (tests/conftest.py sets STACKBENCH_YARDSTICK=off and the
     agent's SSH session does not inherit it), so a figure can only have come from there."""
     require_stack("nginx-fpm")
     plan, db = workdir / "sizing.toml", workdir / "r.sqlite"
-    plan.write_text(SIZING.format(config=f"{ssh_host}/ssh_config"))
+    plan.write_text(SIZING.format(config=f"{ssh_host_measuring_yardstick}/ssh_config"))
     assert _stackbench("clean").returncode == 0
     before = _held(workdir)
     done = _stackbench("run", str(plan), "--db", str(db), "--allow-remote-target", timeout=300)
