@@ -117,7 +117,9 @@ def _one_level(ans: Answer, level: Question) -> str:
     rest = [s for s in st if s.place not in (AHEAD, BEHIND)]
     if ahead:
         lead = _ahead(ans, ahead, unit) + _cost([(s, False) for s in ahead if not _fails(s.verdict)])
-        tail = [_behind_short(s, unit) for s in behind]
+        # A side behind says its cost too: "what does it cost when it cannot cache?" is
+        # cache-front's question, answered by the pass-through side behind the baseline.
+        tail = [_behind_short(s, unit) + ("" if _fails(s.verdict) else _cost([(s, False)])) for s in behind]
     elif behind:
         lead = _baseline_leads(ans, behind, unit) + _cost([(s, True) for s in behind if not _fails(s.verdict)])
         tail = []
