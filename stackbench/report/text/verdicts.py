@@ -164,7 +164,8 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
         legend.short(["≥" if bound else "", "pg" if any(r.page_mode for r in rows) else "", *head], out)
     elif verdict_of:
         out.write(style.dim(legend.wrap(
-            "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
+            "vs base = throughput against the baseline: a significant difference in % (the verdict's ratio of "
+            "geometric means, which the medians beside it need not give: one slow run moves it more), ≥/≤ one a lower bound "
             "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
             "load, n.sep. not separable at the generator's limit, n.res. not resolvable with the responses a "
             "client completed in the window, ? too few valid runs (the verdicts say "
