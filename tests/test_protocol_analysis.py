@@ -125,6 +125,10 @@ def test_the_terminal_report_carries_the_protocol_the_verdicts_and_the_cost():
     assert "nginx-fpm · static-12b c=16 no keep-alive: HTTPS full handshakes is 60 % slower than HTTP" in text
     assert "the server's cost per new TLS connection" in text and "340" in text
     assert "h2 → http/1.1 on" in text  # the summary's protocol and mode
+    # one question, one group: prefork's "h2 → http/1.1" row right under nginx's "h2" row
+    rows = text.split("over repetitions", 1)[1].splitlines()
+    h2 = next(i for i, x in enumerate(rows) if " h2 on " in x)
+    assert "h2 → http/1.1 on" in rows[h2 + 1], rows[h2:h2 + 3]
 
 
 def test_export_carries_protocol_negotiated_and_handshakes_and_validates():

@@ -153,11 +153,13 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
 
     out.write(style.bold("over repetitions (medians of valid runs)") + "\n")
     out.write(style.bold(line(head)) + "\n")
+    # A blank line between questions, not between the words a row prints: Apache asked
+    # HTTP/2 prints "h2 → http/1.1 on" and stays beside nginx's "h2 on" (one question).
     previous = None
-    for b in body:
-        if previous is not None and b[:3] != previous:
+    for r, b in zip(rows, body):
+        if previous is not None and r.question != previous:
             out.write("\n")
-        previous = b[:3]
+        previous = r.question
         out.write(line(b) + "\n")
     if not explain:
         bound = any("≥" in v for b in body for v in b)
