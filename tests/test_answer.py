@@ -75,6 +75,14 @@ def test_a_difference_no_test_settled_is_called_no_one_s_win():
     assert "more" not in said.split("; ", 1)[1]
 
 
+def test_a_side_the_same_in_throughput_still_says_what_it_costs():
+    # http2 --quick, 100 ms away: Apache the same within ±2 % in pages, at 2.5× the CPU and 3.8× the memory
+    a = analysis(cells({"nginx": (1000, 100, 15), "apache": (1000, 250, 57)}))
+    (said,) = answer.sentences(a)
+    assert re.search(r"; apache: (the same within ±\d+%|no significant difference), using 2\.\d\d× the CPU per "
+                     r"request and 3\.\d\d× the memory\.$", said), said
+
+
 def test_several_levels_make_one_sentence_that_says_where_each_side_wins():
     a = analysis(cells({"nginx": (1000, 100, 18), "apache": (1000, 100, 18)}, levels=(1, 16),
                        per_level={1: {"apache": 1.5}, 16: {"apache": 0.7}}))

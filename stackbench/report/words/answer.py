@@ -126,7 +126,9 @@ def _one_level(ans: Answer, level: Question) -> str:
     else:
         who = "side" if ans.self_comparison else "stack"
         lead, tail = f"no {who} {_verb(ans)} clearly more {unit.noun} than {ans.baseline}", []
-    tail += [f"{s.label}: {_open(s.verdict)}" for s in rest]
+    # An open side's cost is settled or not on its own: two stacks the same in throughput
+    # (http2 far: "the same within ±2%") can differ fourfold in memory.
+    tail += [f"{s.label}: {_open(s.verdict)}" + ("" if _fails(s.verdict) else _cost([(s, False)])) for s in rest]
     return lead + "".join(f"; {t}" for t in tail)
 
 
