@@ -49,9 +49,22 @@ VERDICTS = ("verdicts: the run is the unit; each CI is drawn at the level of Hol
             "throughput comparisons")
 
 
+# A figure and its unit stay on one line: "20 %" broken after "20" read as a bare number
+# (keep-alive --quick: "lighttpd + FPM 20" / "% more"). Held by a no-break space while
+# wrapping, which textwrap does not break at, and given back after.
+_HELD = ((" %", "\u00a0%"), (" ms", "\u00a0ms"), (" MiB", "\u00a0MiB"), (" req/s", "\u00a0req/s"))
+
+
 def wrap(text: str) -> str:
     """Prose wrapped to the table's 120 columns, continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False) if text else text
+    if not text:
+        return text
+    for plain, held in _HELD:
+        text = text.replace(plain, held)
+    wrapped = textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    for plain, held in _HELD:
+        wrapped = wrapped.replace(held, plain)
+    return wrapped
 
 
 def short(keys: Iterable[str], out: TextIO) -> None:
