@@ -91,6 +91,16 @@ def test_several_levels_make_one_sentence_that_says_where_each_side_wins():
                         r"more at c=1, (29|30|31) % fewer at c=16\.", said), said
 
 
+def test_over_several_levels_a_side_says_what_it_costs_too():
+    # memory --quick asks memory over c=1 and c=64: the answer said requests a second alone
+    a = analysis(cells({"nginx": (1000, 100, 12), "apache": (1000, 100, 36)}, levels=(1, 64)))
+    (said,) = answer.sentences(a)
+    assert re.search(r"apache: no clear difference at any level, using (2\.9\d|3\.0\d)(–(2\.9\d|3\.0\d))?× the memory\.$", said), said
+    a = analysis(cells({"nginx": (1000, 100, 12), "apache": (1000, 100, 12)}, levels=(1, 64)))
+    (said,) = answer.sentences(a)
+    assert said.endswith("apache: no clear difference at any level."), said  # nothing notable: nothing said
+
+
 def test_a_run_without_verdicts_says_why_and_what_it_measured():
     a = analysis(cells({"nginx": (1000, 100, 18), "apache": (1500, 100, 18)}, runs=1), baseline=None)
     (said,) = answer.sentences(a)

@@ -266,11 +266,27 @@ def _over_levels(ans: Answer, label: str) -> str:
         parts.append(_span([_ratio(s.verdict) for s in ahead], unit, True) + _at(ahead, st))
     if behind:
         parts.append(_span([_ratio(s.verdict) for s in behind], unit, False) + _at(behind, st))
+    costs = [c for c in (_cost_span(st, "cpu"), _cost_span(st, "memory")) if c]
+    cost = (", using " + " and ".join(costs)) if costs else ""
     if not parts:
-        return f"{label}: no clear difference at any level"
+        return f"{label}: no clear difference at any level{cost}"
     if rest:
         parts.append("no clear difference" + _at(rest, st))
-    return f"{label} {_verb(ans)} " + ", ".join(parts)
+    return f"{label} {_verb(ans)} " + ", ".join(parts) + cost
+
+
+def _cost_span(st: list[Standing], which: str) -> str:
+    """"2.67–3.28× the memory", "0.45× the CPU per request at c=1": a side's cost over the
+    levels where a verdict found it at least verdicts.NOTABLE apart ("" where none did) —
+    memory's question, asked over levels, was answered in requests a second alone."""
+    name = "CPU per request" if which == "cpu" else "memory"
+    found = [(s, r) for s in st if (v := s.cpu if which == "cpu" else s.memory) is not None
+             and v.better is not None and (r := v.comparison.ratio) and abs(r - 1) >= verdicts_mod.NOTABLE]
+    if not found:
+        return ""
+    lo, hi = f"{min(r for _, r in found):.2f}", f"{max(r for _, r in found):.2f}"
+    return (f"{lo}×" if lo == hi else f"{lo}–{hi}×") + f" the {name}" + ("" if len(found) == len(st)
+                                                                     else _at([s for s, _ in found], st))
 
 
 def _at(these: list[Standing], every: list[Standing]) -> str:
