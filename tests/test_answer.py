@@ -145,3 +145,20 @@ def test_two_capacities_without_an_edge_say_a_longer_search_not_more_runs_would_
     c = capacity_results._on_probes(None, None, stats.DEFAULT_EQUIVALENCE)
     v = verdicts_mod.Verdict(Question("wordpress-home", 0, True), capacity_results.CAPACITY, "A", "B", c, (), ())
     assert answer._open(v).startswith("no verdict (a capacity is a bound, not an estimate")
+
+
+def test_over_levels_a_level_the_outcomes_decided_is_said_so_never_as_a_ratio():
+    # ramp-direction --quick: prefork served its few clients at c=256 at twice nginx's
+    # rate while 228 of 256 waited — the answer read "-98 % fewer at c=256 up"
+    cs = [c for c in cells({"nginx": (1000, 100, 18), "apache": (1500, 60, 18)}, levels=(1, 256))
+          if not (c.stack_label == "apache" and c.concurrency == 256)]
+    cs += [stored_cell(id=1000 + rep, seq=1000 + rep, repetition=rep, stack_label="apache", workload="php-hello",
+                       concurrency=256, requests_per_s=2000.0, latency_mean_us=500.0, latency_p50_us=400,
+                       latency_p99_us=900, requests_failed=0, non_2xx=0, requests_completed=4000,
+                       connections_measured=256, connections_without_response=230, mem_rss_peak_bytes=18 * MIB,
+                       mem_peak_bytes=24 * MIB, cpu_total_us=4000 * 60, engine_cpu_us=1, procs_max=3, threads_max=3,
+                       caveats=[{"code": "clients_unserved", "params": {"without_response": 230, "connections": 256}}])
+           for rep in range(6)]
+    (said,) = answer.sentences(analysis(cs))
+    assert re.search(r"apache serves \d+ % more at c=1, fails the load at c=256", said), said
+    assert " -" not in said and "fewer" not in said, said

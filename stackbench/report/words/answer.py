@@ -258,21 +258,34 @@ def _over_levels(ans: Answer, label: str) -> str:
     fewer at c=100, no clear difference at c=50"."""
     st = ans.of(label)
     unit = _unit(ans, st)
-    ahead = [s for s in st if s.place == AHEAD]
-    behind = [s for s in st if s.place == BEHIND]
-    rest = [s for s in st if s.place not in (AHEAD, BEHIND)]
+    # A level the outcomes decided is said as such, never as a ratio: a side that fails a
+    # load may have served its few clients at twice the baseline's rate (ramp-direction
+    # --quick: prefork at c=256 up read "-98 % fewer").
+    kind = {k: [s for s in st if s.verdict.kind == k] for k in verdicts_mod.FAILURE_KINDS if k}
+    decided = [s for ss in kind.values() for s in ss]
+    ahead = [s for s in st if s.place == AHEAD and s not in decided]
+    behind = [s for s in st if s.place == BEHIND and s not in decided]
+    rest = [s for s in st if s.place not in (AHEAD, BEHIND) and s not in decided]
     parts = []
     if ahead:
         parts.append(_span([_ratio(s.verdict) for s in ahead], unit, True) + _at(ahead, st))
     if behind:
         parts.append(_span([_ratio(s.verdict) for s in behind], unit, False) + _at(behind, st))
+    if kind[verdicts_mod.BASELINE_FAILS]:
+        parts.append(f"the load {ans.baseline} fails" + _at(kind[verdicts_mod.BASELINE_FAILS], st))
     costs = [c for c in (_cost_span(st, "cpu"), _cost_span(st, "memory")) if c]
     cost = (", using " + " and ".join(costs)) if costs else ""
-    if not parts:
-        return f"{label}: no clear difference at any level{cost}"
-    if rest:
+    if rest and parts:
         parts.append("no clear difference" + _at(rest, st))
-    return f"{label} {_verb(ans)} " + ", ".join(parts) + cost
+    failed = ([f"fails the load{_at(kind[verdicts_mod.CANDIDATE_FAILS], st)}"] if kind[verdicts_mod.CANDIDATE_FAILS]
+              else []) + ([f"neither serves{_at(kind[verdicts_mod.NEITHER_SERVES], st)}"]
+                          if kind[verdicts_mod.NEITHER_SERVES] else [])
+    if not parts:
+        if failed and not rest:
+            return f"{label} " + ", ".join(failed) + cost
+        where = " at any level" if len(rest) == len(st) else _at(rest, st)
+        return f"{label}: no clear difference{where}" + "".join(f", {f}" for f in failed) + cost
+    return f"{label} {_verb(ans)} " + ", ".join(parts + failed) + cost
 
 
 def _cost_span(st: list[Standing], which: str) -> str:
