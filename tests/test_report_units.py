@@ -217,3 +217,12 @@ def test_format_num_and_unserved_of_zero_connections():
 
     assert format_num(None) == "-" and format_num(1234.5) == "1,234" and format_num(3 * 2**20, 1 / 2**20, 1) == "3.0"
     assert figures.of(cell(0, connections_measured=0, connections_without_response=0)).unserved.connections == 0
+
+
+def test_requests_unanswered_with_none_completed_say_so_not_a_slowest_of_0_ms():
+    # slow-clients --quick: prefork held by the slow visitors answered nobody, and the
+    # warning read "slowest completed response 0 ms"
+    none = Caveat("in_flight_old", {"count": 16, "threshold_us": 100_000, "oldest_us": 999_000, "slowest_us": 0})
+    assert "(oldest 999 ms; no response completed)" in words.sentence(none), words.sentence(none)
+    some = Caveat("in_flight_old", {"count": 2, "threshold_us": 100_000, "oldest_us": 999_000, "slowest_us": 41_000})
+    assert "slowest completed response 41 ms" in words.sentence(some), words.sentence(some)
