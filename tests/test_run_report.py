@@ -85,3 +85,10 @@ def test_prose_is_never_wrapped_between_a_figure_and_its_unit():
         assert all(len(x) <= legend.WIDTH for x in lines)
         assert not any(x.lstrip().startswith(("%", "ms", "MiB", "req/s")) for x in lines[1:]), wrapped
         assert "\u00a0" not in wrapped
+
+
+def test_the_busy_gloss_says_nginx_counts_connections_as_the_full_note_does():
+    # slow-clients --quick: "busy 211" for nginx + FPM's 16 workers under "workers busy at once"
+    from stackbench.report.words.classes import BUSY_NOTE
+    assert "nginx" in legend.GLOSS["busy"] and "connections" in legend.GLOSS["busy"]
+    assert "nginx connections" in BUSY_NOTE and len(legend.GLOSS["busy"]) <= legend.WIDTH

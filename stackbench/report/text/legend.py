@@ -34,7 +34,9 @@ GLOSS = {
     "OOM kills": "OOM kills under the machine's memory limit",
     "not sent": "not sent = due requests the engine could not send",
     "levels": "load: c=N clients, N/s an open loop, up/down the ramp's way",
-    "busy": "busy = workers busy at once (the servers' status pages)",
+    # nginx's share is connections, not workers: slow-clients --quick read "busy 211" of
+    # nginx + FPM's 16 workers with the short legend alone.
+    "busy": "busy = workers busy at once, nginx's connections being written counted in (the servers' status pages)",
     "CPU µs/new conn": "CPU µs/new conn = the stack's CPU per request with a new connection, less kept alive",
     "capacity": "capacity = the rate a probe meets the target half the time (a logistic fit over every probe)",
     "met": "met = probes that met the target",
