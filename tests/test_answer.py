@@ -162,3 +162,10 @@ def test_over_levels_a_level_the_outcomes_decided_is_said_so_never_as_a_ratio():
     (said,) = answer.sentences(analysis(cs))
     assert re.search(r"apache serves \d+ % more at c=1, fails the load at c=256", said), said
     assert " -" not in said and "fewer" not in said, said
+
+
+def test_a_cost_ten_times_apart_is_said_as_the_verdicts_say_it():
+    # static --quick: Jetty "using … 18.01× the memory" in the answer, "18×" in its verdict
+    a = analysis(cells({"nginx": (1000, 100, 10), "h2o": (1800, 55, 9), "jetty": (200, 600, 180)}))
+    (said,) = answer.sentences(a)
+    assert re.search(r"; jetty 80 % fewer, using 6\.\d\d× the CPU per request and 1[78]× the memory\.$", said), said
