@@ -54,7 +54,10 @@ def test_a_side_ahead_is_named_with_how_much_and_what_it_costs():
     (said,) = answer.sentences(a)
     assert said.startswith("php-hello c=16 keep-alive: apache serves 54 % more requests a second than nginx"), said
     assert "using 0.62× the CPU per request" in said and " memory (18.0" in said  # its median, whatever the test
-    assert said.endswith("; apache All 60 % fewer."), said  # behind the baseline: the verdict's own direction
+    # behind the baseline: the verdict's own direction, and its cost too (cache-front asks
+    # what a cache costs when it cannot cache: the side behind answers it)
+    assert re.search(r"; apache All 60 % fewer, using 0\.7\d× the CPU per request, with about the same memory "
+                     r"\(18\.\d–18\.\d MiB\)\.$", said), said
 
 
 def test_the_baseline_ahead_of_every_side_leads_and_a_big_ratio_reads_as_a_multiple():
@@ -72,12 +75,30 @@ def test_a_difference_no_test_settled_is_called_no_one_s_win():
     assert "more" not in said.split("; ", 1)[1]
 
 
+def test_a_side_the_same_in_throughput_still_says_what_it_costs():
+    # http2 --quick, 100 ms away: Apache the same within ±2 % in pages, at 2.5× the CPU and 3.8× the memory
+    a = analysis(cells({"nginx": (1000, 100, 15), "apache": (1000, 250, 57)}))
+    (said,) = answer.sentences(a)
+    assert re.search(r"; apache: (the same within ±\d+%|no significant difference), using 2\.\d\d× the CPU per "
+                     r"request and 3\.\d\d× the memory\.$", said), said
+
+
 def test_several_levels_make_one_sentence_that_says_where_each_side_wins():
     a = analysis(cells({"nginx": (1000, 100, 18), "apache": (1000, 100, 18)}, levels=(1, 16),
                        per_level={1: {"apache": 1.5}, 16: {"apache": 0.7}}))
     (said,) = answer.sentences(a)
     assert re.fullmatch(r"php-hello keep-alive, 2 levels \(c=1 to c=16\): in requests a second against nginx, apache serves (49|50|51) % "
                         r"more at c=1, (29|30|31) % fewer at c=16\.", said), said
+
+
+def test_over_several_levels_a_side_says_what_it_costs_too():
+    # memory --quick asks memory over c=1 and c=64: the answer said requests a second alone
+    a = analysis(cells({"nginx": (1000, 100, 12), "apache": (1000, 100, 36)}, levels=(1, 64)))
+    (said,) = answer.sentences(a)
+    assert re.search(r"apache: no clear difference at any level, using (2\.9\d|3\.0\d)(–(2\.9\d|3\.0\d))?× the memory\.$", said), said
+    a = analysis(cells({"nginx": (1000, 100, 12), "apache": (1000, 100, 12)}, levels=(1, 64)))
+    (said,) = answer.sentences(a)
+    assert said.endswith("apache: no clear difference at any level."), said  # nothing notable: nothing said
 
 
 def test_a_run_without_verdicts_says_why_and_what_it_measured():
@@ -124,3 +145,27 @@ def test_two_capacities_without_an_edge_say_a_longer_search_not_more_runs_would_
     c = capacity_results._on_probes(None, None, stats.DEFAULT_EQUIVALENCE)
     v = verdicts_mod.Verdict(Question("wordpress-home", 0, True), capacity_results.CAPACITY, "A", "B", c, (), ())
     assert answer._open(v).startswith("no verdict (a capacity is a bound, not an estimate")
+
+
+def test_over_levels_a_level_the_outcomes_decided_is_said_so_never_as_a_ratio():
+    # ramp-direction --quick: prefork served its few clients at c=256 at twice nginx's
+    # rate while 228 of 256 waited — the answer read "-98 % fewer at c=256 up"
+    cs = [c for c in cells({"nginx": (1000, 100, 18), "apache": (1500, 60, 18)}, levels=(1, 256))
+          if not (c.stack_label == "apache" and c.concurrency == 256)]
+    cs += [stored_cell(id=1000 + rep, seq=1000 + rep, repetition=rep, stack_label="apache", workload="php-hello",
+                       concurrency=256, requests_per_s=2000.0, latency_mean_us=500.0, latency_p50_us=400,
+                       latency_p99_us=900, requests_failed=0, non_2xx=0, requests_completed=4000,
+                       connections_measured=256, connections_without_response=230, mem_rss_peak_bytes=18 * MIB,
+                       mem_peak_bytes=24 * MIB, cpu_total_us=4000 * 60, engine_cpu_us=1, procs_max=3, threads_max=3,
+                       caveats=[{"code": "clients_unserved", "params": {"without_response": 230, "connections": 256}}])
+           for rep in range(6)]
+    (said,) = answer.sentences(analysis(cs))
+    assert re.search(r"apache serves \d+ % more at c=1, fails the load at c=256", said), said
+    assert " -" not in said and "fewer" not in said, said
+
+
+def test_a_cost_ten_times_apart_is_said_as_the_verdicts_say_it():
+    # static --quick: Jetty "using … 18.01× the memory" in the answer, "18×" in its verdict
+    a = analysis(cells({"nginx": (1000, 100, 10), "h2o": (1800, 55, 9), "jetty": (200, 600, 180)}))
+    (said,) = answer.sentences(a)
+    assert re.search(r"; jetty 80 % fewer, using 6\.\d\d× the CPU per request and 1[78]× the memory\.$", said), said

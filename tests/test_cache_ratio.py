@@ -67,3 +67,14 @@ def test_varnishstat_documents_old_and_new():
     assert parse_varnishstat(old) == {"hits": 1, "misses": 2, "passes": 0}
     assert parse_varnishstat('{"counters": {"MAIN.cache_hit": {"value": 1}}}') is None  # a counter missing
     assert parse_varnishstat("not json") is None
+
+
+def test_questions_that_differ_in_their_connection_mode_say_it_in_the_load_column():
+    # tls-offload --quick: hitch → Varnish → Apache kept alive and with full handshakes
+    # printed two identical rows "php-hello c=16"
+    cells = [varnish(0, 0, 0, 100, {"PASS": 100}), varnish(1, 0, 0, 100, {"PASS": 100}, keepalive=False)]
+    rows = words.rows(cache.by_question(cells))
+    assert len(rows) == 2 and rows[0] != rows[1]
+    assert {r[2] for r in rows} == {"c=16 keep-alive", "c=16 no keep-alive"}, rows
+    (one,) = words.rows(cache.by_question(cells[:1]))
+    assert one[2] == "c=16"  # one mode: the level alone, as before

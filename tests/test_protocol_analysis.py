@@ -125,6 +125,10 @@ def test_the_terminal_report_carries_the_protocol_the_verdicts_and_the_cost():
     assert "nginx-fpm · static-12b c=16 no keep-alive: HTTPS full handshakes is 60 % slower than HTTP" in text
     assert "the server's cost per new TLS connection" in text and "340" in text
     assert "h2 → http/1.1 on" in text  # the summary's protocol and mode
+    # one question, one group: prefork's "h2 → http/1.1" row right under nginx's "h2" row
+    rows = text.split("over repetitions", 1)[1].splitlines()
+    h2 = next(i for i, x in enumerate(rows) if " h2 on " in x)
+    assert "h2 → http/1.1 on" in rows[h2 + 1], rows[h2:h2 + 3]
 
 
 def test_export_carries_protocol_negotiated_and_handshakes_and_validates():
@@ -171,3 +175,18 @@ class NoStore:
 
     def config_files(self, config_hash):
         return {}
+
+
+def test_the_answer_names_each_side_s_own_baseline_http_2_against_https():
+    """The protocols' block is against HTTP, its HTTP/2 sides against HTTPS where both were
+    asked: the answer's sentence names the baseline each verdict had (http2 --quick said
+    "no side serves clearly more … than HTTP; HTTP/2: …" of HTTP/2 against HTTPS, and this
+    one "HTTP serves 5 % more … than HTTP/2" where HTTPS served them)."""
+    from stackbench.analysis import answer
+    from stackbench.report.words import answer as answer_words
+
+    said = [answer_words.part(a) for a in answer.of_verdicts(protocols.decide(cells()))]
+    h2 = [text for topic, text in said if topic == "nginx-fpm · static-12b c=16 keep-alive" and "HTTP/2" in text]
+    assert len(h2) == 1 and h2[0].startswith("HTTPS serves 5 % more requests a second than HTTP/2"), said
+    tls = [text for topic, text in said if topic == "nginx-fpm · static-12b c=16 keep-alive" and "HTTP/2" not in text]
+    assert len(tls) == 1 and tls[0].startswith("HTTP serves") and "HTTPS" in tls[0], said

@@ -139,3 +139,22 @@ def test_a_capacity_forty_times_apart_is_a_multiple():
                          test=capacity_edge.TEST)
     v = verdicts.Verdict(Question("php-hello", 0, True), verdicts.METRIC["throughput"], "a", "b", c, (), ())
     assert capacity_words.sentence(v).startswith("b sustains 40× the load of a within the target (95 % CI 30–55×;")
+
+
+def test_a_capacity_interval_held_at_a_served_rate_names_the_fit_only_when_the_capacity_moved():
+    """capacity_results.capped: a fit above every met probe's served rate is held there
+    and the fit named beside it; a fit whose interval alone reached past it keeps its
+    capacity, and naming "the fit" then repeats the capacity as if it were another figure
+    (the capacity quick form: "11,684 req/s … (fitted 11,684)")."""
+    from stackbench.analysis.capacity_edge import Edge
+    from stackbench.analysis.capacity_results import StackCapacity, capped
+
+    data = ((9000.0, True), (12000.0, False))
+    top_only = capped(Edge(11684.0, 9970.0, 12500.0, 0.05, data), [11974.0])
+    moved = capped(Edge(12300.0, 11000.0, 12800.0, 0.05, data), [11974.0])
+    assert top_only is not None and moved is not None
+    said_top = capacity_words.ci(StackCapacity("a", "php-hello", True, 1, top_only, None, None, ("budget",)))
+    said_moved = capacity_words.ci(StackCapacity("a", "php-hello", True, 1, moved, None, None, ("budget",)))
+    assert said_top == "9,970–11,974 req/s, its top held at what a probe served", said_top
+    assert said_moved == "11,000–11,974 req/s, held at what a probe served (fitted 12,300)", said_moved
+    assert capacity_words.capacity(StackCapacity("a", "php-hello", True, 1, moved, None, None, ())) == "11,974 req/s"

@@ -236,3 +236,12 @@ def test_a_caches_hits_over_several_runs_are_said_as_their_range_and_each_cache_
         cell(1, label="nginx-cache", caveats=[Caveat("cache_hits", {"header": "X-Cache-Status", "share": 0.5})])])
     found = [g.first.facts.header for g in run_warnings.of(analyzed).caveats if g.first.code == "cache_hits"]
     assert sorted(found) == ["X-Cache", "X-Cache-Status"]
+
+
+def test_requests_unanswered_with_none_completed_say_so_not_a_slowest_of_0_ms():
+    # slow-clients --quick: prefork held by the slow visitors answered nobody, and the
+    # warning read "slowest completed response 0 ms"
+    none = Caveat("in_flight_old", {"count": 16, "threshold_us": 100_000, "oldest_us": 999_000, "slowest_us": 0})
+    assert "(oldest 999 ms; no response completed)" in words.sentence(none), words.sentence(none)
+    some = Caveat("in_flight_old", {"count": 2, "threshold_us": 100_000, "oldest_us": 999_000, "slowest_us": 41_000})
+    assert "slowest completed response 41 ms" in words.sentence(some), words.sentence(some)

@@ -73,3 +73,22 @@ def test_a_run_without_verdicts_says_why_among_the_answers():
                 baseline=None)
     assert text.index("no verdicts between stacks: its plan names no baseline stack") < text.index("\n#")
     assert '`baseline = "nginx"`' in " ".join(text.split()) and '`repetitions = 5`' in " ".join(text.split())
+
+
+def test_prose_is_never_wrapped_between_a_figure_and_its_unit():
+    # keep-alive --quick's answer broke "lighttpd + FPM 20" / "% more" across two lines
+    for pad in range(0, 40):
+        text = "x" * pad + " " + "word " * 20 + "and lighttpd + FPM 20 % more, at 3.4 ms and 17.4 MiB, 9,948 req/s; " * 3
+        wrapped = legend.wrap(text)
+        assert " ".join(wrapped.split()) == " ".join(text.split())  # nothing lost or added
+        lines = wrapped.splitlines()
+        assert all(len(x) <= legend.WIDTH for x in lines)
+        assert not any(x.lstrip().startswith(("%", "ms", "MiB", "req/s")) for x in lines[1:]), wrapped
+        assert "\u00a0" not in wrapped
+
+
+def test_the_busy_gloss_says_nginx_counts_connections_as_the_full_note_does():
+    # slow-clients --quick: "busy 211" for nginx + FPM's 16 workers under "workers busy at once"
+    from stackbench.report.words.classes import BUSY_NOTE
+    assert "nginx" in legend.GLOSS["busy"] and "connections" in legend.GLOSS["busy"]
+    assert "nginx connections" in BUSY_NOTE and len(legend.GLOSS["busy"]) <= legend.WIDTH

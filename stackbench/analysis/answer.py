@@ -97,14 +97,17 @@ def of_capacity(decided: Sequence[Verdict]) -> list[Answer]:
 
 def _group(headline: Iterable[Verdict], baseline: str, metric: str, vs: Verdicts | None,
            self_comparison: bool) -> list[Answer]:
-    by: dict[tuple[Question, str | None], list[Standing]] = {}
+    # Each verdict against its own baseline: a block's may differ from it (the protocols'
+    # block is "HTTP", its HTTP/2 sides are against HTTPS where both were asked), and an
+    # answer that named the block's said "than HTTP" of HTTP/2 against HTTPS.
+    by: dict[tuple[Question, str | None, str], list[Standing]] = {}
     for v in headline:
-        by.setdefault((_topic(v.question), v.within), []).append(
+        by.setdefault((_topic(v.question), v.within, v.baseline), []).append(
             Standing(v, _beside(vs, v, verdicts_mod.MEMORY.key), _beside(vs, v, verdicts_mod.CPU_PER_REQUEST.key)))
     out = []
-    for (_, within), standings in by.items():
+    for (_, within, against), standings in by.items():
         ordered = sorted(standings, key=lambda s: s.question.sort_key())  # stable: sides keep their order
-        out.append(Answer(ordered[0].question, within, baseline, metric, tuple(ordered), self_comparison))
+        out.append(Answer(ordered[0].question, within, against, metric, tuple(ordered), self_comparison))
     return out
 
 

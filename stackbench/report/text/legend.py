@@ -20,7 +20,10 @@ GLOSS = {
     "×": "× = invalid, never in a verdict",
     "errors": "errors = failed + non-2xx",
     "unserved": "unserved = connections never answered",
-    "vs base": "vs base = the throughput verdict (% significant, ≈ equivalent, n.s. not significant, ? too few runs)",
+    # Of geometric means, as the verdict's test takes them: one slow run moves it where the
+    # medians beside it stay (htaccess --quick: medians 12.7 % apart, "vs base" −18.6 %).
+    "vs base": ("vs base = the throughput verdict, of geometric means (% significant, ≈ equivalent, n.s. not "
+                "significant, ? too few runs)"),
     "≥": "≥ = a lower bound",
     "pg": "pg = page views/s",
     "limit": "limit = the side at ≥ 90 % busy",
@@ -31,7 +34,9 @@ GLOSS = {
     "OOM kills": "OOM kills under the machine's memory limit",
     "not sent": "not sent = due requests the engine could not send",
     "levels": "load: c=N clients, N/s an open loop, up/down the ramp's way",
-    "busy": "busy = workers busy at once (the servers' status pages)",
+    # nginx's share is connections, not workers: slow-clients --quick read "busy 211" of
+    # nginx + FPM's 16 workers with the short legend alone.
+    "busy": "busy = workers busy at once, nginx's connections being written counted in (the servers' status pages)",
     "CPU µs/new conn": "CPU µs/new conn = the stack's CPU per request with a new connection, less kept alive",
     "capacity": "capacity = the rate a probe meets the target half the time (a logistic fit over every probe)",
     "met": "met = probes that met the target",
@@ -46,9 +51,22 @@ VERDICTS = ("verdicts: the run is the unit; each CI is drawn at the level of Hol
             "throughput comparisons")
 
 
+# A figure and its unit stay on one line: "20 %" broken after "20" read as a bare number
+# (keep-alive --quick: "lighttpd + FPM 20" / "% more"). Held by a no-break space while
+# wrapping, which textwrap does not break at, and given back after.
+_HELD = ((" %", "\u00a0%"), (" ms", "\u00a0ms"), (" MiB", "\u00a0MiB"), (" req/s", "\u00a0req/s"))
+
+
 def wrap(text: str) -> str:
     """Prose wrapped to the table's 120 columns, continuation lines indented."""
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False) if text else text
+    if not text:
+        return text
+    for plain, held in _HELD:
+        text = text.replace(plain, held)
+    wrapped = textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    for plain, held in _HELD:
+        wrapped = wrapped.replace(held, plain)
+    return wrapped
 
 
 def short(keys: Iterable[str], out: TextIO) -> None:

@@ -153,18 +153,21 @@ def render_summary(rows: list[CellSummary], stop: RepetitionStop | None, out: Te
 
     out.write(style.bold("over repetitions (medians of valid runs)") + "\n")
     out.write(style.bold(line(head)) + "\n")
+    # A blank line between questions, not between the words a row prints: Apache asked
+    # HTTP/2 prints "h2 → http/1.1 on" and stays beside nginx's "h2 on" (one question).
     previous = None
-    for b in body:
-        if previous is not None and b[:3] != previous:
+    for r, b in zip(rows, body):
+        if previous is not None and r.question != previous:
             out.write("\n")
-        previous = b[:3]
+        previous = r.question
         out.write(line(b) + "\n")
     if not explain:
         bound = any("≥" in v for b in body for v in b)
         legend.short(["≥" if bound else "", "pg" if any(r.page_mode for r in rows) else "", *head], out)
     elif verdict_of:
         out.write(style.dim(legend.wrap(
-            "vs base = throughput against the baseline: a significant difference in %, ≥/≤ one a lower bound "
+            "vs base = throughput against the baseline: a significant difference in % (the verdict's ratio of "
+            "geometric means, which the medians beside it need not give: one slow run moves it more), ≥/≤ one a lower bound "
             "settles, ≈ equivalent, n.s. no significant difference, fails / base fails / neither: who fails the "
             "load, n.sep. not separable at the generator's limit, n.res. not resolvable with the responses a "
             "client completed in the window, ? too few valid runs (the verdicts say "

@@ -117,14 +117,18 @@ def _one_level(ans: Answer, level: Question) -> str:
     rest = [s for s in st if s.place not in (AHEAD, BEHIND)]
     if ahead:
         lead = _ahead(ans, ahead, unit) + _cost([(s, False) for s in ahead if not _fails(s.verdict)])
-        tail = [_behind_short(s, unit) for s in behind]
+        # A side behind says its cost too: "what does it cost when it cannot cache?" is
+        # cache-front's question, answered by the pass-through side behind the baseline.
+        tail = [_behind_short(s, unit) + ("" if _fails(s.verdict) else _cost([(s, False)])) for s in behind]
     elif behind:
         lead = _baseline_leads(ans, behind, unit) + _cost([(s, True) for s in behind if not _fails(s.verdict)])
         tail = []
     else:
         who = "side" if ans.self_comparison else "stack"
         lead, tail = f"no {who} {_verb(ans)} clearly more {unit.noun} than {ans.baseline}", []
-    tail += [f"{s.label}: {_open(s.verdict)}" for s in rest]
+    # An open side's cost is settled or not on its own: two stacks the same in throughput
+    # (http2 far: "the same within ±2%") can differ fourfold in memory.
+    tail += [f"{s.label}: {_open(s.verdict)}" + ("" if _fails(s.verdict) else _cost([(s, False)])) for s in rest]
     return lead + "".join(f"; {t}" for t in tail)
 
 
@@ -229,11 +233,17 @@ def _metric_cost(pairs: list[tuple[Standing, bool]], which: str) -> tuple[str, s
         return "unclear", f"no clear difference in {name}{span}"
     if not notable:
         return "same", f"about the same {name}{span}"
-    ratios = list(dict.fromkeys(f"{(1 / r if invert else r):.2f}×" for v, invert in notable
+    ratios = list(dict.fromkeys(f"{_times(1 / r if invert else r)}×" for v, invert in notable
                                 if (r := v.comparison.ratio)))
     others = [v.candidate for v, _ in compared if all(v is not n for n, _ in notable)]
     return "using", (" and ".join(ratios) + f" the {name}"
                      + (f" ({', '.join(others)}: about the same)" if others else ""))
+
+
+def _times(r: float) -> str:
+    """A cost ratio: '0.61', '3.28'; ten times or more as the verdicts say it, '18' (static
+    --quick's answer said Jetty used "18.01× the memory" beside its verdict's "18×")."""
+    return f"{r:.2f}" if r < 10 else f"{r:.0f}"
 
 
 def _memory_range(vs: list[Verdict], which: str) -> str:
@@ -254,19 +264,48 @@ def _over_levels(ans: Answer, label: str) -> str:
     fewer at c=100, no clear difference at c=50"."""
     st = ans.of(label)
     unit = _unit(ans, st)
-    ahead = [s for s in st if s.place == AHEAD]
-    behind = [s for s in st if s.place == BEHIND]
-    rest = [s for s in st if s.place not in (AHEAD, BEHIND)]
+    # A level the outcomes decided is said as such, never as a ratio: a side that fails a
+    # load may have served its few clients at twice the baseline's rate (ramp-direction
+    # --quick: prefork at c=256 up read "-98 % fewer").
+    kind = {k: [s for s in st if s.verdict.kind == k] for k in verdicts_mod.FAILURE_KINDS if k}
+    decided = [s for ss in kind.values() for s in ss]
+    ahead = [s for s in st if s.place == AHEAD and s not in decided]
+    behind = [s for s in st if s.place == BEHIND and s not in decided]
+    rest = [s for s in st if s.place not in (AHEAD, BEHIND) and s not in decided]
     parts = []
     if ahead:
         parts.append(_span([_ratio(s.verdict) for s in ahead], unit, True) + _at(ahead, st))
     if behind:
         parts.append(_span([_ratio(s.verdict) for s in behind], unit, False) + _at(behind, st))
-    if not parts:
-        return f"{label}: no clear difference at any level"
-    if rest:
+    if kind[verdicts_mod.BASELINE_FAILS]:
+        parts.append(f"the load {ans.baseline} fails" + _at(kind[verdicts_mod.BASELINE_FAILS], st))
+    costs = [c for c in (_cost_span(st, "cpu"), _cost_span(st, "memory")) if c]
+    cost = (", using " + " and ".join(costs)) if costs else ""
+    if rest and parts:
         parts.append("no clear difference" + _at(rest, st))
-    return f"{label} {_verb(ans)} " + ", ".join(parts)
+    failed = ([f"fails the load{_at(kind[verdicts_mod.CANDIDATE_FAILS], st)}"] if kind[verdicts_mod.CANDIDATE_FAILS]
+              else []) + ([f"neither serves{_at(kind[verdicts_mod.NEITHER_SERVES], st)}"]
+                          if kind[verdicts_mod.NEITHER_SERVES] else [])
+    if not parts:
+        if failed and not rest:
+            return f"{label} " + ", ".join(failed) + cost
+        where = " at any level" if len(rest) == len(st) else _at(rest, st)
+        return f"{label}: no clear difference{where}" + "".join(f", {f}" for f in failed) + cost
+    return f"{label} {_verb(ans)} " + ", ".join(parts + failed) + cost
+
+
+def _cost_span(st: list[Standing], which: str) -> str:
+    """"2.67–3.28× the memory", "0.45× the CPU per request at c=1": a side's cost over the
+    levels where a verdict found it at least verdicts.NOTABLE apart ("" where none did) —
+    memory's question, asked over levels, was answered in requests a second alone."""
+    name = "CPU per request" if which == "cpu" else "memory"
+    found = [(s, r) for s in st if (v := s.cpu if which == "cpu" else s.memory) is not None
+             and v.better is not None and (r := v.comparison.ratio) and abs(r - 1) >= verdicts_mod.NOTABLE]
+    if not found:
+        return ""
+    lo, hi = _times(min(r for _, r in found)), _times(max(r for _, r in found))
+    return (f"{lo}×" if lo == hi else f"{lo}–{hi}×") + f" the {name}" + ("" if len(found) == len(st)
+                                                                     else _at([s for s, _ in found], st))
 
 
 def _at(these: list[Standing], every: list[Standing]) -> str:

@@ -37,11 +37,15 @@ def rows(ratios: Sequence[HitRatio], workload: bool = True) -> list[tuple[str, .
     """A row per stack, question and header; `workload`: with the workload's column (the
     HTML report draws a figure per workload and leaves it out)."""
     out: list[tuple[str, ...]] = []
+    # Questions that differ only in their connection mode ("https keep-alive", "https full
+    # handshakes": tls-offload) read as two identical rows without it.
+    modes = len({r.question.mode() for r in ratios}) > 1
     for r in ratios:
         if r.ratio.median is None:  # no valid run counted its answers
             continue
         own = f"{share(r.server_ratio)} ({r.server})" if r.server_ratio is not None else "-"
-        row = (r.stack_label, r.question.workload, r.question.level(), str(r.ratio.n),
+        load = f"{r.question.level()} {r.question.mode()}" if modes else r.question.level()
+        row = (r.stack_label, r.question.workload, load, str(r.ratio.n),
                share(r.ratio) if r.header else "-", interval(r.ratio) if r.header else "-", own,
                share(r.server_passes))
         out.append(row if workload else row[:1] + row[2:])

@@ -59,8 +59,13 @@ def ci(r: CapacityResult | StackCapacity) -> str:
         return "-"
     lo = "…" if e.low is None else format_rate(e.low)
     hi = "…" if e.high is None else format_rate(e.high)
-    # Held at the most a met probe served (capacity_results.capped): say so, with the fit.
-    held = f", held at what a probe served (fitted {format_rate(e.estimate)})" if e.served_cap is not None else ""
+    # Held at the most a met probe served (capacity_results.capped): say so — with the fit
+    # when the capacity itself was moved; when only the interval's top was, the fit is the
+    # capacity shown, and "(fitted 11,684)" beside a capacity of 11,684 read as a second figure.
+    held = ""
+    if e.served_cap is not None:
+        held = (f", held at what a probe served (fitted {format_rate(e.estimate)})" if e.estimate > e.rate
+                else ", its top held at what a probe served")
     return f"{lo}–{hi} {unit(r)}{held}"
 
 

@@ -50,9 +50,12 @@ def said(f: CaveatFacts) -> str:
                     "phase: the server served only some clients (e.g. prefork children held by keep-alive); the "
                     "latencies describe the served ones")
         case InFlightOld():
+            # The engine's slowest is 0 when nothing completed: "slowest completed response
+            # 0 ms" (slow-clients --quick, prefork held) read as an instant answer.
+            slowest = (f"slowest completed response {_ms(f.slowest_us)}" if f.slowest_us
+                       else "no response completed")
             return (f"{f.count} request(s) still unanswered at the end had waited longer than "
-                    f"{_ms(f.threshold_us)} (oldest {_ms(f.oldest_us)}; slowest completed response "
-                    f"{_ms(f.slowest_us)}): the latency figures leave them out")
+                    f"{_ms(f.threshold_us)} (oldest {_ms(f.oldest_us)}; {slowest}): the latency figures leave them out")
         case TargetDown():
             return (f"no connection to the target succeeded ({f.connect_errors} connect errors): is a server "
                     "listening there?")
