@@ -573,6 +573,13 @@ def test_a_budgeted_run_stops_once_every_comparison_has_a_verdict(lab):
     state["rps"] = lambda label: (1000 if label == "nginx-fpm" else 1200) * rng.gauss(1, 0.10)
     outcome = run(Store(), fake, 'budget = "100s"\n' + ADAPTIVE)
     assert (outcome.stop["reason"], outcome.stop["repetitions"], outcome.stop["budget_s"]) == ("decided", 5, 100.0)
+    # said as what it waited on: the stacks against the baseline (a protocol's or a visitor
+    # class's comparison does not hold the runs)
+    from stackbench.model.stop import RepetitionStop
+    from stackbench.report.text.verdicts import stop_sentence
+
+    assert stop_sentence(RepetitionStop.from_dict(outcome.stop)).startswith(
+        "repetitions: 5, stopped because every throughput comparison against the baseline stack had a verdict")
 
 
 def test_a_budgeted_run_begins_no_repetition_that_would_end_past_its_budget(lab):

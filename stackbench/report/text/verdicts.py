@@ -215,8 +215,11 @@ def stop_sentence(stop: RepetitionStop) -> str:
         return (f"repetitions: {n}, stopped at the cap (max_repetitions) before every CI was within "
                 f"±{stop.target:.0%} ({widest}){noisy}")
     if stop.reason == "decided":
-        return (f"repetitions: {n}, stopped because every throughput comparison had a verdict (more runs were "
-                f"allowed within the {stop.budget_s:g} s budget)")
+        # The stop rule waits on the stacks against the baseline only (runner/repetitions.py
+        # `_throughput`): a protocol's, a ramp direction's or a visitor class's comparison may
+        # still be open, and says so where it is printed
+        return (f"repetitions: {n}, stopped because every throughput comparison against the baseline stack had a "
+                f"verdict (more runs were allowed within the {stop.budget_s:g} s budget)")
     if stop.reason == "budget":
         return (f"repetitions: {n}, stopped because another would have ended past the {stop.budget_s:g} s "
                 "budget; the comparisons still without a verdict say so")
