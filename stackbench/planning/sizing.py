@@ -188,8 +188,9 @@ def _target(t: Any, fail: Fail, visits_asked: bool = False) -> Target:
     if not isinstance(t, dict):
         raise fail("sizing.target must be a table: { rate = 20 }, { hits_per_day = 500000, peak_factor = 3 } "
                    "or { visits_per_day = 20000, peak_factor = 3 }")
-    for key in sorted(set(t) & NOT_KEYS):
-        raise fail(f"sizing.target.{key}: what a visit costs is the plan's [visit] (its pages, assets, "
+    refused = sorted(set(t) & NOT_KEYS)
+    if refused:
+        raise fail(f"sizing.target.{refused[0]}: what a visit costs is the plan's [visit] (its pages, assets, "
                    "think time, logged-in share); give visits_per_day with a [visit], or hits_per_day")
     unknown = sorted(set(t) - TARGET_KEYS)
     if unknown:
