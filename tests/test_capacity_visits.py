@@ -128,3 +128,23 @@ def test_visits_never_started_fail_a_probe_and_the_slo_is_the_page_loads():
     tight = capacity.check(CellStatus.OK, None, visit_probe(4, 0.7 * ceiling, 3, 0.5, 6.0, 4.0),
                            SLO({"99": 40_000}, errors=0))  # a page takes 50 ms: p99 ≤ 40 ms is never met
     assert not tight.met and any(why.startswith("p99 ") for why in tight.reasons)
+
+
+def test_the_pages_due_the_result_reckons_from_the_journey_are_the_plans_pages_a_visit():
+    """Two readings of one visit: the plan's (Visit.pages_a_visit: what a sizing tunes and
+    counts hits with) and the result's, from the journey the lab sent the engine (the pages
+    a probe's visits are due to ask): they must agree, or a probe is judged on other pages."""
+    from stackbench import workloads
+    from stackbench.engine.result import Visits
+
+    site = workloads.get("wordpress-home")
+    leave = visits_plan.Visit((visits_plan.Step((visits_plan.Option("/"),)),
+                               visits_plan.Step((visits_plan.Option("/a", 3), visits_plan.Option(None, 1))),
+                               visits_plan.Step((visits_plan.Option("/b", 1), visits_plan.Option("/c", 1),
+                                                 visits_plan.Option(None, 2)))),
+                              visits_plan.Think("fixed", 0.5))
+    for visit in (VISIT, leave):
+        sent = visits_runner.journey(visit, site).as_json()
+        assert Visits.from_doc({"visits": {"completed": 0}, "config": {"journey": sent}}).expected_pages == \
+            pytest.approx(visit.pages_a_visit())
+    assert leave.pages_a_visit() == pytest.approx(1 + 0.75 + 0.75 * 0.5)
